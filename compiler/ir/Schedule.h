@@ -1,0 +1,149 @@
+#pragma once
+// The Schedule IR: one representation of a schedule that the simulator runs,
+// the prover proves, the cost model prices and the emitter prints.
+//
+// A schedule is the collective it implements, a chunking of the message, and
+// a body of steps and step loops. A step holds transfer rules
+//     guard(r, i) => r sends chunk-set(r, i) from buffer B to peer(r, i),
+//                    delivered (copied or reduced) into buffers B1, B2, ...
+// A hand-written step `a -> b` is the constant rule guard = (r == a),
+// peer = b, chunk-set = everything in the buffer.
+//
+// Semantics of a step: every rule is evaluated for every rank r against the
+// state at the start of the step; all deliveries land at its end.
+
+#include "ir/Expr.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace collc::ir {
+
+enum class CollectiveKind {
+  Broadcast,
+  Reduce,
+  Allreduce,
+  Allgather,
+  ReduceScatter,
+  Scatter,
+  Gather,
+  Scan,
+  Alltoall,
+  Alltoallv,
+  Shift,
+};
+
+llvm::StringRef collectiveKindName(CollectiveKind kind);
+std::optional<CollectiveKind> parseCollectiveKind(llvm::StringRef name);
+/// Whether the collective combines contributions (reduce, allreduce,
+/// reduce_scatter, scan).
+bool isReduction(CollectiveKind kind);
+
+/// What a collective computes (its pre- and post-condition live in
+/// verify/Semantics). Parameters that do not apply to the kind are unused.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::Broadcast;
+  int64_t root = 0;             // broadcast, reduce, scatter, gather
+  int64_t shift = 0;            // shift(q: ...)
+  std::string op = "sum";       // reductions: sum prod min max land lor ...
+  bool commutative = true;      // false: folding order is checked
+  std::string type = "f64";     // element type name as written
+};
+
+/// The environment layout shared by evaluate(), toSmt() and printCpp().
+/// Fixed slots first; parameters and loop variables follow.
+enum FixedSlot : unsigned {
+  SlotRank = 0,   // r: the sending rank
+  SlotSize = 1,   // p: number of ranks
+  SlotOrigin = 2, // chunk coordinates, inside a selector
+  SlotDest = 3,
+  SlotIndex = 4,
+  NumFixedSlots = 5,
+};
+
+enum class TransferMode { Copy, Reduce };
+
+/// Where a transfer's chunks land at the receiver.
+struct Delivery {
+  unsigned buffer = 0; // index into Schedule::buffers
+  ExprRef when;        // null: always; else over the sender's environment
+};
+
+struct TransferRule {
+  ExprRef guard;    // null: every rank sends
+  ExprRef peer;     // the receiving rank
+  ExprRef selector; // null: every chunk in `fromBuffer`; else a predicate
+                    // over SlotOrigin/SlotDest/SlotIndex (and r, i, ...)
+  unsigned fromBuffer = 0;
+  llvm::SmallVector<Delivery, 1> into; // never empty
+  TransferMode mode = TransferMode::Copy;
+  llvm::SMLoc loc;
+};
+
+struct Step {
+  std::string name; // optional label from the source
+  std::vector<TransferRule> rules;
+  llvm::SMLoc loc;
+};
+
+struct Loop;
+using BodyItem = std::variant<Step, std::shared_ptr<Loop>>;
+
+/// for var in lo .. hi (inclusive; empty when lo > hi), counting down when
+/// `reverse` is set.
+struct Loop {
+  unsigned slot = 0;
+  std::string var;
+  ExprRef lo, hi;
+  bool reverse = false;
+  std::vector<BodyItem> body;
+  llvm::SMLoc loc;
+};
+
+/// A topology whose dimensions may be expressions over parameters
+/// (`hypercube(dim: d)`): the schedule is a family, one member per value.
+struct TopologyTemplate {
+  TopologyKind kind = TopologyKind::Full;
+  std::vector<ExprRef> dims;
+  std::vector<std::pair<int64_t, int64_t>> edges; // graph only
+  llvm::SMLoc loc;
+};
+
+/// A free parameter of a family (the `d` of `hypercube(dim: d)`).
+struct Parameter {
+  std::string name;
+  unsigned slot = 0;
+  llvm::SMLoc loc;
+};
+
+struct Buffer {
+  std::string name;
+  // Every buffer starts as a copy of the collective's input at that rank;
+  // buffer 0 is the one the post-condition is checked on.
+};
+
+struct Schedule {
+  std::string name;
+  Collective collective;
+  TopologyTemplate topology;
+  std::vector<Parameter> params;
+  ExprRef chunks;                // chunk indices per block (null: 1)
+  std::vector<Buffer> buffers;   // buffers[0] is the result
+  std::vector<BodyItem> body;
+  std::vector<std::string> slotNames; // slot -> name, for printing
+  llvm::SMLoc loc;
+
+  unsigned numSlots() const { return static_cast<unsigned>(slotNames.size()); }
+  bool isSymbolic() const { return !params.empty(); }
+};
+
+} // namespace collc::ir

@@ -1,0 +1,51 @@
+#pragma once
+// One diagnostics path for the whole compiler: every message goes through
+// llvm::SourceMgr so it prints as `file.coll:LINE:COL: error: ...` followed by
+// the source line and a caret.
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/SMLoc.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace collc {
+
+class DiagnosticEngine {
+public:
+  explicit DiagnosticEngine(llvm::SourceMgr &sourceMgr,
+                            llvm::raw_ostream &os = llvm::errs(),
+                            bool showColors = false)
+      : sourceMgr(sourceMgr), os(os), showColors(showColors) {}
+
+  void error(llvm::SMLoc loc, const llvm::Twine &message,
+             llvm::ArrayRef<llvm::SMRange> ranges = {});
+  void warning(llvm::SMLoc loc, const llvm::Twine &message,
+               llvm::ArrayRef<llvm::SMRange> ranges = {});
+  void note(llvm::SMLoc loc, const llvm::Twine &message,
+            llvm::ArrayRef<llvm::SMRange> ranges = {});
+  /// An error with no place in the source (a missing file, say).
+  void error(const llvm::Twine &message);
+
+  unsigned errorCount() const { return errors; }
+  bool hasErrors() const { return errors != 0; }
+  /// After this many errors the rest are suppressed: a file of junk must not
+  /// print a million lines.
+  static constexpr unsigned maxErrors = 50;
+  bool tooManyErrors() const { return errors >= maxErrors; }
+
+  llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
+
+private:
+  void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
+             const llvm::Twine &message, llvm::ArrayRef<llvm::SMRange> ranges);
+
+  llvm::SourceMgr &sourceMgr;
+  llvm::raw_ostream &os;
+  bool showColors;
+  unsigned errors = 0;
+  bool suppressedNoteShown = false;
+  bool lastSuppressed = false;
+};
+
+} // namespace collc
