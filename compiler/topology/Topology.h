@@ -14,7 +14,14 @@
 //   graph     a shortest path; ties broken towards lower-numbered nodes
 //
 // Nodes 0..numRanks()-1 are the ranks. A tree's switches are nodes
-// numRanks().. numNodes()-1 (ranks are its leaves).
+// numRanks().. numNodes()-1 (ranks are its leaves), numbered in heap order:
+// the switch at heap position h (root h = 1, children of h at 2h and 2h + 1)
+// is node numRanks() + h - 1, so the root is node numRanks() and the switch
+// directly above ranks 2j and 2j + 1 is node 3 * numRanks() / 2 + j - 1.
+//
+// A torus dimension of size 2 has one link between its two nodes, not two
+// parallel ones: the wraparound link coincides with the direct link. A
+// dimension of size 1 has no links.
 
 #include "ir/Expr.h"
 
@@ -24,13 +31,24 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace collc {
 
-enum class TopologyKind { Ring, Linear, Mesh, Torus, Hypercube, Tree, Full, Graph };
+enum class TopologyKind {
+  Ring,
+  Linear,
+  Mesh,
+  Torus,
+  Hypercube,
+  Tree,
+  Full,
+  Graph
+};
 
 llvm::StringRef topologyKindName(TopologyKind kind);
 
@@ -51,6 +69,9 @@ constexpr int64_t maxRanks = int64_t(1) << 20;
 
 class Topology {
 public:
+  /// Graphs up to this many nodes precompute their next-hop table.
+  static constexpr int64_t maxTabulatedGraphNodes = 1024;
+
   /// Builds a topology, checking its parameters. The error text is a complete
   /// sentence fragment suitable after `error: ` (e.g. "ring needs at least 2
   /// ranks, got 1"); the caller attaches the source location.
@@ -71,13 +92,20 @@ public:
   /// e.g. "ring(8)", "torus(4, 4)", "hypercube(dim: 3)".
   std::string describe() const;
 
-  /// Every directed channel, sorted.
-  llvm::ArrayRef<Channel> channels() const { return channelList; }
+  /// Every directed channel, sorted. Built on the first call and shared by
+  /// copies: a large hypercube or crossbar that is only proved symbolically
+  /// never materialises its channels.
+  llvm::ArrayRef<Channel> channels() const;
+  /// channels().size(), computed without building the list.
+  int64_t numChannels() const;
   bool hasChannel(int64_t from, int64_t to) const;
+  /// The nodes `node` has a channel to, ascending.
+  void neighbours(int64_t node, llvm::SmallVectorImpl<int64_t> &out) const;
 
   /// The channels a message from rank `src` to rank `dst` crosses, in order.
   /// Empty when src == dst.
-  void route(int64_t src, int64_t dst, llvm::SmallVectorImpl<Channel> &out) const;
+  void route(int64_t src, int64_t dst,
+             llvm::SmallVectorImpl<Channel> &out) const;
   /// Number of channels on route(src, dst).
   int64_t distance(int64_t src, int64_t dst) const;
 
@@ -90,20 +118,32 @@ private:
   std::vector<int64_t> dimsValue;
   int64_t ranks = 0;
   int64_t nodes = 0;
-  std::vector<Channel> channelList;
-  std::vector<std::vector<int64_t>> adjacency; // sorted neighbours, per node
-  // Graph and tree: next hop towards each destination, per node
-  // (nextHop[node * numNodes + dst]); empty for the regular topologies,
-  // which route arithmetically.
+  struct ChannelCache {
+    std::once_flag built;
+    std::vector<Channel> list;
+  };
+  std::shared_ptr<ChannelCache> channelCache;
+  // Graph only: sorted neighbours, per node. The other kinds compute their
+  // neighbours arithmetically (a tree from heap positions).
+  std::vector<std::vector<int64_t>> adjacency;
+  // Graph only: next hop towards each destination, per node
+  // (nextHop[node * numNodes + dst]), for graphs of at most
+  // maxTabulatedGraphNodes nodes; larger graphs run the same breadth-first
+  // search per route instead of holding a quadratic table. Tree routes are
+  // computed from heap positions in O(log n), which needs no table.
   std::vector<int32_t> nextHop;
+
+  // Breadth-first search from `dst`; hop[node] is the next node towards dst.
+  void graphNextHops(int64_t dst, std::vector<int32_t> &hop) const;
 };
 
 /// The symbolic form of the same routing, for the prover: expressions over
 /// ir::Expr operands (constants or variables), so one query covers every rank
 /// and, where the dimensions are variables, every size. `dims` are as for
 /// Topology::make. Only the regular topologies (ring, linear, mesh, torus,
-/// hypercube, full) have closed forms; for tree and graph these return null
-/// and the prover enumerates the concrete routes instead.
+/// hypercube, full) have closed forms; for tree and graph (and for a wrong
+/// number of dims) these return null and the prover enumerates the concrete
+/// routes instead. Constant sub-expressions are folded as they are built.
 namespace symbolic {
 /// Number of ranks.
 ir::ExprRef numRanks(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims);
