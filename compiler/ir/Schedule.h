@@ -123,6 +123,8 @@ struct Parameter {
   std::string name;
   unsigned slot = 0;
   llvm::SMLoc loc;
+  /// The range the spec declares (`where d in 1 .. 16`), if any.
+  std::optional<std::pair<int64_t, int64_t>> range;
 };
 
 struct Buffer {

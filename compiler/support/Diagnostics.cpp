@@ -19,6 +19,14 @@ void DiagnosticEngine::print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
   } else {
     lastSuppressed = false;
   }
+  if (!loc.isValid()) {
+    // No place in a file (a file that cannot be read): say who speaks.
+    const char *kindName = kind == llvm::SourceMgr::DK_Error     ? "error"
+                           : kind == llvm::SourceMgr::DK_Warning ? "warning"
+                                                                 : "note";
+    os << "collc: " << kindName << ": " << message << "\n";
+    return;
+  }
   sourceMgr.PrintMessage(os, loc, kind, message, ranges, {}, showColors);
 }
 

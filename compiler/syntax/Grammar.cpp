@@ -78,6 +78,13 @@ COLLC_KEYWORD(kw_where, "where")
 COLLC_KEYWORD(kw_if, "if")
 #undef COLLC_KEYWORD
 
+// Multi-character punctuation, named so errors read "expected '->'".
+const x3::rule<struct arrow_tag> arrow = "'->'";
+const auto arrow_def = lit("->");
+const x3::rule<struct dots_tag> dots = "'..'";
+const auto dots_def = lit("..");
+BOOST_SPIRIT_DEFINE(arrow, dots)
+
 /// Words that cannot name anything.
 const auto reserved =
     lexeme[(lit("and") | "or" | "not" | "when" | "where" | "from" | "into" |
@@ -274,7 +281,9 @@ const auto call_def = identifier >> lit('(') >> (expr % ',') > lit(')');
 // Declarations.
 
 /// argument ::= [identifier ':'] expr
-const auto argument_def = -(identifier >> ':' >> !lit(':')) >> expr;
+// X3 does not undo a failed alternative's attribute, so look ahead first.
+const auto argument_def =
+    -(&(identifier >> ':' >> !lit(':')) >> identifier >> ':') >> expr;
 /// edge ::= number '-' number
 const auto edge_def = number > lit('-') > number;
 /// topology_expr ::= kind '(' [argument (',' argument)*] ')'
@@ -317,7 +326,7 @@ const auto mode_def =
 /// transfer ::= expr '->' expr [':' expr] ['from' identifier]
 ///              ['into' target (',' target)*] ['copy' | 'reduce']
 ///              ['when' expr]
-const auto transfer_def = expr >> lit("->") > expr > -(lit(':') > expr) >
+const auto transfer_def = expr > arrow > expr > -(lit(':') > expr) >
                           -(kw_from > identifier) >
                           -(kw_into > (target % ',')) > -mode >
                           -(kw_when > expr);
@@ -327,7 +336,7 @@ const auto step_def = kw_step > -identifier > lit('{') >
 /// for_loop ::= 'for' identifier 'in' ['reverse'] expr '..' expr
 ///              '{' body_item* '}'
 const auto for_loop_def = kw_for > identifier > kw_in > x3::matches[kw_reverse] >
-                          expr > lit("..") > expr > lit('{') > *body_item >
+                          expr > dots > expr > lit('{') > *body_item >
                           lit('}');
 /// buffer_decl ::= 'buffer' identifier (',' identifier)* ';'
 const auto buffer_decl_def = kw_buffer > (identifier % ',') > lit(';');
@@ -337,7 +346,7 @@ const auto chunks_decl_def = kw_chunks > expr > lit(';');
 const auto body_item_def = step | for_loop | buffer_decl | chunks_decl;
 /// param_range ::= 'where' identifier 'in' expr '..' expr
 const auto param_range_def =
-    kw_where > identifier > kw_in > expr > lit("..") > expr;
+    kw_where > identifier > kw_in > expr > dots > expr;
 /// schedule_decl ::= 'schedule' identifier ':' collective_expr
 ///                   'on' topology_ref param_range* '{' body_item* '}'
 const auto schedule_decl_def = kw_schedule > identifier > lit(':') >
@@ -450,7 +459,9 @@ ast::Program parseProgram(unsigned bufferId, DiagnosticEngine &diags) {
     return program;
   }
 
-  while (!diags.tooManyErrors()) {
+  // Past DiagnosticEngine::maxErrors errors are counted but not printed, so
+  // going on is cheap and the summary stays true.
+  while (true) {
     it = grammar::skipBlanks(it, end);
     if (it == end)
       break;

@@ -1,0 +1,68 @@
+#pragma once
+// The checked program: what sema makes of an AST. Every declaration here has
+// passed the semantic checks; schedules are in Schedule IR.
+
+#include "ir/Schedule.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collc {
+
+enum class PortModel { Single, All };
+
+/// `model lan = { ts: 10us, tw: 2ns/byte, ports: single };`
+struct CostModel {
+  std::string name;
+  double ts = 0;         // seconds per message (start-up)
+  double twPerByte = 0;  // seconds per byte
+  PortModel ports = PortModel::Single;
+  llvm::SMLoc loc;
+};
+
+struct TopologyDef {
+  std::string name;
+  Topology topology;
+  llvm::SMLoc loc;
+};
+
+/// `collective bc = broadcast(root: 0) on cube using recursive_doubling;`
+struct CollectiveDef {
+  std::string name;
+  ir::Collective collective;
+  Topology topology;
+  std::string algorithm; // empty: chosen by cost
+  llvm::SMLoc loc;
+  llvm::SMLoc algorithmLoc;
+};
+
+struct Program {
+  std::vector<TopologyDef> topologies;
+  std::vector<CostModel> models;
+  std::vector<CollectiveDef> collectives;
+  std::vector<ir::Schedule> schedules;
+
+  const ir::Schedule *findSchedule(llvm::StringRef name) const;
+};
+
+/// A library algorithm's name and what it applies to. The algorithm library
+/// attaches a schedule to each; sema only checks that a `using` names one
+/// that fits the collective and topology.
+struct AlgorithmInfo {
+  llvm::StringRef name;
+  std::vector<ir::CollectiveKind> collectives;
+  std::vector<TopologyKind> topologies; // empty: any topology
+  llvm::StringRef source;               // the seed section it comes from
+};
+llvm::ArrayRef<AlgorithmInfo> knownAlgorithms();
+
+/// Reduction operators and element types the language knows.
+bool isKnownOperator(llvm::StringRef op);
+bool isKnownType(llvm::StringRef type);
+
+} // namespace collc

@@ -1,0 +1,17 @@
+# Golden CLI tests: each .coll file states how to run collc on it (RUN lines)
+# and what must come out (CHECK lines).
+import os
+import lit.formats
+
+config.name = "collc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".coll", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.collc_binary_dir, "tests", "lit")
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+config.substitutions.append(("%collc", config.collc))
+config.substitutions.append(("%specs", config.collc_specs_dir))
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(config.collc), config.llvm_tools_dir,
+     config.environment.get("PATH", os.environ.get("PATH", ""))])

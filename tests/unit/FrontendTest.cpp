@@ -1,0 +1,251 @@
+// The front end as tables: input -> exact diagnostics, and input -> the
+// Schedule IR it lowers to.
+
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+using namespace collc;
+
+namespace {
+
+struct Checked {
+  std::optional<Program> program;
+  std::string diagnostics;
+};
+
+Checked check(llvm::StringRef source) {
+  llvm::SourceMgr sourceMgr;
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  DiagnosticEngine diags(sourceMgr, os);
+  auto program = loadSource(
+      llvm::MemoryBuffer::getMemBufferCopy(source, "t.coll"), diags);
+  Checked result;
+  if (program)
+    result.program = std::move(*program);
+  else
+    llvm::consumeError(program.takeError());
+  os.flush();
+  result.diagnostics = out;
+  return result;
+}
+
+struct DiagnosticCase {
+  const char *source;
+  const char *expected; // the whole diagnostic output
+};
+
+class Diagnostics : public ::testing::TestWithParam<DiagnosticCase> {};
+
+TEST_P(Diagnostics, ExactText) {
+  Checked c = check(GetParam().source);
+  EXPECT_FALSE(c.program.has_value());
+  EXPECT_EQ(c.diagnostics, GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Frontend, Diagnostics,
+    ::testing::Values(
+        // Syntax.
+        DiagnosticCase{"topology a = ring(8)\n",
+                       "t.coll:2:1: error: expected ';', found end of file\n"
+                       "\n^\n"},
+        DiagnosticCase{"topology = ring(8);",
+                       "t.coll:1:10: error: expected a name, found '='\n"
+                       "topology = ring(8);\n"
+                       "         ^\n"},
+        DiagnosticCase{"schedule s : broadcast on ring(4) { step { 0 => 1 } }",
+                       "t.coll:1:46: error: expected '->', found '='\n"
+                       "schedule s : broadcast on ring(4) { step { 0 => 1 } }\n"
+                       "                                             ^\n"},
+        // Names.
+        DiagnosticCase{"topology a = ring(4);\ntopology a = ring(4);",
+                       "t.coll:2:10: error: 'a' is already declared\n"
+                       "topology a = ring(4);\n"
+                       "         ^\n"
+                       "t.coll:1:10: note: 'a' declared here\n"
+                       "topology a = ring(4);\n"
+                       "         ^\n"},
+        DiagnosticCase{"model m = { ts: 1us, tw: 1ns/byte };\n"
+                       "collective c = allgather on m;",
+                       "t.coll:2:29: error: 'm' is not a topology\n"
+                       "collective c = allgather on m;\n"
+                       "                            ^\n"
+                       "t.coll:1:7: note: 'm' declared here\n"
+                       "model m = { ts: 1us, tw: 1ns/byte };\n"
+                       "      ^\n"},
+        // Sizes, ranks, roots.
+        DiagnosticCase{"topology a = ring(1);",
+                       "t.coll:1:14: error: ring needs at least 2 ranks, got 1\n"
+                       "topology a = ring(1);\n"
+                       "             ^~~~~~~\n"},
+        DiagnosticCase{"collective c = scatter(root: 4) on ring(4);",
+                       "t.coll:1:30: error: root 4 is outside the topology "
+                       "(ranks 0..3)\n"
+                       "collective c = scatter(root: 4) on ring(4);\n"
+                       "                             ^\n"},
+        DiagnosticCase{"schedule s : broadcast(root: 0) on ring(4) {\n"
+                       "  step { 1 -> 1 }\n}",
+                       "t.coll:2:10: error: rank 1 sends to itself\n"
+                       "  step { 1 -> 1 }\n"
+                       "         ^~~~~~\n"},
+        // Operators, types, numbers.
+        DiagnosticCase{"collective c = reduce(op: mean) on ring(4);",
+                       "t.coll:1:27: error: unknown operator 'mean'; expected "
+                       "sum, prod, min, max, land, lor, lxor, band, bor, bxor, "
+                       "maxloc, minloc or user\n"
+                       "collective c = reduce(op: mean) on ring(4);\n"
+                       "                          ^~~~\n"},
+        DiagnosticCase{"topology a = full(9223372036854775808);",
+                       "t.coll:1:19: error: number 9223372036854775808 is too "
+                       "large (the largest is 9223372036854775807)\n"
+                       "topology a = full(9223372036854775808);\n"
+                       "                  ^~~~~~~~~~~~~~~~~~~\n"},
+        // Schedules.
+        DiagnosticCase{"schedule s : allgather on ring(4) {\n"
+                       "  step { r -> r + 1 reduce }\n}",
+                       "t.coll:2:21: error: 'reduce' needs a reducing "
+                       "collective; allgather combines nothing\n"
+                       "  step { r -> r + 1 reduce }\n"
+                       "                    ^~~~~~\n"},
+        DiagnosticCase{"schedule s : allgather on ring(4) {\n"
+                       "  step { r + 1 -> r }\n}",
+                       "t.coll:2:10: error: the sender must be 'r' (every "
+                       "rank) or an expression without 'r' (one rank)\n"
+                       "  step { r + 1 -> r }\n"
+                       "         ^~~~~\n"},
+        DiagnosticCase{"schedule s : allgather on ring(4) {\n"
+                       "  step { r -> r + 1 from tmp }\n}",
+                       "t.coll:2:26: error: unknown buffer 'tmp'; declare it "
+                       "with 'buffer tmp;'\n"
+                       "  step { r -> r + 1 from tmp }\n"
+                       "                         ^~~\n"},
+        DiagnosticCase{"schedule s : allgather on ring(4) {\n"
+                       "  for r in 0 .. 2 { step { r -> 0 } }\n}",
+                       "t.coll:2:7: error: 'r' is already defined\n"
+                       "  for r in 0 .. 2 { step { r -> 0 } }\n"
+                       "      ^\n"
+                       "t.coll:2:7: note: 'r' is the sending rank and 'p' the "
+                       "number of ranks\n"
+                       "  for r in 0 .. 2 { step { r -> 0 } }\n"
+                       "      ^\n"},
+        DiagnosticCase{"schedule s : allgather on hypercube(dim: d) "
+                       "where e in 1 .. 3 { }",
+                       "t.coll:1:51: error: 'e' is not a parameter of this "
+                       "schedule's topology\n"
+                       "schedule s : allgather on hypercube(dim: d) where e "
+                       "in 1 .. 3 { }\n"
+                       "                                                  ^\n"}));
+
+TEST(Frontend, SpecWithEveryFormChecksClean) {
+  Checked c = check(R"(
+    topology ring8 = ring(8);
+    topology m = mesh(2, 3, 4);
+    topology net = graph(4) { 0-1, 1-2, 2-3 };
+    model lan = { ts: 10us, tw: 2ns/byte, ports: all };
+    collective ar = allreduce(op: sum, type: f64) on m;
+    schedule s : broadcast(root: 0) on ring8 { step { 0 -> 4 } }
+  )");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  EXPECT_EQ(c.diagnostics, "");
+  EXPECT_EQ(c.program->topologies.size(), 3u);
+  EXPECT_EQ(c.program->topologies[1].topology.numRanks(), 24);
+  ASSERT_EQ(c.program->models.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.program->models[0].ts, 10e-6);
+  EXPECT_DOUBLE_EQ(c.program->models[0].twPerByte, 2e-9);
+  EXPECT_EQ(c.program->models[0].ports, PortModel::All);
+  EXPECT_EQ(c.program->collectives[0].collective.op, "sum");
+}
+
+TEST(Frontend, HandWrittenTransferIsAConstantRule) {
+  Checked c = check("schedule s : broadcast(root: 0) on ring(8) {\n"
+                    "  step { 0 -> 4 }\n}");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  const ir::Schedule &s = c.program->schedules[0];
+  ASSERT_EQ(s.body.size(), 1u);
+  const ir::Step &step = std::get<ir::Step>(s.body[0]);
+  ASSERT_EQ(step.rules.size(), 1u);
+  EXPECT_EQ(ir::print(*step.rules[0].guard), "r == 0");
+  EXPECT_EQ(ir::print(*step.rules[0].peer), "4");
+  EXPECT_EQ(step.rules[0].mode, ir::TransferMode::Copy);
+}
+
+TEST(Frontend, SymbolicScheduleBindsParametersAndLoops) {
+  Checked c = check(
+      "schedule bc : broadcast(root: 0) on hypercube(dim: d)\n"
+      "    where d in 1 .. 16 {\n"
+      "  for i in reverse 0 .. d - 1 {\n"
+      "    step { r -> r ^ (1 << i) when r & ((2 << i) - 1) == 0 }\n"
+      "  }\n}");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  const ir::Schedule &s = c.program->schedules[0];
+  ASSERT_EQ(s.params.size(), 1u);
+  EXPECT_EQ(s.params[0].name, "d");
+  ASSERT_TRUE(s.params[0].range);
+  EXPECT_EQ(s.params[0].range->second, 16);
+  const auto &loop = std::get<std::shared_ptr<ir::Loop>>(s.body[0]);
+  EXPECT_TRUE(loop->reverse);
+  EXPECT_EQ(ir::print(*loop->hi), "d - 1");
+  const ir::TransferRule &rule = std::get<ir::Step>(loop->body[0]).rules[0];
+  // Bitwise binds tighter than comparison: (r & ((2 << i) - 1)) == 0.
+  EXPECT_EQ(rule.guard->op, ir::ExprOp::Eq);
+  EXPECT_EQ(rule.guard->args[0]->op, ir::ExprOp::BitAnd);
+  EXPECT_EQ(ir::print(*rule.peer), "r ^ 1 << i");
+  // The rule evaluates as Algorithm 4.1 says: at i = 2 on d = 3, rank 0
+  // sends to 4 and rank 4 does not send.
+  std::vector<int64_t> env(s.numSlots(), 0);
+  env[ir::SlotSize] = 8;
+  env[loop->slot] = 2;
+  env[ir::SlotRank] = 0;
+  EXPECT_EQ(ir::evaluate(*rule.guard, env).value, 1);
+  EXPECT_EQ(ir::evaluate(*rule.peer, env).value, 4);
+  env[ir::SlotRank] = 4;
+  EXPECT_EQ(ir::evaluate(*rule.guard, env).value, 0);
+}
+
+TEST(Frontend, PrefixSumsDeliverIntoTwoBuffers) {
+  Checked c = check(
+      "schedule ps : scan(op: sum) on hypercube(dim: 3) {\n"
+      "  buffer msg;\n"
+      "  for i in 0 .. 2 {\n"
+      "    step { r -> r ^ (1 << i) from msg into msg, result if r < r ^ (1 << i) }\n"
+      "  }\n}");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  const ir::Schedule &s = c.program->schedules[0];
+  ASSERT_EQ(s.buffers.size(), 2u);
+  const auto &loop = std::get<std::shared_ptr<ir::Loop>>(s.body[0]);
+  const ir::TransferRule &rule = std::get<ir::Step>(loop->body[0]).rules[0];
+  EXPECT_EQ(rule.fromBuffer, 1u);
+  ASSERT_EQ(rule.into.size(), 2u);
+  EXPECT_EQ(rule.into[0].buffer, 1u);
+  EXPECT_FALSE(rule.into[0].when);
+  EXPECT_EQ(rule.into[1].buffer, 0u);
+  EXPECT_EQ(ir::print(*rule.into[1].when), "r < r ^ 1 << i");
+  EXPECT_EQ(rule.mode, ir::TransferMode::Reduce);
+}
+
+TEST(Frontend, ConditionalIsRightAssociativeAndPowerToo) {
+  Checked c = check("topology a = full(0 ? 1 : 1 ? 2 ** 3 ** 2 : 3);");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  EXPECT_EQ(c.program->topologies[0].topology.numRanks(), 512);
+}
+
+TEST(Frontend, SeveralErrorsInOneRun) {
+  Checked c = check("topology a = ring(1);\n"
+                    "topology b = ring(8)\n"
+                    "topology c = hypercube(dim: 0);\n");
+  EXPECT_FALSE(c.program);
+  EXPECT_NE(c.diagnostics.find("t.coll:1:14: error: ring needs"),
+            std::string::npos);
+  EXPECT_NE(c.diagnostics.find("t.coll:3:1: error: expected ';'"),
+            std::string::npos);
+  EXPECT_NE(c.diagnostics.find("t.coll:3:14: error: hypercube dimension"),
+            std::string::npos);
+}
+
+} // namespace
