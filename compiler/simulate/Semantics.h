@@ -1,0 +1,152 @@
+#pragma once
+// Pre- and post-conditions of the collectives, as the simulator checks them.
+//
+// A chunk has coordinates (origin, dest, index) - the SlotOrigin, SlotDest
+// and SlotIndex a selector reads. A value is a chunk plus its contributions:
+// the multiset of ranks whose inputs it combines. Copies carry a value
+// unchanged; a reduce folds two values (the multisets add up).
+//
+// Per kind, on p ranks with K chunk indices (k = 0..K-1). A coordinate the
+// kind gives no meaning is 0; one fixed by the collective holds that rank.
+//
+//   kind            origin  dest       rank x starts with        rank x must
+//   end with broadcast       root    0          root: (root,0,k) {root}   every
+//   x: (root,0,k) {root} reduce          0       root       x: (0,root,k) {x}
+//   root: (0,root,k) {0..p-1} allreduce       0       0          x: (0,0,k) {x}
+//   every x: (0,0,k) {0..p-1} allgather       o       0          x: (x,0,k) {x}
+//   every x: (o,0,k) {o}, all o reduce_scatter  0       t          x: (0,t,k)
+//   {x}, all t     x: (0,x,k) {0..p-1} scatter         root    t          root:
+//   (root,t,k) {root}   x: (root,x,k) {root} gather          o       root x:
+//   (x,root,k) {x}         root: (o,root,k) {o}, all o scan            0 0 x:
+//   (0,0,k) {x}            x: (0,0,k) {0..x} alltoall(v)     o       t x:
+//   (x,t,k) {x}, all t     x: (o,x,k) {o}, all o shift(q)        o       o+q
+//   mod p  x: (x,x+q,k) {x}          x+q: (x,x+q,k) {x}
+//
+// The post-condition constrains only the chunks listed: a rank may hold
+// others (its own input, partial sums) in the result buffer. A required chunk
+// must carry exactly the contributions listed, each once: a contribution
+// missing or folded twice is a violation. alltoallv is checked as alltoall
+// (the chunk model has no per-pair sizes).
+
+#include "ir/Schedule.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace collc::simulate {
+
+/// Chunk coordinates packed into one word (origin and dest below 2^20 =
+/// maxRanks, index below 2^23), ordered by origin, then dest, then index.
+using ChunkKey = uint64_t;
+constexpr int64_t maxChunkIndices = int64_t(1) << 23;
+
+inline ChunkKey makeChunkKey(int64_t origin, int64_t dest, int64_t index) {
+  return (static_cast<uint64_t>(origin) << 44) |
+         (static_cast<uint64_t>(dest) << 24) | static_cast<uint64_t>(index);
+}
+inline int64_t chunkOrigin(ChunkKey k) { return static_cast<int64_t>(k >> 44); }
+inline int64_t chunkDest(ChunkKey k) {
+  return static_cast<int64_t>((k >> 24) & ((uint64_t(1) << 20) - 1));
+}
+inline int64_t chunkIndex(ChunkKey k) {
+  return static_cast<int64_t>(k & ((uint64_t(1) << 24) - 1));
+}
+
+/// A multiset of ranks, as sorted disjoint runs of ranks with a multiplicity.
+/// Adjacent runs with the same multiplicity are merged, so equal multisets
+/// have equal representations.
+class Contributions {
+public:
+  struct Run {
+    int64_t lo = 0, hi = 0; // ranks lo..hi
+    int64_t count = 1;      // each that many times
+    friend bool operator==(const Run &, const Run &) = default;
+  };
+
+  Contributions() = default;
+  static Contributions single(int64_t rank) { return range(rank, rank); }
+  /// {lo..hi}, each once; empty when lo > hi.
+  static Contributions range(int64_t lo, int64_t hi);
+
+  /// Multiset sum: ranks in both are counted twice.
+  void add(const Contributions &other);
+
+  llvm::ArrayRef<Run> runs() const { return runList; }
+  bool empty() const { return runList.empty(); }
+  /// One run, each rank once: a value a non-commutative fold can extend.
+  bool isInterval() const {
+    return runList.size() == 1 && runList[0].count == 1;
+  }
+  int64_t count(int64_t rank) const;
+
+  /// Compact form: "{0..7}", "{0..2, 4..7}", "{3}", "{}"; a rank held more
+  /// than once is written "3 (x2)", a run "0..3 (x2)".
+  std::string str() const;
+
+  friend bool operator==(const Contributions &a, const Contributions &b) {
+    return a.runList == b.runList;
+  }
+
+private:
+  llvm::SmallVector<Run, 1> runList;
+};
+
+/// The chunk universe and the pre-/post-condition of one collective on p
+/// ranks with K chunk indices.
+class Semantics {
+public:
+  /// Errors: root outside 0..p-1, K outside 1..maxChunkIndices, p outside
+  /// 1..maxRanks.
+  static llvm::Expected<Semantics> make(const ir::Collective &collective,
+                                        int64_t p, int64_t chunks);
+
+  ir::CollectiveKind kind() const { return collective.kind; }
+  int64_t numRanks() const { return p; }
+  int64_t numChunkIndices() const { return chunks; }
+  /// Whether chunks differ in origin / dest (else it is fixed by the kind).
+  bool usesOrigin() const;
+  bool usesDest() const;
+
+  /// Every chunk of the universe, in key order, restricted to the given
+  /// coordinates where they are set (a selector's `origin == e` pins one).
+  void forEachChunk(std::optional<int64_t> origin, std::optional<int64_t> dest,
+                    std::optional<int64_t> index,
+                    llvm::function_ref<void(ChunkKey)> fn) const;
+  /// Number of chunks in the universe.
+  uint64_t universeSize() const;
+
+  /// Pre-condition: the chunks `rank` holds before the first step.
+  void
+  initial(int64_t rank,
+          llvm::function_ref<void(ChunkKey, const Contributions &)> fn) const;
+  /// Post-condition: the chunks `rank` must hold in the result buffer after
+  /// the last step, with their contributions, in key order.
+  void
+  required(int64_t rank,
+           llvm::function_ref<void(ChunkKey, const Contributions &)> fn) const;
+
+  /// "chunk 3" when only the index has meaning (broadcast, reductions), else
+  /// the coordinates that do: "(origin 2, dest 5)", "(origin 2)",
+  /// "(dest 5, index 1)" (the index shown when K > 1).
+  std::string describeChunk(ChunkKey key) const;
+
+private:
+  Semantics(const ir::Collective &collective, int64_t p, int64_t chunks)
+      : collective(collective), p(p), chunks(chunks) {}
+  /// The fixed origin / dest of every chunk, if the kind fixes one.
+  std::optional<int64_t> fixedOrigin() const;
+  std::optional<int64_t> fixedDest() const;
+  int64_t shiftDest(int64_t origin) const;
+
+  ir::Collective collective;
+  int64_t p = 0;
+  int64_t chunks = 1;
+};
+
+} // namespace collc::simulate

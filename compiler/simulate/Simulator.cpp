@@ -1,0 +1,818 @@
+#include "simulate/Simulator.h"
+
+#include "simulate/Semantics.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace collc;
+using namespace collc::simulate;
+using ir::Expr;
+using ir::ExprOp;
+using verify::Counterexample;
+using verify::Property;
+
+const verify::PropertyResult &
+SimulationResult::result(verify::Property property) const {
+  return properties[static_cast<size_t>(property)];
+}
+
+bool SimulationResult::allHold() const {
+  for (const verify::PropertyResult &r : properties)
+    if (r.status != verify::Status::Proved)
+      return false;
+  return true;
+}
+
+namespace {
+
+constexpr size_t numProperties = 5;
+
+/// A value: the contributions a chunk carries. Values are immutable and
+/// shared: a copy delivery copies an index into the value pool, only a fold
+/// makes a new value.
+struct Value {
+  Contributions contributions;
+  /// First step at which a non-commutative fold combined two values that are
+  /// not adjacent rank intervals; 0 when every fold was in rank order.
+  unsigned misfoldStep = 0;
+};
+
+/// DenseMap's default hash of a 64-bit key keeps only its low 32 bits,
+/// which would drop the origin; mix all of them (the murmur3 finaliser).
+struct ChunkKeyInfo {
+  static ChunkKey getEmptyKey() { return ~ChunkKey(0); }
+  static ChunkKey getTombstoneKey() { return ~ChunkKey(0) - 1; }
+  static unsigned getHashValue(ChunkKey k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return static_cast<unsigned>(k);
+  }
+  static bool isEqual(ChunkKey a, ChunkKey b) { return a == b; }
+};
+using ChunkMap = llvm::DenseMap<ChunkKey, uint32_t, ChunkKeyInfo>;
+
+/// A chunk read from the sender at the start of a step, delivered at its end.
+struct Pending {
+  ChunkKey key;
+  uint32_t value;
+};
+
+/// Per rule, what the simulator can precompute: coordinates its selector
+/// pins (a conjunct `origin == e` with e free of chunk coordinates), so that
+/// the universe is enumerated only where the selector can hold; and whether
+/// each delivery condition reads chunk coordinates (else it is evaluated once
+/// per transfer).
+struct RulePlan {
+  llvm::SmallVector<std::pair<unsigned, const Expr *>, 3> pins;
+  llvm::SmallVector<bool, 1> whenPerChunk;
+};
+
+bool isChunkSlot(unsigned slot) {
+  return slot == ir::SlotOrigin || slot == ir::SlotDest ||
+         slot == ir::SlotIndex;
+}
+
+bool readsChunk(const Expr &e) {
+  if (e.op == ExprOp::Var)
+    return isChunkSlot(e.slot);
+  for (const ir::ExprRef &a : e.args)
+    if (readsChunk(*a))
+      return true;
+  return false;
+}
+
+void collectPins(const Expr &e, RulePlan &plan) {
+  if (e.op == ExprOp::And) {
+    collectPins(*e.args[0], plan);
+    collectPins(*e.args[1], plan);
+    return;
+  }
+  if (e.op != ExprOp::Eq)
+    return;
+  for (int side = 0; side < 2; ++side) {
+    const Expr &v = *e.args[side];
+    const Expr &other = *e.args[1 - side];
+    if (v.op == ExprOp::Var && isChunkSlot(v.slot) && !readsChunk(other)) {
+      plan.pins.push_back({v.slot, &other});
+      return;
+    }
+  }
+}
+
+std::string channelName(const Channel &c) {
+  return std::to_string(c.from) + "->" + std::to_string(c.to);
+}
+
+class Simulator {
+public:
+  Simulator(const ir::Instance &inst, const Topology &topo,
+            const SimulateOptions &options, Semantics sem)
+      : inst(inst), schedule(*inst.schedule), topo(topo), options(options),
+        sem(std::move(sem)) {}
+
+  llvm::Expected<SimulationResult> run();
+
+private:
+  llvm::Error prepare();
+  llvm::Error runStep(const ir::InstanceStep &step, StepStats &stats);
+  llvm::Error collect(const ir::InstanceStep &step, size_t ti,
+                      std::vector<int64_t> &env, int64_t &count);
+  llvm::Error route(const ir::InstanceStep &step,
+                    const std::vector<char> &valid, StepStats &stats);
+  void checkContention(const ir::InstanceStep &step,
+                       const std::vector<char> &valid);
+  llvm::Error deliver(const ir::InstanceStep &step,
+                      const std::vector<char> &valid);
+  void checkCorrectness();
+
+  uint32_t fold(uint32_t local, uint32_t incoming, unsigned step);
+  ChunkMap &buffer(int64_t rank, unsigned b) {
+    return held[static_cast<size_t>(rank) * numBuffers + b];
+  }
+  std::optional<uint32_t> channelIndex(const Channel &c) const;
+  Counterexample base(const ir::InstanceStep *step) const;
+  void report(Property property, Counterexample cex) {
+    auto &slot = found[static_cast<size_t>(property)];
+    if (!slot)
+      slot = std::move(cex);
+  }
+  bool reported(Property property) const {
+    return found[static_cast<size_t>(property)].has_value();
+  }
+  llvm::Error evalError(const Expr &e, const ir::EvalResult &r,
+                        llvm::StringRef role, const ir::InstanceStep &step,
+                        const ir::Transfer &t, std::optional<ChunkKey> chunk,
+                        llvm::SMLoc fallback) const;
+  std::string chunkPhrase(ChunkKey key) const {
+    std::string d = sem.describeChunk(key);
+    return d[0] == '(' ? "chunk " + d : d;
+  }
+
+  const ir::Instance &inst;
+  const ir::Schedule &schedule;
+  const Topology &topo;
+  SimulateOptions options;
+  Semantics sem;
+
+  unsigned numBuffers = 1;
+  std::vector<Value> pool;
+  std::vector<ChunkMap> held; // rank * B + buffer
+  llvm::DenseMap<const ir::TransferRule *, RulePlan> plans;
+  std::optional<Counterexample> found[numProperties];
+
+  // Channels of node n are chans[chanOffset[n] .. chanOffset[n+1]).
+  llvm::ArrayRef<Channel> chans;
+  std::vector<uint32_t> chanOffset;
+  // Ring (of at least 3 ranks) and linear array: routes are arcs, counted
+  // with difference arrays (see route()).
+  bool arcRouting = false;
+  std::vector<int64_t> arcCount[2], arcWords[2];
+
+  // Per-step scratch, sized once.
+  std::vector<Pending> pending;
+  std::vector<size_t> pendingBegin;        // per transfer, into `pending`
+  std::vector<int32_t> load;               // per channel: messages
+  std::vector<int64_t> words;              // per channel: chunks
+  std::vector<uint32_t> touched;           // channels with nonzero load
+  std::vector<uint32_t> firstHop, lastHop; // per transfer
+  std::vector<int32_t> portCount;          // per rank or channel
+  llvm::SmallVector<Channel, 32> path;
+};
+
+Counterexample Simulator::base(const ir::InstanceStep *step) const {
+  Counterexample cex;
+  cex.params = inst.namedParams();
+  cex.p = inst.p;
+  if (step) {
+    cex.step = step->number;
+    cex.loopVars = step->loopVars;
+  }
+  return cex;
+}
+
+llvm::Error Simulator::evalError(const Expr &e, const ir::EvalResult &r,
+                                 llvm::StringRef role,
+                                 const ir::InstanceStep &step,
+                                 const ir::Transfer &t,
+                                 std::optional<ChunkKey> chunk,
+                                 llvm::SMLoc fallback) const {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  os << "cannot evaluate " << role << " `" << ir::print(e) << "`";
+  if (r.where && r.where != &e)
+    os << ": `" << ir::print(*r.where) << "`";
+  os << ": " << ir::describe(r.error) << " (at step " << step.number
+     << ", r = " << t.src;
+  if (chunk)
+    os << ", " << chunkPhrase(*chunk);
+  for (auto &[name, value] : step.loopVars)
+    os << ", " << name << " = " << value;
+  for (auto &[name, value] : inst.namedParams())
+    os << ", " << name << " = " << value;
+  os << ")";
+  llvm::SMLoc loc = r.where && r.where->loc.isValid() ? r.where->loc
+                    : e.loc.isValid()                 ? e.loc
+                                                      : fallback;
+  return llvm::make_error<ir::EvalFailure>(os.str(), loc);
+}
+
+llvm::Error Simulator::prepare() {
+  numBuffers = std::max<unsigned>(1, schedule.buffers.size());
+  for (const ir::InstanceStep &step : inst.steps) {
+    for (const ir::TransferRule &rule : step.step->rules) {
+      if (plans.count(&rule))
+        continue;
+      auto badBuffer = [&](unsigned b) {
+        return llvm::make_error<ir::EvalFailure>(
+            "rule uses buffer " + std::to_string(b) + " but the schedule has " +
+                std::to_string(numBuffers),
+            rule.loc);
+      };
+      if (rule.fromBuffer >= numBuffers)
+        return badBuffer(rule.fromBuffer);
+      if (rule.into.empty())
+        return llvm::make_error<ir::EvalFailure>("rule delivers into no buffer",
+                                                 rule.loc);
+      RulePlan plan;
+      if (rule.selector)
+        collectPins(*rule.selector, plan);
+      for (const ir::Delivery &d : rule.into) {
+        if (d.buffer >= numBuffers)
+          return badBuffer(d.buffer);
+        plan.whenPerChunk.push_back(d.when && readsChunk(*d.when));
+      }
+      plans[&rule] = std::move(plan);
+    }
+  }
+
+  // Every buffer starts as a copy of the rank's input (ir/Schedule.h).
+  held.resize(static_cast<size_t>(inst.p) * numBuffers);
+  for (int64_t r = 0; r < inst.p; ++r) {
+    llvm::SmallVector<std::pair<ChunkKey, uint32_t>, 16> mine;
+    sem.initial(r, [&](ChunkKey key, const Contributions &c) {
+      pool.push_back({c, 0});
+      mine.push_back({key, static_cast<uint32_t>(pool.size() - 1)});
+    });
+    for (unsigned b = 0; b < numBuffers; ++b) {
+      auto &map = buffer(r, b);
+      map.reserve(mine.size());
+      for (auto &[key, value] : mine)
+        map[key] = value;
+    }
+  }
+
+  chans = topo.channels();
+  arcRouting = topo.numNodes() == inst.p &&
+               ((topo.kind() == TopologyKind::Ring && inst.p >= 3) ||
+                topo.kind() == TopologyKind::Linear);
+  chanOffset.assign(topo.numNodes() + 1, 0);
+  for (const Channel &c : chans)
+    if (c.from >= 0 && c.from < topo.numNodes())
+      ++chanOffset[c.from + 1];
+  for (int64_t n = 0; n < topo.numNodes(); ++n)
+    chanOffset[n + 1] += chanOffset[n];
+  load.assign(chans.size(), 0);
+  words.assign(chans.size(), 0);
+  portCount.assign(std::max<size_t>(chans.size(), inst.p), 0);
+  return llvm::Error::success();
+}
+
+std::optional<uint32_t> Simulator::channelIndex(const Channel &c) const {
+  if (c.from < 0 || c.from >= topo.numNodes())
+    return std::nullopt;
+  uint32_t lo = chanOffset[c.from], hi = chanOffset[c.from + 1];
+  if (hi - lo <= 8) {
+    for (uint32_t i = lo; i < hi; ++i)
+      if (chans[i].to == c.to)
+        return i;
+    return std::nullopt;
+  }
+  auto it = std::lower_bound(chans.begin() + lo, chans.begin() + hi, c);
+  if (it != chans.begin() + hi && *it == c)
+    return static_cast<uint32_t>(it - chans.begin());
+  return std::nullopt;
+}
+
+llvm::Expected<SimulationResult> Simulator::run() {
+  if (auto err = prepare())
+    return err;
+  SimulationResult result;
+  result.steps.reserve(inst.steps.size());
+  for (const ir::InstanceStep &step : inst.steps) {
+    StepStats stats;
+    stats.step = step.number;
+    if (auto err = runStep(step, stats))
+      return err;
+    result.maxLoad = std::max(result.maxLoad, stats.maxLoad);
+    result.steps.push_back(std::move(stats));
+  }
+  checkCorrectness();
+
+  for (size_t i = 0; i < numProperties; ++i) {
+    verify::PropertyResult r;
+    r.property = static_cast<Property>(i);
+    r.method = "simulation";
+    r.status =
+        found[i] ? verify::Status::Counterexample : verify::Status::Proved;
+    r.counterexample = found[i];
+    r.maxLoad = result.maxLoad;
+    result.properties.push_back(std::move(r));
+  }
+  return result;
+}
+
+llvm::Error Simulator::runStep(const ir::InstanceStep &step, StepStats &stats) {
+  size_t n = step.transfers.size();
+  stats.messageChunks.assign(n, 0);
+  std::vector<char> valid(n, 0);
+  pending.clear();
+  pendingBegin.assign(n + 1, 0);
+  std::vector<int64_t> env;
+
+  for (size_t ti = 0; ti < n; ++ti) {
+    const ir::Transfer &t = step.transfers[ti];
+    pendingBegin[ti] = pending.size();
+    if (t.dst < 0 || t.dst >= inst.p || t.dst == t.src) {
+      if (!reported(Property::Matching)) {
+        Counterexample cex = base(&step);
+        cex.rank = t.src;
+        cex.transfers = {{t.src, t.dst}};
+        cex.message = t.dst == t.src
+                          ? "rank " + std::to_string(t.src) + " sends to itself"
+                          : "rank " + std::to_string(t.src) + " sends to " +
+                                std::to_string(t.dst) + ", outside " +
+                                topo.describe();
+        report(Property::Matching, std::move(cex));
+      }
+      continue;
+    }
+    valid[ti] = 1;
+    int64_t count = 0;
+    if (auto err = collect(step, ti, env, count))
+      return err;
+    stats.messageChunks[ti] = count;
+    stats.maxMessageChunks = std::max(stats.maxMessageChunks, count);
+  }
+  pendingBegin[n] = pending.size();
+
+  if (auto err = route(step, valid, stats))
+    return err;
+  checkContention(step, valid);
+  return deliver(step, valid);
+}
+
+llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
+                               std::vector<int64_t> &env, int64_t &count) {
+  const ir::Transfer &t = step.transfers[ti];
+  const ir::TransferRule &rule = step.step->rules[t.rule];
+  auto &from = buffer(t.src, rule.fromBuffer);
+
+  if (!rule.selector) {
+    if (from.empty() && !reported(Property::Causality)) {
+      Counterexample cex = base(&step);
+      cex.rank = t.src;
+      cex.transfers = {{t.src, t.dst}};
+      cex.message = "rank " + std::to_string(t.src) + " sends to " +
+                    std::to_string(t.dst) + " at step " +
+                    std::to_string(step.number) + " but holds nothing";
+      report(Property::Causality, std::move(cex));
+    }
+    size_t start = pending.size();
+    for (auto &[key, value] : from)
+      pending.push_back({key, value});
+    // Hash order is arbitrary; key order keeps runs reproducible.
+    std::sort(pending.begin() + start, pending.end(),
+              [](const Pending &a, const Pending &b) { return a.key < b.key; });
+    count = static_cast<int64_t>(from.size());
+    return llvm::Error::success();
+  }
+
+  inst.envFor(step, t, env);
+  const RulePlan &plan = plans.find(&rule)->second;
+  std::optional<int64_t> pin[3];
+  for (auto &[slot, e] : plan.pins) {
+    ir::EvalResult v = ir::evaluate(*e, env);
+    if (!v.ok())
+      continue; // the selector itself reports it, if it is reached
+    auto &p = pin[slot - ir::SlotOrigin];
+    if (p && *p != v.value) // contradictory pins: the selector names nothing
+      return llvm::Error::success();
+    p = v.value;
+  }
+
+  // The first chunk the selector cannot be evaluated at, if any.
+  std::optional<std::pair<ChunkKey, ir::EvalResult>> failure;
+  sem.forEachChunk(pin[0], pin[1], pin[2], [&](ChunkKey key) {
+    if (failure)
+      return;
+    env[ir::SlotOrigin] = chunkOrigin(key);
+    env[ir::SlotDest] = chunkDest(key);
+    env[ir::SlotIndex] = chunkIndex(key);
+    ir::EvalResult s = ir::evaluate(*rule.selector, env);
+    if (!s.ok()) {
+      failure = {key, s};
+      return;
+    }
+    if (s.value == 0)
+      return;
+    auto it = from.find(key);
+    if (it == from.end()) {
+      if (!reported(Property::Causality)) {
+        Counterexample cex = base(&step);
+        cex.rank = t.src;
+        cex.transfers = {{t.src, t.dst}};
+        cex.chunk = sem.describeChunk(key);
+        cex.message = "rank " + std::to_string(t.src) + " sends " +
+                      chunkPhrase(key) + " to " + std::to_string(t.dst) +
+                      " at step " + std::to_string(step.number) +
+                      " but does not hold it";
+        report(Property::Causality, std::move(cex));
+      }
+      return;
+    }
+    pending.push_back({key, it->second});
+    ++count;
+  });
+  if (failure)
+    return evalError(*rule.selector, failure->second, "selector", step, t,
+                     failure->first, rule.loc);
+  return llvm::Error::success();
+}
+
+llvm::Error Simulator::route(const ir::InstanceStep &step,
+                             const std::vector<char> &valid, StepStats &stats) {
+  size_t n = step.transfers.size();
+  bool allPort = options.ports == PortModel::All;
+  firstHop.assign(allPort ? n : 0, UINT32_MAX);
+  lastHop.assign(allPort ? n : 0, UINT32_MAX);
+
+  // The most loaded channel; among equals the first in channel order.
+  std::optional<Channel> worst;
+  int64_t worstLoad = 0;
+  auto account = [&](const Channel &ch, int64_t messages, int64_t chunks) {
+    stats.maxChannelChunks = std::max(stats.maxChannelChunks, chunks);
+    if (messages > worstLoad || (messages == worstLoad && ch < *worst)) {
+      worstLoad = messages;
+      worst = ch;
+    }
+  };
+
+  if (arcRouting) {
+    // Ring and linear routes are arcs in one direction: add each message to
+    // a difference array per direction (0: towards increasing rank, channel
+    // i -> i+1 at index i; 1: towards decreasing rank, i -> i-1 at i), so a
+    // step costs O(p + transfers) however far the messages travel.
+    int64_t p = inst.p;
+    bool ring = topo.kind() == TopologyKind::Ring;
+    for (auto &d : arcCount)
+      d.assign(p + 1, 0);
+    for (auto &d : arcWords)
+      d.assign(p + 1, 0);
+    auto addRange = [&](int dir, int64_t lo, int64_t len, int64_t chunks) {
+      // channels lo .. lo + len - 1 (mod p) of direction dir
+      auto put = [&](int64_t from, int64_t to) {
+        arcCount[dir][from] += 1;
+        arcCount[dir][to] -= 1;
+        arcWords[dir][from] += chunks;
+        arcWords[dir][to] -= chunks;
+      };
+      if (lo + len <= p) {
+        put(lo, lo + len);
+      } else {
+        put(lo, p);
+        put(0, lo + len - p);
+      }
+    };
+    for (size_t ti = 0; ti < n; ++ti) {
+      if (!valid[ti])
+        continue;
+      const ir::Transfer &t = step.transfers[ti];
+      int64_t forward = ((t.dst - t.src) % p + p) % p;
+      int64_t backward = p - forward;
+      bool up;
+      if (!ring) {
+        up = t.dst > t.src;
+      } else if (forward != backward) {
+        up = forward < backward; // the shorter direction (Topology.h)
+      } else {
+        // A tie: the topology decides; ask it.
+        path.clear();
+        topo.route(t.src, t.dst, path);
+        up = !path.empty() && path[0].to == (t.src + 1) % p;
+      }
+      int64_t len = ring ? (up ? forward : backward)
+                         : (up ? t.dst - t.src : t.src - t.dst);
+      int64_t chunks = stats.messageChunks[ti];
+      if (up)
+        addRange(0, t.src, len, chunks);
+      else
+        addRange(1, ((t.dst + 1) % p + p) % p, len, chunks);
+      if (allPort) {
+        int64_t step1 = up ? 1 : p - 1;
+        auto first = channelIndex({t.src, (t.src + step1) % p});
+        auto last = channelIndex({(t.dst - step1 + p) % p, t.dst});
+        firstHop[ti] = first ? *first : UINT32_MAX;
+        lastHop[ti] = last ? *last : UINT32_MAX;
+      }
+    }
+    for (int dir = 0; dir < 2; ++dir) {
+      int64_t messages = 0, chunks = 0;
+      for (int64_t i = 0; i < p; ++i) {
+        messages += arcCount[dir][i];
+        chunks += arcWords[dir][i];
+        if (messages > 0)
+          account({i, dir == 0 ? (i + 1) % p : (i + p - 1) % p}, messages,
+                  chunks);
+      }
+    }
+  } else {
+    touched.clear();
+    for (size_t ti = 0; ti < n; ++ti) {
+      if (!valid[ti])
+        continue;
+      const ir::Transfer &t = step.transfers[ti];
+      path.clear();
+      topo.route(t.src, t.dst, path);
+      for (size_t h = 0; h < path.size(); ++h) {
+        std::optional<uint32_t> c = channelIndex(path[h]);
+        if (!c)
+          return llvm::make_error<ir::EvalFailure>(
+              "route from " + std::to_string(t.src) + " to " +
+                  std::to_string(t.dst) + " on " + topo.describe() +
+                  " uses channel " + channelName(path[h]) +
+                  ", which the topology does not have",
+              llvm::SMLoc());
+        if (load[*c]++ == 0)
+          touched.push_back(*c);
+        words[*c] += stats.messageChunks[ti];
+        if (allPort && h == 0)
+          firstHop[ti] = *c;
+        if (allPort)
+          lastHop[ti] = *c;
+      }
+    }
+    for (uint32_t c : touched) {
+      account(chans[c], load[c], words[c]);
+      load[c] = 0;
+      words[c] = 0;
+    }
+  }
+  stats.maxLoad = worstLoad;
+
+  if (worstLoad >= 2 && !reported(Property::Congestion)) {
+    Channel ch = *worst;
+    Counterexample cex = base(&step);
+    cex.channel = {ch.from, ch.to};
+    cex.load = worstLoad;
+    for (size_t ti = 0; ti < n; ++ti) {
+      if (!valid[ti])
+        continue;
+      const ir::Transfer &t = step.transfers[ti];
+      path.clear();
+      topo.route(t.src, t.dst, path);
+      if (llvm::is_contained(path, ch))
+        cex.transfers.push_back({t.src, t.dst});
+    }
+    cex.message = "channel " + channelName(ch) + " carries " +
+                  std::to_string(worstLoad) + " messages";
+    report(Property::Congestion, std::move(cex));
+  }
+  return llvm::Error::success();
+}
+
+void Simulator::checkContention(const ir::InstanceStep &step,
+                                const std::vector<char> &valid) {
+  if (reported(Property::Contention))
+    return;
+  size_t n = step.transfers.size();
+  bool single = options.ports == PortModel::Single;
+  // Two passes, sends (rank or first hop) then receives (rank or last hop):
+  // count, then name the first transfer whose port is shared.
+  for (int receives = 0; receives < 2; ++receives) {
+    auto port = [&](size_t ti) -> int64_t {
+      const ir::Transfer &t = step.transfers[ti];
+      if (single)
+        return receives ? t.dst : t.src;
+      return receives ? lastHop[ti] : firstHop[ti];
+    };
+    std::optional<int64_t> shared;
+    for (size_t ti = 0; ti < n; ++ti)
+      if (valid[ti] && port(ti) != UINT32_MAX && ++portCount[port(ti)] == 2 &&
+          !shared)
+        shared = port(ti);
+    for (size_t ti = 0; ti < n; ++ti)
+      if (valid[ti] && port(ti) != UINT32_MAX)
+        portCount[port(ti)] = 0;
+    if (!shared)
+      continue;
+
+    Counterexample cex = base(&step);
+    for (size_t ti = 0; ti < n; ++ti)
+      if (valid[ti] && port(ti) == *shared)
+        cex.transfers.push_back(
+            {step.transfers[ti].src, step.transfers[ti].dst});
+    int64_t rank = receives ? cex.transfers[0].dst : cex.transfers[0].src;
+    cex.rank = rank;
+    std::string what = std::to_string(cex.transfers.size()) + " messages";
+    if (single) {
+      cex.message = "rank " + std::to_string(rank) +
+                    (receives ? " receives " : " sends ") + what + " at step " +
+                    std::to_string(step.number) + " (single-port)";
+    } else {
+      Channel ch = chans[*shared];
+      cex.channel = {ch.from, ch.to};
+      cex.load = static_cast<int64_t>(cex.transfers.size());
+      cex.message = "rank " + std::to_string(rank) +
+                    (receives ? " receives " : " sends ") + what + " over " +
+                    channelName(ch) + " at step " +
+                    std::to_string(step.number) + " (all-port)";
+    }
+    report(Property::Contention, std::move(cex));
+    return;
+  }
+}
+
+uint32_t Simulator::fold(uint32_t local, uint32_t incoming, unsigned step) {
+  const Value &a = pool[local];
+  const Value &b = pool[incoming];
+  Value v = a;
+  v.contributions.add(b.contributions);
+  if (a.misfoldStep && b.misfoldStep)
+    v.misfoldStep = std::min(a.misfoldStep, b.misfoldStep);
+  else
+    v.misfoldStep = a.misfoldStep ? a.misfoldStep : b.misfoldStep;
+  // A non-commutative operator can only combine neighbouring ranges, lower
+  // ranks on the left (the emitted code orders the operands by rank).
+  if (!schedule.collective.commutative && !v.misfoldStep) {
+    bool adjacent =
+        a.contributions.isInterval() && b.contributions.isInterval() &&
+        (a.contributions.runs()[0].hi + 1 == b.contributions.runs()[0].lo ||
+         b.contributions.runs()[0].hi + 1 == a.contributions.runs()[0].lo);
+    if (!adjacent)
+      v.misfoldStep = step;
+  }
+  pool.push_back(std::move(v));
+  return static_cast<uint32_t>(pool.size() - 1);
+}
+
+llvm::Error Simulator::deliver(const ir::InstanceStep &step,
+                               const std::vector<char> &valid) {
+  std::vector<int64_t> env;
+  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
+    if (!valid[ti])
+      continue;
+    const ir::Transfer &t = step.transfers[ti];
+    const ir::TransferRule &rule = step.step->rules[t.rule];
+    const RulePlan &plan = plans.find(&rule)->second;
+    size_t begin = pendingBegin[ti], end = pendingBegin[ti + 1];
+    if (begin == end)
+      continue;
+    inst.envFor(step, t, env);
+    for (size_t d = 0; d < rule.into.size(); ++d) {
+      const ir::Delivery &delivery = rule.into[d];
+      if (delivery.when && !plan.whenPerChunk[d]) {
+        ir::EvalResult w = ir::evaluate(*delivery.when, env);
+        if (!w.ok())
+          return evalError(*delivery.when, w, "delivery condition", step, t,
+                           std::nullopt, rule.loc);
+        if (w.value == 0)
+          continue;
+      }
+      auto &into = buffer(t.dst, delivery.buffer);
+      for (size_t i = begin; i < end; ++i) {
+        const Pending &item = pending[i];
+        if (delivery.when && plan.whenPerChunk[d]) {
+          env[ir::SlotOrigin] = chunkOrigin(item.key);
+          env[ir::SlotDest] = chunkDest(item.key);
+          env[ir::SlotIndex] = chunkIndex(item.key);
+          ir::EvalResult w = ir::evaluate(*delivery.when, env);
+          if (!w.ok())
+            return evalError(*delivery.when, w, "delivery condition", step, t,
+                             item.key, rule.loc);
+          if (w.value == 0)
+            continue;
+        }
+        if (rule.mode == ir::TransferMode::Copy) {
+          into[item.key] = item.value;
+          continue;
+        }
+        auto [it, inserted] = into.try_emplace(item.key, item.value);
+        if (!inserted) {
+          uint32_t folded = fold(it->second, item.value, step.number);
+          // fold() may grow the pool, not the map: `it` stays valid.
+          it->second = folded;
+        }
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+void Simulator::checkCorrectness() {
+  const ir::InstanceStep *last =
+      inst.steps.empty() ? nullptr : &inst.steps.back();
+  for (int64_t r = 0; r < inst.p && !reported(Property::Correctness); ++r) {
+    auto &result = buffer(r, 0);
+    sem.required(r, [&](ChunkKey key, const Contributions &expected) {
+      if (reported(Property::Correctness))
+        return;
+      auto it = result.find(key);
+      const Value *v = it == result.end() ? nullptr : &pool[it->second];
+      if (v && v->contributions == expected && !v->misfoldStep)
+        return;
+      // A violation: only now build the strings.
+      Counterexample cex = base(last);
+      cex.rank = r;
+      cex.chunk = sem.describeChunk(key);
+      cex.expected = expected.str();
+      std::string at = chunkPhrase(key) + " at rank " + std::to_string(r);
+      if (!v) {
+        cex.actual = "nothing";
+        cex.message =
+            "rank " + std::to_string(r) + " does not hold " + chunkPhrase(key);
+        report(Property::Correctness, std::move(cex));
+        return;
+      }
+      cex.actual = v->contributions.str();
+      if (v->contributions == expected) {
+        const ir::InstanceStep &misfold = inst.steps[v->misfoldStep - 1];
+        cex.step = misfold.number;
+        cex.loopVars = misfold.loopVars;
+        cex.message = at +
+                      " combines contributions out of rank order at step " +
+                      std::to_string(v->misfoldStep) + " ('" +
+                      schedule.collective.op + "' is not commutative)";
+        report(Property::Correctness, std::move(cex));
+        return;
+      }
+      // Name the first rank whose contribution count is wrong.
+      llvm::SmallVector<int64_t, 8> bounds;
+      for (const auto *c : {&expected, &v->contributions})
+        for (const Contributions::Run &run : c->runs()) {
+          bounds.push_back(run.lo);
+          bounds.push_back(run.hi + 1);
+        }
+      llvm::sort(bounds);
+      for (int64_t x : bounds) {
+        int64_t want = expected.count(x), have = v->contributions.count(x);
+        if (want == have)
+          continue;
+        std::string whose = "rank " + std::to_string(x) + "'s contribution";
+        if (have == 0)
+          cex.message = at + " lacks " + whose;
+        else if (want == 0)
+          cex.message =
+              at + " holds " + whose + ", which is not in " + expected.str();
+        else
+          cex.message =
+              at + " holds " + whose +
+              (have == 2 ? " twice" : " " + std::to_string(have) + " times");
+        break;
+      }
+      report(Property::Correctness, std::move(cex));
+    });
+  }
+}
+
+} // namespace
+
+llvm::Expected<SimulationResult>
+collc::simulate::simulate(const ir::Instance &instance,
+                          const Topology &topology,
+                          const SimulateOptions &options) {
+  if (topology.numRanks() != instance.p)
+    return llvm::make_error<ir::EvalFailure>(
+        "schedule has " + std::to_string(instance.p) + " ranks but " +
+            topology.describe() + " has " + std::to_string(topology.numRanks()),
+        instance.schedule->loc);
+  auto sem = Semantics::make(instance.schedule->collective, instance.p,
+                             instance.chunks);
+  if (!sem)
+    return sem.takeError();
+  Simulator sim(instance, topology, options, std::move(*sem));
+  return sim.run();
+}
+
+llvm::Expected<SimulationResult>
+collc::simulate::simulate(const ir::Schedule &schedule,
+                          llvm::ArrayRef<int64_t> params,
+                          const SimulateOptions &options) {
+  auto instance = ir::instantiate(schedule, params);
+  if (!instance)
+    return instance.takeError();
+  auto topology = Topology::make(schedule.topology.kind, instance->dims,
+                                 schedule.topology.edges);
+  if (!topology) {
+    std::string msg = llvm::toString(topology.takeError());
+    return llvm::make_error<ir::EvalFailure>(msg, schedule.topology.loc);
+  }
+  return simulate(*instance, *topology, options);
+}

@@ -1,0 +1,72 @@
+#pragma once
+// The exact simulator: runs an instantiated schedule chunk by chunk on a
+// topology and checks the five properties of DESIGN.md ("What is proved"),
+// independently of the prover.
+//
+// Step semantics (ir/Schedule.h): every transfer of a step reads the state
+// at the start of the step; deliveries land at its end, in transfer order.
+// Copy delivery replaces the receiver's value of the chunk; reduce delivery
+// folds the incoming contributions into it (or stores them if it had none).
+// A delivery whose `when` evaluates to 0 is skipped.
+
+#include "ir/Instantiate.h"
+#include "topology/Topology.h"
+#include "verify/Verdict.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace collc::simulate {
+
+/// single: a rank sends at most one message and receives at most one per
+/// step. all: a rank may use all its links at once, one message per
+/// outgoing channel (first hop) and per incoming channel (last hop).
+enum class PortModel { Single, All };
+
+struct SimulateOptions {
+  PortModel ports = PortModel::Single;
+};
+
+/// What the cost model needs from one step.
+struct StepStats {
+  unsigned step = 0; // 1-based
+  /// Chunks carried by each transfer, parallel to InstanceStep::transfers
+  /// (0 for transfers that matching rejected).
+  std::vector<int64_t> messageChunks;
+  int64_t maxMessageChunks = 0;
+  /// Messages on the most loaded directed channel.
+  int64_t maxLoad = 0;
+  /// Chunks summed over the messages crossing a channel, the largest over
+  /// the channels: the words on the most loaded channel, in chunks.
+  int64_t maxChannelChunks = 0;
+};
+
+struct SimulationResult {
+  /// One per verify::Property, in the enum's order; method "simulation".
+  std::vector<verify::PropertyResult> properties;
+  std::vector<StepStats> steps;
+  /// The largest channel load over all steps.
+  int64_t maxLoad = 0;
+
+  const verify::PropertyResult &result(verify::Property property) const;
+  /// Whether every property holds.
+  bool allHold() const;
+};
+
+/// Simulates `instance` on `topology` (which must have instance.p ranks).
+/// Property violations are results, not errors; errors are a selector or
+/// delivery condition that cannot be evaluated (ir::EvalFailure), a buffer
+/// index out of range, or a collective that does not fit (bad root).
+llvm::Expected<SimulationResult> simulate(const ir::Instance &instance,
+                                          const Topology &topology,
+                                          const SimulateOptions &options = {});
+
+/// Instantiates `schedule` with `params`, builds its topology and simulates.
+llvm::Expected<SimulationResult> simulate(const ir::Schedule &schedule,
+                                          llvm::ArrayRef<int64_t> params,
+                                          const SimulateOptions &options = {});
+
+} // namespace collc::simulate

@@ -1,0 +1,763 @@
+// Instantiation, collective semantics and the exact simulator, on schedules
+// built directly as Schedule IR (the seed figures and equations they come
+// from are named in each test).
+
+#include "ir/Instantiate.h"
+#include "simulate/Semantics.h"
+#include "simulate/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+using namespace collc;
+using namespace collc::ir;
+using namespace collc::simulate;
+using verify::Property;
+using verify::Status;
+using verify::TransferRef;
+
+namespace {
+
+// --- Expression and schedule builders --------------------------------------
+
+ExprRef c(int64_t v) { return Expr::constant(v); }
+ExprRef rank() { return Expr::var("r", SlotRank); }
+ExprRef size() { return Expr::var("p", SlotSize); }
+ExprRef origin() { return Expr::var("origin", SlotOrigin); }
+ExprRef dest() { return Expr::var("dest", SlotDest); }
+ExprRef bin(ExprOp op, ExprRef a, ExprRef b) {
+  return Expr::binary(op, std::move(a), std::move(b));
+}
+ExprRef add(ExprRef a, ExprRef b) { return bin(ExprOp::Add, a, b); }
+ExprRef sub(ExprRef a, ExprRef b) { return bin(ExprOp::Sub, a, b); }
+ExprRef mod(ExprRef a, ExprRef b) { return bin(ExprOp::Mod, a, b); }
+ExprRef eq(ExprRef a, ExprRef b) { return bin(ExprOp::Eq, a, b); }
+ExprRef land(ExprRef a, ExprRef b) { return bin(ExprOp::And, a, b); }
+ExprRef bxor(ExprRef a, ExprRef b) { return bin(ExprOp::BitXor, a, b); }
+ExprRef shl(ExprRef a, ExprRef b) { return bin(ExprOp::Shl, a, b); }
+
+struct Send {
+  int64_t from, to;
+};
+
+/// A schedule under construction: fixed slots named, one result buffer.
+struct Builder {
+  Schedule s;
+
+  Builder(CollectiveKind kind, TopologyKind topo, std::vector<ExprRef> dims) {
+    s.name = "test";
+    s.collective.kind = kind;
+    s.topology.kind = topo;
+    s.topology.dims = std::move(dims);
+    s.slotNames = {"r", "p", "origin", "dest", "index"};
+    s.buffers = {Buffer{"result"}};
+  }
+
+  ExprRef param(const std::string &name) {
+    unsigned slot = s.numSlots();
+    s.slotNames.push_back(name);
+    s.params.push_back(Parameter{name, slot, {}, std::nullopt});
+    return Expr::var(name, slot);
+  }
+
+  /// A loop variable; the loop itself is returned for its body.
+  std::shared_ptr<Loop> loop(const std::string &var, ExprRef lo, ExprRef hi,
+                             bool reverse, ExprRef &varRef) {
+    auto l = std::make_shared<Loop>();
+    l->slot = s.numSlots();
+    l->var = var;
+    l->lo = std::move(lo);
+    l->hi = std::move(hi);
+    l->reverse = reverse;
+    s.slotNames.push_back(var);
+    varRef = Expr::var(var, l->slot);
+    s.body.push_back(l);
+    return l;
+  }
+
+  /// A hand-written step: `a -> b; ...`, each the rule guard r == a, peer b.
+  void step(std::initializer_list<Send> sends,
+            TransferMode mode = TransferMode::Copy) {
+    Step st;
+    for (const Send &send : sends)
+      st.rules.push_back(
+          rule(eq(rank(), c(send.from)), c(send.to), nullptr, mode));
+    s.body.push_back(std::move(st));
+  }
+
+  static TransferRule
+  rule(ExprRef guard, ExprRef peer, ExprRef selector,
+       TransferMode mode = TransferMode::Copy, unsigned from = 0,
+       llvm::SmallVector<Delivery, 1> into = {Delivery{0, nullptr}}) {
+    TransferRule r;
+    r.guard = std::move(guard);
+    r.peer = std::move(peer);
+    r.selector = std::move(selector);
+    r.mode = mode;
+    r.fromBuffer = from;
+    r.into = std::move(into);
+    return r;
+  }
+};
+
+Step stepOf(TransferRule rule) {
+  Step st;
+  st.rules.push_back(std::move(rule));
+  return st;
+}
+
+SimulationResult sim(const Schedule &s, llvm::ArrayRef<int64_t> params = {},
+                     PortModel ports = PortModel::Single) {
+  auto result = simulate::simulate(s, params, SimulateOptions{ports});
+  if (!result) {
+    ADD_FAILURE() << llvm::toString(result.takeError());
+    return {};
+  }
+  return std::move(*result);
+}
+
+/// The property's counterexample (a copy: callers pass temporaries).
+verify::Counterexample cexOf(const SimulationResult &r, Property p) {
+  const verify::PropertyResult &pr = r.result(p);
+  EXPECT_EQ(pr.status, Status::Counterexample) << verify::propertyName(p);
+  EXPECT_EQ(pr.method, "simulation");
+  return pr.counterexample ? *pr.counterexample : verify::Counterexample();
+}
+
+void expectHolds(const SimulationResult &r, Property p) {
+  const verify::PropertyResult &pr = r.result(p);
+  EXPECT_EQ(pr.status, Status::Proved)
+      << verify::propertyName(p) << ": "
+      << (pr.counterexample ? pr.counterexample->message : "");
+}
+
+void expectAllHold(const SimulationResult &r) {
+  ASSERT_EQ(r.properties.size(), 5u);
+  for (Property p :
+       {Property::Causality, Property::Contention, Property::Congestion,
+        Property::Matching, Property::Correctness})
+    expectHolds(r, p);
+}
+
+// --- Instantiation ----------------------------------------------------------
+
+TEST(Instantiate, LoopsRunInclusiveDownwardsAndSkipEmptyRanges) {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Ring, {c(4)});
+  ExprRef i, j;
+  auto down = b.loop("i", c(1), c(3), /*reverse=*/true, i);
+  down->body.push_back(stepOf(Builder::rule(eq(rank(), c(0)), i, nullptr)));
+  auto empty = b.loop("j", c(2), c(1), /*reverse=*/false, j);
+  empty->body.push_back(stepOf(Builder::rule(nullptr, c(1), nullptr)));
+
+  auto inst = instantiate(b.s, {});
+  ASSERT_TRUE(!!inst) << llvm::toString(inst.takeError());
+  EXPECT_EQ(inst->p, 4);
+  ASSERT_EQ(inst->steps.size(), 3u);
+  for (unsigned k = 0; k < 3; ++k) {
+    const InstanceStep &st = inst->steps[k];
+    EXPECT_EQ(st.number, k + 1);
+    ASSERT_EQ(st.transfers.size(), 1u);
+    EXPECT_EQ(st.transfers[0].src, 0);
+    EXPECT_EQ(st.transfers[0].dst, 3 - int64_t(k)); // i = 3, 2, 1
+    ASSERT_EQ(st.loopVars.size(), 1u);
+    EXPECT_EQ(st.loopVars[0], std::make_pair(std::string("i"), 3 - int64_t(k)));
+  }
+}
+
+TEST(Instantiate, TopologyDimensionsFollowParameters) {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Hypercube, {});
+  ExprRef d = b.param("d");
+  b.s.topology.dims = {d};
+  b.s.chunks = add(d, c(1));
+  auto inst = instantiate(b.s, {5});
+  ASSERT_TRUE(!!inst) << llvm::toString(inst.takeError());
+  EXPECT_EQ(inst->p, 32);
+  EXPECT_EQ(inst->chunks, 6);
+  EXPECT_EQ(inst->dims, std::vector<int64_t>{5});
+  EXPECT_EQ(inst->namedParams()[0],
+            std::make_pair(std::string("d"), int64_t(5)));
+
+  auto wrong = instantiate(b.s, {});
+  ASSERT_FALSE(!!wrong);
+  EXPECT_NE(llvm::toString(wrong.takeError()).find("1 parameter(s), got 0"),
+            std::string::npos);
+}
+
+TEST(Instantiate, EvaluationErrorsNameTheExpressionAndLocation) {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Ring, {c(4)});
+  const char *source = "step { r -> r / (r - 2) }";
+  ExprRef bad = Expr::binary(ExprOp::Div, rank(), sub(rank(), c(2)),
+                             llvm::SMLoc::getFromPointer(source + 12));
+  b.s.body.push_back(stepOf(Builder::rule(nullptr, bad, nullptr)));
+  auto inst = instantiate(b.s, {});
+  ASSERT_FALSE(!!inst);
+  llvm::Error err = inst.takeError();
+  bool sawLoc = false;
+  std::string text;
+  llvm::handleAllErrors(std::move(err), [&](const EvalFailure &f) {
+    sawLoc = f.loc.getPointer() == source + 12;
+    text = f.message;
+  });
+  EXPECT_TRUE(sawLoc);
+  EXPECT_NE(text.find("r / (r - 2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("division by zero"), std::string::npos) << text;
+  EXPECT_NE(text.find("r = 2"), std::string::npos) << text;
+}
+
+// --- Semantics
+// ----------------------------------------------------------------
+
+TEST(Semantics, ContributionsAddAsMultisetsAndPrintCompactly) {
+  Contributions a = Contributions::range(0, 2);
+  a.add(Contributions::range(4, 7));
+  EXPECT_EQ(a.str(), "{0..2, 4..7}");
+  EXPECT_FALSE(a.isInterval());
+  a.add(Contributions::single(3));
+  EXPECT_EQ(a.str(), "{0..7}");
+  EXPECT_TRUE(a.isInterval());
+  a.add(Contributions::single(3));
+  EXPECT_EQ(a.str(), "{0..2, 3 (x2), 4..7}");
+  EXPECT_EQ(a.count(3), 2);
+  EXPECT_EQ(a.count(9), 0);
+  EXPECT_EQ(Contributions().str(), "{}");
+}
+
+TEST(Semantics, AlltoallUniverseAndConditions) {
+  Collective coll;
+  coll.kind = CollectiveKind::Alltoall;
+  auto sem = Semantics::make(coll, 4, 2);
+  ASSERT_TRUE(!!sem);
+  EXPECT_EQ(sem->universeSize(), 32u);
+  int n = 0;
+  sem->forEachChunk(1, std::nullopt, 0, [&](ChunkKey k) {
+    EXPECT_EQ(chunkOrigin(k), 1);
+    EXPECT_EQ(chunkIndex(k), 0);
+    EXPECT_EQ(chunkDest(k), n++);
+  });
+  EXPECT_EQ(n, 4);
+  // Rank 2 ends with (o, 2, k) from every o, each holding only o's data.
+  std::vector<std::string> req;
+  sem->required(2, [&](ChunkKey k, const Contributions &cs) {
+    req.push_back(sem->describeChunk(k) + cs.str());
+  });
+  ASSERT_EQ(req.size(), 8u);
+  EXPECT_EQ(req[0], "(origin 0, dest 2, index 0){0}");
+  EXPECT_EQ(req[7], "(origin 3, dest 2, index 1){3}");
+}
+
+TEST(Semantics, ScanAndShiftPostConditions) {
+  Collective scan;
+  scan.kind = CollectiveKind::Scan;
+  auto s = Semantics::make(scan, 8, 1);
+  ASSERT_TRUE(!!s);
+  std::string got;
+  s->required(5, [&](ChunkKey k, const Contributions &cs) {
+    got = s->describeChunk(k) + " " + cs.str();
+  });
+  EXPECT_EQ(got, "chunk 0 {0..5}");
+
+  Collective shift;
+  shift.kind = CollectiveKind::Shift;
+  shift.shift = 3;
+  auto sh = Semantics::make(shift, 8, 1);
+  ASSERT_TRUE(!!sh);
+  sh->required(1, [&](ChunkKey k, const Contributions &cs) {
+    got = sh->describeChunk(k) + " " + cs.str();
+  });
+  EXPECT_EQ(got, "(origin 6, dest 1) {6}");
+
+  Collective bad;
+  bad.kind = CollectiveKind::Broadcast;
+  bad.root = 8;
+  auto err = Semantics::make(bad, 8, 1);
+  ASSERT_FALSE(!!err);
+  EXPECT_NE(llvm::toString(err.takeError()).find("root 8 is outside 0..7"),
+            std::string::npos);
+}
+
+// --- Broadcast on a ring (section 4.1.1) ------------------------------------
+
+TEST(Simulate, Fig4_2_FarthestFirstBroadcastOnRingHolds) {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Ring, {c(8)});
+  b.step({{0, 4}});
+  b.step({{0, 2}, {4, 6}});
+  b.step({{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  SimulationResult r = sim(b.s);
+  expectAllHold(r);
+  EXPECT_EQ(r.maxLoad, 1);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[2].messageChunks, (std::vector<int64_t>{1, 1, 1, 1}));
+}
+
+TEST(Simulate, Sec4_1_1_NearestFirstBroadcastCongestsLink1To2) {
+  // "if node 0 sent the message to node 1 in the first step and then nodes 0
+  // and 1 attempted to send messages to nodes 2 and 3, respectively, in the
+  // second step, the link between nodes 1 and 2 would be congested".
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Ring, {c(8)});
+  b.step({{0, 1}});
+  b.step({{0, 2}, {1, 3}});
+  b.step({{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  SimulationResult r = sim(b.s);
+  const auto &cex = cexOf(r, Property::Congestion);
+  EXPECT_EQ(cex.step, 2);
+  EXPECT_EQ(cex.channel, std::make_pair(int64_t(1), int64_t(2)));
+  EXPECT_EQ(cex.load, 2);
+  EXPECT_EQ(cex.transfers, (std::vector<TransferRef>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(cex.message, "channel 1->2 carries 2 messages");
+  EXPECT_EQ(cex.p, 8);
+  // The data still arrives everywhere: only the timing is wrong.
+  expectHolds(r, Property::Correctness);
+  expectHolds(r, Property::Causality);
+}
+
+TEST(Simulate, Fig4_12_HypercubeStepOnRingLoadsALinkFourTimes) {
+  // The messages of Figure 4.11(c) (partners differ in bit 2) on ring(8),
+  // as the figure draws them: all four cross 3 -> 4.
+  Builder b(CollectiveKind::Allgather, TopologyKind::Ring, {c(8)});
+  b.step({{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  SimulationResult r = sim(b.s);
+  const auto &cex = cexOf(r, Property::Congestion);
+  EXPECT_EQ(cex.step, 1);
+  EXPECT_EQ(cex.channel, std::make_pair(int64_t(3), int64_t(4)));
+  EXPECT_EQ(cex.load, 4);
+  EXPECT_EQ(cex.transfers,
+            (std::vector<TransferRef>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(cex.message, "channel 3->4 carries 4 messages");
+  EXPECT_EQ(r.maxLoad, 4);
+  EXPECT_EQ(r.steps[0].maxChannelChunks, 4);
+}
+
+TEST(Simulate, Fig4_12_FullExchangeLoadsEveryClockwiseLinkFourTimes) {
+  // Both directions of the exchange: the returning messages tie too and go
+  // clockwise (ring routing), so every clockwise link carries four.
+  Builder b(CollectiveKind::Allgather, TopologyKind::Ring, {c(8)});
+  b.step({{0, 4}, {4, 0}, {1, 5}, {5, 1}, {2, 6}, {6, 2}, {3, 7}, {7, 3}});
+  SimulationResult r = sim(b.s, {}, PortModel::All);
+  const auto &cex = cexOf(r, Property::Congestion);
+  EXPECT_EQ(cex.load, 4);
+  EXPECT_EQ(cex.transfers.size(), 4u);
+  EXPECT_EQ(r.steps[0].maxLoad, 4);
+  expectHolds(r, Property::Contention); // one send, one receive per rank
+}
+
+TEST(Simulate, Fig4_11_AllgatherOnHypercubeHoldsAndDoublesMessages) {
+  // Section 4.2: exchange along dimension i, sending everything held.
+  Builder b(CollectiveKind::Allgather, TopologyKind::Hypercube, {c(3)});
+  ExprRef i;
+  auto l = b.loop("i", c(0), c(2), false, i);
+  l->body.push_back(
+      stepOf(Builder::rule(nullptr, bxor(rank(), shl(c(1), i)), nullptr)));
+  SimulationResult r = sim(b.s);
+  expectAllHold(r);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].maxMessageChunks, 1);
+  EXPECT_EQ(r.steps[1].maxMessageChunks, 2);
+  EXPECT_EQ(r.steps[2].maxMessageChunks, 4);
+  EXPECT_EQ(r.maxLoad, 1);
+}
+
+// --- Algorithm 4.1: hypercube broadcast, symbolic in d ----------------------
+
+Schedule hypercubeBroadcast() {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Hypercube, {});
+  ExprRef d = b.param("d");
+  b.s.topology.dims = {d};
+  ExprRef i;
+  auto l = b.loop("i", c(0), sub(d, c(1)), /*reverse=*/true, i);
+  // r & ((2 << i) - 1) == 0  =>  r -> r ^ (1 << i)
+  ExprRef guard =
+      eq(bin(ExprOp::BitAnd, rank(), sub(shl(c(2), i), c(1))), c(0));
+  l->body.push_back(
+      stepOf(Builder::rule(guard, bxor(rank(), shl(c(1), i)), nullptr)));
+  return std::move(b.s);
+}
+
+TEST(Simulate, Alg4_1_HypercubeBroadcastHoldsForDim1To10) {
+  Schedule s = hypercubeBroadcast();
+  for (int64_t d = 1; d <= 10; ++d) {
+    SCOPED_TRACE("d = " + std::to_string(d));
+    SimulationResult r = sim(s, {d});
+    expectAllHold(r);
+    ASSERT_EQ(r.steps.size(), size_t(d));
+    EXPECT_EQ(r.maxLoad, 1);
+    // Step k (1-based) doubles the number of senders.
+    EXPECT_EQ(r.steps.back().messageChunks.size(), size_t(1) << (d - 1));
+  }
+}
+
+TEST(Simulate, Alg4_1_WrongDimensionOrderIsCaughtWithParameters) {
+  // Counting i upwards with the same guard: at i = 0 every even rank
+  // qualifies, and rank 2 holds nothing yet.
+  Schedule s = hypercubeBroadcast();
+  std::get<std::shared_ptr<Loop>>(s.body[0])->reverse = false;
+  SimulationResult r = sim(s, {3});
+  const auto &cex = cexOf(r, Property::Causality);
+  EXPECT_EQ(cex.step, 1);
+  EXPECT_EQ(cex.rank, 2);
+  EXPECT_EQ(cex.message, "rank 2 sends to 3 at step 1 but holds nothing");
+  EXPECT_EQ(cex.params,
+            (std::vector<std::pair<std::string, int64_t>>{{"d", 3}}));
+  EXPECT_EQ(cex.loopVars,
+            (std::vector<std::pair<std::string, int64_t>>{{"i", 0}}));
+}
+
+// --- All-to-all personalized on a ring (section 4.5.1) ----------------------
+
+/// Figure 4.18: every node forwards to r + 1 the packets not yet delivered.
+/// At step i rank r forwards the packet that originated at r - i + 1, less
+/// the pieces already delivered: those with (dest - origin) mod p >= i.
+Schedule ringAlltoall(int64_t p) {
+  Builder b(CollectiveKind::Alltoall, TopologyKind::Ring, {c(p)});
+  ExprRef i;
+  auto l = b.loop("i", c(1), sub(size(), c(1)), false, i);
+  ExprRef from = mod(add(sub(rank(), i), add(c(1), size())), size());
+  ExprRef remaining =
+      bin(ExprOp::Ge, mod(add(sub(dest(), origin()), size()), size()), i);
+  ExprRef selector = land(eq(origin(), from), remaining);
+  l->body.push_back(
+      stepOf(Builder::rule(nullptr, mod(add(rank(), c(1)), size()), selector)));
+  return std::move(b.s);
+}
+
+TEST(Simulate, Eq4_7_RingAlltoallPersonalizedMessagesShrinkByOne) {
+  for (int64_t p : {6, 64}) {
+    SCOPED_TRACE("p = " + std::to_string(p));
+    Schedule s = ringAlltoall(p);
+    SimulationResult r = sim(s);
+    expectAllHold(r);
+    ASSERT_EQ(r.steps.size(), size_t(p - 1));
+    // Step i carries m(p - i) words per node (equation 4.7).
+    int64_t total = 0;
+    for (int64_t i = 1; i < p; ++i) {
+      const StepStats &st = r.steps[i - 1];
+      EXPECT_EQ(st.maxMessageChunks, p - i);
+      EXPECT_EQ(st.maxChannelChunks, p - i);
+      EXPECT_EQ(st.maxLoad, 1);
+      total += st.maxChannelChunks;
+    }
+    EXPECT_EQ(total, p * (p - 1) / 2);
+  }
+}
+
+TEST(Simulate, RingAlltoallWithOneStepTooFewLosesAChunk) {
+  Schedule s = ringAlltoall(6);
+  auto l = std::get<std::shared_ptr<Loop>>(s.body[0]);
+  l->hi = sub(size(), c(2));
+  SimulationResult r = sim(s);
+  const auto &cex = cexOf(r, Property::Correctness);
+  // The pieces that travel p - 1 hops never arrive: (1, 0) is the first.
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.chunk, "(origin 1, dest 0)");
+  EXPECT_EQ(cex.actual, "nothing");
+  EXPECT_EQ(cex.expected, "{1}");
+  EXPECT_EQ(cex.message, "rank 0 does not hold chunk (origin 1, dest 0)");
+}
+
+TEST(Simulate, DirectAlltoallOnRingAtP1024) {
+  // The direct variant: at step i rank r sends its piece for r + i straight
+  // there (p - 1 steps, p(p - 1) transfers). Timed, not asserted.
+  const int64_t p = 1024;
+  Builder b(CollectiveKind::Alltoall, TopologyKind::Ring, {c(p)});
+  ExprRef i;
+  auto l = b.loop("i", c(1), sub(size(), c(1)), false, i);
+  ExprRef peer = mod(add(rank(), i), size());
+  l->body.push_back(stepOf(Builder::rule(
+      nullptr, peer, land(eq(origin(), rank()), eq(dest(), peer)))));
+
+  auto start = std::chrono::steady_clock::now();
+  auto inst = instantiate(b.s, {});
+  ASSERT_TRUE(!!inst) << llvm::toString(inst.takeError());
+  auto mid = std::chrono::steady_clock::now();
+  auto topo = Topology::make(TopologyKind::Ring, inst->dims);
+  ASSERT_TRUE(!!topo) << llvm::toString(topo.takeError());
+  auto result = simulate::simulate(*inst, *topo);
+  ASSERT_TRUE(!!result) << llvm::toString(result.takeError());
+  auto end = std::chrono::steady_clock::now();
+  auto ms = [](auto d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  };
+  std::printf("[ timing ] alltoall ring(1024): %zu transfers, instantiate %lld "
+              "ms, simulate %lld ms\n",
+              inst->numTransfers(), static_cast<long long>(ms(mid - start)),
+              static_cast<long long>(ms(end - mid)));
+
+  EXPECT_EQ(inst->numTransfers(), size_t(p * (p - 1)));
+  expectHolds(*result, Property::Correctness);
+  expectHolds(*result, Property::Causality);
+  expectHolds(*result, Property::Matching);
+  // Sending straight across a ring shares links: at step i, i messages
+  // cross each clockwise channel (up to p / 2).
+  const auto &cex = cexOf(*result, Property::Congestion);
+  EXPECT_EQ(cex.step, 2);
+  EXPECT_EQ(result->maxLoad, p / 2);
+  EXPECT_EQ(result->steps[9].maxLoad, 10);
+}
+
+TEST(Simulate, ArcCountingAgreesWithRoutingHopByHop) {
+  // Ring and linear loads are counted as arcs; a one-dimensional torus and
+  // mesh route the same way but are counted hop by hop.
+  for (auto [arcs, hops] :
+       {std::pair{TopologyKind::Ring, TopologyKind::Torus},
+        std::pair{TopologyKind::Linear, TopologyKind::Mesh}}) {
+    for (int64_t p : {5, 12}) {
+      SCOPED_TRACE(std::string(topologyKindName(arcs)) + " " +
+                   std::to_string(p));
+      std::vector<SimulationResult> runs;
+      for (TopologyKind kind : {arcs, hops}) {
+        Builder b(CollectiveKind::Alltoall, kind, {c(p)});
+        ExprRef i;
+        auto l = b.loop("i", c(1), sub(size(), c(1)), false, i);
+        ExprRef peer = mod(add(rank(), i), size());
+        l->body.push_back(stepOf(Builder::rule(
+            nullptr, peer, land(eq(origin(), rank()), eq(dest(), peer)))));
+        runs.push_back(sim(b.s, {}, PortModel::All));
+      }
+      ASSERT_EQ(runs[0].steps.size(), runs[1].steps.size());
+      for (size_t k = 0; k < runs[0].steps.size(); ++k) {
+        EXPECT_EQ(runs[0].steps[k].maxLoad, runs[1].steps[k].maxLoad);
+        EXPECT_EQ(runs[0].steps[k].maxChannelChunks,
+                  runs[1].steps[k].maxChannelChunks);
+      }
+      for (Property prop : {Property::Contention, Property::Congestion}) {
+        const auto &a = runs[0].result(prop), &h = runs[1].result(prop);
+        EXPECT_EQ(a.status, h.status);
+        if (a.counterexample && h.counterexample) {
+          EXPECT_EQ(a.counterexample->message, h.counterexample->message);
+          EXPECT_EQ(a.counterexample->transfers, h.counterexample->transfers);
+        }
+      }
+    }
+  }
+}
+
+TEST(Simulate, Fig4_24_EcubeShiftOnHypercubeIsCongestionFree) {
+  // Problem 4.22: with E-cube routing every circular q-shift on a hypercube
+  // is congestion-free; on a ring the same shift loads a link q times.
+  for (int64_t q = 1; q < 16; ++q) {
+    SCOPED_TRACE("q = " + std::to_string(q));
+    for (TopologyKind kind : {TopologyKind::Hypercube, TopologyKind::Ring}) {
+      Builder b(CollectiveKind::Shift, kind,
+                {c(kind == TopologyKind::Hypercube ? 4 : 16)});
+      b.s.collective.shift = q;
+      b.s.body.push_back(stepOf(
+          Builder::rule(nullptr, mod(add(rank(), c(q)), size()), nullptr)));
+      SimulationResult r = sim(b.s);
+      expectHolds(r, Property::Correctness);
+      if (kind == TopologyKind::Hypercube)
+        expectAllHold(r);
+      else
+        EXPECT_EQ(r.maxLoad, std::min(q, 16 - q));
+    }
+  }
+}
+
+// --- Reductions
+// ---------------------------------------------------------------
+
+Builder ringReduce(bool commutative) {
+  Builder b(CollectiveKind::Reduce, TopologyKind::Ring, {c(4)});
+  b.s.collective.commutative = commutative;
+  b.s.collective.op = commutative ? "sum" : "concat";
+  return b;
+}
+
+TEST(Simulate, ReductionAlongRingHolds) {
+  Builder b = ringReduce(true);
+  b.step({{3, 2}}, TransferMode::Reduce);
+  b.step({{2, 1}}, TransferMode::Reduce);
+  b.step({{1, 0}}, TransferMode::Reduce);
+  expectAllHold(sim(b.s));
+}
+
+TEST(Simulate, ReductionFoldingAContributionTwiceIsRefuted) {
+  Builder b = ringReduce(true);
+  b.step({{3, 2}}, TransferMode::Reduce);
+  b.step({{2, 1}}, TransferMode::Reduce);
+  b.step({{1, 0}}, TransferMode::Reduce);
+  b.step({{3, 0}}, TransferMode::Reduce);
+  SimulationResult r = sim(b.s);
+  const auto &cex = cexOf(r, Property::Correctness);
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.chunk, "chunk 0");
+  EXPECT_EQ(cex.expected, "{0..3}");
+  EXPECT_EQ(cex.actual, "{0..2, 3 (x2)}");
+  EXPECT_EQ(cex.message, "chunk 0 at rank 0 holds rank 3's contribution twice");
+}
+
+TEST(Simulate, ReductionLosingAContributionIsRefuted) {
+  Builder b = ringReduce(true);
+  b.step({{2, 1}}, TransferMode::Reduce); // rank 3 never sends
+  b.step({{1, 0}}, TransferMode::Reduce);
+  SimulationResult r = sim(b.s);
+  const auto &cex = cexOf(r, Property::Correctness);
+  EXPECT_EQ(cex.expected, "{0..3}");
+  EXPECT_EQ(cex.actual, "{0..2}");
+  EXPECT_EQ(cex.message, "chunk 0 at rank 0 lacks rank 3's contribution");
+}
+
+TEST(Simulate, CopyInsteadOfReduceOverwritesAndLosesContributions) {
+  Builder b = ringReduce(true);
+  b.step({{3, 2}}, TransferMode::Reduce);
+  b.step({{2, 1}}, TransferMode::Reduce);
+  b.step({{1, 0}}, TransferMode::Copy); // replaces rank 0's own value
+  const auto &cex = cexOf(sim(b.s), Property::Correctness);
+  EXPECT_EQ(cex.actual, "{1..3}");
+  EXPECT_EQ(cex.message, "chunk 0 at rank 0 lacks rank 0's contribution");
+}
+
+TEST(Simulate, NonCommutativeReductionMustFoldNeighbours) {
+  Builder inOrder = ringReduce(false);
+  inOrder.step({{3, 2}}, TransferMode::Reduce);
+  inOrder.step({{2, 1}}, TransferMode::Reduce);
+  inOrder.step({{1, 0}}, TransferMode::Reduce);
+  expectAllHold(sim(inOrder.s));
+
+  // Same contributions in the end, but rank 0 folds {2} into {0} first.
+  Builder b = ringReduce(false);
+  b.step({{2, 0}}, TransferMode::Reduce);
+  b.step({{1, 0}}, TransferMode::Reduce);
+  b.step({{3, 0}}, TransferMode::Reduce);
+  SimulationResult r = sim(b.s, {}, PortModel::All);
+  const auto &cex = cexOf(r, Property::Correctness);
+  EXPECT_EQ(cex.step, 1);
+  EXPECT_EQ(cex.actual, "{0..3}");
+  EXPECT_EQ(cex.message, "chunk 0 at rank 0 combines contributions out of "
+                         "rank order at step 1 ('concat' is not commutative)");
+
+  b.s.collective.commutative = true;
+  expectHolds(sim(b.s, {}, PortModel::All), Property::Correctness);
+}
+
+TEST(Simulate, Sec4_3_HypercubeAllreduceHoldsEvenNonCommutative) {
+  Builder b(CollectiveKind::Allreduce, TopologyKind::Hypercube, {c(4)});
+  b.s.collective.commutative = false;
+  ExprRef i;
+  auto l = b.loop("i", c(0), c(3), false, i);
+  l->body.push_back(stepOf(Builder::rule(nullptr, bxor(rank(), shl(c(1), i)),
+                                         nullptr, TransferMode::Reduce)));
+  SimulationResult r = sim(b.s);
+  expectAllHold(r);
+  EXPECT_EQ(r.steps[3].maxMessageChunks, 1); // numbers add, do not concatenate
+}
+
+TEST(Simulate, Alg4_9_HypercubePrefixSumsWithResultBuffer) {
+  // Figure 4.13: the outgoing message (buffer 1) absorbs every incoming
+  // message; the result (buffer 0) only those from lower-labelled nodes.
+  for (bool commutative : {true, false}) {
+    Builder b(CollectiveKind::Scan, TopologyKind::Hypercube, {c(3)});
+    b.s.collective.commutative = commutative;
+    b.s.buffers.push_back(Buffer{"msg"});
+    ExprRef i;
+    auto l = b.loop("i", c(0), c(2), false, i);
+    ExprRef partner = bxor(rank(), shl(c(1), i));
+    l->body.push_back(stepOf(Builder::rule(
+        nullptr, partner, nullptr, TransferMode::Reduce, /*from=*/1,
+        {Delivery{1, nullptr},
+         Delivery{0, bin(ExprOp::Lt, rank(), partner)}})));
+    expectAllHold(sim(b.s));
+
+    // Adding every message to the result computes the all-reduce instead.
+    auto &rule = std::get<Step>(l->body[0]).rules[0];
+    rule.into[1].when = nullptr;
+    const auto &cex = cexOf(sim(b.s), Property::Correctness);
+    EXPECT_EQ(cex.rank, 0);
+    EXPECT_EQ(cex.expected, "{0}");
+    EXPECT_EQ(cex.actual, "{0..7}");
+    EXPECT_EQ(cex.message,
+              "chunk 0 at rank 0 holds rank 1's contribution, which is not in "
+              "{0}");
+  }
+}
+
+// --- Causality, matching, contention
+// ------------------------------------------
+
+TEST(Simulate, SendingBeforeHoldingIsACausalityViolation) {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Ring, {c(8)});
+  b.step({{0, 1}, {2, 3}});
+  SimulationResult r = sim(b.s);
+  const auto &cex = cexOf(r, Property::Causality);
+  EXPECT_EQ(cex.step, 1);
+  EXPECT_EQ(cex.rank, 2);
+  EXPECT_EQ(cex.transfers, (std::vector<TransferRef>{{2, 3}}));
+  EXPECT_EQ(cex.message, "rank 2 sends to 3 at step 1 but holds nothing");
+}
+
+TEST(Simulate, SelectorNamingAChunkNotHeldIsACausalityViolation) {
+  // Each rank tries to send its right neighbour's piece for the neighbour.
+  Builder b(CollectiveKind::Alltoall, TopologyKind::Ring, {c(4)});
+  ExprRef right = mod(add(rank(), c(1)), size());
+  b.s.body.push_back(stepOf(Builder::rule(
+      nullptr, right, land(eq(origin(), right), eq(dest(), right)))));
+  const auto &cex = cexOf(sim(b.s), Property::Causality);
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.chunk, "(origin 1, dest 1)");
+  EXPECT_EQ(cex.message, "rank 0 sends chunk (origin 1, dest 1) to 1 at step 1 "
+                         "but does not hold it");
+}
+
+TEST(Simulate, SelfSendAndOutOfRangePeerAreMatchingViolations) {
+  Builder self(CollectiveKind::Broadcast, TopologyKind::Ring, {c(8)});
+  self.step({{0, 0}});
+  const auto &cex = cexOf(sim(self.s), Property::Matching);
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.message, "rank 0 sends to itself");
+
+  // r -> r + 1 without the wrap-around.
+  Builder out(CollectiveKind::Allgather, TopologyKind::Ring, {c(8)});
+  out.s.body.push_back(
+      stepOf(Builder::rule(nullptr, add(rank(), c(1)), nullptr)));
+  SimulationResult r = sim(out.s);
+  const auto &cex2 = cexOf(r, Property::Matching);
+  EXPECT_EQ(cex2.rank, 7);
+  EXPECT_EQ(cex2.transfers, (std::vector<TransferRef>{{7, 8}}));
+  EXPECT_EQ(cex2.message, "rank 7 sends to 8, outside ring(8)");
+  expectHolds(r, Property::Congestion); // the other seven are fine
+}
+
+TEST(Simulate, TwoSendsFromOneRankContendUnderSinglePortOnly) {
+  Builder b(CollectiveKind::Broadcast, TopologyKind::Ring, {c(8)});
+  b.step({{0, 1}, {0, 7}});
+  const auto &cex =
+      cexOf(sim(b.s, {}, PortModel::Single), Property::Contention);
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.transfers, (std::vector<TransferRef>{{0, 1}, {0, 7}}));
+  EXPECT_EQ(cex.message, "rank 0 sends 2 messages at step 1 (single-port)");
+  // All-port: the two leave on different links.
+  expectHolds(sim(b.s, {}, PortModel::All), Property::Contention);
+
+  // All-port still allows one message per outgoing link: 0->1 and 0->2 both
+  // leave on 0->1.
+  Builder same(CollectiveKind::Broadcast, TopologyKind::Ring, {c(8)});
+  same.step({{0, 1}, {0, 2}});
+  const auto &cex2 =
+      cexOf(sim(same.s, {}, PortModel::All), Property::Contention);
+  EXPECT_EQ(cex2.channel, std::make_pair(int64_t(0), int64_t(1)));
+  EXPECT_EQ(cex2.message,
+            "rank 0 sends 2 messages over 0->1 at step 1 (all-port)");
+}
+
+TEST(Simulate, TwoReceivesAtOneRankContend) {
+  Builder b(CollectiveKind::Gather, TopologyKind::Ring, {c(4)});
+  b.step({{1, 0}, {3, 0}});
+  const auto &cex = cexOf(sim(b.s), Property::Contention);
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.message, "rank 0 receives 2 messages at step 1 (single-port)");
+}
+
+TEST(Simulate, SelectorEvaluationErrorIsAnError) {
+  Builder b(CollectiveKind::Alltoall, TopologyKind::Ring, {c(4)});
+  b.s.body.push_back(stepOf(
+      Builder::rule(nullptr, mod(add(rank(), c(1)), size()),
+                    eq(bin(ExprOp::Div, c(1), sub(dest(), c(2))), c(0)))));
+  auto r = simulate::simulate(b.s, {});
+  ASSERT_FALSE(!!r);
+  std::string text = llvm::toString(r.takeError());
+  EXPECT_NE(text.find("selector `1 / (dest - 2) == 0`"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(origin 0, dest 2)"), std::string::npos) << text;
+}
+
+} // namespace
