@@ -1,0 +1,211 @@
+#include "prove/ExprToSmt.h"
+
+#include <cassert>
+
+using namespace collc;
+using namespace collc::prove;
+using ir::ExprOp;
+using smt::Term;
+
+Term ExprToSmt::test(const Entry &e) {
+  return e.asBool.isValid() ? e.asBool : e.value != 0;
+}
+
+Term ExprToSmt::nonzero(const ir::Expr &e) { return test(get(e)); }
+
+SmtExpr ExprToSmt::translate(const ir::Expr &e) {
+  Entry entry = get(e);
+  return {entry.value, entry.defined};
+}
+
+ExprToSmt::Entry ExprToSmt::get(const ir::Expr &e) {
+  auto it = cache.find(&e);
+  if (it != cache.end())
+    return it->second;
+  Entry entry = build(e);
+  cache.try_emplace(&e, entry);
+  return entry;
+}
+
+// x ** n modulo 2^64, as evaluate() computes it by square-and-multiply.
+Term ExprToSmt::power(const Term &base, const Term &exponent) {
+  Term one = ctx.bitVec(1);
+  if (auto n = exponent.constant()) {
+    // Negative exponents are undefined; any value will do.
+    Term result = one, square = base;
+    for (uint64_t bits = *n < 0 ? 0 : static_cast<uint64_t>(*n); bits != 0;
+         bits >>= 1) {
+      if (bits & 1)
+        result = result * square;
+      if (bits > 1)
+        square = square * square;
+    }
+    return result;
+  }
+  if (auto x = base.constant()) {
+    if (*x == 0)
+      return ite(exponent == 0, one, ctx.bitVec(0));
+    if (*x == 1)
+      return one;
+    if (*x == -1)
+      return ite((exponent & one) == 0, one, ctx.bitVec(-1));
+    if (*x > 0 && (*x & (*x - 1)) == 0) {
+      // 2^k ** n == 1 << (k * n); for n > 63 the product is 0 mod 2^64,
+      // and testing n first keeps k * n from wrapping.
+      int64_t k = __builtin_ctzll(static_cast<uint64_t>(*x));
+      if (k == 1)
+        return shl(one, exponent);
+      return ite(sle(exponent, 63), shl(one, exponent * ctx.bitVec(k)),
+                 ctx.bitVec(0));
+    }
+  }
+  // General case: one round per exponent bit. The squares of a constant base
+  // fold to constants, so only the selections reach the solver.
+  Term result = one, square = base;
+  for (int bit = 0; bit < 64; ++bit) {
+    Term set = (ashr(exponent, ctx.bitVec(bit)) & one) != 0;
+    result = result * ite(set, square, one);
+    square = square * square;
+  }
+  return result;
+}
+
+ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
+  Term yes = ctx.boolean(true);
+  Term one = ctx.bitVec(1), zero = ctx.bitVec(0);
+  auto fromBool = [&](const Term &b) {
+    return Entry{ite(b, one, zero), yes, b};
+  };
+
+  switch (e.op) {
+  case ExprOp::Const:
+    return {ctx.bitVec(e.value), yes, {}};
+  case ExprOp::Var:
+    return {e.slot < slots.size() ? slots[e.slot] : zero, yes, {}};
+  case ExprOp::Select: {
+    Entry c = get(*e.args[0]), a = get(*e.args[1]), b = get(*e.args[2]);
+    Term cond = test(c);
+    Entry r{ite(cond, a.value, b.value),
+            c.defined && ite(cond, a.defined, b.defined),
+            {}};
+    if (a.asBool.isValid() && b.asBool.isValid())
+      r.asBool = ite(cond, a.asBool, b.asBool);
+    return r;
+  }
+  case ExprOp::And:
+  case ExprOp::Or: {
+    Entry a = get(*e.args[0]), b = get(*e.args[1]);
+    Term ta = test(a), tb = test(b);
+    bool isAnd = e.op == ExprOp::And;
+    // The right operand is evaluated (and must be defined) only when the
+    // left one does not decide the result.
+    Entry r = fromBool(isAnd ? (ta && tb) : (ta || tb));
+    r.defined = a.defined && implies(isAnd ? ta : !ta, b.defined);
+    return r;
+  }
+  default:
+    break;
+  }
+
+  Entry a = get(*e.args[0]);
+  if (e.args.size() == 1) {
+    Entry r;
+    switch (e.op) {
+    case ExprOp::Neg:
+      r = {-a.value, yes, {}};
+      break;
+    case ExprOp::BitNot:
+      r = {~a.value, yes, {}};
+      break;
+    case ExprOp::Not:
+      r = fromBool(!test(a));
+      break;
+    default:
+      assert(false && "not a unary operator");
+      r = {zero, ctx.boolean(false), {}};
+      break;
+    }
+    r.defined = a.defined;
+    return r;
+  }
+
+  Entry b = get(*e.args[1]);
+  const Term &x = a.value, &y = b.value;
+  Term defined = a.defined && b.defined;
+  Entry r;
+  switch (e.op) {
+  case ExprOp::Add:
+    r = {x + y, yes, {}};
+    break;
+  case ExprOp::Sub:
+    r = {x - y, yes, {}};
+    break;
+  case ExprOp::Mul:
+    r = {x * y, yes, {}};
+    break;
+  case ExprOp::Div:
+  case ExprOp::Mod:
+    r = {e.op == ExprOp::Div ? sdiv(x, y) : srem(x, y), yes, {}};
+    defined = defined && y != 0 && !(x == INT64_MIN && y == -1);
+    break;
+  case ExprOp::Pow:
+    r = {power(x, y), yes, {}};
+    defined = defined && sge(y, 0);
+    break;
+  case ExprOp::Shl:
+  case ExprOp::Shr:
+    r = {e.op == ExprOp::Shl ? shl(x, y) : ashr(x, y), yes, {}};
+    defined = defined && sge(y, 0) && sle(y, 63);
+    break;
+  case ExprOp::BitAnd:
+    r = {x & y, yes, {}};
+    break;
+  case ExprOp::BitOr:
+    r = {x | y, yes, {}};
+    break;
+  case ExprOp::BitXor:
+    r = {x ^ y, yes, {}};
+    break;
+  case ExprOp::Min:
+    r = {smin(x, y), yes, {}};
+    break;
+  case ExprOp::Max:
+    r = {smax(x, y), yes, {}};
+    break;
+  case ExprOp::Eq:
+    r = fromBool(x == y);
+    break;
+  case ExprOp::Ne:
+    r = fromBool(x != y);
+    break;
+  case ExprOp::Lt:
+    r = fromBool(slt(x, y));
+    break;
+  case ExprOp::Le:
+    r = fromBool(sle(x, y));
+    break;
+  case ExprOp::Gt:
+    r = fromBool(sgt(x, y));
+    break;
+  case ExprOp::Ge:
+    r = fromBool(sge(x, y));
+    break;
+  default:
+    assert(false && "not a binary operator");
+    r = {zero, ctx.boolean(false), {}};
+    break;
+  }
+  r.defined = defined;
+  return r;
+}
+
+Term collc::prove::toSmt(const ir::Expr &e, llvm::ArrayRef<Term> slots) {
+  assert(!slots.empty() && slots[0].context() && "toSmt needs a context");
+  return ExprToSmt(*slots[0].context(), slots).translate(e).value;
+}
+
+SmtExpr collc::prove::toSmtChecked(const ir::Expr &e,
+                                   llvm::ArrayRef<Term> slots) {
+  assert(!slots.empty() && slots[0].context() && "toSmt needs a context");
+  return ExprToSmt(*slots[0].context(), slots).translate(e);
+}

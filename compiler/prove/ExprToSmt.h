@@ -1,0 +1,69 @@
+#pragma once
+// Interpretation 3 of ir::Expr (see ir/Expr.h): translation to solver terms.
+//
+// Every operator means exactly what ir::evaluate() makes it mean on int64_t,
+// wherever evaluate() succeeds: wrapping + - *, `/` truncating (bvsdiv), `%`
+// with the sign of the dividend (bvsrem), `>>` arithmetic, signed
+// comparisons and min/max, `and`/`or`/`not`/select testing against zero, and
+// `**` exactly (wrapping, like evaluate's square-and-multiply): a constant
+// exponent unrolls, base 2^k becomes a shift, and a symbolic base and
+// exponent become 64 rounds of square-and-multiply (exact but costly for the
+// solver).
+//
+// Where evaluate() fails (division by zero or INT64_MIN / -1, shift amount
+// outside 0..63, negative exponent) the value term is unconstrained by C++
+// and `defined` is false; the prover states `defined` as an obligation.
+// Definedness follows evaluate's short-circuiting: `a and b` needs b defined
+// only when a is nonzero, select only its chosen branch.
+
+#include "ir/Expr.h"
+#include "smt/Term.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace collc::prove {
+
+struct SmtExpr {
+  smt::Term value;   // 64-bit bit-vector
+  smt::Term defined; // boolean: evaluate() would succeed
+};
+
+/// Translates expressions over one slot environment, sharing the terms of
+/// sub-expressions that are shared between the expressions it is given.
+class ExprToSmt {
+public:
+  /// `slots[i]` is the term for variable slot i (64-bit bit-vectors); a
+  /// slot outside the array reads as 0, as in evaluate().
+  ExprToSmt(smt::Context &ctx, llvm::ArrayRef<smt::Term> slots)
+      : ctx(ctx), slots(slots.begin(), slots.end()) {}
+
+  SmtExpr translate(const ir::Expr &e);
+  /// The boolean "e is nonzero", without a detour through 0/1 for
+  /// comparisons and logic.
+  smt::Term nonzero(const ir::Expr &e);
+
+private:
+  struct Entry {
+    smt::Term value;
+    smt::Term defined;
+    smt::Term
+        asBool; // valid for comparisons and logic: value == (asBool ? 1 : 0)
+  };
+  Entry get(const ir::Expr &e);
+  Entry build(const ir::Expr &e);
+  smt::Term test(const Entry &e);
+  smt::Term power(const smt::Term &base, const smt::Term &exponent);
+
+  smt::Context &ctx;
+  std::vector<smt::Term> slots;
+  llvm::DenseMap<const ir::Expr *, Entry> cache;
+};
+
+/// The value of `e` with `slots[i]` for variable slot i. `slots` must not
+/// be empty (its terms name the context); use ExprToSmt otherwise.
+smt::Term toSmt(const ir::Expr &e, llvm::ArrayRef<smt::Term> slots);
+/// Value and definedness of `e`.
+SmtExpr toSmtChecked(const ir::Expr &e, llvm::ArrayRef<smt::Term> slots);
+
+} // namespace collc::prove

@@ -1,0 +1,848 @@
+#include "prove/Prover.h"
+#include "prove/ExprToSmt.h"
+#include "smt/Solver.h"
+#include "smt/Term.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <functional>
+#include <optional>
+
+using namespace collc;
+using namespace collc::prove;
+using ir::ExprRef;
+using smt::Term;
+using verify::Property;
+using verify::PropertyResult;
+using verify::Status;
+
+namespace {
+
+/// An IR step with the loops around it, outermost first.
+struct StepSite {
+  const ir::Step *step = nullptr;
+  std::vector<const ir::Loop *> loops;
+  unsigned index = 0; // 1-based, in IR order, for messages
+};
+
+void collectSites(const std::vector<ir::BodyItem> &body,
+                  std::vector<const ir::Loop *> &loops,
+                  std::vector<StepSite> &sites) {
+  for (const ir::BodyItem &item : body) {
+    if (const auto *step = std::get_if<ir::Step>(&item)) {
+      sites.push_back({step, loops, static_cast<unsigned>(sites.size() + 1)});
+      continue;
+    }
+    const auto &loop = std::get<std::shared_ptr<ir::Loop>>(item);
+    loops.push_back(loop.get());
+    collectSites(loop->body, loops, sites);
+    loops.pop_back();
+  }
+}
+
+/// Concrete sends are enumerated (to re-check a counterexample and to list
+/// every message involved) only up to this many rule applications.
+constexpr int64_t maxEnumeratedSends = int64_t(1) << 22;
+/// Counting steps to number a counterexample's step stops here (step 0).
+constexpr int64_t maxCountedSteps = int64_t(1) << 24;
+
+std::string channelText(const Channel &c) {
+  return std::to_string(c.from) + "->" + std::to_string(c.to);
+}
+
+} // namespace
+
+struct Prover::State {
+  const ir::Schedule *schedule = nullptr;
+  ProverOptions options;
+  std::vector<StepSite> sites;
+  unsigned numSlots = 0;
+  std::vector<std::pair<int64_t, int64_t>> paramRange; // per Schedule::params
+  /// Built when the dimensions do not depend on parameters.
+  std::optional<Topology> topology;
+  // Symbolic forms over extra slots past the schedule's own:
+  // src, dst, from, to.
+  unsigned srcSlot = 0, dstSlot = 0, fromSlot = 0, toSlot = 0;
+  ExprRef numRanks, isChannel, onRoute; // null where there is no closed form
+
+  /// Tree and graph: for each channel of `topology`, the (src, dst) rank
+  /// pairs whose route crosses it, first crosses it, last crosses it.
+  struct RouteTable {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> all, first, last;
+  };
+  std::optional<RouteTable> table;
+  std::string tableProblem; // why there is no table, when there is none
+
+  smt::Context ctx;
+  smt::Solver solver{ctx};
+
+  PropertyResult prove(Property property);
+
+  // --- query construction ---------------------------------------------------
+  struct Frame {
+    std::vector<Term> base; // slot terms shared by every send of the step
+    Term p;
+    std::vector<Term> paramVars;
+    std::vector<Term> loopVars;
+    std::vector<Term> paramAssumptions;
+    std::vector<Term> loopAssumptions;
+    Term boundsUndefined; // some enclosing loop's bounds are undefined
+  };
+  struct Send {
+    Term rank, rule, peer;
+    Term wellFormed; // the selected rule fires and matching accepts it
+    Term bad;        // the selected rule breaks matching
+    std::vector<Term> assumptions;
+  };
+  Frame frameFor(const StepSite &site, llvm::StringRef tag);
+  Send sendFor(const Frame &frame, const StepSite &site, llvm::StringRef tag);
+  Term routeHas(const Frame &frame, const Send &send, const Term &from,
+                const Term &to);
+  Term channelIsReal(const Frame &frame, const Term &from, const Term &to);
+  bool buildTable();
+
+  // --- counterexamples
+  // --------------------------------------------------------
+  struct Concrete {
+    std::vector<int64_t> env;
+    verify::Counterexample cex;
+    std::optional<Topology> topology;
+    std::string topologyProblem; // why there is no topology
+  };
+  std::optional<std::string> concretize(const smt::Result &r, const Frame &f,
+                                        const StepSite &site, Concrete &out);
+  int64_t stepNumber(std::vector<int64_t> env, const StepSite &site,
+                     llvm::ArrayRef<int64_t> loopValues) const;
+  struct ConcreteSend {
+    int64_t src = 0, dst = 0;
+    unsigned rule = 0;
+  };
+  /// Every send matching accepts at the step, or none when there are too
+  /// many to enumerate.
+  std::optional<std::vector<ConcreteSend>>
+  enumerateSends(const StepSite &site, std::vector<int64_t> env, int64_t p);
+  /// Rule `rule` at rank `rank`: the peer, if the rule fires and matching
+  /// accepts it.
+  std::optional<int64_t> concretePeer(const StepSite &site,
+                                      std::vector<int64_t> env, int64_t p,
+                                      unsigned rule, int64_t rank);
+
+  PropertyResult proveSite(Property property, const StepSite &site,
+                           smt::Result &result);
+};
+
+// --- construction -----------------------------------------------------------
+
+llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
+                                      ProverOptions options) {
+  auto state = std::make_unique<State>();
+  State &s = *state;
+  s.schedule = &schedule;
+  s.options = std::move(options);
+  s.solver.setVerbose(s.options.verbose, s.options.dumpSmt);
+
+  // Slots: the schedule's layout, widened to cover every slot its
+  // parameters and loops use, then src/dst/from/to for the route forms.
+  unsigned numSlots =
+      std::max<unsigned>(schedule.numSlots(), ir::NumFixedSlots);
+  for (const ir::Parameter &param : schedule.params)
+    numSlots = std::max(numSlots, param.slot + 1);
+  std::vector<const ir::Loop *> loops;
+  collectSites(schedule.body, loops, s.sites);
+  for (const StepSite &site : s.sites)
+    for (const ir::Loop *loop : site.loops)
+      numSlots = std::max(numSlots, loop->slot + 1);
+  s.numSlots = numSlots;
+  s.srcSlot = numSlots;
+  s.dstSlot = numSlots + 1;
+  s.fromSlot = numSlots + 2;
+  s.toSlot = numSlots + 3;
+
+  for (const ir::Parameter &param : schedule.params) {
+    auto range = llvm::find_if(s.options.ranges, [&](const ParamRange &r) {
+      return r.name == param.name;
+    });
+    if (range == s.options.ranges.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no range given for parameter '%s'",
+                                     param.name.c_str());
+    if (range->lo > range->hi)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "empty range %lld .. %lld for parameter '%s'",
+          static_cast<long long>(range->lo), static_cast<long long>(range->hi),
+          param.name.c_str());
+    s.paramRange.push_back({range->lo, range->hi});
+  }
+
+  const ir::TopologyTemplate &topo = schedule.topology;
+  bool concreteDims = true;
+  std::vector<int64_t> dimValues;
+  for (const ExprRef &dim : topo.dims) {
+    std::vector<unsigned> used;
+    ir::collectSlots(*dim, used);
+    ir::EvalResult v = ir::evaluate(*dim, {});
+    concreteDims &= used.empty() && v.ok();
+    dimValues.push_back(v.value);
+  }
+  if (concreteDims) {
+    auto made = Topology::make(topo.kind, dimValues, topo.edges);
+    if (!made)
+      return made.takeError();
+    s.topology = std::move(*made);
+  }
+
+  auto slotVar = [&](unsigned slot, const char *name) {
+    return ir::Expr::var(name, slot);
+  };
+  ExprRef src = slotVar(s.srcSlot, "src"), dst = slotVar(s.dstSlot, "dst");
+  ExprRef from = slotVar(s.fromSlot, "from"), to = slotVar(s.toSlot, "to");
+  s.numRanks = symbolic::numRanks(topo.kind, topo.dims);
+  if (!s.numRanks && s.topology)
+    s.numRanks = ir::Expr::constant(s.topology->numRanks());
+  if (!s.numRanks && !topo.dims.empty() &&
+      (topo.kind == TopologyKind::Tree || topo.kind == TopologyKind::Graph))
+    s.numRanks = topo.dims[0]; // tree(leaves: n), graph(n): n ranks
+  if (!s.numRanks)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot size topology %s",
+                                   topologyKindName(topo.kind).str().c_str());
+  s.isChannel = symbolic::isChannel(topo.kind, topo.dims, from, to);
+  s.onRoute = symbolic::onRoute(topo.kind, topo.dims, src, dst, from, to);
+  return Prover(std::move(state));
+}
+
+Prover::Prover(std::unique_ptr<State> state) : state(std::move(state)) {}
+Prover::Prover(Prover &&) = default;
+Prover &Prover::operator=(Prover &&) = default;
+Prover::~Prover() = default;
+
+const smt::Solver &Prover::solver() const { return state->solver; }
+
+PropertyResult Prover::prove(Property property) {
+  return state->prove(property);
+}
+
+std::vector<PropertyResult> Prover::proveAll() {
+  return {prove(Property::Matching), prove(Property::Contention),
+          prove(Property::Congestion)};
+}
+
+// --- frames and sends -------------------------------------------------------
+
+Prover::State::Frame Prover::State::frameFor(const StepSite &site,
+                                             llvm::StringRef tag) {
+  Frame f;
+  f.base.resize(numSlots + 4);
+  for (unsigned slot = 0; slot < f.base.size(); ++slot) {
+    llvm::StringRef name = slot < schedule->slotNames.size()
+                               ? llvm::StringRef(schedule->slotNames[slot])
+                               : llvm::StringRef("slot");
+    f.base[slot] = ctx.bitVecVar(name.empty() ? "slot" : name);
+  }
+  for (size_t i = 0; i < schedule->params.size(); ++i) {
+    const ir::Parameter &param = schedule->params[i];
+    Term v = ctx.bitVecVar(param.name);
+    f.base[param.slot] = v;
+    f.paramVars.push_back(v);
+    f.paramAssumptions.push_back(sge(v, paramRange[i].first) &&
+                                 sle(v, paramRange[i].second));
+  }
+  {
+    SmtExpr p = ExprToSmt(ctx, f.base).translate(*numRanks);
+    f.p = p.value;
+    // A size that cannot be computed leaves no instance to check.
+    f.paramAssumptions.push_back(p.defined);
+    f.paramAssumptions.push_back(sge(f.p, 1));
+  }
+  f.base[ir::SlotSize] = f.p;
+
+  // Loops, outermost first: each one's bounds over the variables outside it.
+  std::vector<Term> undefined;
+  for (const ir::Loop *loop : site.loops) {
+    ExprToSmt outer(ctx, f.base);
+    SmtExpr lo = outer.translate(*loop->lo), hi = outer.translate(*loop->hi);
+    Term v = ctx.bitVecVar(loop->var + tag.str());
+    Term defined = lo.defined && hi.defined;
+    undefined.push_back(ctx.all(f.loopAssumptions) && !defined);
+    f.loopAssumptions.push_back(defined && sle(lo.value, v) &&
+                                sle(v, hi.value));
+    f.loopVars.push_back(v);
+    f.base[loop->slot] = v;
+  }
+  f.boundsUndefined = ctx.any(undefined);
+  return f;
+}
+
+Prover::State::Send Prover::State::sendFor(const Frame &frame,
+                                           const StepSite &site,
+                                           llvm::StringRef tag) {
+  Send s;
+  std::vector<Term> env = frame.base;
+  s.rank = ctx.bitVecVar("r" + tag.str());
+  env[ir::SlotRank] = s.rank;
+  s.assumptions.push_back(sge(s.rank, 0) && slt(s.rank, frame.p));
+
+  const std::vector<ir::TransferRule> &rules = site.step->rules;
+  int64_t numRules = static_cast<int64_t>(rules.size());
+  s.rule = numRules == 1 ? ctx.bitVec(0) : ctx.bitVecVar("rule" + tag.str());
+  s.assumptions.push_back(sge(s.rule, 0) && slt(s.rule, numRules));
+
+  ExprToSmt tr(ctx, env);
+  std::vector<Term> wellFormed, bad;
+  s.peer = ctx.bitVec(0);
+  // Last rule first, so the ite chain reads rule 0 outermost.
+  for (int64_t k = numRules - 1; k >= 0; --k) {
+    const ir::TransferRule &rule = rules[k];
+    Term fires = ctx.boolean(true), guardDefined = ctx.boolean(true);
+    if (rule.guard) {
+      fires = tr.nonzero(*rule.guard);
+      guardDefined = tr.translate(*rule.guard).defined;
+    }
+    SmtExpr peer = tr.translate(*rule.peer);
+    Term accepted = peer.defined && sge(peer.value, 0) &&
+                    slt(peer.value, frame.p) && peer.value != s.rank;
+    Term chosen = s.rule == k;
+    wellFormed.push_back(chosen && guardDefined && fires && accepted);
+    bad.push_back(chosen && (!guardDefined || (fires && !accepted)));
+    s.peer = ite(chosen, peer.value, s.peer);
+  }
+  s.wellFormed = ctx.any(wellFormed);
+  s.bad = ctx.any(bad);
+  return s;
+}
+
+Term Prover::State::routeHas(const Frame &frame, const Send &send,
+                             const Term &from, const Term &to) {
+  std::vector<Term> env = frame.base;
+  env[srcSlot] = send.rank;
+  env[dstSlot] = send.peer;
+  env[fromSlot] = from;
+  env[toSlot] = to;
+  return ExprToSmt(ctx, env).nonzero(*onRoute);
+}
+
+Term Prover::State::channelIsReal(const Frame &frame, const Term &from,
+                                  const Term &to) {
+  std::vector<Term> env = frame.base;
+  env[fromSlot] = from;
+  env[toSlot] = to;
+  return sge(from, 0) && slt(from, frame.p) && sge(to, 0) && slt(to, frame.p) &&
+         ExprToSmt(ctx, env).nonzero(*isChannel);
+}
+
+bool Prover::State::buildTable() {
+  if (table)
+    return true;
+  if (!tableProblem.empty())
+    return false;
+  if (!topology) {
+    tableProblem = "no symbolic routing for " +
+                   topologyKindName(schedule->topology.kind).str() +
+                   " with parameter-dependent dimensions";
+    return false;
+  }
+  const Topology &t = *topology;
+  int64_t n = t.numRanks();
+  // Sum of route lengths, bounded before anything is stored.
+  int64_t entries = 0;
+  for (int64_t a = 0; a < n && entries <= options.maxRouteTableEntries; ++a)
+    for (int64_t b = 0; b < n; ++b)
+      entries += t.distance(a, b);
+  if (entries > options.maxRouteTableEntries) {
+    tableProblem = "route table of " + t.describe() + " too large (more than " +
+                   std::to_string(options.maxRouteTableEntries) + " entries)";
+    return false;
+  }
+  llvm::ArrayRef<Channel> channels = t.channels();
+  RouteTable rt;
+  rt.all.resize(channels.size());
+  rt.first.resize(channels.size());
+  rt.last.resize(channels.size());
+  auto indexOf = [&](const Channel &c) {
+    return static_cast<size_t>(llvm::lower_bound(channels, c) -
+                               channels.begin());
+  };
+  llvm::SmallVector<Channel, 16> route;
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = 0; b < n; ++b) {
+      if (a == b)
+        continue;
+      route.clear();
+      t.route(a, b, route);
+      for (const Channel &c : route)
+        rt.all[indexOf(c)].push_back({a, b});
+      rt.first[indexOf(route.front())].push_back({a, b});
+      rt.last[indexOf(route.back())].push_back({a, b});
+    }
+  table = std::move(rt);
+  return true;
+}
+
+// --- concrete re-checks -----------------------------------------------------
+
+int64_t Prover::State::stepNumber(std::vector<int64_t> env,
+                                  const StepSite &site,
+                                  llvm::ArrayRef<int64_t> loopValues) const {
+  int64_t count = 0;
+  bool found = false, gaveUp = false;
+  std::function<void(const std::vector<ir::BodyItem> &)> walk =
+      [&](const std::vector<ir::BodyItem> &body) {
+        for (const ir::BodyItem &item : body) {
+          if (found || gaveUp)
+            return;
+          if (const auto *step = std::get_if<ir::Step>(&item)) {
+            ++count;
+            if (step == site.step) {
+              found = true;
+              for (size_t j = 0; j < site.loops.size(); ++j)
+                found &= env[site.loops[j]->slot] == loopValues[j];
+            }
+            if (count >= maxCountedSteps)
+              gaveUp = true;
+            continue;
+          }
+          const ir::Loop &loop = *std::get<std::shared_ptr<ir::Loop>>(item);
+          ir::EvalResult lo = ir::evaluate(*loop.lo, env);
+          ir::EvalResult hi = ir::evaluate(*loop.hi, env);
+          if (!lo.ok() || !hi.ok()) {
+            gaveUp = true;
+            return;
+          }
+          for (int64_t i = 0; lo.value + i <= hi.value; ++i) {
+            env[loop.slot] = loop.reverse ? hi.value - i : lo.value + i;
+            walk(loop.body);
+            if (found || gaveUp)
+              return;
+          }
+        }
+      };
+  walk(schedule->body);
+  return found ? count : 0;
+}
+
+std::optional<int64_t> Prover::State::concretePeer(const StepSite &site,
+                                                   std::vector<int64_t> env,
+                                                   int64_t p, unsigned rule,
+                                                   int64_t rank) {
+  const ir::TransferRule &r = site.step->rules[rule];
+  env[ir::SlotRank] = rank;
+  if (r.guard) {
+    ir::EvalResult g = ir::evaluate(*r.guard, env);
+    if (!g.ok() || g.value == 0)
+      return std::nullopt;
+  }
+  ir::EvalResult peer = ir::evaluate(*r.peer, env);
+  if (!peer.ok() || peer.value < 0 || peer.value >= p || peer.value == rank)
+    return std::nullopt;
+  return peer.value;
+}
+
+std::optional<std::vector<Prover::State::ConcreteSend>>
+Prover::State::enumerateSends(const StepSite &site, std::vector<int64_t> env,
+                              int64_t p) {
+  size_t numRules = site.step->rules.size();
+  if (p * static_cast<int64_t>(numRules) > maxEnumeratedSends)
+    return std::nullopt;
+  std::vector<ConcreteSend> sends;
+  for (unsigned k = 0; k < numRules; ++k)
+    for (int64_t r = 0; r < p; ++r)
+      if (auto peer = concretePeer(site, env, p, k, r))
+        sends.push_back({r, *peer, k});
+  return sends;
+}
+
+// Reads the parameters, p and the loop variables out of a model into a
+// concrete environment and the counterexample's header fields. Returns a
+// problem description when the instance cannot be rebuilt.
+std::optional<std::string> Prover::State::concretize(const smt::Result &r,
+                                                     const Frame &f,
+                                                     const StepSite &site,
+                                                     Concrete &out) {
+  out.env.assign(numSlots + 4, 0);
+  for (size_t i = 0; i < schedule->params.size(); ++i) {
+    int64_t v = r.value(f.paramVars[i]);
+    out.env[schedule->params[i].slot] = v;
+    out.cex.params.push_back({schedule->params[i].name, v});
+  }
+  ir::EvalResult p = ir::evaluate(*numRanks, out.env);
+  if (!p.ok() || p.value != r.value(f.p))
+    return std::string("the solver's p does not match the topology's size");
+  out.cex.p = p.value;
+  out.env[ir::SlotSize] = p.value;
+  std::vector<int64_t> loopValues;
+  for (size_t j = 0; j < site.loops.size(); ++j) {
+    int64_t v = r.value(f.loopVars[j]);
+    loopValues.push_back(v);
+    out.env[site.loops[j]->slot] = v;
+    out.cex.loopVars.push_back({site.loops[j]->var, v});
+  }
+  out.cex.step = stepNumber(out.env, site, loopValues);
+
+  std::vector<int64_t> dims;
+  for (const ExprRef &dim : schedule->topology.dims) {
+    ir::EvalResult v = ir::evaluate(*dim, out.env);
+    if (!v.ok())
+      return std::string("a topology dimension is undefined");
+    dims.push_back(v.value);
+  }
+  // Only the route-based properties need the topology itself.
+  auto made =
+      Topology::make(schedule->topology.kind, dims, schedule->topology.edges);
+  if (made)
+    out.topology = std::move(*made);
+  else
+    out.topologyProblem = llvm::toString(made.takeError());
+  return std::nullopt;
+}
+
+// --- the properties ---------------------------------------------------------
+
+namespace {
+
+std::string stepText(const verify::Counterexample &cex) {
+  std::string s = cex.step > 0 ? "step " + std::to_string(cex.step) : "a step";
+  if (!cex.loopVars.empty()) {
+    s += " (";
+    for (size_t i = 0; i < cex.loopVars.size(); ++i)
+      s += (i ? ", " : "") + cex.loopVars[i].first + " = " +
+           std::to_string(cex.loopVars[i].second);
+    s += ")";
+  }
+  return s;
+}
+
+} // namespace
+
+PropertyResult Prover::State::prove(Property property) {
+  PropertyResult result;
+  result.property = property;
+  result.method = "z3";
+  if (property != Property::Matching && property != Property::Contention &&
+      property != Property::Congestion) {
+    result.status = Status::Error;
+    result.detail = std::string("the prover does not handle ") +
+                    verify::propertyName(property);
+    return result;
+  }
+  bool needsRoutes =
+      property == Property::Congestion ||
+      (property == Property::Contention && options.ports == PortModel::All);
+  if (needsRoutes && !onRoute && !buildTable()) {
+    result.status = Status::Unknown;
+    result.detail = tableProblem;
+    return result;
+  }
+
+  std::optional<PropertyResult> unknown, error;
+  for (const StepSite &site : sites) {
+    if (site.step->rules.empty())
+      continue;
+    smt::Result r;
+    PropertyResult one = proveSite(property, site, r);
+    if (options.verbose)
+      *options.verbose << "  " << verify::propertyName(property) << ", IR step "
+                       << site.index << ": " << verify::statusName(one.status)
+                       << "\n";
+    switch (one.status) {
+    case Status::Proved:
+      break;
+    case Status::Counterexample:
+      return one;
+    case Status::Unknown:
+      if (!unknown)
+        unknown = one;
+      break;
+    case Status::Error:
+      if (!error)
+        error = one;
+      break;
+    }
+  }
+  if (error)
+    return *error;
+  if (unknown)
+    return *unknown;
+  result.status = Status::Proved;
+  result.maxLoad = 1;
+  return result;
+}
+
+PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
+                                        smt::Result &r) {
+  PropertyResult result;
+  result.property = property;
+  result.method = "z3";
+  const char *name = verify::propertyName(property);
+  Frame f = frameFor(site, "");
+  Send a = sendFor(f, site, "");
+
+  std::vector<Term> query = f.paramAssumptions;
+  llvm::append_range(query, a.assumptions);
+  std::optional<Send> b;
+  Term from, to, chanIndex;
+
+  if (property == Property::Matching) {
+    query.push_back(f.boundsUndefined || (ctx.all(f.loopAssumptions) && a.bad));
+  } else {
+    b = sendFor(f, site, "2");
+    llvm::append_range(query, f.loopAssumptions);
+    llvm::append_range(query, b->assumptions);
+    query.push_back(a.wellFormed);
+    query.push_back(b->wellFormed);
+    // Distinct sends, each unordered pair once.
+    query.push_back(slt(a.rule, b->rule) ||
+                    (a.rule == b->rule && slt(a.rank, b->rank)));
+    bool singlePort =
+        property == Property::Contention && options.ports == PortModel::Single;
+    if (singlePort) {
+      query.push_back(a.rank == b->rank || a.peer == b->peer);
+    } else if (onRoute) {
+      from = ctx.bitVecVar("from");
+      to = ctx.bitVecVar("to");
+      query.push_back(channelIsReal(f, from, to));
+      query.push_back(routeHas(f, a, from, to));
+      query.push_back(routeHas(f, *b, from, to));
+      if (property == Property::Contention)
+        query.push_back((from == a.rank && from == b->rank) ||
+                        (to == a.peer && to == b->peer));
+    } else {
+      // The route table as a finite disjunction over the channels.
+      chanIndex = ctx.bitVecVar("channel");
+      auto crosses = [&](const Send &s,
+                         llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) {
+        std::vector<Term> alternatives;
+        for (auto [src, dst] : pairs)
+          alternatives.push_back(s.rank == src && s.peer == dst);
+        return ctx.any(alternatives);
+      };
+      std::vector<Term> shared;
+      for (size_t k = 0; k < table->all.size(); ++k) {
+        Term both =
+            property == Property::Congestion
+                ? crosses(a, table->all[k]) && crosses(*b, table->all[k])
+                : (crosses(a, table->first[k]) &&
+                   crosses(*b, table->first[k])) ||
+                      (crosses(a, table->last[k]) &&
+                       crosses(*b, table->last[k]));
+        shared.push_back(chanIndex == static_cast<int64_t>(k) && both);
+      }
+      query.push_back(ctx.any(shared));
+    }
+  }
+
+  if (options.verbose)
+    *options.verbose << "prove " << name << ", IR step " << site.index
+                     << (site.step->name.empty() ? ""
+                                                 : " '" + site.step->name + "'")
+                     << "\n";
+  r = solver.check(name, query, options.timeoutMs);
+  switch (r.kind()) {
+  case smt::Result::Kind::Unsat:
+    result.status = Status::Proved;
+    return result;
+  case smt::Result::Kind::Unknown: {
+    result.status = Status::Unknown;
+    bool timeout = r.reason().find("timeout") != std::string::npos ||
+                   r.reason().find("canceled") != std::string::npos;
+    std::string where = " (IR step " + std::to_string(site.index) + ")";
+    if (timeout)
+      result.detail =
+          llvm::formatv("timeout after {0:f3} s", r.seconds()).str();
+    else
+      result.detail = "solver gave up: " + r.reason();
+    result.detail += where;
+    return result;
+  }
+  case smt::Result::Kind::Error:
+    result.status = Status::Error;
+    result.detail = "solver error: " + r.reason();
+    return result;
+  case smt::Result::Kind::Sat:
+    break;
+  }
+
+  // A violation: rebuild it concretely before reporting it.
+  Concrete c;
+  auto fail = [&](const std::string &why) {
+    result.status = Status::Error;
+    result.detail = "counterexample does not reproduce: " + why;
+    return result;
+  };
+  if (auto problem = concretize(r, f, site, c))
+    return fail(*problem);
+  verify::Counterexample &cex = c.cex;
+  int64_t p = cex.p;
+
+  if (property == Property::Matching) {
+    // Bounds first: no step instance exists when they are undefined.
+    if (r.value(f.boundsUndefined)) {
+      std::vector<int64_t> env = c.env;
+      for (size_t j = 0; j < site.loops.size(); ++j) {
+        const ir::Loop &loop = *site.loops[j];
+        ir::EvalResult lo = ir::evaluate(*loop.lo, env);
+        ir::EvalResult hi = ir::evaluate(*loop.hi, env);
+        ir::EvalResult bad = !lo.ok() ? lo : hi;
+        if (!bad.ok()) {
+          cex.step = 0;
+          cex.loopVars.resize(j);
+          cex.message = "bounds of loop '" + loop.var +
+                        "' are undefined: " + ir::describe(bad.error).str();
+          result.status = Status::Counterexample;
+          result.counterexample = cex;
+          return result;
+        }
+        env[loop.slot] = r.value(f.loopVars[j]);
+      }
+      return fail("loop bounds evaluate");
+    }
+    int64_t rank = r.value(a.rank);
+    unsigned k = static_cast<unsigned>(r.value(a.rule));
+    if (k >= site.step->rules.size())
+      return fail("rule index out of range");
+    const ir::TransferRule &rule = site.step->rules[k];
+    std::vector<int64_t> env = c.env;
+    env[ir::SlotRank] = rank;
+    cex.rank = rank;
+    std::string who = "rank " + std::to_string(rank) + " in " + stepText(cex);
+    if (site.step->rules.size() > 1)
+      who += ", rule " + std::to_string(k + 1);
+    if (rule.guard) {
+      ir::EvalResult g = ir::evaluate(*rule.guard, env);
+      if (!g.ok()) {
+        cex.message =
+            "guard undefined at " + who + ": " + ir::describe(g.error).str();
+        result.status = Status::Counterexample;
+        result.counterexample = cex;
+        return result;
+      }
+      if (g.value == 0)
+        return fail("the guard is false at " + who);
+    }
+    ir::EvalResult peer = ir::evaluate(*rule.peer, env);
+    if (!peer.ok()) {
+      cex.message =
+          "peer undefined at " + who + ": " + ir::describe(peer.error).str();
+    } else if (peer.value == rank) {
+      cex.transfers.push_back({rank, peer.value});
+      cex.message = who + " sends to itself";
+    } else if (peer.value < 0 || peer.value >= p) {
+      cex.transfers.push_back({rank, peer.value});
+      cex.message = who + " sends to " + std::to_string(peer.value) +
+                    ", outside 0.." + std::to_string(p - 1);
+    } else {
+      return fail(who + " sends to " + std::to_string(peer.value) +
+                  ", which is fine");
+    }
+    result.status = Status::Counterexample;
+    result.counterexample = cex;
+    return result;
+  }
+
+  // Contention and congestion: the two sends of the model, concretely.
+  ConcreteSend s1, s2;
+  for (auto [send, out] : {std::pair(&a, &s1), std::pair(&*b, &s2)}) {
+    out->src = r.value(send->rank);
+    out->rule = static_cast<unsigned>(r.value(send->rule));
+    if (out->rule >= site.step->rules.size())
+      return fail("rule index out of range");
+    auto peer = concretePeer(site, c.env, p, out->rule, out->src);
+    if (!peer || *peer != r.value(send->peer))
+      return fail("rank " + std::to_string(out->src) +
+                  " does not send as the solver says");
+    out->dst = *peer;
+  }
+  if (s1.src == s2.src && s1.rule == s2.rule)
+    return fail("the two sends are the same");
+  if (!c.topology)
+    return fail("the topology is invalid at this instance: " +
+                c.topologyProblem);
+  const Topology &topo = *c.topology;
+  auto routeOf = [&](const ConcreteSend &s) {
+    llvm::SmallVector<Channel, 16> route;
+    topo.route(s.src, s.dst, route);
+    return route;
+  };
+  std::optional<std::vector<ConcreteSend>> all = enumerateSends(site, c.env, p);
+  // Every send the predicate picks (at least the model's two).
+  auto involved = [&](auto pick) {
+    std::vector<verify::TransferRef> refs;
+    if (all) {
+      for (const ConcreteSend &s : *all)
+        if (pick(s))
+          refs.push_back({s.src, s.dst});
+    } else {
+      refs = {{s1.src, s1.dst}, {s2.src, s2.dst}};
+    }
+    return refs;
+  };
+  std::string ports =
+      options.ports == PortModel::Single ? "single-port" : "all-port";
+
+  if (property == Property::Contention && options.ports == PortModel::Single) {
+    bool sameSender = s1.src == s2.src;
+    int64_t rank = sameSender ? s1.src : s1.dst;
+    if (!sameSender && s1.dst != s2.dst)
+      return fail("the two sends share neither sender nor receiver");
+    cex.rank = rank;
+    cex.transfers = involved([&](const ConcreteSend &s) {
+      return sameSender ? s.src == rank : s.dst == rank;
+    });
+    cex.load = static_cast<int64_t>(cex.transfers.size());
+    cex.message = "rank " + std::to_string(rank) +
+                  (sameSender ? " sends " : " receives ") +
+                  std::to_string(cex.load) + " messages in " + stepText(cex) +
+                  " (" + ports + ")";
+    result.status = Status::Counterexample;
+    result.counterexample = cex;
+    result.maxLoad = cex.load;
+    return result;
+  }
+
+  Channel channel;
+  if (onRoute) {
+    channel = {r.value(from), r.value(to)};
+  } else {
+    int64_t k = r.value(chanIndex);
+    if (k < 0 || k >= static_cast<int64_t>(topo.channels().size()))
+      return fail("channel index out of range");
+    channel = topo.channels()[k];
+  }
+  auto r1 = routeOf(s1), r2 = routeOf(s2);
+  if (property == Property::Congestion) {
+    if (!llvm::is_contained(r1, channel) || !llvm::is_contained(r2, channel))
+      return fail("channel " + channelText(channel) + " is not on both routes");
+    cex.channel = {channel.from, channel.to};
+    cex.transfers = involved([&](const ConcreteSend &s) {
+      return llvm::is_contained(routeOf(s), channel);
+    });
+    cex.load = static_cast<int64_t>(cex.transfers.size());
+    cex.message = "channel " + channelText(channel) + " carries " +
+                  std::to_string(cex.load) + " messages in " + stepText(cex);
+  } else {
+    bool leaving = r1.front() == channel && r2.front() == channel;
+    bool entering = r1.back() == channel && r2.back() == channel;
+    if (!leaving && !entering)
+      return fail("channel " + channelText(channel) +
+                  " is not the first or last channel of both routes");
+    cex.rank = leaving ? channel.from : channel.to;
+    cex.channel = {channel.from, channel.to};
+    cex.transfers = involved([&](const ConcreteSend &s) {
+      auto route = routeOf(s);
+      return leaving ? route.front() == channel : route.back() == channel;
+    });
+    cex.load = static_cast<int64_t>(cex.transfers.size());
+    cex.message = "rank " + std::to_string(*cex.rank) +
+                  (leaving ? " sends " : " receives ") +
+                  std::to_string(cex.load) + " messages over channel " +
+                  channelText(channel) + " in " + stepText(cex) + " (" + ports +
+                  ")";
+  }
+  result.status = Status::Counterexample;
+  result.counterexample = cex;
+  result.maxLoad = cex.load;
+  return result;
+}

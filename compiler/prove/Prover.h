@@ -1,0 +1,95 @@
+#pragma once
+// The symbolic prover: properties 2-4 of DESIGN.md ("What is proved") for a
+// Schedule IR over a whole parameter range, with Z3.
+//
+// One query per (IR step, property). Ranks, loop variables and parameters
+// are all solver variables, so a step inside `for j in 1 .. 2**d - 1` is
+// proved for every j, every rank and every d in the range at once. Each
+// query asks for a violation; unsat is a proof, sat a counterexample, which
+// is re-evaluated concretely (ir::evaluate and Topology::route) before it is
+// reported, so a counterexample always reproduces.
+//
+//   matching    every guard-true rule sends to a rank in 0..p-1 other than
+//               itself, and guard and peer are defined (no division by zero,
+//               shifts within 0..63); loop bounds must be defined as well.
+//   contention  single-port: no two distinct sends (rule, rank) of one step
+//               share a sender or a receiver; all-port: no two share their
+//               first channel (leaving the sender) or their last.
+//   congestion  no two distinct sends of one step share a channel of their
+//               routes.
+// Contention and congestion consider the sends that matching accepts.
+//
+// Routes come from topology/Topology.h's symbolic forms (ring, linear, mesh,
+// torus, hypercube, full). Tree and graph have none: for them the concrete
+// route table (Topology::route for every pair of ranks) is encoded as a
+// finite disjunction, which needs concrete dimensions; a family of trees or
+// graphs over a parameter gets Unknown for the properties that need routes.
+
+#include "ir/Schedule.h"
+#include "verify/Verdict.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collc::smt {
+class Context;
+class Solver;
+} // namespace collc::smt
+
+namespace collc::prove {
+
+/// Single-port: one send and one receive per rank per step. All-port: one
+/// message per channel leaving or entering a rank (seed 000, section 4.8).
+enum class PortModel { Single, All };
+
+/// The values a schedule parameter ranges over, inclusive.
+struct ParamRange {
+  std::string name;
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
+struct ProverOptions {
+  std::vector<ParamRange> ranges; // one per Schedule::params entry, by name
+  PortModel ports = PortModel::Single;
+  unsigned timeoutMs = 60000;           // per query; 0: no limit
+  llvm::raw_ostream *verbose = nullptr; // one line per query
+  bool dumpSmt = false;                 // with verbose: each query in SMT-LIB
+  /// Largest route table (sum of route lengths over all rank pairs) that
+  /// tree and graph topologies may encode; larger gives Unknown.
+  int64_t maxRouteTableEntries = int64_t(1) << 18;
+};
+
+class Prover {
+public:
+  /// Checks that every parameter has a non-empty range and that a concrete
+  /// topology (no parameters) can be built.
+  static llvm::Expected<Prover> create(const ir::Schedule &schedule,
+                                       ProverOptions options);
+  Prover(Prover &&);
+  Prover &operator=(Prover &&);
+  ~Prover();
+
+  /// Matching, contention or congestion (method "z3"); any other property
+  /// gives Status::Error.
+  verify::PropertyResult prove(verify::Property property);
+  /// Matching, contention and congestion, in that order.
+  std::vector<verify::PropertyResult> proveAll();
+
+  /// The solver's per-query statistics.
+  const smt::Solver &solver() const;
+
+  struct State; // the schedule's steps, the solver and the topology
+
+private:
+  explicit Prover(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
+} // namespace collc::prove

@@ -1,0 +1,159 @@
+#include "smt/Solver.h"
+#include "smt/Z3Detail.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cassert>
+#include <chrono>
+
+using namespace collc::smt;
+using collc::smt::detail::Access;
+
+llvm::StringRef Result::kindName(Kind kind) {
+  switch (kind) {
+  case Kind::Sat:
+    return "sat";
+  case Kind::Unsat:
+    return "unsat";
+  case Kind::Unknown:
+    return "unknown";
+  case Kind::Error:
+    return "error";
+  }
+  return "?";
+}
+
+int64_t Result::value(const Term &t) const {
+  assert(isSat() && "value() of a query that is not sat");
+  if (t.constant())
+    return *t.constant();
+  if (!isSat() || !ctx)
+    return 0;
+  try {
+    // A query that folded to true has no model from Z3: an empty model with
+    // completion gives every free variable 0, consistently across terms.
+    z3::model empty(Access::z3Of(*ctx));
+    const z3::model &m = model ? model->model : empty;
+    z3::expr v = m.eval(Access::toZ3(t), /*model_completion=*/true);
+    if (t.isBool())
+      return v.is_true() ? 1 : 0;
+    uint64_t bits = 0;
+    if (!v.is_numeral_u64(bits))
+      return 0;
+    return static_cast<int64_t>(bits);
+  } catch (const z3::exception &) {
+    return 0;
+  }
+}
+
+Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
+                     unsigned timeoutMs) {
+  Result r;
+  r.nameValue = name.str();
+  r.ctx = &ctx;
+
+  // Fold first: a false conjunct answers unsat and a fully true conjunction
+  // answers sat, both without calling Z3.
+  std::vector<const Term *> live;
+  bool foldedFalse = false;
+  for (const Term &t : assertions) {
+    assert(t.isBool() && "asserting a bit-vector");
+    if (t.isFalse())
+      foldedFalse = true;
+    else if (!t.isTrue())
+      live.push_back(&t);
+  }
+  if (foldedFalse || live.empty()) {
+    r.kindValue = foldedFalse ? Result::Kind::Unsat : Result::Kind::Sat;
+    r.foldedValue = true;
+    record(r);
+    return r;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  try {
+    z3::context &z = Access::z3Of(ctx);
+    // A fresh solver per query keeps queries independent; QF_BV selects Z3's
+    // bit-blasting tactic, much faster here than the general solver.
+    z3::solver solver(z, "QF_BV");
+    if (timeoutMs != 0)
+      solver.set("timeout", timeoutMs);
+    for (const Term *t : live)
+      solver.add(Access::toZ3(*t));
+    if (dump && verbose)
+      *verbose << "; query " << name << "\n" << solver.to_smt2() << "\n";
+    switch (solver.check()) {
+    case z3::sat:
+      r.kindValue = Result::Kind::Sat;
+      r.model =
+          std::make_shared<detail::Model>(detail::Model{solver.get_model()});
+      break;
+    case z3::unsat:
+      r.kindValue = Result::Kind::Unsat;
+      break;
+    case z3::unknown:
+      r.kindValue = Result::Kind::Unknown;
+      r.reasonValue = solver.reason_unknown();
+      break;
+    }
+  } catch (const z3::exception &e) {
+    r.kindValue = Result::Kind::Error;
+    r.reasonValue = e.msg();
+    r.model.reset();
+  } catch (const std::exception &e) {
+    r.kindValue = Result::Kind::Error;
+    r.reasonValue = e.what();
+    r.model.reset();
+  }
+  r.secondsValue =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  record(r);
+  return r;
+}
+
+void Solver::record(const Result &r) {
+  QueryStats &s = statsByName[r.name()];
+  ++s.queries;
+  s.seconds += r.seconds();
+  s.folded += r.folded();
+  switch (r.kind()) {
+  case Result::Kind::Sat:
+    ++s.sat;
+    break;
+  case Result::Kind::Unsat:
+    ++s.unsat;
+    break;
+  case Result::Kind::Unknown:
+    ++s.unknown;
+    break;
+  case Result::Kind::Error:
+    ++s.error;
+    break;
+  }
+  if (verbose) {
+    *verbose << "query " << r.name() << ": " << Result::kindName(r.kind());
+    if (r.folded())
+      *verbose << " (folded)";
+    else
+      *verbose << llvm::format(" (%.3f s)", r.seconds());
+    if (!r.reason().empty())
+      *verbose << ": " << r.reason();
+    *verbose << "\n";
+  }
+}
+
+void Solver::printStats(llvm::raw_ostream &os) const {
+  std::vector<llvm::StringRef> names;
+  for (const auto &entry : statsByName)
+    names.push_back(entry.getKey());
+  llvm::sort(names);
+  for (llvm::StringRef n : names) {
+    const QueryStats &s = statsByName.find(n)->second;
+    os << llvm::format("%-24s %5u queries %5u sat %5u unsat %3u unknown "
+                       "%3u error %5u folded %8.3f s\n",
+                       n.str().c_str(), s.queries, s.sat, s.unsat, s.unknown,
+                       s.error, s.folded, s.seconds);
+  }
+}

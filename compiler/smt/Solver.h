@@ -1,0 +1,96 @@
+#pragma once
+// Named satisfiability queries. Every query has a name, used for statistics
+// and for verbose printing; its result separates Sat (with a model), Unsat,
+// Unknown (timeout or incompleteness, with Z3's reason) and Error (a Z3
+// exception, with its message). Z3 exceptions never leave this module.
+
+#include "smt/Term.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace collc::smt {
+
+namespace detail {
+struct Model; // holds a z3::model
+} // namespace detail
+
+class Result {
+public:
+  enum class Kind { Sat, Unsat, Unknown, Error };
+
+  Kind kind() const { return kindValue; }
+  bool isSat() const { return kindValue == Kind::Sat; }
+  bool isUnsat() const { return kindValue == Kind::Unsat; }
+  bool isUnknown() const { return kindValue == Kind::Unknown; }
+  bool isError() const { return kindValue == Kind::Error; }
+
+  /// Unknown: Z3's reason ("timeout", "canceled", ...); Error: the message.
+  const std::string &reason() const { return reasonValue; }
+  /// The query's name.
+  const std::string &name() const { return nameValue; }
+  /// Solver time in seconds (0 when the query folded to a constant).
+  double seconds() const { return secondsValue; }
+  /// Whether the assertions folded to a constant and Z3 was not called.
+  bool folded() const { return foldedValue; }
+
+  /// Sat only: the value of `t` in the model (booleans as 0/1). Variables
+  /// the model leaves free read as 0, consistently across terms.
+  int64_t value(const Term &t) const;
+
+  static llvm::StringRef kindName(Kind kind);
+
+private:
+  friend class Solver;
+  Kind kindValue = Kind::Error;
+  std::string reasonValue;
+  std::string nameValue;
+  double secondsValue = 0;
+  bool foldedValue = false;
+  Context *ctx = nullptr;
+  std::shared_ptr<detail::Model> model;
+};
+
+/// Per-name query counts and times.
+struct QueryStats {
+  unsigned queries = 0;
+  unsigned sat = 0, unsat = 0, unknown = 0, error = 0;
+  unsigned folded = 0; // answered without calling Z3
+  double seconds = 0;
+};
+
+class Solver {
+public:
+  explicit Solver(Context &ctx) : ctx(ctx) {}
+
+  /// Is the conjunction of `assertions` satisfiable? `timeoutMs` = 0 means
+  /// no limit. Each call uses a fresh Z3 solver, so queries are independent.
+  Result check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
+               unsigned timeoutMs);
+
+  /// Print one line per query (name, result, time) to `os`; with
+  /// `dumpSmt`, also the query in SMT-LIB form. Null turns printing off.
+  void setVerbose(llvm::raw_ostream *os, bool dumpSmt = false) {
+    verbose = os;
+    dump = dumpSmt;
+  }
+
+  const llvm::StringMap<QueryStats> &stats() const { return statsByName; }
+  void printStats(llvm::raw_ostream &os) const;
+
+private:
+  void record(const Result &r);
+
+  Context &ctx;
+  llvm::raw_ostream *verbose = nullptr;
+  bool dump = false;
+  llvm::StringMap<QueryStats> statsByName;
+};
+
+} // namespace collc::smt

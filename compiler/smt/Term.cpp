@@ -1,0 +1,340 @@
+#include "smt/Term.h"
+#include "smt/Z3Detail.h"
+
+#include <cassert>
+
+using namespace collc::smt;
+
+namespace {
+
+constexpr unsigned Width = 64;
+
+uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
+
+// SMT-LIB's total semantics on 64-bit vectors, for folding. They must agree
+// with Z3 exactly (SmtTest holds them against it).
+int64_t foldSdiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return a >= 0 ? -1 : 1;
+  if (a == INT64_MIN && b == -1)
+    return INT64_MIN;
+  return a / b;
+}
+int64_t foldSrem(int64_t a, int64_t b) {
+  if (b == 0)
+    return a;
+  if (b == -1)
+    return 0;
+  return a % b;
+}
+int64_t foldShl(int64_t a, int64_t b) {
+  return u(b) >= Width ? 0 : s(u(a) << u(b));
+}
+int64_t foldAshr(int64_t a, int64_t b) {
+  if (u(b) >= Width)
+    return a < 0 ? -1 : 0;
+  return a >> u(b);
+}
+
+} // namespace
+
+namespace {
+using Access = collc::smt::detail::Access;
+z3::expr toZ3(const Term &t) { return Access::toZ3(t); }
+Term wrap(Context *ctx, Sort sort, const z3::expr &e) {
+  return Access::wrap(ctx, sort, e);
+}
+} // namespace
+
+// --- Context ----------------------------------------------------------------
+
+Context::Context() : impl(std::make_unique<detail::ContextImpl>()) {}
+Context::~Context() = default;
+
+Term Context::bitVec(int64_t v) {
+  return Term(this, Sort::BitVec64, v, nullptr);
+}
+
+Term Context::boolean(bool b) {
+  return Term(this, Sort::Bool, b ? 1 : 0, nullptr);
+}
+
+Term Context::bitVecVar(llvm::StringRef name) {
+  std::string unique = name.str() + "!" + std::to_string(varCounter++);
+  return wrap(this, Sort::BitVec64, impl->z3.bv_const(unique.c_str(), Width));
+}
+
+Term Context::boolVar(llvm::StringRef name) {
+  std::string unique = name.str() + "!" + std::to_string(varCounter++);
+  return wrap(this, Sort::Bool, impl->z3.bool_const(unique.c_str()));
+}
+
+Term Context::all(llvm::ArrayRef<Term> terms) {
+  z3::expr_vector live(impl->z3);
+  for (const Term &t : terms) {
+    assert(t.isBool() && "all() of a non-boolean");
+    if (t.isFalse())
+      return boolean(false);
+    if (!t.isTrue())
+      live.push_back(toZ3(t));
+  }
+  if (live.empty())
+    return boolean(true);
+  if (live.size() == 1)
+    return wrap(this, Sort::Bool, live[0]);
+  return wrap(this, Sort::Bool, z3::mk_and(live));
+}
+
+Term Context::any(llvm::ArrayRef<Term> terms) {
+  z3::expr_vector live(impl->z3);
+  for (const Term &t : terms) {
+    assert(t.isBool() && "any() of a non-boolean");
+    if (t.isTrue())
+      return boolean(true);
+    if (!t.isFalse())
+      live.push_back(toZ3(t));
+  }
+  if (live.empty())
+    return boolean(false);
+  if (live.size() == 1)
+    return wrap(this, Sort::Bool, live[0]);
+  return wrap(this, Sort::Bool, z3::mk_or(live));
+}
+
+// --- detail -----------------------------------------------------------------
+
+z3::expr detail::Access::toZ3(const Term &t) {
+  assert(t.isValid() && "use of an invalid term");
+  if (t.ast)
+    return t.ast->expr;
+  z3::context &z = t.ctx->impl->z3;
+  if (t.isBool())
+    return z.bool_val(*t.value != 0);
+  return z.bv_val(*t.value, Width);
+}
+
+// --- Term -------------------------------------------------------------------
+
+std::string Term::print() const {
+  if (!isValid())
+    return "<invalid>";
+  if (value)
+    return isBool() ? (*value ? "true" : "false") : std::to_string(*value);
+  try {
+    return ast->expr.to_string();
+  } catch (const z3::exception &e) {
+    return std::string("<error: ") + e.msg() + ">";
+  }
+}
+
+namespace collc::smt {
+
+Term operator+(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(s(u(*a.value) + u(*b.value)));
+  if (a.value && *a.value == 0)
+    return b;
+  if (b.value && *b.value == 0)
+    return a;
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) + toZ3(b));
+}
+
+Term operator-(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(s(u(*a.value) - u(*b.value)));
+  if (b.value && *b.value == 0)
+    return a;
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) - toZ3(b));
+}
+
+Term operator*(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(s(u(*a.value) * u(*b.value)));
+  for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)}) {
+    if (k->value && *k->value == 0)
+      return *k;
+    if (k->value && *k->value == 1)
+      return *other;
+  }
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) * toZ3(b));
+}
+
+Term operator-(const Term &a) {
+  assert(a.isBitVec());
+  if (a.value)
+    return a.ctx->bitVec(s(0 - u(*a.value)));
+  return wrap(a.ctx, Sort::BitVec64, -toZ3(a));
+}
+
+Term sdiv(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(foldSdiv(*a.value, *b.value));
+  if (b.value && *b.value == 1)
+    return a;
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) / toZ3(b)); // z3++: bvsdiv
+}
+
+Term srem(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(foldSrem(*a.value, *b.value));
+  return wrap(a.ctx, Sort::BitVec64, z3::srem(toZ3(a), toZ3(b)));
+}
+
+Term shl(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(foldShl(*a.value, *b.value));
+  if (b.value && *b.value == 0)
+    return a;
+  if (a.value && *a.value == 0)
+    return a;
+  return wrap(a.ctx, Sort::BitVec64, z3::shl(toZ3(a), toZ3(b)));
+}
+
+Term ashr(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(foldAshr(*a.value, *b.value));
+  if (b.value && *b.value == 0)
+    return a;
+  if (a.value && (*a.value == 0 || *a.value == -1))
+    return a;
+  return wrap(a.ctx, Sort::BitVec64, z3::ashr(toZ3(a), toZ3(b)));
+}
+
+Term operator&(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(*a.value & *b.value);
+  for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)}) {
+    if (k->value && *k->value == 0)
+      return *k;
+    if (k->value && *k->value == -1)
+      return *other;
+  }
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) & toZ3(b));
+}
+
+Term operator|(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(*a.value | *b.value);
+  for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)}) {
+    if (k->value && *k->value == -1)
+      return *k;
+    if (k->value && *k->value == 0)
+      return *other;
+  }
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) | toZ3(b));
+}
+
+Term operator^(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->bitVec(*a.value ^ *b.value);
+  if (a.value && *a.value == 0)
+    return b;
+  if (b.value && *b.value == 0)
+    return a;
+  return wrap(a.ctx, Sort::BitVec64, toZ3(a) ^ toZ3(b));
+}
+
+Term operator~(const Term &a) {
+  assert(a.isBitVec());
+  if (a.value)
+    return a.ctx->bitVec(~*a.value);
+  return wrap(a.ctx, Sort::BitVec64, ~toZ3(a));
+}
+
+Term smin(const Term &a, const Term &b) { return ite(sle(a, b), a, b); }
+Term smax(const Term &a, const Term &b) { return ite(sge(a, b), a, b); }
+
+Term operator==(const Term &a, const Term &b) {
+  assert(a.isValid() && b.isValid() && a.sort() == b.sort());
+  if (a.value && b.value)
+    return a.ctx->boolean(*a.value == *b.value);
+  if (a.isBool()) {
+    // Equality with a boolean constant is the other operand or its negation.
+    if (a.value)
+      return *a.value ? b : !b;
+    if (b.value)
+      return *b.value ? a : !a;
+  }
+  if (a.ast && b.ast && a.ast == b.ast)
+    return a.ctx->boolean(true);
+  return wrap(a.ctx, Sort::Bool, toZ3(a) == toZ3(b));
+}
+
+Term operator!=(const Term &a, const Term &b) { return !(a == b); }
+
+Term slt(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->boolean(*a.value < *b.value);
+  return wrap(a.ctx, Sort::Bool, z3::slt(toZ3(a), toZ3(b)));
+}
+
+Term sle(const Term &a, const Term &b) {
+  assert(a.isBitVec() && b.isBitVec());
+  if (a.value && b.value)
+    return a.ctx->boolean(*a.value <= *b.value);
+  return wrap(a.ctx, Sort::Bool, z3::sle(toZ3(a), toZ3(b)));
+}
+
+Term sgt(const Term &a, const Term &b) { return slt(b, a); }
+Term sge(const Term &a, const Term &b) { return sle(b, a); }
+
+Term operator&&(const Term &a, const Term &b) {
+  assert(a.isBool() && b.isBool());
+  if (a.isFalse() || b.isTrue())
+    return a;
+  if (b.isFalse() || a.isTrue())
+    return b;
+  return wrap(a.ctx, Sort::Bool, toZ3(a) && toZ3(b));
+}
+
+Term operator||(const Term &a, const Term &b) {
+  assert(a.isBool() && b.isBool());
+  if (a.isTrue() || b.isFalse())
+    return a;
+  if (b.isTrue() || a.isFalse())
+    return b;
+  return wrap(a.ctx, Sort::Bool, toZ3(a) || toZ3(b));
+}
+
+Term operator!(const Term &a) {
+  assert(a.isBool());
+  if (a.value)
+    return a.ctx->boolean(*a.value == 0);
+  return wrap(a.ctx, Sort::Bool, !toZ3(a));
+}
+
+Term implies(const Term &a, const Term &b) { return !a || b; }
+
+Term ite(const Term &c, const Term &a, const Term &b) {
+  assert(c.isBool() && a.isValid() && b.isValid() && a.sort() == b.sort());
+  if (c.value)
+    return *c.value ? a : b;
+  if (a.value && b.value && *a.value == *b.value)
+    return a;
+  if (a.ast && b.ast && a.ast == b.ast)
+    return a;
+  return wrap(c.ctx, a.sort(), z3::ite(toZ3(c), toZ3(a), toZ3(b)));
+}
+
+Term operator+(const Term &a, int64_t b) { return a + a.ctx->bitVec(b); }
+Term operator-(const Term &a, int64_t b) { return a - a.ctx->bitVec(b); }
+Term operator==(const Term &a, int64_t b) { return a == a.ctx->bitVec(b); }
+Term operator!=(const Term &a, int64_t b) { return a != a.ctx->bitVec(b); }
+Term slt(const Term &a, int64_t b) { return slt(a, a.ctx->bitVec(b)); }
+Term sle(const Term &a, int64_t b) { return sle(a, a.ctx->bitVec(b)); }
+Term sge(const Term &a, int64_t b) { return sge(a, a.ctx->bitVec(b)); }
+Term sgt(const Term &a, int64_t b) { return sgt(a, a.ctx->bitVec(b)); }
+
+} // namespace collc::smt

@@ -1,0 +1,220 @@
+// The Z3 wrapper: constant folding agrees with Z3, folded queries never reach
+// the solver, and every solver answer (sat with a model, unsat, unknown on a
+// timeout) arrives as the matching Result kind.
+
+#include "smt/Solver.h"
+#include "smt/Term.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace collc::smt;
+
+namespace {
+
+const std::vector<int64_t> edgeValues = {0,
+                                         1,
+                                         -1,
+                                         2,
+                                         -2,
+                                         7,
+                                         -7,
+                                         63,
+                                         64,
+                                         65,
+                                         -64,
+                                         1000003,
+                                         INT64_MIN,
+                                         INT64_MAX,
+                                         INT64_MIN + 1,
+                                         INT64_MAX - 1,
+                                         int64_t(1) << 32,
+                                         -(int64_t(1) << 40)};
+
+struct NamedOp {
+  const char *name;
+  std::function<Term(const Term &, const Term &)> apply;
+};
+
+const std::vector<NamedOp> binaryOps = {
+    {"+", [](const Term &a, const Term &b) { return a + b; }},
+    {"-", [](const Term &a, const Term &b) { return a - b; }},
+    {"*", [](const Term &a, const Term &b) { return a * b; }},
+    {"sdiv", [](const Term &a, const Term &b) { return sdiv(a, b); }},
+    {"srem", [](const Term &a, const Term &b) { return srem(a, b); }},
+    {"shl", [](const Term &a, const Term &b) { return shl(a, b); }},
+    {"ashr", [](const Term &a, const Term &b) { return ashr(a, b); }},
+    {"&", [](const Term &a, const Term &b) { return a & b; }},
+    {"|", [](const Term &a, const Term &b) { return a | b; }},
+    {"^", [](const Term &a, const Term &b) { return a ^ b; }},
+    {"smin", [](const Term &a, const Term &b) { return smin(a, b); }},
+    {"smax", [](const Term &a, const Term &b) { return smax(a, b); }},
+    {"==", [](const Term &a, const Term &b) { return a == b; }},
+    {"!=", [](const Term &a, const Term &b) { return a != b; }},
+    {"slt", [](const Term &a, const Term &b) { return slt(a, b); }},
+    {"sle", [](const Term &a, const Term &b) { return sle(a, b); }},
+    {"sgt", [](const Term &a, const Term &b) { return sgt(a, b); }},
+    {"sge", [](const Term &a, const Term &b) { return sge(a, b); }},
+};
+
+} // namespace
+
+// Folding on constants must give exactly what Z3 computes for the same
+// operator on variables fixed to those constants, including SMT-LIB's
+// division by zero and shifts by 64 or more.
+TEST(Smt, FoldingAgreesWithZ3OnEdgeValues) {
+  Context ctx;
+  Solver solver(ctx);
+  Term x = ctx.bitVecVar("x"), y = ctx.bitVecVar("y");
+  for (int64_t a : edgeValues) {
+    // One query per left operand: y ranges over the right operands through
+    // one variable per value.
+    std::vector<Term> ys, facts = {x == a};
+    for (int64_t b : edgeValues) {
+      ys.push_back(ctx.bitVecVar("y"));
+      facts.push_back(ys.back() == b);
+    }
+    Result r = solver.check("fix", facts, 0);
+    ASSERT_TRUE(r.isSat());
+    for (size_t j = 0; j < edgeValues.size(); ++j) {
+      int64_t b = edgeValues[j];
+      for (const NamedOp &op : binaryOps) {
+        Term folded = op.apply(ctx.bitVec(a), ctx.bitVec(b));
+        ASSERT_TRUE(folded.constant()) << op.name;
+        Term symbolic = op.apply(x, ys[j]);
+        ASSERT_FALSE(symbolic.constant()) << op.name;
+        EXPECT_EQ(*folded.constant(), r.value(symbolic))
+            << a << " " << op.name << " " << b;
+      }
+    }
+    Term negated = -ctx.bitVec(a), inverted = ~ctx.bitVec(a);
+    EXPECT_EQ(*negated.constant(), r.value(-x)) << "-" << a;
+    EXPECT_EQ(*inverted.constant(), r.value(~x)) << "~" << a;
+  }
+}
+
+TEST(Smt, BooleanConnectivesFold) {
+  Context ctx;
+  Term t = ctx.boolean(true), f = ctx.boolean(false), b = ctx.boolVar("b");
+  EXPECT_TRUE((t && t).isTrue());
+  EXPECT_TRUE((t && f).isFalse());
+  EXPECT_TRUE((b && f).isFalse());
+  EXPECT_TRUE((b || t).isTrue());
+  EXPECT_TRUE((!f).isTrue());
+  EXPECT_TRUE(implies(f, b).isTrue());
+  EXPECT_EQ(ite(t, ctx.bitVec(3), ctx.bitVec(4)).constant(), 3);
+  EXPECT_EQ(ite(f, ctx.bitVec(3), ctx.bitVec(4)).constant(), 4);
+  EXPECT_TRUE(ctx.all({}).isTrue());
+  EXPECT_TRUE(ctx.any({}).isFalse());
+  EXPECT_TRUE(ctx.all({t, f, b}).isFalse());
+  EXPECT_TRUE(ctx.any({f, b, t}).isTrue());
+  // Not constant: the variable survives.
+  EXPECT_FALSE((b && t).constant());
+  EXPECT_FALSE(ctx.any({f, b}).constant());
+}
+
+// A query whose assertions fold to false is unsat without calling Z3.
+TEST(Smt, QueryFoldingToFalseSkipsTheSolver) {
+  Context ctx;
+  Solver solver(ctx);
+  Term x = ctx.bitVecVar("x");
+  Term never = slt(ctx.bitVec(5), ctx.bitVec(3)) && (x == 1);
+  ASSERT_TRUE(never.isFalse());
+  Result r = solver.check("folds_false", {x == 2, never}, 1000);
+  EXPECT_TRUE(r.isUnsat());
+  EXPECT_TRUE(r.folded());
+  EXPECT_EQ(r.seconds(), 0.0);
+  const QueryStats &stats = solver.stats().find("folds_false")->second;
+  EXPECT_EQ(stats.queries, 1u);
+  EXPECT_EQ(stats.folded, 1u);
+  EXPECT_EQ(stats.unsat, 1u);
+
+  // All true: sat, and terms over free variables still evaluate coherently.
+  Result trivial = solver.check("folds_true", {ctx.boolean(true)}, 1000);
+  EXPECT_TRUE(trivial.isSat());
+  EXPECT_TRUE(trivial.folded());
+  EXPECT_EQ(trivial.value(x + 5) - trivial.value(x), 5);
+}
+
+TEST(Smt, SatGivesAModel) {
+  Context ctx;
+  Solver solver(ctx);
+  Term x = ctx.bitVecVar("x"), y = ctx.bitVecVar("y");
+  Result r = solver.check("model",
+                          {x * y == 391, sgt(x, 1), sgt(y, 1), slt(x, y),
+                           slt(x, 1000), slt(y, 1000)},
+                          10000);
+  ASSERT_TRUE(r.isSat()) << r.reason();
+  EXPECT_FALSE(r.folded());
+  EXPECT_EQ(r.value(x), 17); // 391 = 17 * 23
+  EXPECT_EQ(r.value(y), 23);
+  EXPECT_EQ(r.value(x * y), 391);
+  EXPECT_EQ(r.value(slt(x, y)), 1);
+  EXPECT_EQ(r.value(x == y), 0);
+}
+
+TEST(Smt, UnsatIsUnsat) {
+  Context ctx;
+  Solver solver(ctx);
+  Term x = ctx.bitVecVar("x");
+  // Signed overflow is the only way x + 1 < x: excluded.
+  Result r = solver.check("no_wrap", {slt(x + 1, x), x != INT64_MAX}, 10000);
+  EXPECT_TRUE(r.isUnsat());
+  EXPECT_FALSE(r.folded());
+  // Without the exclusion it is sat, at INT64_MAX.
+  Result w = solver.check("wraps", {slt(x + 1, x)}, 10000);
+  ASSERT_TRUE(w.isSat());
+  EXPECT_EQ(w.value(x), INT64_MAX);
+}
+
+// Factoring a product of two 31-bit primes is far beyond 1 ms: Z3's
+// timeout must come back as Unknown with its reason, never as a verdict.
+TEST(Smt, TimeoutIsUnknown) {
+  Context ctx;
+  Solver solver(ctx);
+  Term x = ctx.bitVecVar("x"), y = ctx.bitVecVar("y");
+  const int64_t n = int64_t(2147483629) * int64_t(2147483587);
+  Result r = solver.check("factor",
+                          {x * y == n, sgt(x, 1), sgt(y, 1),
+                           slt(x, int64_t(1) << 32), slt(y, int64_t(1) << 32)},
+                          1);
+  EXPECT_TRUE(r.isUnknown()) << Result::kindName(r.kind()).str();
+  EXPECT_FALSE(r.reason().empty());
+  EXPECT_EQ(solver.stats().find("factor")->second.unknown, 1u);
+}
+
+TEST(Smt, VerboseNamesEveryQuery) {
+  Context ctx;
+  Solver solver(ctx);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  solver.setVerbose(&os);
+  Term x = ctx.bitVecVar("x");
+  solver.check("first_query", {x == 3}, 1000);
+  solver.check("second_query", {ctx.boolean(false)}, 1000);
+  os.flush();
+  EXPECT_NE(text.find("query first_query: sat"), std::string::npos) << text;
+  EXPECT_NE(text.find("query second_query: unsat (folded)"), std::string::npos)
+      << text;
+  std::string stats;
+  llvm::raw_string_ostream so(stats);
+  solver.printStats(so);
+  so.flush();
+  EXPECT_NE(stats.find("first_query"), std::string::npos);
+  EXPECT_NE(stats.find("second_query"), std::string::npos);
+}
+
+TEST(Smt, PrintShowsConstantsAndTerms) {
+  Context ctx;
+  EXPECT_EQ(ctx.bitVec(-5).print(), "-5");
+  EXPECT_EQ(ctx.boolean(true).print(), "true");
+  Term x = ctx.bitVecVar("rank");
+  EXPECT_NE((x + 1).print().find("bvadd"), std::string::npos);
+  EXPECT_NE(x.print().find("rank"), std::string::npos);
+}
