@@ -7,3 +7,6 @@ bash scripts/build.sh
 echo
 echo "== collc check specs/*.coll"
 ./build/collc check specs/*.coll
+echo
+echo "== collc verify specs/basics.coll specs/hypercube.coll specs/ring.coll"
+./build/collc verify specs/basics.coll specs/hypercube.coll specs/ring.coll

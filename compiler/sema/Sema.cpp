@@ -450,7 +450,13 @@ Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
     // A bare unknown name in a schedule's topology is a parameter: the
     // schedule is a family, one member per value (`hypercube(dim: d)`).
     const ast::Identifier *id = asIdentifier(arg.value);
-    if (id && schedule && scope && !scope->find(id->name)) {
+    // `p` names the number of ranks everywhere; in a topology it is the
+    // parameter that sets it (`ring(p)`).
+    bool sizeParam = id && id->name == "p" && schedule &&
+                     llvm::none_of(schedule->params, [](const ir::Parameter &q) {
+                       return q.name == "p";
+                     });
+    if (id && schedule && scope && (!scope->find(id->name) || sizeParam)) {
       unsigned slot;
       if (id->name == "p") {
         slot = ir::SlotSize;
@@ -511,8 +517,12 @@ static std::optional<Topology> makeTopology(const ir::TopologyTemplate &t,
                                             const ast::TopologyExpr *expr) {
   std::vector<int64_t> dims;
   for (const ExprRef &d : t.dims) {
-    if (!d->isConst())
+    if (!d->isConst()) {
+      diags.error(d->loc.isValid() ? d->loc : t.loc,
+                  "a topology's size must be a constant or a parameter name",
+                  range);
       return std::nullopt;
+    }
     dims.push_back(d->value);
   }
   llvm::Expected<Topology> topo = Topology::make(t.kind, dims, t.edges);

@@ -1,0 +1,550 @@
+#include "verify/Verifier.h"
+
+#include "ir/Instantiate.h"
+#include "prove/Prover.h"
+#include "simulate/Simulator.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <map>
+
+using namespace collc;
+using namespace collc::verify;
+
+namespace {
+
+llvm::Error inputError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Ranks of the family member with parameter values `values`.
+std::optional<int64_t> ranksFor(const ir::Schedule &s,
+                                llvm::ArrayRef<int64_t> values) {
+  std::vector<int64_t> env(s.numSlots(), 0);
+  for (size_t i = 0; i < s.params.size(); ++i)
+    env[s.params[i].slot] = values[i];
+  std::vector<int64_t> dims;
+  for (const ir::ExprRef &d : s.topology.dims) {
+    ir::EvalResult r = ir::evaluate(*d, env);
+    if (!r.ok())
+      return std::nullopt;
+    dims.push_back(r.value);
+  }
+  llvm::Expected<int64_t> n = ir::countRanks(s.topology.kind, dims);
+  if (!n) {
+    llvm::consumeError(n.takeError());
+    return std::nullopt;
+  }
+  return *n;
+}
+
+/// The parameter ranges to verify over.
+llvm::Expected<std::vector<ParamRange>>
+resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
+  std::vector<ParamRange> ranges;
+  std::optional<std::pair<int64_t, int64_t>> ranks = options.ranks;
+  if (options.p)
+    ranks = std::make_pair(*options.p, *options.p);
+
+  if (s.params.empty()) {
+    if (!options.params.empty())
+      return inputError("schedule '" + s.name + "' has no parameters");
+    if (ranks) {
+      std::optional<int64_t> n = ranksFor(s, {});
+      if (!n || *n < ranks->first || *n > ranks->second)
+        return inputError("schedule '" + s.name + "' is for " +
+                          describeTopology(s.topology) + " (" +
+                          std::to_string(n.value_or(0)) +
+                          " ranks), outside the requested size");
+    }
+    return ranges;
+  }
+
+  for (const ir::Parameter &param : s.params) {
+    ParamRange range{param.name, 0, -1};
+    auto given = llvm::find_if(options.params, [&](const ParamRange &r) {
+      return r.name == param.name;
+    });
+    if (given != options.params.end())
+      range = *given;
+    else if (param.range && !ranks)
+      range = {param.name, param.range->first, param.range->second};
+    ranges.push_back(range);
+  }
+  for (const ParamRange &given : options.params)
+    if (llvm::none_of(s.params, [&](const ir::Parameter &p) {
+          return p.name == given.name;
+        }))
+      return inputError("schedule '" + s.name + "' has no parameter '" +
+                        given.name + "'");
+
+  if (ranks) {
+    if (s.params.size() != 1)
+      return inputError("schedule '" + s.name +
+                        "' has several parameters; give each with --param");
+    // Sizes grow with the parameter in every topology family, so the
+    // matching values form one interval.
+    int64_t lo = -1, hi = -1;
+    for (int64_t v = 0; v <= maxRanks; ++v) {
+      std::optional<int64_t> n = ranksFor(s, {v});
+      if (!n)
+        continue;
+      if (*n > ranks->second)
+        break;
+      if (*n >= ranks->first) {
+        if (lo < 0)
+          lo = v;
+        hi = v;
+      }
+    }
+    if (lo < 0)
+      return inputError("no member of schedule '" + s.name + "' (" +
+                        describeTopology(s.topology) + ") has " +
+                        (ranks->first == ranks->second
+                             ? std::to_string(ranks->first)
+                             : std::to_string(ranks->first) + ".." +
+                                   std::to_string(ranks->second)) +
+                        " ranks");
+    ranges[0] = {s.params[0].name, lo, hi};
+  }
+  for (const ParamRange &r : ranges)
+    if (r.lo > r.hi)
+      return inputError("schedule '" + s.name + "' is a family over '" +
+                        r.name + "'; give its range with 'where " + r.name +
+                        " in LO .. HI', --param " + r.name +
+                        "=LO..HI or --range LO..HI");
+  return ranges;
+}
+
+bool wanted(const VerifyOptions &options, Property p) {
+  return options.only.empty() || llvm::is_contained(options.only, p);
+}
+
+std::string rangeText(const std::vector<ParamRange> &ranges) {
+  std::string s;
+  for (const ParamRange &r : ranges)
+    s += (s.empty() ? "" : ", ") + r.name + " = " + std::to_string(r.lo) +
+         (r.lo == r.hi ? "" : ".." + std::to_string(r.hi));
+  return s;
+}
+
+/// The topology of the family member with the counterexample's parameters.
+std::optional<Topology> topologyFor(const ir::Schedule &s,
+                                    const Counterexample &c) {
+  std::vector<int64_t> env(s.numSlots(), 0);
+  for (const auto &[name, value] : c.params)
+    for (const ir::Parameter &param : s.params)
+      if (param.name == name)
+        env[param.slot] = value;
+  std::vector<int64_t> dims;
+  for (const ir::ExprRef &d : s.topology.dims) {
+    ir::EvalResult v = ir::evaluate(*d, env);
+    if (!v.ok())
+      return std::nullopt;
+    dims.push_back(v.value);
+  }
+  auto t = Topology::make(s.topology.kind, dims, s.topology.edges);
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    return std::nullopt;
+  }
+  return std::move(*t);
+}
+
+/// A congestion counterexample names two messages that share a channel; a
+/// person wants the worst channel of that step (Figure 4.12's four
+/// messages, not any two of them). Recount the step's loads concretely.
+void showMostLoadedChannel(const ir::Schedule &s, Counterexample &c) {
+  if (c.step < 1)
+    return;
+  std::vector<int64_t> params;
+  for (const ir::Parameter &param : s.params) {
+    auto it = llvm::find_if(c.params,
+                            [&](const auto &pv) { return pv.first == param.name; });
+    if (it == c.params.end())
+      return;
+    params.push_back(it->second);
+  }
+  llvm::Expected<ir::Instance> instance = ir::instantiate(s, params);
+  if (!instance) {
+    llvm::consumeError(instance.takeError());
+    return;
+  }
+  std::optional<Topology> topo = topologyFor(s, c);
+  if (!topo || c.step > (int64_t)instance->steps.size())
+    return;
+  const ir::InstanceStep &step = instance->steps[c.step - 1];
+  std::map<Channel, std::vector<TransferRef>> users;
+  llvm::SmallVector<Channel, 16> route;
+  for (const ir::Transfer &t : step.transfers) {
+    if (t.dst < 0 || t.dst >= topo->numRanks() || t.dst == t.src)
+      continue;
+    route.clear();
+    topo->route(t.src, t.dst, route);
+    for (const Channel &ch : route)
+      users[ch].push_back({t.src, t.dst});
+  }
+  const std::pair<const Channel, std::vector<TransferRef>> *worst = nullptr;
+  for (const auto &entry : users)
+    if (!worst || entry.second.size() > worst->second.size())
+      worst = &entry;
+  if (!worst || worst->second.size() < 2)
+    return;
+  c.channel = std::make_pair(worst->first.from, worst->first.to);
+  c.load = static_cast<int64_t>(worst->second.size());
+  c.transfers = worst->second;
+  c.p = topo->numRanks();
+  c.message = "channel " + std::to_string(worst->first.from) + "->" +
+              std::to_string(worst->first.to) + " carries " +
+              std::to_string(c.load) + " messages";
+}
+
+} // namespace
+
+std::string collc::verify::describeCollective(const ir::Collective &c) {
+  using CK = ir::CollectiveKind;
+  std::string s = ir::collectiveKindName(c.kind).str();
+  std::vector<std::string> args;
+  if (c.kind == CK::Broadcast || c.kind == CK::Reduce ||
+      c.kind == CK::Scatter || c.kind == CK::Gather)
+    args.push_back("root: " + std::to_string(c.root));
+  if (ir::isReduction(c.kind))
+    args.push_back("op: " + c.op);
+  if (c.kind == CK::Shift)
+    args.push_back("q: " + std::to_string(c.shift));
+  if (!args.empty())
+    s += "(" + llvm::join(args, ", ") + ")";
+  return s;
+}
+
+std::string collc::verify::describeTopology(const ir::TopologyTemplate &t) {
+  std::vector<std::string> dims;
+  for (const ir::ExprRef &d : t.dims)
+    dims.push_back(ir::print(*d));
+  std::string kind = topologyKindName(t.kind).str();
+  switch (t.kind) {
+  case TopologyKind::Hypercube:
+    return kind + "(dim: " + dims[0] + ")";
+  case TopologyKind::Tree:
+    return kind + "(leaves: " + dims[0] + ")";
+  default:
+    return kind + "(" + llvm::join(dims, ", ") + ")";
+  }
+}
+
+Status ScheduleReport::verdict() const {
+  bool unknown = false;
+  for (const PropertyResult &r : properties) {
+    if (r.status == Status::Counterexample)
+      return Status::Counterexample;
+    if (r.status == Status::Error)
+      return Status::Error;
+    unknown |= r.status == Status::Unknown;
+  }
+  return unknown ? Status::Unknown : Status::Proved;
+}
+
+llvm::Expected<ScheduleReport>
+collc::verify::verifySchedule(const ir::Schedule &s,
+                              const VerifyOptions &options) {
+  Clock::time_point start = Clock::now();
+  ScheduleReport report;
+  report.name = s.name;
+  report.collective = describeCollective(s.collective);
+  report.topology = describeTopology(s.topology);
+  auto ranges = resolveRanges(s, options);
+  if (!ranges)
+    return ranges.takeError();
+  report.ranges = *ranges;
+
+  // Z3: matching, contention, congestion over the whole range.
+  std::vector<PropertyResult> proved;
+  {
+    prove::ProverOptions po;
+    for (const ParamRange &r : *ranges)
+      po.ranges.push_back({r.name, r.lo, r.hi});
+    po.ports = options.allPort ? prove::PortModel::All : prove::PortModel::Single;
+    po.timeoutMs = options.timeoutSeconds * 1000;
+    po.verbose = options.verbose;
+    llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
+    if (!prover)
+      return prover.takeError();
+    for (Property p :
+         {Property::Matching, Property::Contention, Property::Congestion})
+      if (wanted(options, p))
+        proved.push_back(prover->prove(p));
+  }
+
+  // Simulation: every member of the family, smallest first.
+  std::vector<std::vector<int64_t>> members{{}};
+  for (const ParamRange &r : *ranges) {
+    std::vector<std::vector<int64_t>> next;
+    for (const auto &m : members)
+      for (int64_t v = r.lo; v <= r.hi && next.size() < 100000; ++v) {
+        next.push_back(m);
+        next.back().push_back(v);
+      }
+    members = std::move(next);
+  }
+  std::sort(members.begin(), members.end(), [&](const auto &a, const auto &b) {
+    return ranksFor(s, a).value_or(0) < ranksFor(s, b).value_or(0);
+  });
+
+  simulate::SimulateOptions so;
+  so.ports = options.allPort ? simulate::PortModel::All
+                             : simulate::PortModel::Single;
+  std::vector<std::optional<PropertyResult>> firstFailure(5);
+  std::vector<bool> holdsEverywhere(5, true);
+  size_t simulated = 0;
+  int64_t largestP = 0;
+  std::string stopReason;
+  Clock::time_point simStart = Clock::now();
+  for (const std::vector<int64_t> &member : members) {
+    std::optional<int64_t> n = ranksFor(s, member);
+    if (n && *n > options.maxSimulatedRanks) {
+      stopReason = "sizes above " + std::to_string(options.maxSimulatedRanks) +
+                   " ranks are not simulated";
+      break;
+    }
+    if (simulated > 0 && secondsSince(simStart) > options.simulationBudgetSeconds) {
+      stopReason = llvm::formatv("the simulation budget of {0} s ran out",
+                                 options.simulationBudgetSeconds);
+      break;
+    }
+    llvm::Expected<simulate::SimulationResult> result =
+        simulate::simulate(s, member, so);
+    if (!result)
+      return result.takeError();
+    ++simulated;
+    largestP = std::max(largestP, n.value_or(0));
+    for (const PropertyResult &r : result->properties) {
+      size_t i = static_cast<size_t>(r.property);
+      if (r.status != Status::Proved) {
+        holdsEverywhere[i] = false;
+        if (!firstFailure[i])
+          firstFailure[i] = r;
+      }
+    }
+    // Once every property has failed somewhere, larger sizes add nothing.
+    if (llvm::all_of(firstFailure, [](const auto &f) { return f.has_value(); }))
+      break;
+  }
+  bool complete = simulated == members.size();
+  std::vector<int64_t> lastMember =
+      simulated ? members[simulated - 1] : std::vector<int64_t>{};
+  std::vector<ParamRange> coveredRanges = *ranges;
+  if (!coveredRanges.empty() && simulated)
+    coveredRanges.back().hi = lastMember.back();
+  report.simulated =
+      simulated == 0
+          ? "no size"
+          : (ranges->empty() ? "p = " + std::to_string(largestP)
+                             : rangeText(coveredRanges) + " (up to p = " +
+                                   std::to_string(largestP) + ")");
+
+  auto simulationVerdict = [&](Property p) {
+    size_t i = static_cast<size_t>(p);
+    if (firstFailure[i])
+      return *firstFailure[i];
+    PropertyResult r;
+    r.property = p;
+    r.method = "simulation";
+    if (simulated > 0 && (complete || holdsEverywhere[i])) {
+      r.status = complete ? Status::Proved : Status::Unknown;
+      r.detail = complete ? "every size simulated: " + report.simulated
+                          : "simulated " + report.simulated + "; " + stopReason;
+    } else {
+      r.status = Status::Unknown;
+      r.detail = "nothing simulated; " + stopReason;
+    }
+    return r;
+  };
+
+  for (Property p : {Property::Causality, Property::Contention,
+                     Property::Congestion, Property::Matching,
+                     Property::Correctness}) {
+    if (!wanted(options, p))
+      continue;
+    bool symbolic = p == Property::Contention || p == Property::Congestion ||
+                    p == Property::Matching;
+    if (!symbolic) {
+      report.properties.push_back(simulationVerdict(p));
+      continue;
+    }
+    PropertyResult z3 = *llvm::find_if(
+        proved, [&](const PropertyResult &r) { return r.property == p; });
+    PropertyResult sim = simulationVerdict(p);
+    if (z3.status == Status::Proved &&
+        sim.status == Status::Counterexample) {
+      // The two checkers are independent; if they disagree one is wrong,
+      // and no verdict can be trusted.
+      z3.status = Status::Error;
+      z3.detail = "the prover and the simulator disagree: simulation found " +
+                  (sim.counterexample ? sim.counterexample->message
+                                      : std::string("a violation"));
+      z3.counterexample = sim.counterexample;
+    } else if (z3.status == Status::Counterexample &&
+               sim.status == Status::Proved) {
+      z3.status = Status::Error;
+      z3.detail = "the prover and the simulator disagree: the simulator "
+                  "finds no violation of the prover's counterexample";
+    } else if (z3.status != Status::Proved &&
+               z3.status != Status::Counterexample) {
+      // Z3 could not decide: an exhaustive simulation of a finite range
+      // still decides; otherwise the simulator's concrete violation does.
+      if (sim.status == Status::Counterexample ||
+          sim.status == Status::Proved) {
+        sim.detail += "; z3: " + z3.detail;
+        z3 = sim;
+      }
+    }
+    if (p == Property::Congestion && z3.counterexample)
+      showMostLoadedChannel(s, *z3.counterexample);
+    z3.maxLoad = std::max(z3.maxLoad, sim.maxLoad);
+    report.properties.push_back(z3);
+  }
+  report.seconds = secondsSince(start);
+  return report;
+}
+
+//===----------------------------------------------------------------------===//
+// Text output
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string paramsText(const Counterexample &c) {
+  std::string s;
+  for (const auto &[name, value] : c.params)
+    s += (s.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+  return s;
+}
+
+void printTrace(const ir::Schedule &s, const Counterexample &c,
+                llvm::raw_ostream &os) {
+  std::vector<int64_t> params;
+  for (const ir::Parameter &param : s.params) {
+    auto it = llvm::find_if(c.params, [&](const auto &pv) {
+      return pv.first == param.name;
+    });
+    if (it == c.params.end())
+      return;
+    params.push_back(it->second);
+  }
+  llvm::Expected<ir::Instance> instance = ir::instantiate(s, params);
+  if (!instance) {
+    llvm::consumeError(instance.takeError());
+    return;
+  }
+  int64_t last = c.step > 0 ? c.step : 0;
+  if (last <= 1)
+    return;
+  os << "Trace:\n";
+  int64_t first = std::max<int64_t>(1, last - 8);
+  if (first > 1)
+    os << "  (steps 1.." << first - 1 << " not shown)\n";
+  for (int64_t n = first; n < last && n <= (int64_t)instance->steps.size();
+       ++n) {
+    const ir::InstanceStep &step = instance->steps[n - 1];
+    os << "  step " << n;
+    for (size_t v = 0; v < step.loopVars.size(); ++v)
+      os << (v == 0 ? " (" : ", ") << step.loopVars[v].first << " = "
+         << step.loopVars[v].second
+         << (v + 1 == step.loopVars.size() ? ")" : "");
+    os << ":";
+    size_t shown = 0;
+    for (const ir::Transfer &t : step.transfers) {
+      if (shown++ == 12) {
+        os << " ... (" << step.transfers.size() << " transfers)";
+        break;
+      }
+      os << (shown == 1 ? " " : ", ") << t.src << " -> " << t.dst;
+    }
+    if (step.transfers.empty())
+      os << " (no transfers)";
+    os << "\n";
+  }
+}
+
+} // namespace
+
+void collc::verify::printText(const ir::Schedule &s,
+                              const ScheduleReport &report,
+                              llvm::raw_ostream &os) {
+  os << "schedule " << report.name << " : " << report.collective << " on "
+     << report.topology;
+  if (!report.ranges.empty())
+    os << ", " << rangeText(report.ranges);
+  os << "\n";
+  for (const PropertyResult &r : report.properties) {
+    os << llvm::formatv("  {0,-12} {1,-15} ({2}", propertyName(r.property),
+                        statusName(r.status), r.method);
+    if (!r.detail.empty())
+      os << "; " << r.detail;
+    os << ")\n";
+  }
+  for (const PropertyResult &r : report.properties) {
+    if (r.status != Status::Counterexample && !(r.status == Status::Error && r.counterexample))
+      continue;
+    if (!r.counterexample)
+      continue;
+    const Counterexample &c = *r.counterexample;
+    os << "ERROR: " << propertyName(r.property);
+    if (c.step > 0)
+      os << " at step " << c.step;
+    os << ": " << c.message << "\n";
+    os << "Example:\n";
+    if (!c.params.empty())
+      os << "  " << paramsText(c) << "\n";
+    os << "  p = " << c.p << "\n";
+    if (c.step > 0) {
+      os << "  step " << c.step;
+      for (const auto &[name, value] : c.loopVars)
+        os << ", " << name << " = " << value;
+      os << "\n";
+    }
+    if (c.rank)
+      os << "  rank " << *c.rank << "\n";
+    if (c.channel)
+      os << "  channel " << c.channel->first << "->" << c.channel->second
+         << " carries " << c.load << " messages\n";
+    if (!c.chunk.empty())
+      os << "  chunk " << c.chunk << "\n";
+    if (!c.expected.empty() || !c.actual.empty())
+      os << "  expected contributions " << c.expected << ", actual "
+         << c.actual << "\n";
+    if (!c.transfers.empty()) {
+      os << "  transfers:\n";
+      // Routes make congestion readable: show the path of each message.
+      std::optional<Topology> topo = topologyFor(s, c);
+      for (const TransferRef &t : c.transfers) {
+        os << "    " << t.src << " -> " << t.dst;
+        if (topo && t.src >= 0 && t.dst >= 0 && t.src < topo->numRanks() &&
+            t.dst < topo->numRanks() && t.src != t.dst) {
+          llvm::SmallVector<Channel, 8> route;
+          topo->route(t.src, t.dst, route);
+          os << "   route " << t.src;
+          for (const Channel &ch : route)
+            os << "->" << ch.to;
+        }
+        os << "\n";
+      }
+    }
+    printTrace(s, c, os);
+  }
+  Status v = report.verdict();
+  os << (v == Status::Proved           ? "PROVED"
+         : v == Status::Counterexample ? "COUNTEREXAMPLE"
+         : v == Status::Unknown        ? "UNKNOWN"
+                                       : "ERROR")
+     << llvm::formatv(" ({0:f2} s)\n", report.seconds);
+}

@@ -1,0 +1,80 @@
+#pragma once
+// The verification stage: runs both checkers on a schedule over a size range
+// and merges their verdicts.
+//
+//  - matching, contention, congestion: Z3 (prove/) is the prover of record;
+//    one query covers the whole range. The simulator checks the same three
+//    properties on every instance it runs; a disagreement is reported as an
+//    error, never hidden.
+//  - causality, correctness: exact simulation (simulate/) of every size in
+//    the range, smallest first, up to maxSimulatedRanks ranks and a time
+//    budget. Sizes left unsimulated make the verdict Unknown, with the sizes
+//    that were checked named.
+
+#include "ir/Schedule.h"
+#include "verify/Verdict.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collc::verify {
+
+struct ParamRange {
+  std::string name;
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
+struct VerifyOptions {
+  /// Number of ranks: exactly (p) or a range; converted to parameter ranges
+  /// for a one-parameter family.
+  std::optional<int64_t> p;
+  std::optional<std::pair<int64_t, int64_t>> ranks;
+  /// Explicit parameter ranges (`--param d=1..16`); override the spec's.
+  std::vector<ParamRange> params;
+  bool allPort = false;
+  unsigned timeoutSeconds = 60;
+  int64_t maxSimulatedRanks = 4096;
+  double simulationBudgetSeconds = 60;
+  /// Which properties to check (all five when empty).
+  std::vector<Property> only;
+  llvm::raw_ostream *verbose = nullptr;
+};
+
+struct ScheduleReport {
+  std::string name;
+  std::string collective; // e.g. "broadcast(root: 0)"
+  std::string topology;   // e.g. "hypercube(dim: d)"
+  std::vector<ParamRange> ranges; // what was asked
+  std::string simulated;  // e.g. "d = 1..12 (p = 2..4096)"
+  std::vector<PropertyResult> properties;
+  double seconds = 0;
+
+  /// Proved when every property is; Counterexample when any is; else
+  /// Unknown (or Error).
+  Status verdict() const;
+};
+
+/// Verifies one schedule. Errors are input errors (no range given for a
+/// family, a range that fits no size, an expression that cannot be
+/// evaluated); property failures are part of the report.
+llvm::Expected<ScheduleReport> verifySchedule(const ir::Schedule &schedule,
+                                              const VerifyOptions &options);
+
+/// The report as text: a line per property, and for each counterexample the
+/// `ERROR:` line, the `Example:` with concrete values, and the trace of the
+/// steps that lead there.
+void printText(const ir::Schedule &schedule, const ScheduleReport &report,
+               llvm::raw_ostream &os);
+
+/// Prints the collective as written: "broadcast(root: 0)".
+std::string describeCollective(const ir::Collective &c);
+/// Prints a topology template: "hypercube(dim: d)".
+std::string describeTopology(const ir::TopologyTemplate &t);
+
+} // namespace collc::verify
