@@ -26,6 +26,7 @@
 // graphs over a parameter gets Unknown for the properties that need routes.
 
 #include "ir/Schedule.h"
+#include "topology/Topology.h"
 #include "verify/Verdict.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -43,10 +44,6 @@ class Solver;
 } // namespace collc::smt
 
 namespace collc::prove {
-
-/// Single-port: one send and one receive per rank per step. All-port: one
-/// message per channel leaving or entering a rank (seed 000, section 4.8).
-enum class PortModel { Single, All };
 
 /// The values a schedule parameter ranges over, inclusive.
 struct ParamRange {

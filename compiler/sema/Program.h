@@ -14,8 +14,6 @@
 
 namespace collc {
 
-enum class PortModel { Single, All };
-
 /// `model lan = { ts: 10us, tw: 2ns/byte, ports: single };`
 struct CostModel {
   std::string name;

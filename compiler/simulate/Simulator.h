@@ -21,11 +21,7 @@
 
 namespace collc::simulate {
 
-/// single: a rank sends at most one message and receives at most one per
-/// step. all: a rank may use all its links at once, one message per
-/// outgoing channel (first hop) and per incoming channel (last hop).
-enum class PortModel { Single, All };
-
+/// The port model is collc::PortModel (topology/Topology.h).
 struct SimulateOptions {
   PortModel ports = PortModel::Single;
 };

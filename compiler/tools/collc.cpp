@@ -1,22 +1,18 @@
 // collc: the command-line driver. Every subcommand follows one pattern:
 //   collc <subcommand> FILE... [options]
-// and exits 0 on success, 2 on input errors (after printing them with their
-// place in the source).
+// and exits 0 on success, 1 on a counterexample, 2 on input errors (printed
+// with their place in the source), 3 when the solver could not decide.
 
-#include "sema/Sema.h"
-#include "support/Diagnostics.h"
-#include "verify/Verifier.h"
-
-#include "llvm/Support/JSON.h"
+#include "tools/Commands.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
-using namespace collc;
+using namespace collc::tools;
 namespace cl = llvm::cl;
 
 #ifndef COLLC_VERSION
@@ -25,286 +21,36 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum ExitCode {
-  ExitOk = 0,
-  ExitCounterexample = 1,
-  ExitInputError = 2,
-  ExitUnknown = 3,
+struct Registered {
+  cl::SubCommand *command;
+  int (*run)();
+  std::string usage;
 };
 
-cl::OptionCategory collcCategory("collc options");
+std::vector<Registered> &registry() {
+  static std::vector<Registered> commands;
+  return commands;
+}
 
-cl::SubCommand checkCommand("check",
-                            "Parse and check .coll files; report every "
-                            "mistake at its place");
-cl::list<std::string> checkFiles(cl::Positional, cl::OneOrMore,
-                                 cl::desc("<file.coll>..."),
-                                 cl::sub(checkCommand), cl::cat(collcCategory));
+} // namespace
 
+cl::OptionCategory &collc::tools::category() {
+  static cl::OptionCategory collcCategory("collc options");
+  return collcCategory;
+}
 
-cl::SubCommand verifyCommand(
-    "verify", "Prove schedules: causality, contention, congestion, matching "
-              "and correctness; print a counterexample when one fails");
-cl::list<std::string> verifyFiles(cl::Positional, cl::OneOrMore,
-                                  cl::desc("<file.coll>..."),
-                                  cl::sub(verifyCommand),
-                                  cl::cat(collcCategory));
-cl::opt<std::string> verifySchedule("schedule",
-                                    cl::desc("Verify only this schedule"),
-                                    cl::value_desc("NAME"),
-                                    cl::sub(verifyCommand),
-                                    cl::cat(collcCategory));
-cl::opt<int64_t> verifyP("p", cl::desc("Verify for exactly N ranks"),
-                         cl::value_desc("N"), cl::init(0),
-                         cl::sub(verifyCommand), cl::cat(collcCategory));
-cl::opt<std::string> verifyRange("range",
-                                 cl::desc("Verify for every number of ranks "
-                                          "in LO..HI"),
-                                 cl::value_desc("LO..HI"),
-                                 cl::sub(verifyCommand),
-                                 cl::cat(collcCategory));
-cl::list<std::string> verifyParams(
-    "param", cl::desc("Range of a schedule parameter, e.g. d=1..16"),
-    cl::value_desc("NAME=LO..HI"), cl::sub(verifyCommand),
-    cl::cat(collcCategory));
-cl::opt<std::string> verifyOnly(
-    "properties",
-    cl::desc("Comma-separated subset of causality, contention, congestion, "
-             "matching, correctness"),
-    cl::sub(verifyCommand), cl::cat(collcCategory));
-enum class Format { Text, Json };
-cl::opt<Format> verifyFormat(
-    "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "readable report"),
-               clEnumValN(Format::Json, "json", "one JSON document")),
-    cl::init(Format::Text), cl::sub(verifyCommand), cl::cat(collcCategory));
-cl::opt<unsigned> verifyTimeout("timeout",
-                                cl::desc("Solver time limit per query, in "
-                                         "seconds (default 60)"),
-                                cl::init(60), cl::sub(verifyCommand),
-                                cl::cat(collcCategory));
-cl::opt<bool> verifyAllPort("all-port",
-                            cl::desc("All-port model: one message per "
-                                     "channel instead of per rank"),
-                            cl::sub(verifyCommand), cl::cat(collcCategory));
-cl::opt<int64_t> verifyMaxSim("simulate-up-to",
-                              cl::desc("Largest number of ranks simulated "
-                                       "(default 4096)"),
-                              cl::init(4096), cl::sub(verifyCommand),
-                              cl::cat(collcCategory));
-cl::opt<bool> verifyVerbose("verbose", cl::desc("Print every solver query"),
-                            cl::sub(verifyCommand), cl::cat(collcCategory));
+CommandRegistration::CommandRegistration(cl::SubCommand &command, int (*run)(),
+                                         llvm::StringRef usage) {
+  registry().push_back({&command, run, usage.str()});
+}
 
-std::string plural(size_t n, llvm::StringRef word) {
+std::string collc::tools::plural(size_t n, llvm::StringRef word) {
   if (n == 1)
     return "1 " + word.str();
   if (word.endswith("y"))
     return std::to_string(n) + " " + word.drop_back().str() + "ies";
   return std::to_string(n) + " " + word.str() + "s";
 }
-
-int runCheck() {
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  size_t topologies = 0, models = 0, collectives = 0, schedules = 0;
-  for (const std::string &file : checkFiles) {
-    llvm::Expected<Program> program = loadProgram(file, diags);
-    if (!program) {
-      llvm::consumeError(program.takeError()); // already reported
-      continue;
-    }
-    topologies += program->topologies.size();
-    models += program->models.size();
-    collectives += program->collectives.size();
-    schedules += program->schedules.size();
-  }
-  if (diags.hasErrors()) {
-    llvm::errs() << "collc: " << plural(diags.errorCount(), "error") << "\n";
-    return ExitInputError;
-  }
-  llvm::outs() << "collc: " << plural(checkFiles.size(), "file")
-               << " checked: " << plural(topologies, "topology") << ", "
-               << plural(models, "model") << ", "
-               << plural(collectives, "collective") << ", "
-               << plural(schedules, "schedule") << "; no errors\n";
-  return ExitOk;
-}
-
-std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text) {
-  auto [lo, hi] = text.split("..");
-  int64_t a, b;
-  if (lo.trim().getAsInteger(10, a) || hi.trim().getAsInteger(10, b) || a > b)
-    return std::nullopt;
-  return std::make_pair(a, b);
-}
-
-llvm::json::Value toJson(const verify::Counterexample &c) {
-  llvm::json::Object o;
-  llvm::json::Object params;
-  for (const auto &[name, value] : c.params)
-    params[name] = value;
-  o["params"] = std::move(params);
-  o["p"] = c.p;
-  if (c.step > 0)
-    o["step"] = c.step;
-  if (c.rank)
-    o["rank"] = *c.rank;
-  if (c.channel) {
-    o["channel"] = llvm::json::Object{{"from", c.channel->first},
-                                      {"to", c.channel->second}};
-    o["load"] = c.load;
-  }
-  llvm::json::Array transfers;
-  for (const verify::TransferRef &t : c.transfers)
-    transfers.push_back(llvm::json::Object{{"src", t.src}, {"dst", t.dst}});
-  o["transfers"] = std::move(transfers);
-  if (!c.chunk.empty())
-    o["chunk"] = c.chunk;
-  if (!c.expected.empty() || !c.actual.empty()) {
-    o["expected"] = c.expected;
-    o["actual"] = c.actual;
-  }
-  o["message"] = c.message;
-  return o;
-}
-
-int runVerify() {
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  verify::VerifyOptions options;
-  if (verifyP.getNumOccurrences()) {
-    if (verifyP < 1) {
-      llvm::errs() << "collc: error: --p needs a positive number of ranks\n";
-      return ExitInputError;
-    }
-    options.p = verifyP;
-  }
-  if (!verifyRange.empty()) {
-    options.ranks = parseRange(verifyRange);
-    if (!options.ranks) {
-      llvm::errs() << "collc: error: --range needs LO..HI, got '"
-                   << verifyRange << "'\n";
-      return ExitInputError;
-    }
-  }
-  for (const std::string &param : verifyParams) {
-    auto [name, range] = llvm::StringRef(param).split('=');
-    auto r = parseRange(range);
-    if (name.empty() || !r) {
-      llvm::errs() << "collc: error: --param needs NAME=LO..HI, got '" << param
-                   << "'\n";
-      return ExitInputError;
-    }
-    options.params.push_back({name.str(), r->first, r->second});
-  }
-  if (!verifyOnly.empty()) {
-    llvm::SmallVector<llvm::StringRef, 5> names;
-    llvm::StringRef(verifyOnly).split(names, ',');
-    for (llvm::StringRef name : names) {
-      std::optional<verify::Property> found;
-      for (auto p : {verify::Property::Causality, verify::Property::Contention,
-                     verify::Property::Congestion, verify::Property::Matching,
-                     verify::Property::Correctness})
-        if (name.trim() == verify::propertyName(p))
-          found = p;
-      if (!found) {
-        llvm::errs() << "collc: error: unknown property '" << name << "'\n";
-        return ExitInputError;
-      }
-      options.only.push_back(*found);
-    }
-  }
-  options.allPort = verifyAllPort;
-  options.timeoutSeconds = verifyTimeout;
-  options.maxSimulatedRanks = verifyMaxSim;
-  if (verifyVerbose)
-    options.verbose = &llvm::errs();
-
-  int exitCode = ExitOk;
-  auto worsen = [&](int code) {
-    // Input error > counterexample > unknown > ok.
-    static const int rank[] = {0, 2, 3, 1};
-    if (rank[code] > rank[exitCode])
-      exitCode = code;
-  };
-  llvm::json::Array jsonSchedules;
-  size_t verified = 0;
-  for (const std::string &file : verifyFiles) {
-    llvm::Expected<Program> program = loadProgram(file, diags);
-    if (!program) {
-      llvm::consumeError(program.takeError());
-      worsen(ExitInputError);
-      continue;
-    }
-    for (const ir::Schedule &schedule : program->schedules) {
-      if (!verifySchedule.empty() && schedule.name != verifySchedule)
-        continue;
-      ++verified;
-      llvm::Expected<verify::ScheduleReport> report =
-          verify::verifySchedule(schedule, options);
-      if (!report) {
-        diags.error(schedule.loc, "cannot verify '" + schedule.name + "': " +
-                                      llvm::toString(report.takeError()));
-        worsen(ExitInputError);
-        continue;
-      }
-      switch (report->verdict()) {
-      case verify::Status::Proved:
-        break;
-      case verify::Status::Counterexample:
-        worsen(ExitCounterexample);
-        break;
-      case verify::Status::Unknown:
-        worsen(ExitUnknown);
-        break;
-      case verify::Status::Error:
-        worsen(ExitInputError);
-        break;
-      }
-      if (verifyFormat == Format::Text) {
-        verify::printText(schedule, *report, llvm::outs());
-        continue;
-      }
-      llvm::json::Array properties;
-      for (const verify::PropertyResult &r : report->properties) {
-        llvm::json::Object o{{"property", verify::propertyName(r.property)},
-                             {"status", verify::statusName(r.status)},
-                             {"method", r.method}};
-        if (!r.detail.empty())
-          o["detail"] = r.detail;
-        if (r.property == verify::Property::Congestion)
-          o["max_load"] = r.maxLoad;
-        if (r.counterexample)
-          o["counterexample"] = toJson(*r.counterexample);
-        properties.push_back(std::move(o));
-      }
-      llvm::json::Object ranges;
-      for (const verify::ParamRange &r : report->ranges)
-        ranges[r.name] = llvm::json::Array{r.lo, r.hi};
-      jsonSchedules.push_back(llvm::json::Object{
-          {"schedule", report->name},
-          {"collective", report->collective},
-          {"topology", report->topology},
-          {"ranges", std::move(ranges)},
-          {"simulated", report->simulated},
-          {"verdict", verify::statusName(report->verdict())},
-          {"seconds", report->seconds},
-          {"properties", std::move(properties)}});
-    }
-  }
-  if (!verifySchedule.empty() && verified == 0 && !diags.hasErrors()) {
-    llvm::errs() << "collc: error: no schedule named '" << verifySchedule
-                 << "'\n";
-    return ExitInputError;
-  }
-  if (verifyFormat == Format::Json)
-    llvm::outs() << llvm::formatv(
-        "{0:2}\n", llvm::json::Value(llvm::json::Object{
-                       {"schedules", std::move(jsonSchedules)}}));
-  return exitCode;
-}
-
-} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -313,20 +59,17 @@ int main(int argc, char **argv) {
        << "\n  a formally checked schedule compiler for collective "
           "communication\n";
   });
-  cl::HideUnrelatedOptions(collcCategory);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
-          "collc: compile .coll specifications of collective communication "
-          "into proved schedules\n\n"
-          "  collc check FILE...    parse and check specifications\n"
-          "  collc verify FILE...   prove the schedules in them\n",
-          &llvm::errs()))
+  cl::HideUnrelatedOptions(category());
+  std::string overview = "collc: compile .coll specifications of collective "
+                         "communication into proved schedules\n\n";
+  for (const Registered &r : registry())
+    overview += "  " + r.usage + "\n";
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs()))
     return ExitInputError;
 
-  if (checkCommand)
-    return runCheck();
-  if (verifyCommand)
-    return runVerify();
+  for (const Registered &r : registry())
+    if (*r.command)
+      return r.run();
 
   llvm::errs() << "collc: no subcommand given; try 'collc --help'\n";
   return ExitInputError;

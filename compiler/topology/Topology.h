@@ -64,6 +64,11 @@ struct Channel {
   }
 };
 
+/// The port model (000 §4.1, §4.7.2): single-port ranks send at most one
+/// message and receive at most one per step; all-port ranks use every link
+/// at once, one message per channel.
+enum class PortModel { Single, All };
+
 /// Largest number of ranks collc accepts in one topology.
 constexpr int64_t maxRanks = int64_t(1) << 20;
 

@@ -272,7 +272,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     prove::ProverOptions po;
     for (const ParamRange &r : *ranges)
       po.ranges.push_back({r.name, r.lo, r.hi});
-    po.ports = options.allPort ? prove::PortModel::All : prove::PortModel::Single;
+    po.ports = options.ports;
     po.timeoutMs = options.timeoutSeconds * 1000;
     po.verbose = options.verbose;
     llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
@@ -300,8 +300,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   });
 
   simulate::SimulateOptions so;
-  so.ports = options.allPort ? simulate::PortModel::All
-                             : simulate::PortModel::Single;
+  so.ports = options.ports;
   std::vector<std::optional<PropertyResult>> firstFailure(5);
   std::vector<bool> holdsEverywhere(5, true);
   size_t simulated = 0;

@@ -12,6 +12,7 @@
 //    that were checked named.
 
 #include "ir/Schedule.h"
+#include "topology/Topology.h"
 #include "verify/Verdict.h"
 
 #include "llvm/Support/Error.h"
@@ -37,7 +38,7 @@ struct VerifyOptions {
   std::optional<std::pair<int64_t, int64_t>> ranks;
   /// Explicit parameter ranges (`--param d=1..16`); override the spec's.
   std::vector<ParamRange> params;
-  bool allPort = false;
+  PortModel ports = PortModel::Single;
   unsigned timeoutSeconds = 60;
   int64_t maxSimulatedRanks = 4096;
   double simulationBudgetSeconds = 60;

@@ -1,0 +1,55 @@
+// collc check FILE...: parse and check specifications.
+
+#include "tools/Commands.h"
+
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace collc;
+using namespace collc::tools;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::SubCommand checkCommand("check",
+                            "Parse and check .coll files; report every "
+                            "mistake at its place");
+cl::list<std::string> checkFiles(cl::Positional, cl::OneOrMore,
+                                 cl::desc("<file.coll>..."),
+                                 cl::sub(checkCommand), cl::cat(category()));
+
+
+int runCheck() {
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  size_t topologies = 0, models = 0, collectives = 0, schedules = 0;
+  for (const std::string &file : checkFiles) {
+    llvm::Expected<Program> program = loadProgram(file, diags);
+    if (!program) {
+      llvm::consumeError(program.takeError()); // already reported
+      continue;
+    }
+    topologies += program->topologies.size();
+    models += program->models.size();
+    collectives += program->collectives.size();
+    schedules += program->schedules.size();
+  }
+  if (diags.hasErrors()) {
+    llvm::errs() << "collc: " << plural(diags.errorCount(), "error") << "\n";
+    return ExitInputError;
+  }
+  llvm::outs() << "collc: " << plural(checkFiles.size(), "file")
+               << " checked: " << plural(topologies, "topology") << ", "
+               << plural(models, "model") << ", "
+               << plural(collectives, "collective") << ", "
+               << plural(schedules, "schedule") << "; no errors\n";
+  return ExitOk;
+}
+
+CommandRegistration registration(checkCommand, runCheck,
+                                 "collc check FILE...    parse and check "
+                                 "specifications");
+
+} // namespace
