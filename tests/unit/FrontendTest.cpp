@@ -140,7 +140,10 @@ INSTANTIATE_TEST_SUITE_P(
                        "schedule's topology\n"
                        "schedule s : allgather on hypercube(dim: d) where e "
                        "in 1 .. 3 { }\n"
-                       "                                                  ^\n"}));
+                       "                                                  ^\n"}),
+    [](const ::testing::TestParamInfo<DiagnosticCase> &info) {
+      return "Case" + std::to_string(info.index);
+    });
 
 TEST(Frontend, SpecWithEveryFormChecksClean) {
   Checked c = check(R"(
