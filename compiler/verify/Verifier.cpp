@@ -26,9 +26,10 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// Ranks of the family member with parameter values `values`.
-std::optional<int64_t> ranksFor(const ir::Schedule &s,
-                                llvm::ArrayRef<int64_t> values) {
+/// The topology dimensions of the family member with parameter values
+/// `values` (indexed like Schedule::params).
+std::optional<std::vector<int64_t>> dimsFor(const ir::Schedule &s,
+                                            llvm::ArrayRef<int64_t> values) {
   std::vector<int64_t> env(s.numSlots(), 0);
   for (size_t i = 0; i < s.params.size(); ++i)
     env[s.params[i].slot] = values[i];
@@ -39,12 +40,36 @@ std::optional<int64_t> ranksFor(const ir::Schedule &s,
       return std::nullopt;
     dims.push_back(r.value);
   }
-  llvm::Expected<int64_t> n = ir::countRanks(s.topology.kind, dims);
+  return dims;
+}
+
+/// Ranks of the family member with parameter values `values`.
+std::optional<int64_t> ranksFor(const ir::Schedule &s,
+                                llvm::ArrayRef<int64_t> values) {
+  std::optional<std::vector<int64_t>> dims = dimsFor(s, values);
+  if (!dims)
+    return std::nullopt;
+  llvm::Expected<int64_t> n = ir::countRanks(s.topology.kind, *dims);
   if (!n) {
     llvm::consumeError(n.takeError());
     return std::nullopt;
   }
   return *n;
+}
+
+/// The parameter values a counterexample names, indexed like
+/// Schedule::params.
+std::optional<std::vector<int64_t>> paramValues(const ir::Schedule &s,
+                                                const Counterexample &c) {
+  std::vector<int64_t> values;
+  for (const ir::Parameter &param : s.params) {
+    auto it = llvm::find_if(
+        c.params, [&](const auto &pv) { return pv.first == param.name; });
+    if (it == c.params.end())
+      return std::nullopt;
+    values.push_back(it->second);
+  }
+  return values;
 }
 
 /// The parameter ranges to verify over.
@@ -140,24 +165,31 @@ std::string rangeText(const std::vector<ParamRange> &ranges) {
 /// The topology of the family member with the counterexample's parameters.
 std::optional<Topology> topologyFor(const ir::Schedule &s,
                                     const Counterexample &c) {
-  std::vector<int64_t> env(s.numSlots(), 0);
-  for (const auto &[name, value] : c.params)
-    for (const ir::Parameter &param : s.params)
-      if (param.name == name)
-        env[param.slot] = value;
-  std::vector<int64_t> dims;
-  for (const ir::ExprRef &d : s.topology.dims) {
-    ir::EvalResult v = ir::evaluate(*d, env);
-    if (!v.ok())
-      return std::nullopt;
-    dims.push_back(v.value);
-  }
-  auto t = Topology::make(s.topology.kind, dims, s.topology.edges);
+  std::optional<std::vector<int64_t>> values = paramValues(s, c);
+  std::optional<std::vector<int64_t>> dims =
+      values ? dimsFor(s, *values) : std::nullopt;
+  if (!dims)
+    return std::nullopt;
+  auto t = Topology::make(s.topology.kind, *dims, s.topology.edges);
   if (!t) {
     llvm::consumeError(t.takeError());
     return std::nullopt;
   }
   return std::move(*t);
+}
+
+/// The family member a counterexample lives in.
+std::optional<ir::Instance> instanceFor(const ir::Schedule &s,
+                                        const Counterexample &c) {
+  std::optional<std::vector<int64_t>> values = paramValues(s, c);
+  if (!values)
+    return std::nullopt;
+  llvm::Expected<ir::Instance> instance = ir::instantiate(s, *values);
+  if (!instance) {
+    llvm::consumeError(instance.takeError());
+    return std::nullopt;
+  }
+  return std::move(*instance);
 }
 
 /// A congestion counterexample names two messages that share a channel; a
@@ -166,19 +198,9 @@ std::optional<Topology> topologyFor(const ir::Schedule &s,
 void showMostLoadedChannel(const ir::Schedule &s, Counterexample &c) {
   if (c.step < 1)
     return;
-  std::vector<int64_t> params;
-  for (const ir::Parameter &param : s.params) {
-    auto it = llvm::find_if(c.params,
-                            [&](const auto &pv) { return pv.first == param.name; });
-    if (it == c.params.end())
-      return;
-    params.push_back(it->second);
-  }
-  llvm::Expected<ir::Instance> instance = ir::instantiate(s, params);
-  if (!instance) {
-    llvm::consumeError(instance.takeError());
+  std::optional<ir::Instance> instance = instanceFor(s, c);
+  if (!instance)
     return;
-  }
   std::optional<Topology> topo = topologyFor(s, c);
   if (!topo || c.step > (int64_t)instance->steps.size())
     return;
@@ -430,20 +452,9 @@ std::string paramsText(const Counterexample &c) {
 
 void printTrace(const ir::Schedule &s, const Counterexample &c,
                 llvm::raw_ostream &os) {
-  std::vector<int64_t> params;
-  for (const ir::Parameter &param : s.params) {
-    auto it = llvm::find_if(c.params, [&](const auto &pv) {
-      return pv.first == param.name;
-    });
-    if (it == c.params.end())
-      return;
-    params.push_back(it->second);
-  }
-  llvm::Expected<ir::Instance> instance = ir::instantiate(s, params);
-  if (!instance) {
-    llvm::consumeError(instance.takeError());
+  std::optional<ir::Instance> instance = instanceFor(s, c);
+  if (!instance)
     return;
-  }
   int64_t last = c.step > 0 ? c.step : 0;
   if (last <= 1)
     return;
