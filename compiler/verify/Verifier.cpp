@@ -528,7 +528,8 @@ void collc::verify::printText(const ir::Schedule &s,
       os << "  channel " << c.channel->first << "->" << c.channel->second
          << " carries " << c.load << " messages\n";
     if (!c.chunk.empty())
-      os << "  chunk " << c.chunk << "\n";
+      os << "  " << (llvm::StringRef(c.chunk).startswith("chunk") ? "" : "chunk ")
+         << c.chunk << "\n";
     if (!c.expected.empty() || !c.actual.empty())
       os << "  expected contributions " << c.expected << ", actual "
          << c.actual << "\n";
