@@ -1,0 +1,537 @@
+#include "emit/Emitter.h"
+
+#include "ir/Instantiate.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+using namespace collc;
+using namespace collc::emit;
+using collc::ir::CollectiveKind;
+using collc::ir::ExprOp;
+
+namespace {
+
+/// A C string literal.
+std::string quote(llvm::StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// Names the emitted code declares itself, and C++ keywords a .coll name
+/// could collide with: a spec name among them gets a trailing underscore.
+bool isReserved(llvm::StringRef name) {
+  static const llvm::StringSet<> reserved = {
+      "r", "p", "origin", "dest", "index", "me", "eng", "call", "step",
+      "fits", "chunks", "rc", "transfers", "t", "auto", "bool", "break",
+      "case", "char", "class", "const", "continue", "default", "delete", "do",
+      "double", "else", "enum", "false", "float", "for", "goto", "if", "int",
+      "long", "new", "return", "short", "signed", "sizeof", "static",
+      "struct", "switch", "this", "true", "union", "unsigned", "void",
+      "while", "and", "or", "not", "xor", "int64_t", "std"};
+  return reserved.contains(name);
+}
+
+/// The C++ signature and Call set-up of each collective, in MPI's argument
+/// order (MPI 4.0 §6): the names follow the MPI standard's bindings.
+struct Binding {
+  const char *kind;   // collc::rt::Kind enumerator
+  const char *params; // C++ parameter list
+  const char *args;   // the same names, to forward a call
+  const char *setup;  // statements filling `call` before connect()
+  const char *check;  // statements after connect() (may use eng, rank)
+};
+
+std::optional<Binding> bindingFor(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::Broadcast:
+    return Binding{"Broadcast",
+                   "void *buf, int count, MPI_Datatype type, int root, "
+                   "MPI_Comm comm",
+                   "buf, count, type, root, comm",
+                   "call.recv = buf;\n  call.count = count;\n  call.type = "
+                   "type;\n  call.root = root;\n",
+                   ""};
+  case CollectiveKind::Reduce:
+    return Binding{"Reduce",
+                   "const void *send, void *recv, int count, MPI_Datatype "
+                   "type, MPI_Op op, int root, MPI_Comm comm",
+                   "send, recv, count, type, op, root, comm",
+                   "call.send = send;\n  call.recv = recv;\n  call.count = "
+                   "count;\n  call.type = type;\n  call.op = op;\n  call.root "
+                   "= root;\n",
+                   ""};
+  case CollectiveKind::Allreduce:
+  case CollectiveKind::Scan:
+    return Binding{kind == CollectiveKind::Scan ? "Scan" : "Allreduce",
+                   "const void *send, void *recv, int count, MPI_Datatype "
+                   "type, MPI_Op op, MPI_Comm comm",
+                   "send, recv, count, type, op, comm",
+                   "call.send = send;\n  call.recv = recv;\n  call.count = "
+                   "count;\n  call.type = type;\n  call.op = op;\n",
+                   ""};
+  case CollectiveKind::ReduceScatter:
+    // MPI_Reduce_scatter_block: every rank gets recvcount elements.
+    return Binding{"ReduceScatter",
+                   "const void *send, void *recv, int recvcount, "
+                   "MPI_Datatype type, MPI_Op op, MPI_Comm comm",
+                   "send, recv, recvcount, type, op, comm",
+                   "call.send = send;\n  call.recv = recv;\n  call.count = "
+                   "recvcount;\n  call.type = type;\n  call.op = op;\n",
+                   ""};
+  case CollectiveKind::Allgather:
+  case CollectiveKind::Alltoall:
+    return Binding{
+        kind == CollectiveKind::Allgather ? "Allgather" : "Alltoall",
+        "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
+        "int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
+        "send, sendcount, sendtype, recv, recvcount, recvtype, comm",
+        "call.send = send;\n  call.recv = recv;\n  call.count = recvcount;\n "
+        " call.type = recvtype;\n",
+        "  if (send != MPI_IN_PLACE &&\n      (sendcount != recvcount || "
+        "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
+        "and receive count and type must be equal\");\n"};
+  case CollectiveKind::Gather:
+    // Only the root's receive arguments are significant.
+    return Binding{
+        "Gather",
+        "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
+        "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
+        "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
+        "int rank = 0;\n  MPI_Comm_rank(comm, &rank);\n  const bool inPlace "
+        "= rank == root && send == MPI_IN_PLACE;\n  call.send = send;\n  "
+        "call.recv = recv;\n  call.count = inPlace ? recvcount : "
+        "sendcount;\n  call.type = inPlace ? recvtype : sendtype;\n  "
+        "call.root = root;\n",
+        "  if (rank == root && !inPlace &&\n      (sendcount != recvcount || "
+        "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
+        "and receive count and type must be equal\");\n"};
+  case CollectiveKind::Scatter:
+    // Only the root's send arguments are significant.
+    return Binding{
+        "Scatter",
+        "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
+        "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
+        "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
+        "int rank = 0;\n  MPI_Comm_rank(comm, &rank);\n  const bool inPlace "
+        "= rank == root && recv == MPI_IN_PLACE;\n  call.send = send;\n  "
+        "call.recv = recv;\n  call.count = inPlace ? sendcount : "
+        "recvcount;\n  call.type = inPlace ? sendtype : recvtype;\n  "
+        "call.root = root;\n",
+        "  if (rank == root && !inPlace &&\n      (sendcount != recvcount || "
+        "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
+        "and receive count and type must be equal\");\n"};
+  case CollectiveKind::Shift:
+    return Binding{"Shift",
+                   "const void *send, void *recv, int count, MPI_Datatype "
+                   "type, MPI_Comm comm",
+                   "send, recv, count, type, comm",
+                   "call.send = send;\n  call.recv = recv;\n  call.count = "
+                   "count;\n  call.type = type;\n",
+                   ""};
+  case CollectiveKind::Alltoallv:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// An expression as a C++ operand: printCpp parenthesizes inside, not
+/// around, and C++ ranks `^` below `==`.
+std::string operand(const ir::Expr &e, llvm::ArrayRef<std::string> names) {
+  std::string text = ir::printCpp(e, names);
+  if (e.op == ExprOp::Const || e.op == ExprOp::Var)
+    return text;
+  return "(" + text + ")";
+}
+
+bool hasRoot(CollectiveKind k) {
+  return k == CollectiveKind::Broadcast || k == CollectiveKind::Reduce ||
+         k == CollectiveKind::Scatter || k == CollectiveKind::Gather;
+}
+
+class ScheduleEmitter {
+public:
+  ScheduleEmitter(const VerifiedSchedule &v, const EmitOptions &options,
+                  llvm::raw_string_ostream &os)
+      : s(*v.schedule), report(v.report), options(options), os(os) {
+    names = s.slotNames;
+    for (unsigned slot = ir::NumFixedSlots; slot < names.size(); ++slot)
+      if (isReserved(names[slot]))
+        names[slot] += "_";
+  }
+
+  void emitFunction(const Binding &b) {
+    os << "int " << s.name << "(" << b.params << ") {\n";
+    os << "  collc::rt::Call call;\n";
+    os << "  call.name = " << quote(s.name) << ";\n";
+    os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
+    if (s.collective.kind == CollectiveKind::Shift)
+      os << "  call.shift = " << s.collective.shift << ";\n";
+    os << "  call.comm = comm;\n  " << b.setup;
+    os << "  collc::rt::Engine eng;\n";
+    os << "  if (int rc = eng.connect(call))\n    return rc;\n";
+    os << b.check;
+    if (hasRoot(s.collective.kind))
+      os << "  if (root != " << s.collective.root
+         << ")\n    return eng.fail(MPI_ERR_ROOT, "
+         << quote("the schedule is proved for root " +
+                  std::to_string(s.collective.root))
+         << ");\n";
+    os << "  const int64_t p = eng.size();\n";
+    os << "  const int64_t me = eng.rank();\n";
+    emitSizeCheck();
+    os << "  const int64_t chunks = "
+       << (s.chunks ? operand(*s.chunks, names) : "1") << ";\n";
+    os << "  if (int rc = eng.start(" << s.buffers.size() << ", chunks))\n"
+       << "    return rc;\n";
+    os << "  int64_t step = 0;\n";
+    emitBody(s.body, 1);
+    os << "  return eng.finish();\n}\n";
+  }
+
+private:
+  std::string indent(unsigned depth) { return std::string(2 * depth, ' '); }
+
+  std::string sourceLine(llvm::SMLoc loc) {
+    if (!options.sourceMgr || !loc.isValid())
+      return "";
+    unsigned buffer = options.sourceMgr->FindBufferContainingLoc(loc);
+    if (!buffer)
+      return "";
+    llvm::StringRef text =
+        options.sourceMgr->getMemoryBuffer(buffer)->getBuffer();
+    const char *begin = loc.getPointer();
+    while (begin > text.begin() && begin[-1] != '\n')
+      --begin;
+    const char *end = loc.getPointer();
+    while (end < text.end() && *end != '\n')
+      ++end;
+    return llvm::StringRef(begin, end - begin).trim().str();
+  }
+
+  std::string where(llvm::SMLoc loc) {
+    if (!options.sourceMgr || !loc.isValid())
+      return options.specName;
+    return options.specName + ":" +
+           std::to_string(options.sourceMgr->getLineAndColumn(loc).first);
+  }
+
+  /// The topology's number of ranks as a C++ expression over its dimensions
+  /// (ir::countRanks, printed).
+  std::string rankCount() {
+    std::vector<std::string> dims;
+    for (const ir::ExprRef &d : s.topology.dims)
+      dims.push_back(operand(*d, names));
+    switch (s.topology.kind) {
+    case TopologyKind::Mesh:
+    case TopologyKind::Torus:
+      return llvm::join(dims, " * ");
+    case TopologyKind::Hypercube:
+      return "(int64_t(1) << " + dims[0] + ")";
+    default:
+      return dims[0];
+    }
+  }
+
+  // Outside the proved sizes, or on a size the topology does not have, the
+  // function refuses: it never runs an unproved schedule.
+  void emitSizeCheck() {
+    std::string topology = verify::describeTopology(s.topology);
+    if (!s.isSymbolic()) {
+      std::vector<int64_t> dims;
+      for (const ir::ExprRef &d : s.topology.dims)
+        dims.push_back(d->value);
+      llvm::Expected<int64_t> n = ir::countRanks(s.topology.kind, dims);
+      int64_t ranks = n ? *n : 0;
+      if (!n)
+        llvm::consumeError(n.takeError());
+      os << "  if (p != " << ranks << ")\n    return eng.fail(MPI_ERR_SIZE, "
+         << quote("needs exactly " + std::to_string(ranks) + " ranks (" +
+                  topology + ")")
+         << ");\n";
+      return;
+    }
+    std::string range;
+    for (const verify::ParamRange &r : report.ranges)
+      range += (range.empty() ? "" : ", ") + r.name + " in " +
+               std::to_string(r.lo) + ".." + std::to_string(r.hi);
+    os << "  // The member of the family " << topology
+       << " with p ranks, within the proved range " << range << ".\n";
+    os << "  bool fits = false;\n";
+    // ring(p): the size parameter is p itself; only its range is checked.
+    std::string count = rankCount();
+    std::string fitCondition = count == "p" ? "true" : count + " == p";
+    unsigned depth = 1;
+    for (const ir::Parameter &param : s.params) {
+      const verify::ParamRange *r = nullptr;
+      for (const verify::ParamRange &candidate : report.ranges)
+        if (candidate.name == param.name)
+          r = &candidate;
+      if (!r)
+        continue;
+      if (param.slot == ir::SlotSize) {
+        fitCondition += " && p >= " + std::to_string(r->lo) +
+                        " && p <= " + std::to_string(r->hi);
+        continue;
+      }
+      const std::string &name = names[param.slot];
+      os << indent(depth) << "int64_t " << name << " = 0;\n";
+      os << indent(depth) << "for (int64_t " << name << "_try = " << r->lo
+         << "; " << name << "_try <= " << r->hi << " && !fits; ++" << name
+         << "_try) {\n";
+      ++depth;
+      os << indent(depth) << name << " = " << name << "_try;\n";
+    }
+    os << indent(depth) << "fits = " << fitCondition << ";\n";
+    for (; depth > 1; --depth)
+      os << indent(depth - 1) << "}\n";
+    os << "  if (!fits)\n    return eng.fail(MPI_ERR_SIZE, "
+       << quote("the communicator's size is not one of " + topology +
+                " with " + range)
+       << ");\n";
+  }
+
+  void emitBody(const std::vector<ir::BodyItem> &body, unsigned depth) {
+    for (const ir::BodyItem &item : body) {
+      if (const auto *step = std::get_if<ir::Step>(&item)) {
+        emitStep(*step, depth);
+        continue;
+      }
+      const ir::Loop &loop = *std::get<std::shared_ptr<ir::Loop>>(item);
+      const std::string &v = names[loop.slot];
+      std::string lo = operand(*loop.lo, names);
+      std::string hi = operand(*loop.hi, names);
+      os << indent(depth) << "// " << sourceLine(loop.loc) << "\n";
+      if (loop.reverse)
+        os << indent(depth) << "for (int64_t " << v << " = " << hi << "; "
+           << v << " >= " << lo << "; --" << v << ") {\n";
+      else
+        os << indent(depth) << "for (int64_t " << v << " = " << lo << "; "
+           << v << " <= " << hi << "; ++" << v << ") {\n";
+      emitBody(loop.body, depth + 1);
+      os << indent(depth) << "}\n";
+    }
+  }
+
+  static bool isConstantRule(const ir::TransferRule &rule) {
+    const ir::Expr *g = rule.guard.get();
+    return g && g->op == ExprOp::Eq && g->args[0]->op == ExprOp::Var &&
+           g->args[0]->slot == ir::SlotRank && g->args[1]->isConst() &&
+           rule.peer->isConst() && !rule.selector &&
+           llvm::all_of(rule.into,
+                        [](const ir::Delivery &d) { return !d.when; });
+  }
+
+  static uint64_t constantMask(const ir::TransferRule &rule) {
+    uint64_t mask = 0;
+    for (const ir::Delivery &d : rule.into)
+      mask |= uint64_t(1) << d.buffer;
+    return mask;
+  }
+
+  void emitStep(const ir::Step &step, unsigned depth) {
+    std::string label = step.name.empty() ? "step at " + where(step.loc)
+                                          : "step " + step.name + " (" +
+                                                where(step.loc) + ")";
+    std::string in = indent(depth);
+    os << in << "// " << label << "\n";
+    os << in << "++step;\n";
+    if (!step.rules.empty() && llvm::all_of(step.rules, isConstantRule)) {
+      // A hand-written step: a table of its transfers.
+      os << in << "{\n";
+      os << in << "  // sender, receiver, from buffer, into buffers (bits), "
+                  "reduce\n";
+      os << in << "  static constexpr int64_t transfers[][5] = {\n";
+      for (const ir::TransferRule &rule : step.rules)
+        os << in << "      {" << rule.guard->args[1]->value << ", "
+           << rule.peer->value << ", " << rule.fromBuffer << ", "
+           << constantMask(rule) << ", "
+           << (rule.mode == ir::TransferMode::Reduce ? 1 : 0) << "}, // "
+           << sourceLine(rule.loc) << "\n";
+      os << in << "  };\n";
+      os << in << "  for (const auto &t : transfers)\n"
+         << in << "    if (t[0] == me)\n"
+         << in << "      eng.sendAll(t[1], static_cast<int>(t[2]));\n";
+      os << in << "  for (const auto &t : transfers)\n"
+         << in << "    if (t[1] == me)\n"
+         << in
+         << "      eng.receive(t[0], static_cast<uint64_t>(t[3]), t[4] != "
+            "0);\n";
+      os << in << "}\n";
+    } else {
+      for (const ir::TransferRule &rule : step.rules)
+        emitRule(rule, depth);
+    }
+    os << in << "if (int rc = eng.endStep(step, " << quote(label) << "))\n"
+       << in << "  return rc;\n";
+  }
+
+  void emitRule(const ir::TransferRule &rule, unsigned depth) {
+    std::string in = indent(depth);
+    std::string guard =
+        rule.guard ? operand(*rule.guard, names) : std::string();
+    std::string peer = operand(*rule.peer, names);
+    os << in << "// " << sourceLine(rule.loc) << "\n";
+    // This rank as the sender (r is the sending rank in every expression).
+    os << in << "{\n" << in << "  [[maybe_unused]] const int64_t r = me;\n";
+    std::string sendIn = in + "  ";
+    if (!guard.empty()) {
+      os << in << "  if " << (rule.guard->op == ExprOp::Var ||
+                             rule.guard->isConst()
+                         ? "(" + guard + ")"
+                         : guard)
+         << "\n";
+      sendIn += "  ";
+    }
+    if (!rule.selector) {
+      os << sendIn << "eng.sendAll(" << peer << ", " << rule.fromBuffer
+         << ");\n";
+    } else {
+      std::vector<unsigned> used;
+      ir::collectSlots(*rule.selector, used);
+      auto param = [&](unsigned slot, const char *name) {
+        return llvm::is_contained(used, slot) ? std::string("int64_t ") + name
+                                              : std::string("int64_t");
+      };
+      os << sendIn << "eng.send(" << peer << ", " << rule.fromBuffer
+         << ", [&](" << param(ir::SlotOrigin, "origin") << ", "
+         << param(ir::SlotDest, "dest") << ", "
+         << param(ir::SlotIndex, "index") << ") {\n"
+         << sendIn << "  return static_cast<bool>("
+         << ir::printCpp(*rule.selector, names) << ");\n"
+         << sendIn << "});\n";
+    }
+    os << in << "}\n";
+    // This rank as a receiver: every sender whose rule names it.
+    std::string mask;
+    for (const ir::Delivery &d : rule.into) {
+      std::string bit = "(uint64_t(1) << " + std::to_string(d.buffer) + ")";
+      if (d.when)
+        bit = "(" + operand(*d.when, names) + " ? " + bit +
+              " : uint64_t(0))";
+      mask += (mask.empty() ? "" : " | ") + bit;
+    }
+    os << in << "for (int64_t r = 0; r < p; ++r)\n"
+       << in << "  if (" << (guard.empty() ? "" : guard + " && ") << peer
+       << " == me)\n"
+       << in << "    eng.receive(r, " << mask << ", "
+       << (rule.mode == ir::TransferMode::Reduce ? "true" : "false")
+       << ");\n";
+  }
+
+  const ir::Schedule &s;
+  const verify::ScheduleReport &report;
+  const EmitOptions &options;
+  llvm::raw_string_ostream &os;
+  std::vector<std::string> names;
+};
+
+std::string proofComment(const ir::Schedule &s,
+                         const verify::ScheduleReport &report,
+                         llvm::StringRef location) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// Schedule `" << s.name << "` (" << location
+     << "): " << verify::describeCollective(s.collective) << " on "
+     << verify::describeTopology(s.topology) << "\n";
+  os << "// Proved";
+  if (!report.ranges.empty()) {
+    os << " for";
+    for (const verify::ParamRange &r : report.ranges)
+      os << " " << r.name << " = " << r.lo << ".." << r.hi;
+  }
+  if (!report.simulated.empty())
+    os << " (simulated: " << report.simulated << ")";
+  os << ":\n//";
+  for (const verify::PropertyResult &r : report.properties)
+    os << " " << verify::propertyName(r.property) << " ("
+       << r.method << ")" << (&r == &report.properties.back() ? "." : ",");
+  os << "\n";
+  return text;
+}
+
+} // namespace
+
+llvm::Expected<EmittedFiles>
+collc::emit::emitCpp(const Program &program,
+                     llvm::ArrayRef<VerifiedSchedule> schedules,
+                     const EmitOptions &options) {
+  EmittedFiles files;
+  llvm::raw_string_ostream header(files.header), source(files.source);
+  std::string banner = "// Generated by collc from " + options.specName +
+                       ". Do not edit: change the spec and recompile.\n";
+  std::string nsOpen = options.ns.empty()
+                           ? std::string()
+                           : "namespace " + options.ns + " {\n\n";
+  std::string nsClose = options.ns.empty()
+                            ? std::string()
+                            : "} // namespace " + options.ns + "\n";
+  header << banner << "#pragma once\n\n#include <mpi.h>\n\n" << nsOpen;
+  source << banner << "#include \"" << options.baseName << ".h\"\n\n"
+         << "#include \"collc/Runtime.h\"\n\n#include <algorithm>\n"
+         << "#include <cstdint>\n\n"
+         << nsOpen;
+
+  auto location = [&](llvm::SMLoc loc) {
+    if (!options.sourceMgr || !loc.isValid())
+      return options.specName;
+    return options.specName + ":" +
+           std::to_string(options.sourceMgr->getLineAndColumn(loc).first);
+  };
+
+  for (const VerifiedSchedule &v : schedules) {
+    const ir::Schedule &s = *v.schedule;
+    if (v.report.verdict() != verify::Status::Proved)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "schedule '" + s.name +
+                                         "' is not proved");
+    std::optional<Binding> b = bindingFor(s.collective.kind);
+    if (!b)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "schedule '" + s.name + "': " +
+              ir::collectiveKindName(s.collective.kind).str() +
+              " has no runtime support yet");
+    std::string comment = proofComment(s, v.report, location(s.loc));
+    header << comment << "int " << s.name << "(" << b->params << ");\n\n";
+    source << comment;
+    std::string body;
+    llvm::raw_string_ostream bodyOs(body);
+    ScheduleEmitter(v, options, bodyOs).emitFunction(*b);
+    source << bodyOs.str() << "\n";
+  }
+
+  for (const CollectiveDef &c : program.collectives) {
+    const VerifiedSchedule *target = nullptr;
+    for (const VerifiedSchedule &v : schedules)
+      if (v.schedule->name == c.algorithm)
+        target = &v;
+    if (!target)
+      continue;
+    std::optional<Binding> b = bindingFor(c.collective.kind);
+    if (!b)
+      continue;
+    std::string comment = "// Collective `" + c.name + "` (" +
+                          location(c.loc) + "): " +
+                          verify::describeCollective(c.collective) +
+                          ", by schedule `" + c.algorithm + "`.\n";
+    header << comment << "int " << c.name << "(" << b->params << ");\n\n";
+    source << comment << "int " << c.name << "(" << b->params
+           << ") {\n  return " << c.algorithm << "(" << b->args << ");\n}\n\n";
+  }
+  header << nsClose;
+  source << nsClose;
+  header.flush();
+  source.flush();
+  return files;
+}

@@ -1,0 +1,164 @@
+// collc compile FILE -o DIR [--namespace NS]: verify every schedule of FILE,
+// then write DIR/<stem>.h and DIR/<stem>.cpp with one function per schedule
+// (and per collective whose `using` names one of them).
+
+#include "tools/Commands.h"
+
+#include "emit/Emitter.h"
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+#include "verify/Verifier.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace collc;
+using namespace collc::tools;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::SubCommand compileCommand(
+    "compile", "Verify the schedules of a spec, then emit C++ that runs them "
+               "over MPI");
+cl::opt<std::string> compileFile(cl::Positional, cl::Required,
+                                 cl::desc("<file.coll>"),
+                                 cl::sub(compileCommand), cl::cat(category()));
+cl::opt<std::string> compileOut("o", cl::Required,
+                                cl::desc("Directory for the .h and .cpp"),
+                                cl::value_desc("DIR"), cl::sub(compileCommand),
+                                cl::cat(category()));
+cl::opt<std::string> compileNamespace("namespace",
+                                      cl::desc("C++ namespace of the emitted "
+                                               "functions"),
+                                      cl::value_desc("NS"),
+                                      cl::sub(compileCommand),
+                                      cl::cat(category()));
+cl::list<std::string> compileParams(
+    "param",
+    cl::desc("Emit for this range of a schedule parameter only, e.g. "
+             "d=1..4 (proved over that range)"),
+    cl::value_desc("NAME=LO..HI"), cl::sub(compileCommand),
+    cl::cat(category()));
+cl::opt<unsigned> compileTimeout("timeout",
+                                 cl::desc("Solver time limit per query, in "
+                                          "seconds (default 60)"),
+                                 cl::init(60), cl::sub(compileCommand),
+                                 cl::cat(category()));
+
+bool writeFile(llvm::StringRef path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    llvm::errs() << "collc: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return false;
+  }
+  out << text;
+  return true;
+}
+
+int runCompile() {
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  verify::VerifyOptions options;
+  options.timeoutSeconds = compileTimeout;
+  for (const std::string &param : compileParams) {
+    auto [name, range] = llvm::StringRef(param).split('=');
+    auto [lo, hi] = range.split("..");
+    int64_t a, b;
+    if (name.empty() || lo.trim().getAsInteger(10, a) ||
+        hi.trim().getAsInteger(10, b) || a > b) {
+      llvm::errs() << "collc: error: --param needs NAME=LO..HI, got '"
+                   << param << "'\n";
+      return ExitInputError;
+    }
+    options.params.push_back({name.str(), a, b});
+  }
+
+  llvm::Expected<Program> program = loadProgram(compileFile, diags);
+  if (!program) {
+    llvm::consumeError(program.takeError());
+    return ExitInputError;
+  }
+  if (diags.hasErrors())
+    return ExitInputError;
+
+  // No code for a schedule that is not proved: verify all, then emit.
+  std::vector<emit::VerifiedSchedule> verified;
+  int exitCode = ExitOk;
+  for (const ir::Schedule &schedule : program->schedules) {
+    // A --param names one family's parameter; others keep their own range.
+    verify::VerifyOptions own = options;
+    llvm::erase_if(own.params, [&](const verify::ParamRange &r) {
+      return llvm::none_of(schedule.params, [&](const ir::Parameter &q) {
+        return q.name == r.name;
+      });
+    });
+    llvm::Expected<verify::ScheduleReport> report =
+        verify::verifySchedule(schedule, own);
+    if (!report) {
+      diags.error(schedule.loc, "cannot verify '" + schedule.name +
+                                    "': " + llvm::toString(report.takeError()));
+      return ExitInputError;
+    }
+    switch (report->verdict()) {
+    case verify::Status::Proved:
+      verified.push_back({&schedule, std::move(*report)});
+      continue;
+    case verify::Status::Counterexample:
+      verify::printText(schedule, *report, llvm::outs());
+      exitCode = ExitCounterexample;
+      continue;
+    case verify::Status::Unknown:
+      verify::printText(schedule, *report, llvm::outs());
+      if (exitCode == ExitOk)
+        exitCode = ExitUnknown;
+      continue;
+    case verify::Status::Error:
+      verify::printText(schedule, *report, llvm::outs());
+      return ExitInputError;
+    }
+  }
+  if (exitCode != ExitOk) {
+    llvm::errs() << "collc: no code written: "
+                 << (exitCode == ExitCounterexample
+                         ? "a schedule has a counterexample"
+                         : "a schedule could not be proved")
+                 << "\n";
+    return exitCode;
+  }
+
+  emit::EmitOptions emitOptions;
+  emitOptions.baseName = llvm::sys::path::stem(compileFile).str();
+  emitOptions.ns = compileNamespace;
+  emitOptions.specName = llvm::sys::path::filename(compileFile).str();
+  emitOptions.sourceMgr = &sourceMgr;
+  llvm::Expected<emit::EmittedFiles> files =
+      emit::emitCpp(*program, verified, emitOptions);
+  if (!files) {
+    llvm::errs() << "collc: error: " << llvm::toString(files.takeError())
+                 << "\n";
+    return ExitInputError;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(compileOut)) {
+    llvm::errs() << "collc: error: cannot create '" << compileOut
+                 << "': " << ec.message() << "\n";
+    return ExitInputError;
+  }
+  llvm::SmallString<256> header(compileOut), source(compileOut);
+  llvm::sys::path::append(header, emitOptions.baseName + ".h");
+  llvm::sys::path::append(source, emitOptions.baseName + ".cpp");
+  if (!writeFile(header, files->header) || !writeFile(source, files->source))
+    return ExitInputError;
+  llvm::outs() << "collc: wrote " << header << " and " << source << " ("
+               << plural(verified.size(), "schedule") << ")\n";
+  return ExitOk;
+}
+
+CommandRegistration registration(compileCommand, runCompile,
+                                 "collc compile FILE -o DIR   verify, then "
+                                 "emit C++ for MPI");
+
+} // namespace

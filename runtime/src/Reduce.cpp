@@ -1,0 +1,165 @@
+// Reductions: MPI's predefined operators on its basic types as typed loops
+// (the element type and operator are resolved once per call, never per
+// element); everything else through MPI_Reduce_local.
+
+#include "collc/Backend.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace collc::rt {
+namespace {
+
+template <typename T> struct Tag {
+  using type = T;
+};
+
+enum class Family { Integer, Floating, Complex, Bool };
+
+// Calls fn(Tag<T>{}, family) for the C type behind a basic MPI type; returns
+// false for any other type.
+template <typename Fn> bool withBasicType(MPI_Datatype t, Fn &&fn) {
+#define COLLC_TYPE(MPITYPE, CTYPE, FAMILY)                                     \
+  if (t == MPITYPE) {                                                          \
+    fn(Tag<CTYPE>{}, Family::FAMILY);                                          \
+    return true;                                                               \
+  }
+  COLLC_TYPE(MPI_INT, int, Integer)
+  COLLC_TYPE(MPI_DOUBLE, double, Floating)
+  COLLC_TYPE(MPI_FLOAT, float, Floating)
+  COLLC_TYPE(MPI_LONG, long, Integer)
+  COLLC_TYPE(MPI_LONG_LONG, long long, Integer)
+  COLLC_TYPE(MPI_LONG_LONG_INT, long long, Integer)
+  COLLC_TYPE(MPI_SHORT, short, Integer)
+  COLLC_TYPE(MPI_SIGNED_CHAR, signed char, Integer)
+  COLLC_TYPE(MPI_UNSIGNED_CHAR, unsigned char, Integer)
+  COLLC_TYPE(MPI_UNSIGNED_SHORT, unsigned short, Integer)
+  COLLC_TYPE(MPI_UNSIGNED, unsigned, Integer)
+  COLLC_TYPE(MPI_UNSIGNED_LONG, unsigned long, Integer)
+  COLLC_TYPE(MPI_UNSIGNED_LONG_LONG, unsigned long long, Integer)
+  COLLC_TYPE(MPI_INT8_T, int8_t, Integer)
+  COLLC_TYPE(MPI_INT16_T, int16_t, Integer)
+  COLLC_TYPE(MPI_INT32_T, int32_t, Integer)
+  COLLC_TYPE(MPI_INT64_T, int64_t, Integer)
+  COLLC_TYPE(MPI_UINT8_T, uint8_t, Integer)
+  COLLC_TYPE(MPI_UINT16_T, uint16_t, Integer)
+  COLLC_TYPE(MPI_UINT32_T, uint32_t, Integer)
+  COLLC_TYPE(MPI_UINT64_T, uint64_t, Integer)
+  COLLC_TYPE(MPI_LONG_DOUBLE, long double, Floating)
+  COLLC_TYPE(MPI_C_FLOAT_COMPLEX, std::complex<float>, Complex)
+  COLLC_TYPE(MPI_C_DOUBLE_COMPLEX, std::complex<double>, Complex)
+  COLLC_TYPE(MPI_C_LONG_DOUBLE_COMPLEX, std::complex<long double>, Complex)
+  COLLC_TYPE(MPI_C_BOOL, bool, Bool)
+#undef COLLC_TYPE
+  return false;
+}
+
+// The fold of one operator over n elements, operands in rank order.
+template <typename T, typename Combine>
+void foldLoop(const T *in, T *inout, size_t n, bool incomingIsLower,
+              Combine combine) {
+  if (incomingIsLower)
+    for (size_t i = 0; i < n; ++i)
+      inout[i] = combine(in[i], inout[i]);
+  else
+    for (size_t i = 0; i < n; ++i)
+      inout[i] = combine(inout[i], in[i]);
+}
+
+// Which predefined operators MPI defines on each family (MPI 4.0 §6.9.2).
+template <typename T>
+bool typedFold(const void *inBytes, void *inoutBytes, size_t n, MPI_Op op,
+               Family family, bool lower) {
+  const T *in = static_cast<const T *>(inBytes);
+  T *inout = static_cast<T *>(inoutBytes);
+  if (family != Family::Bool) {
+    if (op == MPI_SUM) {
+      foldLoop(in, inout, n, lower, [](T a, T b) { return T(a + b); });
+      return true;
+    }
+    if (op == MPI_PROD) {
+      foldLoop(in, inout, n, lower, [](T a, T b) { return T(a * b); });
+      return true;
+    }
+  }
+  if constexpr (!std::is_same_v<T, std::complex<float>> &&
+                !std::is_same_v<T, std::complex<double>> &&
+                !std::is_same_v<T, std::complex<long double>>) {
+    if (family == Family::Integer || family == Family::Floating) {
+      if (op == MPI_MIN) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return std::min(a, b); });
+        return true;
+      }
+      if (op == MPI_MAX) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return std::max(a, b); });
+        return true;
+      }
+    }
+    if (family == Family::Integer || family == Family::Bool) {
+      if (op == MPI_LAND) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a && b); });
+        return true;
+      }
+      if (op == MPI_LOR) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a || b); });
+        return true;
+      }
+      if (op == MPI_LXOR) {
+        foldLoop(in, inout, n, lower,
+                 [](T a, T b) { return T(bool(a) != bool(b)); });
+        return true;
+      }
+    }
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (op == MPI_BAND) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a & b); });
+        return true;
+      }
+      if (op == MPI_BOR) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a | b); });
+        return true;
+      }
+      if (op == MPI_BXOR) {
+        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a ^ b); });
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+int reduceInto(const void *in, void *inout, int count, MPI_Datatype type,
+               MPI_Op op, bool incomingIsLower) {
+  if (count == 0)
+    return MPI_SUCCESS;
+  bool done = false;
+  withBasicType(type, [&](auto tag, Family family) {
+    using T = typename decltype(tag)::type;
+    done = typedFold<T>(in, inout, static_cast<size_t>(count), op, family,
+                        incomingIsLower);
+  });
+  if (done)
+    return MPI_SUCCESS;
+  // MPI_Reduce_local(in, inout) computes inout = in op inout: the incoming
+  // operand first. For the other order, fold the held value into a copy of
+  // the incoming one.
+  if (incomingIsLower)
+    return MPI_Reduce_local(in, inout, count, type, op);
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  size_t bytes = static_cast<size_t>(extent) * static_cast<size_t>(count);
+  std::vector<char> scratch(static_cast<const char *>(in),
+                            static_cast<const char *>(in) + bytes);
+  if (int rc = MPI_Reduce_local(inout, scratch.data(), count, type, op))
+    return rc;
+  std::memcpy(inout, scratch.data(), bytes);
+  return MPI_SUCCESS;
+}
+
+} // namespace collc::rt
