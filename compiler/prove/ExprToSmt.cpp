@@ -1,4 +1,7 @@
 #include "prove/ExprToSmt.h"
+#include "prove/Width.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <cassert>
 
@@ -6,6 +9,19 @@ using namespace collc;
 using namespace collc::prove;
 using ir::ExprOp;
 using smt::Term;
+
+ExprToSmt::ExprToSmt(smt::Context &ctx, llvm::ArrayRef<Term> slots)
+    : ctx(ctx), slots(slots.begin(), slots.end()) {
+  auto typed = llvm::find_if(slots, [](const Term &t) { return t.isValid(); });
+  if (typed != slots.end())
+    width = typed->width();
+  assert(width >= MinWidth &&
+         llvm::all_of(slots,
+                      [&](const Term &t) {
+                        return !t.isValid() || t.width() == width;
+                      }) &&
+         "slots of one width, at least MinWidth");
+}
 
 Term ExprToSmt::test(const Entry &e) {
   return e.asBool.isValid() ? e.asBool : e.value != 0;
@@ -27,9 +43,10 @@ ExprToSmt::Entry ExprToSmt::get(const ir::Expr &e) {
   return entry;
 }
 
-// x ** n modulo 2^64, as evaluate() computes it by square-and-multiply.
+// x ** n modulo 2^width, as evaluate() computes it (modulo 2^64) by
+// square-and-multiply.
 Term ExprToSmt::power(const Term &base, const Term &exponent) {
-  Term one = ctx.bitVec(1);
+  Term one = ctx.bitVec(1, width);
   if (auto n = exponent.constant()) {
     // Negative exponents are undefined; any value will do.
     Term result = one, square = base;
@@ -44,26 +61,26 @@ Term ExprToSmt::power(const Term &base, const Term &exponent) {
   }
   if (auto x = base.constant()) {
     if (*x == 0)
-      return ite(exponent == 0, one, ctx.bitVec(0));
+      return ite(exponent == 0, one, ctx.bitVec(0, width));
     if (*x == 1)
       return one;
     if (*x == -1)
-      return ite((exponent & one) == 0, one, ctx.bitVec(-1));
+      return ite((exponent & one) == 0, one, ctx.bitVec(-1, width));
     if (*x > 0 && (*x & (*x - 1)) == 0) {
       // 2^k ** n == 1 << (k * n); for n > 63 the product is 0 mod 2^64,
       // and testing n first keeps k * n from wrapping.
       int64_t k = __builtin_ctzll(static_cast<uint64_t>(*x));
       if (k == 1)
         return shl(one, exponent);
-      return ite(sle(exponent, 63), shl(one, exponent * ctx.bitVec(k)),
-                 ctx.bitVec(0));
+      return ite(sle(exponent, 63), shl(one, exponent * ctx.bitVec(k, width)),
+                 ctx.bitVec(0, width));
     }
   }
   // General case: one round per exponent bit. The squares of a constant base
   // fold to constants, so only the selections reach the solver.
   Term result = one, square = base;
   for (int bit = 0; bit < 64; ++bit) {
-    Term set = (ashr(exponent, ctx.bitVec(bit)) & one) != 0;
+    Term set = (ashr(exponent, ctx.bitVec(bit, width)) & one) != 0;
     result = result * ite(set, square, one);
     square = square * square;
   }
@@ -72,14 +89,14 @@ Term ExprToSmt::power(const Term &base, const Term &exponent) {
 
 ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
   Term yes = ctx.boolean(true);
-  Term one = ctx.bitVec(1), zero = ctx.bitVec(0);
+  Term one = ctx.bitVec(1, width), zero = ctx.bitVec(0, width);
   auto fromBool = [&](const Term &b) {
     return Entry{ite(b, one, zero), yes, b};
   };
 
   switch (e.op) {
   case ExprOp::Const:
-    return {ctx.bitVec(e.value), yes, {}};
+    return {ctx.bitVec(e.value, width), yes, {}};
   case ExprOp::Var:
     return {e.slot < slots.size() ? slots[e.slot] : zero, yes, {}};
   case ExprOp::Select: {
@@ -146,7 +163,10 @@ ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
   case ExprOp::Div:
   case ExprOp::Mod:
     r = {e.op == ExprOp::Div ? sdiv(x, y) : srem(x, y), yes, {}};
-    defined = defined && y != 0 && !(x == INT64_MIN && y == -1);
+    defined = defined && y != 0;
+    // Below 64 bits x fits the width, so it is never INT64_MIN.
+    if (width == 64)
+      defined = defined && !(x == INT64_MIN && y == -1);
     break;
   case ExprOp::Pow:
     r = {power(x, y), yes, {}};

@@ -1,6 +1,11 @@
 #pragma once
 // Interpretation 3 of ir::Expr (see ir/Expr.h): translation to solver terms.
 //
+// The translation is at the width of the slot terms it is given: 64 bits
+// is exact; a narrower width w is equivalent where prove/Width.h's analysis
+// shows every sub-expression fits w-bit signed arithmetic (the prover
+// checks this before it narrows). The description below is for 64 bits.
+//
 // Every operator means exactly what ir::evaluate() makes it mean on int64_t,
 // wherever evaluate() succeeds: wrapping + - *, `/` truncating (bvsdiv), `%`
 // with the sign of the dividend (bvsrem), `>>` arithmetic, signed
@@ -25,7 +30,7 @@
 namespace collc::prove {
 
 struct SmtExpr {
-  smt::Term value;   // 64-bit bit-vector
+  smt::Term value;   // bit-vector of the slots' width
   smt::Term defined; // boolean: evaluate() would succeed
 };
 
@@ -33,10 +38,10 @@ struct SmtExpr {
 /// sub-expressions that are shared between the expressions it is given.
 class ExprToSmt {
 public:
-  /// `slots[i]` is the term for variable slot i (64-bit bit-vectors); a
-  /// slot outside the array reads as 0, as in evaluate().
-  ExprToSmt(smt::Context &ctx, llvm::ArrayRef<smt::Term> slots)
-      : ctx(ctx), slots(slots.begin(), slots.end()) {}
+  /// `slots[i]` is the term for variable slot i, bit-vectors of one width
+  /// (at least MinWidth; 64 without slots); a slot outside the array reads
+  /// as 0, as in evaluate().
+  ExprToSmt(smt::Context &ctx, llvm::ArrayRef<smt::Term> slots);
 
   SmtExpr translate(const ir::Expr &e);
   /// The boolean "e is nonzero", without a detour through 0/1 for
@@ -57,6 +62,7 @@ private:
 
   smt::Context &ctx;
   std::vector<smt::Term> slots;
+  unsigned width = smt::DefaultWidth;
   llvm::DenseMap<const ir::Expr *, Entry> cache;
 };
 

@@ -1,5 +1,6 @@
 #include "prove/Prover.h"
 #include "prove/ExprToSmt.h"
+#include "prove/Width.h"
 #include "smt/Solver.h"
 #include "smt/Term.h"
 #include "topology/Topology.h"
@@ -82,7 +83,14 @@ struct Prover::State {
   PropertyResult prove(Property property);
 
   // --- query construction ---------------------------------------------------
+  /// The bit-vector width for the queries of `site` (see prove/Width.h):
+  /// the narrowest at which every expression they translate, with the
+  /// parameters, p, loop variables, ranks and channels within their
+  /// ranges, fits; 64 when that cannot be shown.
+  unsigned widthFor(const StepSite &site, bool routes);
+
   struct Frame {
+    unsigned width = smt::DefaultWidth; // of every bit-vector in the query
     std::vector<Term> base; // slot terms shared by every send of the step
     Term p;
     std::vector<Term> paramVars;
@@ -97,7 +105,7 @@ struct Prover::State {
     Term bad;        // the selected rule breaks matching
     std::vector<Term> assumptions;
   };
-  Frame frameFor(const StepSite &site, llvm::StringRef tag);
+  Frame frameFor(const StepSite &site, llvm::StringRef tag, unsigned width);
   Send sendFor(const Frame &frame, const StepSite &site, llvm::StringRef tag);
   Term routeHas(const Frame &frame, const Send &send, const Term &from,
                 const Term &to);
@@ -233,19 +241,60 @@ std::vector<PropertyResult> Prover::proveAll() {
 
 // --- frames and sends -------------------------------------------------------
 
+unsigned Prover::State::widthFor(const StepSite &site, bool routes) {
+  WidthAnalysis w(numSlots + 4);
+  for (size_t i = 0; i < schedule->params.size(); ++i) {
+    Interval range{paramRange[i].first, paramRange[i].second};
+    w.require(range);
+    w.setSlot(schedule->params[i].slot, range);
+  }
+  // The query assumes p >= 1.
+  Interval p = w.require(*numRanks);
+  p.lo = std::max<int64_t>(p.lo, 1);
+  if (p.hi < p.lo)
+    return smt::DefaultWidth; // no instance: nothing to gain
+  w.setSlot(ir::SlotSize, p);
+  for (const ir::Loop *loop : site.loops) {
+    Interval lo = w.require(*loop->lo), hi = w.require(*loop->hi);
+    w.setSlot(loop->slot, lo.hull(hi));
+  }
+  Interval rank{0, p.hi - 1};
+  w.setSlot(ir::SlotRank, rank);
+  int64_t numRules = static_cast<int64_t>(site.step->rules.size());
+  w.require(Interval{0, numRules});
+  for (const ir::TransferRule &rule : site.step->rules) {
+    if (rule.guard)
+      w.require(*rule.guard);
+    w.require(*rule.peer);
+  }
+  if (routes && onRoute) {
+    // Routes are asked for sends that matching accepts (peers are ranks)
+    // and for channels between ranks.
+    for (unsigned slot : {srcSlot, dstSlot, fromSlot, toSlot})
+      w.setSlot(slot, rank);
+    w.require(*onRoute);
+    w.require(*isChannel);
+  } else if (routes && topology) {
+    w.require(Interval{0, topology->numChannels()});
+  }
+  return w.width();
+}
+
 Prover::State::Frame Prover::State::frameFor(const StepSite &site,
-                                             llvm::StringRef tag) {
+                                             llvm::StringRef tag,
+                                             unsigned width) {
   Frame f;
+  f.width = width;
   f.base.resize(numSlots + 4);
   for (unsigned slot = 0; slot < f.base.size(); ++slot) {
     llvm::StringRef name = slot < schedule->slotNames.size()
                                ? llvm::StringRef(schedule->slotNames[slot])
                                : llvm::StringRef("slot");
-    f.base[slot] = ctx.bitVecVar(name.empty() ? "slot" : name);
+    f.base[slot] = ctx.bitVecVar(name.empty() ? "slot" : name, width);
   }
   for (size_t i = 0; i < schedule->params.size(); ++i) {
     const ir::Parameter &param = schedule->params[i];
-    Term v = ctx.bitVecVar(param.name);
+    Term v = ctx.bitVecVar(param.name, width);
     f.base[param.slot] = v;
     f.paramVars.push_back(v);
     f.paramAssumptions.push_back(sge(v, paramRange[i].first) &&
@@ -265,7 +314,7 @@ Prover::State::Frame Prover::State::frameFor(const StepSite &site,
   for (const ir::Loop *loop : site.loops) {
     ExprToSmt outer(ctx, f.base);
     SmtExpr lo = outer.translate(*loop->lo), hi = outer.translate(*loop->hi);
-    Term v = ctx.bitVecVar(loop->var + tag.str());
+    Term v = ctx.bitVecVar(loop->var + tag.str(), width);
     Term defined = lo.defined && hi.defined;
     undefined.push_back(ctx.all(f.loopAssumptions) && !defined);
     f.loopAssumptions.push_back(defined && sle(lo.value, v) &&
@@ -282,18 +331,19 @@ Prover::State::Send Prover::State::sendFor(const Frame &frame,
                                            llvm::StringRef tag) {
   Send s;
   std::vector<Term> env = frame.base;
-  s.rank = ctx.bitVecVar("r" + tag.str());
+  s.rank = ctx.bitVecVar("r" + tag.str(), frame.width);
   env[ir::SlotRank] = s.rank;
   s.assumptions.push_back(sge(s.rank, 0) && slt(s.rank, frame.p));
 
   const std::vector<ir::TransferRule> &rules = site.step->rules;
   int64_t numRules = static_cast<int64_t>(rules.size());
-  s.rule = numRules == 1 ? ctx.bitVec(0) : ctx.bitVecVar("rule" + tag.str());
+  s.rule = numRules == 1 ? ctx.bitVec(0, frame.width)
+                         : ctx.bitVecVar("rule" + tag.str(), frame.width);
   s.assumptions.push_back(sge(s.rule, 0) && slt(s.rule, numRules));
 
   ExprToSmt tr(ctx, env);
   std::vector<Term> wellFormed, bad;
-  s.peer = ctx.bitVec(0);
+  s.peer = ctx.bitVec(0, frame.width);
   // Last rule first, so the ite chain reads rule 0 outermost.
   for (int64_t k = numRules - 1; k >= 0; --k) {
     const ir::TransferRule &rule = rules[k];
@@ -577,7 +627,10 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
   result.property = property;
   result.method = "z3";
   const char *name = verify::propertyName(property);
-  Frame f = frameFor(site, "");
+  bool needsRoutes =
+      property == Property::Congestion ||
+      (property == Property::Contention && options.ports == PortModel::All);
+  Frame f = frameFor(site, "", widthFor(site, needsRoutes));
   Send a = sendFor(f, site, "");
 
   std::vector<Term> query = f.paramAssumptions;
@@ -601,8 +654,8 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
     if (singlePort) {
       query.push_back(a.rank == b->rank || a.peer == b->peer);
     } else if (onRoute) {
-      from = ctx.bitVecVar("from");
-      to = ctx.bitVecVar("to");
+      from = ctx.bitVecVar("from", f.width);
+      to = ctx.bitVecVar("to", f.width);
       query.push_back(channelIsReal(f, from, to));
       query.push_back(routeHas(f, a, from, to));
       query.push_back(routeHas(f, *b, from, to));
@@ -611,7 +664,7 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
                         (to == a.peer && to == b->peer));
     } else {
       // The route table as a finite disjunction over the channels.
-      chanIndex = ctx.bitVecVar("channel");
+      chanIndex = ctx.bitVecVar("channel", f.width);
       auto crosses = [&](const Send &s,
                          llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) {
         std::vector<Term> alternatives;
@@ -638,7 +691,7 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
     *options.verbose << "prove " << name << ", IR step " << site.index
                      << (site.step->name.empty() ? ""
                                                  : " '" + site.step->name + "'")
-                     << "\n";
+                     << ", " << f.width << "-bit\n";
   r = solver.check(name, query, options.timeoutMs);
   switch (r.kind()) {
   case smt::Result::Kind::Unsat:

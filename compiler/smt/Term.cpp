@@ -7,18 +7,21 @@ using namespace collc::smt;
 
 namespace {
 
-constexpr unsigned Width = 64;
-
 uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
 int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
+uint64_t mask(unsigned width) {
+  return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+}
+/// A result computed on 64 bits, reduced to `width` bits.
+int64_t reduce(uint64_t v, unsigned width) { return signExtend(v, width); }
 
-// SMT-LIB's total semantics on 64-bit vectors, for folding. They must agree
-// with Z3 exactly (SmtTest holds them against it).
-int64_t foldSdiv(int64_t a, int64_t b) {
+// SMT-LIB's total semantics on `width`-bit vectors held sign-extended, for
+// folding. They must agree with Z3 exactly (SmtTest holds them against it).
+int64_t foldSdiv(int64_t a, int64_t b, unsigned width) {
   if (b == 0)
     return a >= 0 ? -1 : 1;
-  if (a == INT64_MIN && b == -1)
-    return INT64_MIN;
+  if (b == -1) // the one quotient that overflows: -(-2^(w-1))
+    return reduce(0 - u(a), width);
   return a / b;
 }
 int64_t foldSrem(int64_t a, int64_t b) {
@@ -28,13 +31,16 @@ int64_t foldSrem(int64_t a, int64_t b) {
     return 0;
   return a % b;
 }
-int64_t foldShl(int64_t a, int64_t b) {
-  return u(b) >= Width ? 0 : s(u(a) << u(b));
+// The shift amount is read as a `width`-bit unsigned number.
+int64_t foldShl(int64_t a, int64_t b, unsigned width) {
+  uint64_t amount = u(b) & mask(width);
+  return amount >= width ? 0 : reduce(u(a) << amount, width);
 }
-int64_t foldAshr(int64_t a, int64_t b) {
-  if (u(b) >= Width)
+int64_t foldAshr(int64_t a, int64_t b, unsigned width) {
+  uint64_t amount = u(b) & mask(width);
+  if (amount >= width)
     return a < 0 ? -1 : 0;
-  return a >> u(b);
+  return a >> amount;
 }
 
 } // namespace
@@ -43,7 +49,18 @@ namespace {
 using Access = collc::smt::detail::Access;
 z3::expr toZ3(const Term &t) { return Access::toZ3(t); }
 Term wrap(Context *ctx, Sort sort, const z3::expr &e) {
-  return Access::wrap(ctx, sort, e);
+  return Access::wrap(ctx, sort,
+                      sort == Sort::Bool ? 0 : e.get_sort().bv_size(), e);
+}
+/// A bit-vector result of `a`'s width.
+Term bits(const Term &a, const z3::expr &e) {
+  return Access::wrap(a.context(), Sort::BitVec, a.width(), e);
+}
+Term folded(const Term &a, int64_t v) {
+  return a.context()->bitVec(v, a.width());
+}
+[[maybe_unused]] bool sameWidth(const Term &a, const Term &b) {
+  return a.isBitVec() && b.isBitVec() && a.width() == b.width();
 }
 } // namespace
 
@@ -52,17 +69,19 @@ Term wrap(Context *ctx, Sort sort, const z3::expr &e) {
 Context::Context() : impl(std::make_unique<detail::ContextImpl>()) {}
 Context::~Context() = default;
 
-Term Context::bitVec(int64_t v) {
-  return Term(this, Sort::BitVec64, v, nullptr);
+Term Context::bitVec(int64_t v, unsigned width) {
+  assert(width >= 1 && width <= 64 && "bit-vector width out of range");
+  return Term(this, Sort::BitVec, width, signExtend(u(v), width), nullptr);
 }
 
 Term Context::boolean(bool b) {
-  return Term(this, Sort::Bool, b ? 1 : 0, nullptr);
+  return Term(this, Sort::Bool, 0, b ? 1 : 0, nullptr);
 }
 
-Term Context::bitVecVar(llvm::StringRef name) {
+Term Context::bitVecVar(llvm::StringRef name, unsigned width) {
+  assert(width >= 1 && width <= 64 && "bit-vector width out of range");
   std::string unique = name.str() + "!" + std::to_string(varCounter++);
-  return wrap(this, Sort::BitVec64, impl->z3.bv_const(unique.c_str(), Width));
+  return wrap(this, Sort::BitVec, impl->z3.bv_const(unique.c_str(), width));
 }
 
 Term Context::boolVar(llvm::StringRef name) {
@@ -111,7 +130,7 @@ z3::expr detail::Access::toZ3(const Term &t) {
   z3::context &z = t.ctx->impl->z3;
   if (t.isBool())
     return z.bool_val(*t.value != 0);
-  return z.bv_val(*t.value, Width);
+  return z.bv_val(u(*t.value) & mask(t.width()), t.width());
 }
 
 // --- Term -------------------------------------------------------------------
@@ -131,132 +150,133 @@ std::string Term::print() const {
 namespace collc::smt {
 
 Term operator+(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(s(u(*a.value) + u(*b.value)));
+    return folded(a, s(u(*a.value) + u(*b.value)));
   if (a.value && *a.value == 0)
     return b;
   if (b.value && *b.value == 0)
     return a;
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) + toZ3(b));
+  return bits(a, toZ3(a) + toZ3(b));
 }
 
 Term operator-(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(s(u(*a.value) - u(*b.value)));
+    return folded(a, s(u(*a.value) - u(*b.value)));
   if (b.value && *b.value == 0)
     return a;
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) - toZ3(b));
+  return bits(a, toZ3(a) - toZ3(b));
 }
 
 Term operator*(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(s(u(*a.value) * u(*b.value)));
+    return folded(a, s(u(*a.value) * u(*b.value)));
   for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)}) {
     if (k->value && *k->value == 0)
       return *k;
     if (k->value && *k->value == 1)
       return *other;
   }
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) * toZ3(b));
+  return bits(a, toZ3(a) * toZ3(b));
 }
 
 Term operator-(const Term &a) {
   assert(a.isBitVec());
   if (a.value)
-    return a.ctx->bitVec(s(0 - u(*a.value)));
-  return wrap(a.ctx, Sort::BitVec64, -toZ3(a));
+    return folded(a, s(0 - u(*a.value)));
+  return bits(a, -toZ3(a));
 }
 
 Term sdiv(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(foldSdiv(*a.value, *b.value));
+    return folded(a, foldSdiv(*a.value, *b.value, a.width()));
   if (b.value && *b.value == 1)
     return a;
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) / toZ3(b)); // z3++: bvsdiv
+  return bits(a, toZ3(a) / toZ3(b)); // z3++: bvsdiv
 }
 
 Term srem(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(foldSrem(*a.value, *b.value));
-  return wrap(a.ctx, Sort::BitVec64, z3::srem(toZ3(a), toZ3(b)));
+    return folded(a, foldSrem(*a.value, *b.value));
+  return bits(a, z3::srem(toZ3(a), toZ3(b)));
 }
 
 Term shl(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(foldShl(*a.value, *b.value));
+    return folded(a, foldShl(*a.value, *b.value, a.width()));
   if (b.value && *b.value == 0)
     return a;
   if (a.value && *a.value == 0)
     return a;
-  return wrap(a.ctx, Sort::BitVec64, z3::shl(toZ3(a), toZ3(b)));
+  return bits(a, z3::shl(toZ3(a), toZ3(b)));
 }
 
 Term ashr(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(foldAshr(*a.value, *b.value));
+    return folded(a, foldAshr(*a.value, *b.value, a.width()));
   if (b.value && *b.value == 0)
     return a;
   if (a.value && (*a.value == 0 || *a.value == -1))
     return a;
-  return wrap(a.ctx, Sort::BitVec64, z3::ashr(toZ3(a), toZ3(b)));
+  return bits(a, z3::ashr(toZ3(a), toZ3(b)));
 }
 
 Term operator&(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(*a.value & *b.value);
+    return folded(a, *a.value & *b.value);
   for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)}) {
     if (k->value && *k->value == 0)
       return *k;
     if (k->value && *k->value == -1)
       return *other;
   }
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) & toZ3(b));
+  return bits(a, toZ3(a) & toZ3(b));
 }
 
 Term operator|(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(*a.value | *b.value);
+    return folded(a, *a.value | *b.value);
   for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)}) {
     if (k->value && *k->value == -1)
       return *k;
     if (k->value && *k->value == 0)
       return *other;
   }
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) | toZ3(b));
+  return bits(a, toZ3(a) | toZ3(b));
 }
 
 Term operator^(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
-    return a.ctx->bitVec(*a.value ^ *b.value);
+    return folded(a, *a.value ^ *b.value);
   if (a.value && *a.value == 0)
     return b;
   if (b.value && *b.value == 0)
     return a;
-  return wrap(a.ctx, Sort::BitVec64, toZ3(a) ^ toZ3(b));
+  return bits(a, toZ3(a) ^ toZ3(b));
 }
 
 Term operator~(const Term &a) {
   assert(a.isBitVec());
   if (a.value)
-    return a.ctx->bitVec(~*a.value);
-  return wrap(a.ctx, Sort::BitVec64, ~toZ3(a));
+    return folded(a, ~*a.value);
+  return bits(a, ~toZ3(a));
 }
 
 Term smin(const Term &a, const Term &b) { return ite(sle(a, b), a, b); }
 Term smax(const Term &a, const Term &b) { return ite(sge(a, b), a, b); }
 
 Term operator==(const Term &a, const Term &b) {
-  assert(a.isValid() && b.isValid() && a.sort() == b.sort());
+  assert(a.isValid() && b.isValid() && a.sort() == b.sort() &&
+         a.width() == b.width());
   if (a.value && b.value)
     return a.ctx->boolean(*a.value == *b.value);
   if (a.isBool()) {
@@ -274,14 +294,14 @@ Term operator==(const Term &a, const Term &b) {
 Term operator!=(const Term &a, const Term &b) { return !(a == b); }
 
 Term slt(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
     return a.ctx->boolean(*a.value < *b.value);
   return wrap(a.ctx, Sort::Bool, z3::slt(toZ3(a), toZ3(b)));
 }
 
 Term sle(const Term &a, const Term &b) {
-  assert(a.isBitVec() && b.isBitVec());
+  assert(sameWidth(a, b));
   if (a.value && b.value)
     return a.ctx->boolean(*a.value <= *b.value);
   return wrap(a.ctx, Sort::Bool, z3::sle(toZ3(a), toZ3(b)));
@@ -318,7 +338,8 @@ Term operator!(const Term &a) {
 Term implies(const Term &a, const Term &b) { return !a || b; }
 
 Term ite(const Term &c, const Term &a, const Term &b) {
-  assert(c.isBool() && a.isValid() && b.isValid() && a.sort() == b.sort());
+  assert(c.isBool() && a.isValid() && b.isValid() && a.sort() == b.sort() &&
+         a.width() == b.width());
   if (c.value)
     return *c.value ? a : b;
   if (a.value && b.value && *a.value == *b.value)
@@ -328,13 +349,13 @@ Term ite(const Term &c, const Term &a, const Term &b) {
   return wrap(c.ctx, a.sort(), z3::ite(toZ3(c), toZ3(a), toZ3(b)));
 }
 
-Term operator+(const Term &a, int64_t b) { return a + a.ctx->bitVec(b); }
-Term operator-(const Term &a, int64_t b) { return a - a.ctx->bitVec(b); }
-Term operator==(const Term &a, int64_t b) { return a == a.ctx->bitVec(b); }
-Term operator!=(const Term &a, int64_t b) { return a != a.ctx->bitVec(b); }
-Term slt(const Term &a, int64_t b) { return slt(a, a.ctx->bitVec(b)); }
-Term sle(const Term &a, int64_t b) { return sle(a, a.ctx->bitVec(b)); }
-Term sge(const Term &a, int64_t b) { return sge(a, a.ctx->bitVec(b)); }
-Term sgt(const Term &a, int64_t b) { return sgt(a, a.ctx->bitVec(b)); }
+Term operator+(const Term &a, int64_t b) { return a + folded(a, b); }
+Term operator-(const Term &a, int64_t b) { return a - folded(a, b); }
+Term operator==(const Term &a, int64_t b) { return a == folded(a, b); }
+Term operator!=(const Term &a, int64_t b) { return a != folded(a, b); }
+Term slt(const Term &a, int64_t b) { return slt(a, folded(a, b)); }
+Term sle(const Term &a, int64_t b) { return sle(a, folded(a, b)); }
+Term sge(const Term &a, int64_t b) { return sge(a, folded(a, b)); }
+Term sgt(const Term &a, int64_t b) { return sgt(a, folded(a, b)); }
 
 } // namespace collc::smt

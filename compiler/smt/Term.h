@@ -1,9 +1,12 @@
 #pragma once
-// Solver terms: 64-bit bit-vectors and booleans, folded to constants where
-// both operands are constants, so that trivial queries never reach Z3.
+// Solver terms: bit-vectors (64 bits unless a narrower width is asked for)
+// and booleans, folded to constants where both operands are constants, so
+// that trivial queries never reach Z3.
 //
-// Every operator has SMT-LIB's total meaning (bvsdiv by zero is -1 or 1,
-// bvsrem by zero is the dividend, shifts by 64 or more saturate); callers
+// Every operator has SMT-LIB's total meaning at its operands' width w
+// (bvsdiv by zero is -1 or 1, bvsrem by zero is the dividend, shifts by w or
+// more saturate); both operands of a binary operator have one width. A
+// constant is held as its value sign-extended from w bits. Callers
 // that need C++'s partial meaning state definedness separately (see
 // prove/ExprToSmt.h). Folding follows the same total meaning, so a folded
 // term and the Z3 term it replaces always agree.
@@ -30,9 +33,26 @@ struct ContextImpl; // holds the z3::context
 struct Access;      // the wrapper's own view of the internals
 } // namespace detail
 
-enum class Sort { Bool, BitVec64 };
+enum class Sort { Bool, BitVec };
 
-/// A boolean or a 64-bit bit-vector term. A default-constructed Term is
+/// The width of bit-vectors unless one is asked for.
+constexpr unsigned DefaultWidth = 64;
+
+/// The value of the low `width` bits of `bits` as a signed number.
+inline int64_t signExtend(uint64_t bits, unsigned width) {
+  if (width >= 64)
+    return static_cast<int64_t>(bits);
+  uint64_t sign = uint64_t(1) << (width - 1);
+  bits &= (sign << 1) - 1;
+  return static_cast<int64_t>(bits ^ sign) - static_cast<int64_t>(sign);
+}
+
+/// Whether `v` is a `width`-bit signed number.
+inline bool fitsSigned(int64_t v, unsigned width) {
+  return signExtend(static_cast<uint64_t>(v), width) == v;
+}
+
+/// A boolean or a bit-vector term of 1..64 bits. A default-constructed Term is
 /// invalid; every other Term belongs to one Context and must not outlive it.
 class Term {
 public:
@@ -41,7 +61,9 @@ public:
   bool isValid() const { return ctx != nullptr; }
   Sort sort() const { return sortValue; }
   bool isBool() const { return sortValue == Sort::Bool; }
-  bool isBitVec() const { return sortValue == Sort::BitVec64; }
+  bool isBitVec() const { return sortValue == Sort::BitVec; }
+  /// Bits of a bit-vector (0 for a boolean).
+  unsigned width() const { return isBitVec() ? widthValue : 0; }
   /// The folded value (booleans as 0/1), if the term is a constant.
   std::optional<int64_t> constant() const { return value; }
   bool isTrue() const { return isBool() && value && *value != 0; }
@@ -53,7 +75,7 @@ public:
   /// SMT-LIB text of the term (constants print without calling Z3).
   std::string print() const;
 
-  // Bit-vector arithmetic, wrapping modulo 2^64.
+  // Bit-vector arithmetic, wrapping modulo 2^width.
   friend Term operator+(const Term &a, const Term &b);
   friend Term operator-(const Term &a, const Term &b);
   friend Term operator*(const Term &a, const Term &b);
@@ -86,7 +108,8 @@ public:
   /// c ? a : b, with c boolean and a, b of one sort.
   friend Term ite(const Term &c, const Term &a, const Term &b);
 
-  // Mixed-sort operators with an int64_t constant on one side.
+  // Mixed-sort operators with an int64_t constant on one side, taken at the
+  // term's width.
   friend Term operator+(const Term &a, int64_t b);
   friend Term operator-(const Term &a, int64_t b);
   friend Term operator==(const Term &a, int64_t b);
@@ -100,12 +123,14 @@ private:
   friend class Context;
   friend struct detail::Access;
 
-  Term(Context *ctx, Sort sort, std::optional<int64_t> value,
+  Term(Context *ctx, Sort sort, unsigned width, std::optional<int64_t> value,
        std::shared_ptr<const detail::Ast> ast)
-      : ctx(ctx), sortValue(sort), value(value), ast(std::move(ast)) {}
+      : ctx(ctx), sortValue(sort), widthValue(width), value(value),
+        ast(std::move(ast)) {}
 
   Context *ctx = nullptr;
-  Sort sortValue = Sort::BitVec64;
+  Sort sortValue = Sort::BitVec;
+  unsigned widthValue = DefaultWidth;
   std::optional<int64_t> value;           // set: a constant
   std::shared_ptr<const detail::Ast> ast; // set: not a constant
 };
@@ -119,10 +144,11 @@ public:
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
-  Term bitVec(int64_t v);
+  /// `v` modulo 2^width (sign-extended back, as every constant is held).
+  Term bitVec(int64_t v, unsigned width = DefaultWidth);
   Term boolean(bool b);
   /// A fresh variable; `name` is for printing (a suffix keeps it unique).
-  Term bitVecVar(llvm::StringRef name);
+  Term bitVecVar(llvm::StringRef name, unsigned width = DefaultWidth);
   Term boolVar(llvm::StringRef name);
 
   /// Conjunction and disjunction of any number of booleans (true / false

@@ -23,8 +23,9 @@ struct Model {
 /// The one door through which the wrapper's .cpp files reach Term and
 /// Context internals.
 struct Access {
-  static Term wrap(Context *ctx, Sort sort, const z3::expr &e) {
-    return Term(ctx, sort, std::nullopt, std::make_shared<const Ast>(Ast{e}));
+  static Term wrap(Context *ctx, Sort sort, unsigned width, const z3::expr &e) {
+    return Term(ctx, sort, width, std::nullopt,
+                std::make_shared<const Ast>(Ast{e}));
   }
   static z3::expr toZ3(const Term &t);
   static z3::context &z3Of(Context &ctx) { return ctx.impl->z3; }

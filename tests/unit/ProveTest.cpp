@@ -7,12 +7,14 @@
 #include "ir/Schedule.h"
 #include "prove/ExprToSmt.h"
 #include "prove/Prover.h"
+#include "prove/Width.h"
 #include "smt/Solver.h"
 #include "smt/Term.h"
 #include "topology/Topology.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 
 using namespace collc;
@@ -711,6 +714,232 @@ TEST(Prover, AgreesWithBruteForceOnConcreteTopologies) {
   // Both verdicts must be exercised.
   EXPECT_GT(proved, 20);
   EXPECT_GT(refuted, 20);
+}
+
+// --- narrow bit-vectors (prove/Width.h)
+// ---------------------------------------
+
+/// The widths of the queries a prover's verbose output names ("N-bit").
+std::vector<unsigned> queryWidths(const std::string &verbose) {
+  std::vector<unsigned> widths;
+  std::regex bits("([0-9]+)-bit");
+  for (auto it = std::sregex_iterator(verbose.begin(), verbose.end(), bits);
+       it != std::sregex_iterator(); ++it)
+    widths.push_back(static_cast<unsigned>(std::stoul((*it)[1].str())));
+  return widths;
+}
+
+TEST(Width, RingArithmeticFitsEightBitsAndOverflowNeeds64) {
+  WidthAnalysis w(NumFixedSlots + 1);
+  w.setSlot(SlotSize, {2, 64});
+  w.setSlot(SlotRank, {0, 63});
+  ExprRef k = Expr::var("k", NumFixedSlots);
+  w.setSlot(NumFixedSlots, {0, 62});
+  // Algorithm 4.4's chunk selector, (r - k + p) % p: r - k + p reaches 127.
+  Interval i = w.require(*bin(
+      ExprOp::Mod, bin(ExprOp::Add, bin(ExprOp::Sub, rankVar(), k), sizeVar()),
+      sizeVar()));
+  EXPECT_EQ(i.hi, 63);
+  EXPECT_GE(i.lo, -62);
+  EXPECT_EQ(w.width(), 8u);
+  // 63 * 2^20 needs 27 bits.
+  w.require(*bin(ExprOp::Mul, rankVar(), lit(int64_t(1) << 20)));
+  EXPECT_EQ(w.width(), 27u);
+  // 63 << 58 wraps at 64 bits: no narrower width is equivalent.
+  w.require(*bin(ExprOp::Shl, rankVar(), lit(58)));
+  EXPECT_EQ(w.width(), 64u);
+}
+
+// For random expressions over variables with random ranges, evaluated at and
+// next to the ends of the ranges: the translation at the width the analysis
+// picks has exactly the 64-bit translation's value and definedness (even
+// where evaluate() fails), and the 64-bit value lies in the interval. One
+// bit less than the picked width must break agreement somewhere, so the
+// cases do reach the bounds.
+TEST(Width, NarrowTranslationAgreesWith64BitsNearTheBounds) {
+  smt::Context ctx;
+  smt::Solver solver(ctx);
+  std::mt19937_64 rng(20240917);
+  auto smallConstant = [&]() -> int64_t {
+    const int64_t special[] = {0, 1, -1, 2, 63, 64, -64, 100, -100};
+    if (rng() % 3 == 0)
+      return special[rng() % std::size(special)];
+    return static_cast<int64_t>(rng() % 41) - 20;
+  };
+  std::function<ExprRef(int)> expr = [&](int depth) -> ExprRef {
+    if (depth == 0 || rng() % 4 == 0) {
+      if (rng() % 3 == 0)
+        return lit(smallConstant());
+      unsigned slot = rng() % 3;
+      return Expr::var(std::string(1, "xyz"[slot]), slot);
+    }
+    unsigned pick = rng() % 16;
+    if (pick == 0)
+      return Expr::unary(unaryOps[rng() % std::size(unaryOps)],
+                         expr(depth - 1));
+    if (pick == 1)
+      return Expr::select(expr(depth - 1), expr(depth - 1), expr(depth - 1));
+    return bin(binaryOps[rng() % std::size(binaryOps)], expr(depth - 1),
+               expr(depth - 1));
+  };
+  auto range = [&]() -> Interval {
+    int64_t k = int64_t(1) << (rng() % 20);
+    switch (rng() % 4) {
+    case 0:
+      return {0, k - 1};
+    case 1:
+      return {-k, k - 1};
+    case 2:
+      return {-k, 5};
+    default:
+      return {1, k};
+    }
+  };
+
+  constexpr int numExprs = 1000, envsPerExpr = 6;
+  int narrow = 0, wide = 0, undefined = 0, nearBound = 0, belowBreaks = 0;
+  for (int n = 0; n < numExprs; ++n) {
+    ExprRef e = expr(4);
+    std::vector<Interval> ranges = {range(), range(), range()};
+    WidthAnalysis analysis(3);
+    for (unsigned i = 0; i < 3; ++i)
+      analysis.setSlot(i, ranges[i]);
+    Interval interval = analysis.require(*e);
+    unsigned width = analysis.width();
+    if (width == 64) {
+      ++wide;
+      continue;
+    }
+    ++narrow;
+    // The 64-bit translation, the one at `width`, and one at width - 1.
+    unsigned below = width - 1 >= MinWidth ? width - 1 : 0;
+    std::vector<smt::Term> facts;
+    struct Case {
+      std::vector<int64_t> env;
+      SmtExpr exact, narrowed, under;
+    };
+    std::vector<Case> cases;
+    for (int k = 0; k < envsPerExpr; ++k) {
+      Case c;
+      for (const Interval &r : ranges) {
+        int64_t span = r.hi - r.lo;
+        int64_t offset = static_cast<int64_t>(rng() % 2);
+        int64_t v =
+            k % 3 == 0 ? r.lo + std::min(offset, span)
+            : k % 3 == 1
+                ? r.hi - std::min(offset, span)
+                : r.lo + static_cast<int64_t>(rng() % uint64_t(span + 1));
+        c.env.push_back(v);
+      }
+      std::vector<smt::Term> exact, narrowed, under;
+      for (int64_t v : c.env) {
+        exact.push_back(ctx.bitVecVar("v"));
+        narrowed.push_back(ctx.bitVecVar("w", width));
+        facts.push_back(exact.back() == v);
+        facts.push_back(narrowed.back() == v);
+        if (below) {
+          under.push_back(ctx.bitVecVar("u", below));
+          facts.push_back(under.back() == v);
+        }
+      }
+      c.exact = toSmtChecked(*e, exact);
+      c.narrowed = toSmtChecked(*e, narrowed);
+      if (below)
+        c.under = toSmtChecked(*e, under);
+      cases.push_back(std::move(c));
+    }
+    smt::Result r = solver.check("fix_env", facts, 0);
+    ASSERT_TRUE(r.isSat());
+    bool underDiffers = false;
+    for (const Case &c : cases) {
+      std::string where = print(*e) + " at " + std::to_string(width) +
+                          " bits, x=" + std::to_string(c.env[0]) +
+                          " y=" + std::to_string(c.env[1]) +
+                          " z=" + std::to_string(c.env[2]);
+      int64_t value = r.value(c.exact.value);
+      ASSERT_EQ(r.value(c.narrowed.value), value) << where;
+      ASSERT_EQ(r.value(c.narrowed.defined), r.value(c.exact.defined)) << where;
+      ASSERT_TRUE(interval.contains(value)) << where;
+      EvalResult want = evaluate(*e, c.env);
+      ASSERT_EQ(r.value(c.exact.defined), want.ok() ? 1 : 0) << where;
+      undefined += !want.ok();
+      nearBound += !smt::fitsSigned(value, width - 1);
+      if (below && (r.value(c.under.value) != value ||
+                    r.value(c.under.defined) != r.value(c.exact.defined)))
+        underDiffers = true;
+    }
+    belowBreaks += underDiffers;
+  }
+  std::printf("  %d narrow, %d at 64 bits; %d undefined cases, %d values "
+              "needing the top bit, %d expressions wrong one bit below\n",
+              narrow, wide, undefined, nearBound, belowBreaks);
+  EXPECT_GT(narrow, numExprs / 3);
+  EXPECT_GT(wide, numExprs / 20);
+  EXPECT_GT(undefined, 20);
+  EXPECT_GT(nearBound, 50);
+  EXPECT_GT(belowBreaks, 20);
+}
+
+// A guard whose value leaves every narrow width, (r << 58) < 0 (bit 5 of r
+// lands in the sign bit), is proved at 64 bits, where ranks 32.. send; the
+// same guard written r >= 32 is proved narrow, with the same verdict.
+TEST(Width, OverflowingGuardIsTranslatedAt64Bits) {
+  for (bool overflowing : {true, false}) {
+    Builder b(TopologyKind::Ring, {});
+    ExprRef p = b.param("n");
+    b.s.topology.dims = {p};
+    ExprRef guard =
+        overflowing
+            ? bin(ExprOp::Lt, bin(ExprOp::Shl, rankVar(), lit(58)), lit(0))
+            : bin(ExprOp::Ge, rankVar(), lit(32));
+    b.s.body.push_back(Builder::step(
+        {Builder::rule(bin(ExprOp::Add, rankVar(), lit(1)), guard)}));
+    std::string verbose;
+    llvm::raw_string_ostream os(verbose);
+    ProverOptions options;
+    options.ranges = {{"n", 2, 64}};
+    options.verbose = &os;
+    auto prover = Prover::create(b.s, options);
+    ASSERT_TRUE(static_cast<bool>(prover))
+        << llvm::toString(prover.takeError());
+    verify::PropertyResult r = prover->prove(Property::Matching);
+    os.flush();
+    std::vector<unsigned> widths = queryWidths(verbose);
+    ASSERT_EQ(widths.size(), 1u) << verbose;
+    if (overflowing)
+      EXPECT_EQ(widths[0], 64u);
+    else
+      EXPECT_LT(widths[0], 16u);
+    ASSERT_EQ(r.status, Status::Counterexample) << describe(r);
+    const verify::Counterexample &cex = *r.counterexample;
+    EXPECT_GE(cex.p, 33);
+    ASSERT_TRUE(cex.rank.has_value());
+    EXPECT_EQ(*cex.rank, cex.p - 1); // the last rank sends to p
+    // Contention holds either way: one send per rank, distinct receivers.
+    EXPECT_EQ(prover->prove(Property::Contention).status, Status::Proved);
+  }
+}
+
+// Algorithm 4.10 for d in 1..16 (2^16 ranks, j up to 2^16 - 1) is proved
+// narrow: well below 64 bits, above the 17 bits that r ^ j needs.
+TEST(Width, Alg4_10_IsProvedNarrowForDim1To16) {
+  Schedule s = pairwiseExchange(TopologyKind::Hypercube, false);
+  std::string verbose;
+  llvm::raw_string_ostream os(verbose);
+  ProverOptions options;
+  options.ranges = {{"d", 1, 16}};
+  options.verbose = &os;
+  auto prover = Prover::create(s, options);
+  ASSERT_TRUE(static_cast<bool>(prover)) << llvm::toString(prover.takeError());
+  for (const verify::PropertyResult &r : prover->proveAll())
+    EXPECT_EQ(r.status, Status::Proved) << describe(r);
+  os.flush();
+  std::vector<unsigned> widths = queryWidths(verbose);
+  ASSERT_EQ(widths.size(), 3u) << verbose;
+  for (unsigned w : widths) {
+    EXPECT_GT(w, 17u);
+    EXPECT_LT(w, 32u);
+  }
 }
 
 } // namespace

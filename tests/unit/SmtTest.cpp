@@ -67,36 +67,53 @@ const std::vector<NamedOp> binaryOps = {
 
 // Folding on constants must give exactly what Z3 computes for the same
 // operator on variables fixed to those constants, including SMT-LIB's
-// division by zero and shifts by 64 or more.
+// division by zero and shifts by the width or more, at 64 bits and at
+// narrower widths (where the edge values wrap).
 TEST(Smt, FoldingAgreesWithZ3OnEdgeValues) {
   Context ctx;
   Solver solver(ctx);
-  Term x = ctx.bitVecVar("x"), y = ctx.bitVecVar("y");
-  for (int64_t a : edgeValues) {
-    // One query per left operand: y ranges over the right operands through
-    // one variable per value.
-    std::vector<Term> ys, facts = {x == a};
-    for (int64_t b : edgeValues) {
-      ys.push_back(ctx.bitVecVar("y"));
-      facts.push_back(ys.back() == b);
-    }
-    Result r = solver.check("fix", facts, 0);
-    ASSERT_TRUE(r.isSat());
-    for (size_t j = 0; j < edgeValues.size(); ++j) {
-      int64_t b = edgeValues[j];
-      for (const NamedOp &op : binaryOps) {
-        Term folded = op.apply(ctx.bitVec(a), ctx.bitVec(b));
-        ASSERT_TRUE(folded.constant()) << op.name;
-        Term symbolic = op.apply(x, ys[j]);
-        ASSERT_FALSE(symbolic.constant()) << op.name;
-        EXPECT_EQ(*folded.constant(), r.value(symbolic))
-            << a << " " << op.name << " " << b;
+  for (unsigned width : {64u, 13u, 8u}) {
+    Term x = ctx.bitVecVar("x", width);
+    for (int64_t a : edgeValues) {
+      // One query per left operand: y ranges over the right operands
+      // through one variable per value.
+      std::vector<Term> ys, facts = {x == a};
+      for (int64_t b : edgeValues) {
+        ys.push_back(ctx.bitVecVar("y", width));
+        facts.push_back(ys.back() == b);
       }
+      Result r = solver.check("fix", facts, 0);
+      ASSERT_TRUE(r.isSat());
+      EXPECT_EQ(r.value(x), signExtend(static_cast<uint64_t>(a), width));
+      for (size_t j = 0; j < edgeValues.size(); ++j) {
+        int64_t b = edgeValues[j];
+        for (const NamedOp &op : binaryOps) {
+          Term folded = op.apply(ctx.bitVec(a, width), ctx.bitVec(b, width));
+          ASSERT_TRUE(folded.constant()) << op.name;
+          Term symbolic = op.apply(x, ys[j]);
+          ASSERT_FALSE(symbolic.constant()) << op.name;
+          EXPECT_EQ(*folded.constant(), r.value(symbolic))
+              << a << " " << op.name << " " << b << " at " << width << " bits";
+        }
+      }
+      Term negated = -ctx.bitVec(a, width), inverted = ~ctx.bitVec(a, width);
+      EXPECT_EQ(*negated.constant(), r.value(-x)) << "-" << a;
+      EXPECT_EQ(*inverted.constant(), r.value(~x)) << "~" << a;
     }
-    Term negated = -ctx.bitVec(a), inverted = ~ctx.bitVec(a);
-    EXPECT_EQ(*negated.constant(), r.value(-x)) << "-" << a;
-    EXPECT_EQ(*inverted.constant(), r.value(~x)) << "~" << a;
   }
+}
+
+// Constants are held sign-extended from their width.
+TEST(Smt, NarrowConstantsWrap) {
+  Context ctx;
+  EXPECT_EQ(ctx.bitVec(127, 8).constant(), 127);
+  EXPECT_EQ(ctx.bitVec(128, 8).constant(), -128);
+  EXPECT_EQ(ctx.bitVec(-129, 8).constant(), 127);
+  EXPECT_EQ((ctx.bitVec(100, 8) + ctx.bitVec(100, 8)).constant(), -56);
+  EXPECT_EQ(ctx.bitVecVar("x", 8).width(), 8u);
+  EXPECT_TRUE(fitsSigned(-128, 8));
+  EXPECT_FALSE(fitsSigned(128, 8));
+  EXPECT_TRUE(fitsSigned(INT64_MIN, 64));
 }
 
 TEST(Smt, BooleanConnectivesFold) {
