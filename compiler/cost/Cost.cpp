@@ -1,0 +1,200 @@
+#include "cost/Cost.h"
+
+#include "ir/Instantiate.h"
+#include "simulate/Simulator.h"
+
+#include <cassert>
+#include <numeric>
+
+using namespace collc;
+using namespace collc::cost;
+
+//===----------------------------------------------------------------------===//
+// Fraction
+//===----------------------------------------------------------------------===//
+
+Fraction::Fraction(int64_t n, int64_t d) : num(n), den(d) {
+  assert(d > 0 && "a fraction's denominator is positive");
+  int64_t g = std::gcd(num, den);
+  if (g > 1) {
+    num /= g;
+    den /= g;
+  }
+}
+
+std::string Fraction::str() const {
+  return den == 1 ? std::to_string(num)
+                  : std::to_string(num) + "/" + std::to_string(den);
+}
+
+Fraction &Fraction::operator+=(const Fraction &o) {
+  // Over the least common multiple, so sums of many small fractions with
+  // the same denominator (c/K per step) stay small.
+  int64_t l = std::lcm(den, o.den);
+  *this = Fraction(num * (l / den) + o.num * (l / o.den), l);
+  return *this;
+}
+
+namespace collc::cost {
+
+Fraction operator*(const Fraction &a, const Fraction &b) {
+  int64_t g1 = std::gcd(a.num, b.den), g2 = std::gcd(b.num, a.den);
+  g1 = g1 ? g1 : 1;
+  g2 = g2 ? g2 : 1;
+  return Fraction((a.num / g1) * (b.num / g2), (a.den / g2) * (b.den / g1));
+}
+
+bool operator<(const Fraction &a, const Fraction &b) {
+  return static_cast<__int128>(a.num) * b.den <
+         static_cast<__int128>(b.num) * a.den;
+}
+
+} // namespace collc::cost
+
+//===----------------------------------------------------------------------===//
+// Pricing a schedule
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
+                                                 llvm::ArrayRef<int64_t> params,
+                                                 PortModel ports) {
+  llvm::Expected<ir::Instance> instance = ir::instantiate(schedule, params);
+  if (!instance)
+    return instance.takeError();
+  std::vector<int64_t> dims = instance->dims;
+  llvm::Expected<Topology> topology =
+      Topology::make(schedule.topology.kind, dims, schedule.topology.edges);
+  if (!topology)
+    return topology.takeError();
+  simulate::SimulateOptions options;
+  options.ports = ports;
+  llvm::Expected<simulate::SimulationResult> sim =
+      simulate::simulate(*instance, *topology, options);
+  if (!sim)
+    return sim.takeError();
+
+  ScheduleCost cost;
+  cost.p = instance->p;
+  cost.params.assign(params.begin(), params.end());
+  cost.ports = ports;
+  cost.valid = sim->allHold();
+  for (const simulate::StepStats &stats : sim->steps) {
+    const ir::InstanceStep &step = instance->steps[stats.step - 1];
+    StepCost s;
+    s.step = stats.step;
+    s.messages = static_cast<int64_t>(step.transfers.size());
+    s.maxLoad = stats.maxLoad;
+    s.words = Fraction(stats.maxChannelChunks, instance->chunks);
+    s.loopVars = step.loopVars;
+    if (s.messages > 0)
+      ++cost.startups;
+    cost.words += s.words;
+    cost.steps.push_back(std::move(s));
+  }
+  return cost;
+}
+
+llvm::Expected<std::vector<int64_t>>
+collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p) {
+  auto noMember = [&](llvm::StringRef why) {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'%s' has no member with p = %lld%s", schedule.name.c_str(),
+        static_cast<long long>(p), why.str().c_str());
+  };
+  // The environment the topology's dimensions are evaluated in: p and the
+  // parameters, all set to the candidate value.
+  auto ranksAt = [&](int64_t v) -> std::optional<int64_t> {
+    std::vector<int64_t> env(schedule.numSlots(), 0);
+    for (const ir::Parameter &param : schedule.params)
+      env[param.slot] = v;
+    std::vector<int64_t> dims;
+    for (const ir::ExprRef &d : schedule.topology.dims) {
+      ir::EvalResult value = ir::evaluate(*d, env);
+      if (!value.ok())
+        return std::nullopt;
+      dims.push_back(value.value);
+    }
+    llvm::Expected<int64_t> n = ir::countRanks(schedule.topology.kind, dims);
+    if (!n) {
+      llvm::consumeError(n.takeError());
+      return std::nullopt;
+    }
+    return *n;
+  };
+  if (schedule.params.empty()) {
+    std::optional<int64_t> n = ranksAt(0);
+    if (n && *n == p)
+      return std::vector<int64_t>{};
+    return noMember(n ? " (it has " + std::to_string(*n) + " ranks)" : "");
+  }
+  // Every topology's rank count grows with its dimensions, so count up
+  // until the candidate overshoots.
+  for (int64_t v = 1; v <= p; ++v) {
+    std::optional<int64_t> n = ranksAt(v);
+    if (!n)
+      continue;
+    if (*n == p)
+      return std::vector<int64_t>(schedule.params.size(), v);
+    if (*n > p)
+      break;
+  }
+  return noMember(schedule.params.size() > 1
+                      ? " with the same value for every parameter"
+                      : "");
+}
+
+//===----------------------------------------------------------------------===//
+// Lower bounds the seeds state
+//===----------------------------------------------------------------------===//
+
+std::optional<LowerBound> collc::cost::lowerBound(const ir::Collective &c,
+                                                  TopologyKind topology,
+                                                  int64_t p, PortModel ports) {
+  using CK = ir::CollectiveKind;
+  if (p < 2)
+    return std::nullopt;
+  bool cube = topology == TopologyKind::Hypercube;
+  int64_t logP = 0;
+  while ((int64_t(1) << logP) < p)
+    ++logP;
+  bool allPortCube = cube && ports == PortModel::All;
+  switch (c.kind) {
+  case CK::Broadcast:
+    // 004 §4.1: M on a single-port cube, M/n with all ports.
+    if (cube)
+      return allPortCube ? LowerBound{Fraction(1, logP), "004 §4.1"}
+                         : LowerBound{1, "004 §4.1"};
+    return std::nullopt;
+  case CK::Allgather:
+  case CK::ReduceScatter:
+    // 000 §4.2.4: every node receives m(p - 1) words through one port;
+    // 004 §4.2: M(N - 1)/n on an all-port cube.
+    if (allPortCube)
+      return LowerBound{Fraction(p - 1, logP), "004 §4.2"};
+    if (ports == PortModel::Single)
+      return LowerBound{p - 1, "000 §4.2.4"};
+    return std::nullopt;
+  case CK::Scatter:
+  case CK::Gather:
+    // 000 §4.4: m(p - 1) words leave the source (enter the destination);
+    // 004 §5: (N - 1)M/n with all ports.
+    if (allPortCube)
+      return LowerBound{Fraction(p - 1, logP), "004 §5"};
+    if (ports == PortModel::Single)
+      return LowerBound{p - 1, "000 §4.4"};
+    return std::nullopt;
+  case CK::Alltoall:
+    // 000 §4.5.3: total traffic p·m(p - 1)·(log p)/2 over (p log p)/2 links.
+    if (cube)
+      return LowerBound{p - 1, "000 §4.5.3"};
+    // 000 §4.5.1: traffic m(p - 1)·p/2·p over p links, for messages that
+    // all go one way round.
+    if (topology == TopologyKind::Ring && ports == PortModel::Single)
+      return LowerBound{Fraction(p * (p - 1), 2),
+                        "000 §4.5.1, messages one way round"};
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}

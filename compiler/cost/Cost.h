@@ -1,0 +1,105 @@
+#pragma once
+// The cost model (000 §4.1.6, §4.7.2; DESIGN.md "Cost model"): with
+// cut-through routing a step takes t_s + t_w × (words on its most loaded
+// directed channel), so congestion is priced, not hidden; a schedule takes
+// the sum over its steps. A step in which no rank sends costs nothing.
+//
+// Costs are exact: A·t_s + B·m·t_w with A a step count and B a fraction.
+// The message size m is the collective's block as in Table 4.1: the whole
+// message for broadcast, reduce, allreduce and scan, each rank's piece for
+// allgather, scatter and gather, the per-destination piece for
+// reduce_scatter, the per-pair message for alltoall and shift. In the chunk
+// model (simulate/Semantics.h) that is one (origin, dest) block of K chunk
+// indices, so a channel carrying c chunks carries c/K·m words.
+
+#include "ir/Schedule.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace collc::cost {
+
+/// A non-negative exact fraction num/den in lowest terms.
+class Fraction {
+public:
+  Fraction() = default;
+  Fraction(int64_t whole) : num(whole) {}
+  /// den must be positive.
+  Fraction(int64_t num, int64_t den);
+
+  int64_t numerator() const { return num; }
+  int64_t denominator() const { return den; }
+  double toDouble() const { return static_cast<double>(num) / den; }
+  /// "3", "7/2".
+  std::string str() const;
+
+  Fraction &operator+=(const Fraction &o);
+  friend Fraction operator+(Fraction a, const Fraction &b) { return a += b; }
+  friend Fraction operator*(const Fraction &a, const Fraction &b);
+  friend bool operator==(const Fraction &a, const Fraction &b) {
+    return a.num == b.num && a.den == b.den;
+  }
+  friend bool operator<(const Fraction &a, const Fraction &b);
+
+private:
+  int64_t num = 0;
+  int64_t den = 1;
+};
+
+struct StepCost {
+  unsigned step = 0;      // 1-based, as the simulator numbers steps
+  int64_t messages = 0;   // transfers in the step
+  int64_t maxLoad = 0;    // messages on the most loaded channel
+  Fraction words;         // words on the most loaded channel, in units of m
+  /// The step's loop variables, outermost first (for the table).
+  std::vector<std::pair<std::string, int64_t>> loopVars;
+};
+
+struct ScheduleCost {
+  int64_t p = 0;
+  std::vector<int64_t> params; // indexed like Schedule::params
+  PortModel ports = PortModel::Single;
+  int64_t startups = 0; // A: steps that send anything
+  Fraction words;       // B: the t_w coefficient in units of m
+  std::vector<StepCost> steps;
+  /// Whether the simulation found every property to hold; the cost of a
+  /// schedule that congests still counts the congestion.
+  bool valid = false;
+
+  /// A·t_s + B·m·t_w, in seconds, for m = bytes.
+  double seconds(double ts, double twPerByte, double bytes) const {
+    return startups * ts + words.toDouble() * bytes * twPerByte;
+  }
+};
+
+/// Prices `schedule` instantiated with `params` by simulating it under
+/// `ports`. Errors are those of instantiation and simulation.
+llvm::Expected<ScheduleCost> costOf(const ir::Schedule &schedule,
+                                    llvm::ArrayRef<int64_t> params,
+                                    PortModel ports = PortModel::Single);
+
+/// Parameter values that give `schedule` exactly p ranks: its own size for
+/// a schedule without parameters, else the same value for every parameter
+/// (a square or cubic mesh). Errors say that no such member exists.
+llvm::Expected<std::vector<int64_t>> paramsForRanks(const ir::Schedule &schedule,
+                                                    int64_t p);
+
+/// A lower bound on the t_w coefficient (in units of m) that the seeds
+/// state for a collective, with where they state it.
+struct LowerBound {
+  Fraction words;
+  std::string source;
+};
+std::optional<LowerBound> lowerBound(const ir::Collective &collective,
+                                     TopologyKind topology, int64_t p,
+                                     PortModel ports);
+
+} // namespace collc::cost

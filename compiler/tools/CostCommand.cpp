@@ -1,0 +1,257 @@
+// collc cost FILE...: the exact cost of schedules, A·t_s + B·m·t_w, step by
+// step, against the seeds' lower bounds and a model's t_s and t_w.
+
+#include "tools/Commands.h"
+
+#include "cost/Cost.h"
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+#include "verify/Verifier.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace collc;
+using namespace collc::tools;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::SubCommand costCommand("cost",
+                           "Price schedules: A·t_s + B·m·t_w exactly, per "
+                           "step, with the seeds' lower bound");
+cl::list<std::string> costFiles(cl::Positional, cl::OneOrMore,
+                                cl::desc("<file.coll>..."),
+                                cl::sub(costCommand), cl::cat(category()));
+cl::opt<std::string> costSchedule("schedule",
+                                  cl::desc("Price only this schedule"),
+                                  cl::value_desc("NAME"), cl::sub(costCommand),
+                                  cl::cat(category()));
+cl::opt<int64_t> costP("p",
+                       cl::desc("Number of ranks (a family's member with "
+                                "every parameter equal that has N ranks)"),
+                       cl::value_desc("N"), cl::init(0), cl::sub(costCommand),
+                       cl::cat(category()));
+cl::list<std::string> costParams("param",
+                                 cl::desc("Value of a schedule parameter, "
+                                          "e.g. d=4"),
+                                 cl::value_desc("NAME=V"),
+                                 cl::sub(costCommand), cl::cat(category()));
+enum class Format { Text, Json };
+cl::opt<Format> costFormat(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(Format::Text, "text", "readable table"),
+               clEnumValN(Format::Json, "json", "one JSON document")),
+    cl::init(Format::Text), cl::sub(costCommand), cl::cat(category()));
+cl::opt<std::string> costModel("model",
+                               cl::desc("Cost model declared in the file "
+                                        "(t_s, t_w, ports) for the time"),
+                               cl::value_desc("NAME"), cl::sub(costCommand),
+                               cl::cat(category()));
+cl::opt<double> costBytes("bytes",
+                          cl::desc("Message size m in bytes for the time "
+                                   "(default 1024)"),
+                          cl::init(1024), cl::sub(costCommand),
+                          cl::cat(category()));
+cl::opt<bool> costAllPort("all-port",
+                          cl::desc("All-port model (without --model)"),
+                          cl::sub(costCommand), cl::cat(category()));
+
+/// The member of `schedule` the options ask for.
+llvm::Expected<std::vector<int64_t>> chooseParams(const ir::Schedule &s) {
+  if (!costParams.empty()) {
+    std::vector<std::optional<int64_t>> values(s.params.size());
+    for (const std::string &text : costParams) {
+      auto [name, value] = llvm::StringRef(text).split('=');
+      int64_t v;
+      if (value.trim().getAsInteger(10, v))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "--param needs NAME=V, got '%s'",
+                                       text.c_str());
+      for (size_t i = 0; i < s.params.size(); ++i)
+        if (s.params[i].name == name.trim())
+          values[i] = v;
+    }
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < s.params.size(); ++i) {
+      if (!values[i])
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "no value for parameter '%s'",
+                                       s.params[i].name.c_str());
+      out.push_back(*values[i]);
+    }
+    return out;
+  }
+  if (costP > 0)
+    return cost::paramsForRanks(s, costP);
+  if (s.params.empty())
+    return std::vector<int64_t>{};
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "'%s' is a family; give --p N or --param",
+                                 s.name.c_str());
+}
+
+std::string describeMember(const ir::Schedule &s, const cost::ScheduleCost &c) {
+  std::string out;
+  for (size_t i = 0; i < s.params.size(); ++i)
+    if (s.params[i].name != "p")
+      out += s.params[i].name + " = " + std::to_string(c.params[i]) + ", ";
+  return out + "p = " + std::to_string(c.p);
+}
+
+/// "3·t_s + 7/2·m·t_w"
+std::string formula(int64_t startups, const cost::Fraction &words) {
+  return std::to_string(startups) + "·t_s + " + words.str() + "·m·t_w";
+}
+
+int runCost() {
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  int exitCode = ExitOk;
+  size_t priced = 0;
+  llvm::json::Array jsonSchedules;
+  for (const std::string &file : costFiles) {
+    llvm::Expected<Program> program = loadProgram(file, diags);
+    if (!program) {
+      llvm::consumeError(program.takeError());
+      exitCode = ExitInputError;
+      continue;
+    }
+    const CostModel *model = nullptr;
+    if (!costModel.empty()) {
+      for (const CostModel &m : program->models)
+        if (m.name == costModel)
+          model = &m;
+      if (!model) {
+        llvm::errs() << "collc: error: " << file << " declares no model '"
+                     << costModel << "'\n";
+        exitCode = ExitInputError;
+        continue;
+      }
+    }
+    PortModel ports = model ? model->ports
+                            : (costAllPort ? PortModel::All : PortModel::Single);
+    for (const ir::Schedule &schedule : program->schedules) {
+      if (!costSchedule.empty() && schedule.name != costSchedule)
+        continue;
+      llvm::Expected<std::vector<int64_t>> params = chooseParams(schedule);
+      if (!params) {
+        std::string message = llvm::toString(params.takeError());
+        // With --p over many schedules, those without such a member are
+        // skipped; one named on its own is an error.
+        if (costP > 0 && costSchedule.empty() && costParams.empty()) {
+          llvm::errs() << "collc: note: skipping " << message << "\n";
+          continue;
+        }
+        diags.error(schedule.loc, "cannot price '" + schedule.name +
+                                      "': " + message);
+        exitCode = ExitInputError;
+        continue;
+      }
+      llvm::Expected<cost::ScheduleCost> c =
+          cost::costOf(schedule, *params, ports);
+      if (!c) {
+        diags.error(schedule.loc, "cannot price '" + schedule.name +
+                                      "': " + llvm::toString(c.takeError()));
+        exitCode = ExitInputError;
+        continue;
+      }
+      ++priced;
+      std::optional<cost::LowerBound> bound = cost::lowerBound(
+          schedule.collective, schedule.topology.kind, c->p, ports);
+      std::optional<double> seconds;
+      if (model)
+        seconds = c->seconds(model->ts, model->twPerByte, costBytes);
+      const char *portName = ports == PortModel::All ? "all-port" : "single-port";
+
+      if (costFormat == Format::Json) {
+        llvm::json::Array steps;
+        for (const cost::StepCost &s : c->steps) {
+          llvm::json::Object vars;
+          for (const auto &[name, value] : s.loopVars)
+            vars[name] = value;
+          steps.push_back(llvm::json::Object{{"step", s.step},
+                                             {"loop", std::move(vars)},
+                                             {"messages", s.messages},
+                                             {"max_load", s.maxLoad},
+                                             {"tw_m", s.words.str()}});
+        }
+        llvm::json::Object params;
+        for (size_t i = 0; i < schedule.params.size(); ++i)
+          params[schedule.params[i].name] = c->params[i];
+        llvm::json::Object o{{"schedule", schedule.name},
+                             {"collective",
+                              verify::describeCollective(schedule.collective)},
+                             {"topology",
+                              verify::describeTopology(schedule.topology)},
+                             {"params", std::move(params)},
+                             {"p", c->p},
+                             {"ports", portName},
+                             {"valid", c->valid},
+                             {"ts", c->startups},
+                             {"tw_m", c->words.str()},
+                             {"steps", std::move(steps)}};
+        if (bound)
+          o["lower_bound"] = llvm::json::Object{
+              {"tw_m", bound->words.str()}, {"source", bound->source}};
+        if (seconds)
+          o["time"] = llvm::json::Object{{"model", model->name},
+                                         {"bytes", costBytes.getValue()},
+                                         {"seconds", *seconds}};
+        jsonSchedules.push_back(std::move(o));
+        continue;
+      }
+
+      llvm::raw_ostream &os = llvm::outs();
+      os << "schedule " << schedule.name << " : "
+         << verify::describeCollective(schedule.collective) << " on "
+         << verify::describeTopology(schedule.topology) << ", "
+         << describeMember(schedule, *c) << ", " << portName << "\n";
+      if (!c->valid)
+        os << "  warning: the schedule does not simulate correctly; run "
+              "collc verify\n";
+      os << "  step  messages  max load  words (m)\n";
+      for (const cost::StepCost &s : c->steps) {
+        os << "  " << llvm::right_justify(std::to_string(s.step), 4) << "  "
+           << llvm::right_justify(std::to_string(s.messages), 8) << "  "
+           << llvm::right_justify(std::to_string(s.maxLoad), 8) << "  "
+           << s.words.str();
+        if (!s.loopVars.empty()) {
+          os << "   (";
+          for (size_t i = 0; i < s.loopVars.size(); ++i)
+            os << (i ? ", " : "") << s.loopVars[i].first << " = "
+               << s.loopVars[i].second;
+          os << ")";
+        }
+        os << "\n";
+      }
+      os << "  total: " << formula(c->startups, c->words) << "\n";
+      if (bound)
+        os << "  lower bound: " << bound->words.str() << "·m·t_w ("
+           << bound->source << ")\n";
+      if (seconds)
+        os << "  time: " << llvm::format("%.4g", *seconds) << " s (model "
+           << model->name << ", m = " << llvm::format("%.0f", costBytes.getValue())
+           << " bytes)\n";
+    }
+  }
+  if (!costSchedule.empty() && priced == 0 && !diags.hasErrors() &&
+      exitCode == ExitOk) {
+    llvm::errs() << "collc: error: no schedule named '" << costSchedule
+                 << "'\n";
+    return ExitInputError;
+  }
+  if (costFormat == Format::Json)
+    llvm::outs() << llvm::formatv(
+        "{0:2}\n", llvm::json::Value(llvm::json::Object{
+                       {"schedules", std::move(jsonSchedules)}}));
+  return diags.hasErrors() ? ExitInputError : exitCode;
+}
+
+CommandRegistration registration(costCommand, runCost,
+                                 "collc cost FILE...     price schedules: "
+                                 "A·t_s + B·m·t_w per step");
+
+} // namespace

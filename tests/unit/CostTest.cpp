@@ -1,0 +1,275 @@
+// The cost model against the seed's equations (000 Eqs. 4.1-4.12, Table
+// 4.1): each library schedule, priced by simulation, must give exactly the
+// t_s and m·t_w coefficients the seed derives, for p in {4, 8, 16, 64} (and
+// 9, 25, 36 for square meshes).
+
+#include "cost/Cost.h"
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+
+using namespace collc;
+using cost::Fraction;
+
+namespace collc::cost {
+// Readable failures: "7/2" instead of the object's bytes.
+void PrintTo(const Fraction &f, std::ostream *os) { *os << f.str(); }
+} // namespace collc::cost
+
+namespace {
+
+int64_t log2Exact(int64_t p) {
+  int64_t d = 0;
+  while ((int64_t(1) << d) < p)
+    ++d;
+  return d;
+}
+int64_t isqrt(int64_t p) {
+  int64_t s = 0;
+  while ((s + 1) * (s + 1) <= p)
+    ++s;
+  return s;
+}
+
+/// The library's specs, loaded once.
+class CostTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    sourceMgr = new llvm::SourceMgr();
+    diags = new DiagnosticEngine(*sourceMgr, llvm::errs(), false);
+    for (const char *file :
+         {"broadcast.coll", "allgather.coll", "allreduce_scan.coll",
+          "scatter_gather.coll", "alltoall.coll", "shift.coll",
+          "all_port.coll"}) {
+      llvm::Expected<Program> program =
+          loadProgram(std::string(COLLC_LIBRARY_DIR) + "/" + file, *diags);
+      ASSERT_TRUE(bool(program)) << file;
+      programs.push_back(std::move(*program));
+    }
+  }
+
+  static const ir::Schedule &schedule(llvm::StringRef name) {
+    for (const Program &program : programs)
+      if (const ir::Schedule *s = program.findSchedule(name))
+        return *s;
+    ADD_FAILURE() << "no library schedule " << name.str();
+    static ir::Schedule none;
+    return none;
+  }
+
+  /// Prices `name` at p ranks and checks A and B.
+  static void expectCost(llvm::StringRef name, int64_t p, int64_t ts,
+                         Fraction twM, PortModel ports = PortModel::Single) {
+    const ir::Schedule &s = schedule(name);
+    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+    ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+    llvm::Expected<cost::ScheduleCost> c = cost::costOf(s, *params, ports);
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    EXPECT_TRUE(c->valid) << name.str() << " at p = " << p;
+    EXPECT_EQ(c->startups, ts) << name.str() << " at p = " << p;
+    EXPECT_EQ(c->words, twM) << name.str() << " at p = " << p << ": got "
+                             << c->words.str() << ", want " << twM.str();
+  }
+
+  static inline llvm::SourceMgr *sourceMgr;
+  static inline DiagnosticEngine *diags;
+  static inline std::vector<Program> programs;
+};
+
+const int64_t powersOfTwo[] = {4, 8, 16, 64};
+const int64_t squares[] = {4, 9, 16, 25, 36, 64};
+
+TEST(FractionTest, ExactArithmetic) {
+  EXPECT_EQ(Fraction(6, 4).str(), "3/2");
+  EXPECT_EQ((Fraction(1, 3) + Fraction(1, 6)).str(), "1/2");
+  EXPECT_EQ((Fraction(3, 4) * Fraction(2, 3)).str(), "1/2");
+  EXPECT_EQ(Fraction(8, 4).str(), "2");
+  EXPECT_TRUE(Fraction(1, 3) < Fraction(1, 2));
+}
+
+// Eq. 4.1: one-to-all broadcast and all-to-one reduction, (t_s + t_w m) log p,
+// on the hypercube (Algs 4.1-4.3), the linear array and ring (Figs 4.2, 4.3).
+TEST_F(CostTest, Eq4_1_OneToAllBroadcastHypercube) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_bc", p, d, d);
+    expectCost("hypercube_reduce", p, d, d);
+  }
+}
+TEST_F(CostTest, Eq4_1_OneToAllBroadcastRingAndLinear) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("linear_bc", p, d, d);
+    expectCost("linear_reduce", p, d, d);
+  }
+  // Problem 4.1: any p takes ceil(log2 p) steps.
+  for (int64_t p : {5, 6, 12}) {
+    expectCost("linear_bc", p, log2Exact(p), log2Exact(p));
+    expectCost("ring_bc", p, log2Exact(p), log2Exact(p));
+    expectCost("ring_reduce", p, log2Exact(p), log2Exact(p));
+  }
+}
+// §4.1.2: the mesh broadcast is log p steps of m words as well.
+TEST_F(CostTest, Eq4_1_OneToAllBroadcastMesh) {
+  for (int64_t p : squares) {
+    int64_t steps = 2 * log2Exact(isqrt(p));
+    expectCost("mesh_bc", p, steps, steps);
+    expectCost("mesh_reduce", p, steps, steps);
+  }
+}
+
+// Eq. 4.2: all-to-all broadcast and reduction on a ring, (t_s + t_w m)(p - 1).
+TEST_F(CostTest, Eq4_2_RingAllToAllBroadcast) {
+  for (int64_t p : powersOfTwo) {
+    expectCost("ring_allgather", p, p - 1, p - 1);
+    expectCost("ring_reduce_scatter", p, p - 1, p - 1);
+  }
+}
+
+// Eq. 4.3: on a square mesh, 2 t_s (sqrt p - 1) + t_w m (p - 1).
+TEST_F(CostTest, Eq4_3_MeshAllToAllBroadcast) {
+  for (int64_t p : squares) {
+    expectCost("mesh_allgather", p, 2 * (isqrt(p) - 1), p - 1);
+    expectCost("mesh_reduce_scatter", p, 2 * (isqrt(p) - 1), p - 1);
+  }
+}
+
+// Eq. 4.4: on a hypercube, t_s log p + t_w m (p - 1).
+TEST_F(CostTest, Eq4_4_HypercubeAllToAllBroadcast) {
+  for (int64_t p : powersOfTwo) {
+    expectCost("hypercube_allgather", p, log2Exact(p), p - 1);
+    expectCost("hypercube_reduce_scatter", p, log2Exact(p), p - 1);
+  }
+}
+
+// Eq. 4.5: all-reduce, (t_s + t_w m) log p; Algorithm 4.9 costs the same.
+TEST_F(CostTest, Eq4_5_HypercubeAllReduceAndPrefixSums) {
+  for (int64_t p : powersOfTwo) {
+    expectCost("hypercube_allreduce", p, log2Exact(p), log2Exact(p));
+    expectCost("hypercube_scan", p, log2Exact(p), log2Exact(p));
+  }
+}
+
+// Eq. 4.6: scatter and gather, t_s log p + t_w m (p - 1), on the hypercube,
+// the linear array and the square mesh (Problem 4.7).
+TEST_F(CostTest, Eq4_6_ScatterGather) {
+  for (int64_t p : powersOfTwo)
+    for (const char *name : {"hypercube_scatter", "hypercube_gather",
+                             "linear_scatter", "linear_gather"})
+      expectCost(name, p, log2Exact(p), p - 1);
+  for (int64_t p : {4, 16, 64}) {
+    expectCost("mesh_scatter", p, log2Exact(p), p - 1);
+    expectCost("mesh_gather", p, log2Exact(p), p - 1);
+  }
+}
+
+// Eq. 4.7: all-to-all personalized on a ring, (t_s + t_w m p/2)(p - 1).
+TEST_F(CostTest, Eq4_7_RingAllToAllPersonalized) {
+  for (int64_t p : powersOfTwo)
+    expectCost("ring_alltoall", p, p - 1, Fraction(p * (p - 1), 2));
+}
+
+// §4.5.1, both directions at once (all-port): p/2 steps, and the clockwise
+// message of step k carries p/2 - k + 1 blocks, so t_w m p(p + 2)/8 for even
+// p: the t_w term of Eq. 4.7 at least halved (here by nearly four).
+TEST_F(CostTest, Eq4_7_RingAllToAllPersonalizedBidirectional) {
+  for (int64_t p : powersOfTwo)
+    expectCost("ring_alltoall_bidirectional", p, p / 2,
+               Fraction(p * (p + 2), 8), PortModel::All);
+}
+
+// Eq. 4.8: on a square mesh, (2 t_s + t_w m p)(sqrt p - 1).
+TEST_F(CostTest, Eq4_8_MeshAllToAllPersonalized) {
+  for (int64_t p : squares)
+    expectCost("mesh_alltoall", p, 2 * (isqrt(p) - 1), p * (isqrt(p) - 1));
+}
+
+// Eq. 4.9: hypercube dimension exchange, (t_s + t_w m p/2) log p.
+TEST_F(CostTest, Eq4_9_HypercubeAllToAllPersonalized) {
+  for (int64_t p : powersOfTwo)
+    expectCost("hypercube_alltoall", p, log2Exact(p),
+               p / 2 * log2Exact(p));
+}
+
+// Eq. 4.10, Table 4.1: pairwise exchange, (t_s + t_w m)(p - 1).
+TEST_F(CostTest, Eq4_10_PairwiseExchange) {
+  for (int64_t p : powersOfTwo)
+    expectCost("pairwise_exchange", p, p - 1, p - 1);
+}
+
+// §4.6.1: a ring q-shift takes min(q, p - q) steps of m words.
+TEST_F(CostTest, Sec4_6_1_RingShift) {
+  for (int64_t p : {4, 5, 8, 16, 64})
+    expectCost("ring_shift", p, std::min<int64_t>(3, p - 3),
+               std::min<int64_t>(3, p - 3));
+}
+
+// §4.6.1, Figure 4.22: a 5-shift on a square wraparound mesh is q mod sqrt p
+// row steps, a compensating column step and floor(q / sqrt p) column steps,
+// within the bound (t_s + t_w m)(sqrt p + 1).
+TEST_F(CostTest, Fig4_22_MeshShift) {
+  for (int64_t p : {9, 16, 25, 36}) {
+    int64_t s = isqrt(p);
+    // With q mod sqrt p = 0 nothing wraps and the compensating step is
+    // empty, which costs nothing.
+    int64_t steps = 5 % s + (5 % s > 0) + 5 / s;
+    expectCost("torus_shift", p, steps, steps);
+    EXPECT_LE(steps, s + 1);
+  }
+}
+
+// Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m.
+TEST_F(CostTest, Eq4_12_HypercubeShiftEcube) {
+  for (int64_t p : powersOfTwo)
+    expectCost("hypercube_shift_ecube", p, 1, 1);
+}
+
+// Congestion is priced: Figure 4.12's hypercube step on a ring carries four
+// messages on one channel, four times the words.
+TEST_F(CostTest, Fig4_12_CongestionIsPriced) {
+  llvm::SourceMgr sm;
+  DiagnosticEngine d(sm, llvm::errs(), false);
+  auto program = loadSource(llvm::MemoryBuffer::getMemBufferCopy(
+                                 "schedule step3 : allgather on ring(8) {\n"
+                                 "  step { r -> r ^ 4 when r < 4 }\n"
+                                 "}\n",
+                                 "fig4_12.coll"),
+                             d);
+  ASSERT_TRUE(bool(program));
+  auto c = cost::costOf(program->schedules[0], {});
+  ASSERT_TRUE(bool(c));
+  EXPECT_FALSE(c->valid);
+  EXPECT_EQ(c->startups, 1);
+  EXPECT_EQ(c->steps[0].maxLoad, 4);
+  EXPECT_EQ(c->words, Fraction(4));
+}
+
+// The lower bounds the seeds state.
+TEST(LowerBoundTest, SeedBounds) {
+  ir::Collective ag;
+  ag.kind = ir::CollectiveKind::Allgather;
+  auto b = cost::lowerBound(ag, TopologyKind::Ring, 16, PortModel::Single);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(15));
+  b = cost::lowerBound(ag, TopologyKind::Hypercube, 16, PortModel::All);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(15, 4));
+  ir::Collective a2a;
+  a2a.kind = ir::CollectiveKind::Alltoall;
+  b = cost::lowerBound(a2a, TopologyKind::Hypercube, 8, PortModel::Single);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(7));
+  ir::Collective shift;
+  shift.kind = ir::CollectiveKind::Shift;
+  EXPECT_FALSE(cost::lowerBound(shift, TopologyKind::Ring, 8,
+                                PortModel::Single));
+}
+
+} // namespace
