@@ -1,0 +1,37 @@
+# collc_add_spec(TARGET target SPECS a.coll [b.coll ...]
+#                [NAMESPACE ns] [OPTIONS collc-compile-options...])
+#
+# Runs `collc compile` on each spec at build time (after proving it), adds the
+# generated source to `target`, puts the generated header on its include path
+# and links the collc runtime. Re-runs when a spec or the compiler changes.
+function(collc_add_spec)
+  cmake_parse_arguments(ARG "" "TARGET;NAMESPACE" "SPECS;OPTIONS" ${ARGN})
+  if(NOT ARG_TARGET OR NOT ARG_SPECS)
+    message(FATAL_ERROR "collc_add_spec needs TARGET and SPECS")
+  endif()
+  if(TARGET collc)
+    set(collc_exe $<TARGET_FILE:collc>)
+    set(collc_dep collc)
+  else()
+    set(collc_exe ${COLLC_EXECUTABLE})
+    set(collc_dep ${COLLC_EXECUTABLE})
+  endif()
+  set(gen ${CMAKE_CURRENT_BINARY_DIR}/collc_generated/${ARG_TARGET})
+  set(ns)
+  if(ARG_NAMESPACE)
+    set(ns --namespace ${ARG_NAMESPACE})
+  endif()
+  foreach(spec ${ARG_SPECS})
+    get_filename_component(spec ${spec} ABSOLUTE)
+    get_filename_component(stem ${spec} NAME_WE)
+    add_custom_command(
+      OUTPUT ${gen}/${stem}.h ${gen}/${stem}.cpp
+      COMMAND ${collc_exe} compile ${spec} -o ${gen} ${ns} ${ARG_OPTIONS}
+      DEPENDS ${spec} ${collc_dep}
+      COMMENT "collc compile ${stem}.coll"
+      VERBATIM)
+    target_sources(${ARG_TARGET} PRIVATE ${gen}/${stem}.cpp)
+  endforeach()
+  target_include_directories(${ARG_TARGET} PRIVATE ${gen})
+  target_link_libraries(${ARG_TARGET} PRIVATE collc::runtime)
+endfunction()
