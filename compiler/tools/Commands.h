@@ -4,10 +4,15 @@
 // driver runs the one the command line selects. Adding a subcommand is
 // adding a file.
 
+#include "verify/Verifier.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 
 namespace collc::tools {
@@ -30,5 +35,12 @@ struct CommandRegistration {
 
 /// "1 file", "3 topologies".
 std::string plural(size_t n, llvm::StringRef word);
+
+/// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
+std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);
+
+/// `--param NAME=LO..HI` (or NAME=V) as the verifier takes it; prints the
+/// error and returns nothing when the text is not of that form.
+std::optional<verify::ParamRange> parseParamOption(llvm::StringRef text);
 
 } // namespace collc::tools

@@ -65,16 +65,10 @@ int runCompile() {
   verify::VerifyOptions options;
   options.timeoutSeconds = compileTimeout;
   for (const std::string &param : compileParams) {
-    auto [name, range] = llvm::StringRef(param).split('=');
-    auto [lo, hi] = range.split("..");
-    int64_t a, b;
-    if (name.empty() || lo.trim().getAsInteger(10, a) ||
-        hi.trim().getAsInteger(10, b) || a > b) {
-      llvm::errs() << "collc: error: --param needs NAME=LO..HI, got '"
-                   << param << "'\n";
+    std::optional<verify::ParamRange> r = parseParamOption(param);
+    if (!r)
       return ExitInputError;
-    }
-    options.params.push_back({name.str(), a, b});
+    options.params.push_back(*r);
   }
 
   llvm::Expected<Program> program = loadProgram(compileFile, diags);

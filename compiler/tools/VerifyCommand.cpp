@@ -69,13 +69,6 @@ cl::opt<int64_t> verifyMaxSim("simulate-up-to",
 cl::opt<bool> verifyVerbose("verbose", cl::desc("Print every solver query"),
                             cl::sub(verifyCommand), cl::cat(category()));
 
-std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text) {
-  auto [lo, hi] = text.split("..");
-  int64_t a, b;
-  if (lo.trim().getAsInteger(10, a) || hi.trim().getAsInteger(10, b) || a > b)
-    return std::nullopt;
-  return std::make_pair(a, b);
-}
 
 llvm::json::Value toJson(const verify::Counterexample &c) {
   llvm::json::Object o;
@@ -127,14 +120,10 @@ int runVerify() {
     }
   }
   for (const std::string &param : verifyParams) {
-    auto [name, range] = llvm::StringRef(param).split('=');
-    auto r = parseRange(range);
-    if (name.empty() || !r) {
-      llvm::errs() << "collc: error: --param needs NAME=LO..HI, got '" << param
-                   << "'\n";
+    std::optional<verify::ParamRange> r = parseParamOption(param);
+    if (!r)
       return ExitInputError;
-    }
-    options.params.push_back({name.str(), r->first, r->second});
+    options.params.push_back(*r);
   }
   if (!verifyOnly.empty()) {
     llvm::SmallVector<llvm::StringRef, 5> names;

@@ -52,6 +52,29 @@ std::string collc::tools::plural(size_t n, llvm::StringRef word) {
   return std::to_string(n) + " " + word.str() + "s";
 }
 
+std::optional<std::pair<int64_t, int64_t>>
+collc::tools::parseRange(llvm::StringRef text) {
+  auto [lo, hi] = text.split("..");
+  if (hi.empty() && !text.contains(".."))
+    hi = lo;
+  int64_t a, b;
+  if (lo.trim().getAsInteger(10, a) || hi.trim().getAsInteger(10, b) || a > b)
+    return std::nullopt;
+  return std::make_pair(a, b);
+}
+
+std::optional<collc::verify::ParamRange>
+collc::tools::parseParamOption(llvm::StringRef text) {
+  auto [name, range] = text.split('=');
+  std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
+  if (name.trim().empty() || !r) {
+    llvm::errs() << "collc: error: --param needs NAME=LO..HI or NAME=V, got '"
+                 << text << "'\n";
+    return std::nullopt;
+  }
+  return collc::verify::ParamRange{name.trim().str(), r->first, r->second};
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
