@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <functional>
 #include <random>
 #include <regex>
 #include <set>
@@ -50,31 +51,19 @@ const ExprOp binaryOps[] = {
     ExprOp::Or};
 const ExprOp unaryOps[] = {ExprOp::Neg, ExprOp::BitNot, ExprOp::Not};
 
+/// Random expression trees over the slots x, y, z: a leaf with probability
+/// 1/leafOneIn (or at depth 0), a constant from `constant` one time in
+/// three, else a variable; inner nodes mostly binary operators.
 class RandomExprs {
 public:
-  explicit RandomExprs(uint64_t seed) : rng(seed) {}
-
-  int64_t value() {
-    switch (rng() % 6) {
-    case 0:
-      return static_cast<int64_t>(rng() % 21) - 10; // small
-    case 1:
-      return static_cast<int64_t>(rng() % 70); // shift-sized
-    case 2: {
-      const int64_t edges[] = {0,         1,           -1,        63,
-                               64,        INT64_MIN,   INT64_MAX, INT64_MIN + 1,
-                               1LL << 32, -(1LL << 31)};
-      return edges[rng() % std::size(edges)];
-    }
-    default:
-      return static_cast<int64_t>(rng()); // large
-    }
-  }
+  RandomExprs(std::mt19937_64 &rng, std::function<int64_t()> constant,
+              unsigned leafOneIn)
+      : rng(rng), constant(std::move(constant)), leafOneIn(leafOneIn) {}
 
   ExprRef expr(int depth) {
-    if (depth == 0 || rng() % 5 == 0) {
+    if (depth == 0 || rng() % leafOneIn == 0) {
       if (rng() % 3 == 0)
-        return lit(value());
+        return lit(constant());
       unsigned slot = rng() % 3;
       return Expr::var(std::string(1, "xyz"[slot]), slot);
     }
@@ -88,15 +77,39 @@ public:
                expr(depth - 1));
   }
 
-  std::mt19937_64 rng;
+private:
+  std::mt19937_64 &rng;
+  std::function<int64_t()> constant;
+  unsigned leafOneIn;
 };
+
+/// Values that exercise C's corner cases: small, shift-sized, the edges of
+/// int64, and large.
+int64_t edgyValue(std::mt19937_64 &rng) {
+  switch (rng() % 6) {
+  case 0:
+    return static_cast<int64_t>(rng() % 21) - 10; // small
+  case 1:
+    return static_cast<int64_t>(rng() % 70); // shift-sized
+  case 2: {
+    const int64_t edges[] = {0,         1,           -1,        63,
+                             64,        INT64_MIN,   INT64_MAX, INT64_MIN + 1,
+                             1LL << 32, -(1LL << 31)};
+    return edges[rng() % std::size(edges)];
+  }
+  default:
+    return static_cast<int64_t>(rng()); // large
+  }
+}
 
 // Z3's model evaluation of toSmt equals evaluate() wherever evaluate
 // succeeds, and `defined` is exactly evaluate's success.
 TEST(ExprToSmt, RandomExpressionsAgreeWithEvaluate) {
   smt::Context ctx;
   smt::Solver solver(ctx);
-  RandomExprs gen(20240601);
+  std::mt19937_64 rng(20240601);
+  auto value = [&] { return edgyValue(rng); };
+  RandomExprs gen(rng, value, 5);
   constexpr int numExprs = 600, envsPerExpr = 8;
   int checked = 0, undefined = 0;
   for (int n = 0; n < numExprs; ++n) {
@@ -107,7 +120,7 @@ TEST(ExprToSmt, RandomExpressionsAgreeWithEvaluate) {
     std::vector<SmtExpr> translated;
     std::vector<std::vector<int64_t>> envs;
     for (int k = 0; k < envsPerExpr; ++k) {
-      std::vector<int64_t> env = {gen.value(), gen.value(), gen.value()};
+      std::vector<int64_t> env = {value(), value(), value()};
       std::vector<smt::Term> slots;
       for (int64_t v : env) {
         slots.push_back(ctx.bitVecVar("v"));
@@ -766,22 +779,7 @@ TEST(Width, NarrowTranslationAgreesWith64BitsNearTheBounds) {
       return special[rng() % std::size(special)];
     return static_cast<int64_t>(rng() % 41) - 20;
   };
-  std::function<ExprRef(int)> expr = [&](int depth) -> ExprRef {
-    if (depth == 0 || rng() % 4 == 0) {
-      if (rng() % 3 == 0)
-        return lit(smallConstant());
-      unsigned slot = rng() % 3;
-      return Expr::var(std::string(1, "xyz"[slot]), slot);
-    }
-    unsigned pick = rng() % 16;
-    if (pick == 0)
-      return Expr::unary(unaryOps[rng() % std::size(unaryOps)],
-                         expr(depth - 1));
-    if (pick == 1)
-      return Expr::select(expr(depth - 1), expr(depth - 1), expr(depth - 1));
-    return bin(binaryOps[rng() % std::size(binaryOps)], expr(depth - 1),
-               expr(depth - 1));
-  };
+  RandomExprs gen(rng, smallConstant, 4);
   auto range = [&]() -> Interval {
     int64_t k = int64_t(1) << (rng() % 20);
     switch (rng() % 4) {
@@ -799,7 +797,7 @@ TEST(Width, NarrowTranslationAgreesWith64BitsNearTheBounds) {
   constexpr int numExprs = 1000, envsPerExpr = 6;
   int narrow = 0, wide = 0, undefined = 0, nearBound = 0, belowBreaks = 0;
   for (int n = 0; n < numExprs; ++n) {
-    ExprRef e = expr(4);
+    ExprRef e = gen.expr(4);
     std::vector<Interval> ranges = {range(), range(), range()};
     WidthAnalysis analysis(3);
     for (unsigned i = 0; i < 3; ++i)
