@@ -135,6 +135,9 @@ struct Buffer {
 
 struct Schedule {
   std::string name;
+  /// The library algorithm it implements (`using ALGO` in its header), by
+  /// which `collective x = ... using ALGO;` finds it; empty: none.
+  std::string algorithm;
   Collective collective;
   TopologyTemplate topology;
   std::vector<Parameter> params;

@@ -172,6 +172,10 @@ private:
   void topologyDecl(const ast::TopologyDecl &decl);
   void modelDecl(const ast::ModelDecl &decl);
   void collectiveDecl(const ast::CollectiveDecl &decl);
+  /// Whether `algo` names a library algorithm for `kind` on `topology`;
+  /// reports why not.
+  bool libraryAlgorithm(const ast::Identifier &algo, ir::CollectiveKind kind,
+                        TopologyKind topology, llvm::StringRef topologyName);
   void scheduleDecl(const ast::ScheduleDecl &decl);
 
   std::optional<Topology> concreteTopology(const ast::TopologyRef &ref);
@@ -809,6 +813,40 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
     program.models.push_back(model);
 }
 
+bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
+                                ir::CollectiveKind kind,
+                                TopologyKind topology,
+                                llvm::StringRef topologyName) {
+  const AlgorithmInfo *info = nullptr;
+  for (const AlgorithmInfo &a : knownAlgorithms())
+    if (a.name == algo.name)
+      info = &a;
+  if (!info) {
+    diags.error(locOf(algo),
+                "unknown algorithm '" + algo.name +
+                    "'; name a library algorithm or a schedule declared "
+                    "earlier in the file",
+                rangeOf(algo));
+    return false;
+  }
+  if (!llvm::is_contained(info->collectives, kind)) {
+    diags.error(locOf(algo),
+                "algorithm '" + algo.name + "' does not implement " +
+                    ir::collectiveKindName(kind),
+                rangeOf(algo));
+    return false;
+  }
+  if (!info->topologies.empty() &&
+      !llvm::is_contained(info->topologies, topology)) {
+    diags.error(locOf(algo),
+                "algorithm '" + algo.name + "' does not run on " +
+                    topologyName.str(),
+                rangeOf(algo));
+    return false;
+  }
+  return true;
+}
+
 void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
   declare(decl.name.name, decl.name);
   std::optional<Topology> topo = concreteTopology(decl.on);
@@ -822,47 +860,21 @@ void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
   def.topology = *topo;
   def.loc = locOf(decl);
   if (decl.algorithm) {
-    const std::string &algo = decl.algorithm->name;
-    def.algorithm = algo;
+    def.algorithm = decl.algorithm->name;
     def.algorithmLoc = locOf(*decl.algorithm);
-    if (const ir::Schedule *s = program.findSchedule(algo)) {
+    if (const ir::Schedule *s = program.findSchedule(def.algorithm)) {
       if (s->collective.kind != c->kind) {
         diags.error(locOf(*decl.algorithm),
-                    "schedule '" + algo + "' implements " +
+                    "schedule '" + def.algorithm + "' implements " +
                         ir::collectiveKindName(s->collective.kind) +
                         ", not " + ir::collectiveKindName(c->kind),
                     rangeOf(*decl.algorithm));
-        diags.note(s->loc, "'" + algo + "' declared here");
+        diags.note(s->loc, "'" + def.algorithm + "' declared here");
         return;
       }
-    } else {
-      const AlgorithmInfo *info = nullptr;
-      for (const AlgorithmInfo &a : knownAlgorithms())
-        if (a.name == algo)
-          info = &a;
-      if (!info) {
-        diags.error(locOf(*decl.algorithm),
-                    "unknown algorithm '" + algo +
-                        "'; name a library algorithm or a schedule declared "
-                        "earlier in the file",
-                    rangeOf(*decl.algorithm));
-        return;
-      }
-      if (!llvm::is_contained(info->collectives, c->kind)) {
-        diags.error(locOf(*decl.algorithm),
-                    "algorithm '" + algo + "' does not implement " +
-                        ir::collectiveKindName(c->kind),
-                    rangeOf(*decl.algorithm));
-        return;
-      }
-      if (!info->topologies.empty() &&
-          !llvm::is_contained(info->topologies, topo->kind())) {
-        diags.error(locOf(*decl.algorithm),
-                    "algorithm '" + algo + "' does not run on " +
-                        topo->describe(),
-                    rangeOf(*decl.algorithm));
-        return;
-      }
+    } else if (!libraryAlgorithm(*decl.algorithm, c->kind, topo->kind(),
+                                 topo->describe())) {
+      return;
     }
   }
   program.collectives.push_back(std::move(def));
@@ -928,6 +940,12 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
   if (!c)
     return;
   s.collective = *c;
+  if (decl.algorithm) {
+    if (!libraryAlgorithm(*decl.algorithm, c->kind, topo->kind,
+                          topologyKindName(topo->kind)))
+      return;
+    s.algorithm = decl.algorithm->name;
+  }
 
   // Parameter ranges: `where d in 1 .. 16`.
   for (const ast::ParamRange &range : decl.ranges) {

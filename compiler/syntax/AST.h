@@ -198,6 +198,7 @@ struct ScheduleDecl : Located {
   Identifier name;
   CollectiveExpr what;
   TopologyRef on;
+  boost::optional<Identifier> algorithm; // `using ALGO`: what it implements
   std::vector<ParamRange> ranges;
   std::vector<BodyItem> body;
 };

@@ -348,11 +348,12 @@ const auto body_item_def = step | for_loop | buffer_decl | chunks_decl;
 const auto param_range_def =
     kw_where > identifier > kw_in > expr > dots > expr;
 /// schedule_decl ::= 'schedule' identifier ':' collective_expr
-///                   'on' topology_ref param_range* '{' body_item* '}'
+///                   'on' topology_ref ['using' identifier] param_range*
+///                   '{' body_item* '}'
 const auto schedule_decl_def = kw_schedule > identifier > lit(':') >
                                collective_expr > kw_on > topology_ref >
-                               *param_range > lit('{') > *body_item >
-                               lit('}');
+                               -(kw_using > identifier) > *param_range >
+                               lit('{') > *body_item > lit('}');
 /// declaration ::= topology_decl | model_decl | collective_decl
 ///               | schedule_decl
 const auto declaration_def =
