@@ -1,0 +1,269 @@
+// The static communication patterns of 001 §3: A1-A3 (§3.1) and the
+// four-stage algorithm A4 with its priority schedule (§3.2.2).
+
+#include "alltoallv/Patterns.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+
+using namespace collc;
+using namespace collc::alltoallv;
+
+static int64_t floorSqrt(int64_t p) {
+  int64_t s = static_cast<int64_t>(std::sqrt(static_cast<double>(p)));
+  while (s * s > p)
+    --s;
+  while ((s + 1) * (s + 1) <= p)
+    ++s;
+  return s;
+}
+
+static Layout layoutWithColumns(int64_t p, int64_t c) {
+  Layout l;
+  l.p = p;
+  l.columns = c;
+  l.rows = (p + c - 1) / c;
+  l.r = p % c;
+  return l;
+}
+
+Layout alltoallv::layoutFor(int64_t p) {
+  int64_t lo = floorSqrt(p);
+  int64_t hi = lo * lo == p ? lo : lo + 1;
+  Layout l = layoutWithColumns(p, hi);
+  // §3.2.2(A): the additional messages need R - 1 >= r complete rows, which
+  // fails exactly when P = ceil(sqrt P) floor(sqrt P) - 1; C = floor(sqrt P)
+  // then gives r = floor(sqrt P) - 1 and R - 1 = ceil(sqrt P) - 1.
+  if (l.r > 0 && l.rows - 1 < l.r) {
+    l = layoutWithColumns(p, lo);
+    l.rearranged = true;
+  }
+  return l;
+}
+
+int64_t Layout::rowPeer(int64_t sender, int64_t c) const {
+  int64_t rw = row(sender);
+  if (r > 0 && rw == rows - 1 && c >= r)
+    return rank(column(sender), c); // a pseudo-node's stand-in
+  return rank(rw, c);
+}
+
+llvm::StringRef alltoallv::algorithmName(Algorithm a) {
+  switch (a) {
+  case Algorithm::Direct:
+    return "direct";
+  case Algorithm::TwoStageRandom:
+    return "two_stage_random";
+  case Algorithm::TwoStageMesh:
+    return "two_stage_mesh";
+  case Algorithm::FourStage:
+    return "four_stage";
+  }
+  return "?";
+}
+
+std::optional<Algorithm> alltoallv::parseAlgorithm(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Algorithm>>(name)
+      .Case("direct", Algorithm::Direct)
+      .Case("two_stage_random", Algorithm::TwoStageRandom)
+      .Case("two_stage_mesh", Algorithm::TwoStageMesh)
+      .Case("four_stage", Algorithm::FourStage)
+      .Default(std::nullopt);
+}
+
+llvm::StringRef alltoallv::stageKindName(StageKind kind) {
+  switch (kind) {
+  case StageKind::RowDistribute:
+    return "R-Distribute + R-Comm";
+  case StageKind::ColumnDistribute:
+    return "C-Distribute + C-Comm";
+  case StageKind::RowCollect:
+    return "C-Collect + R-Comm";
+  case StageKind::ColumnCollect:
+    return "R-Collect + C-Comm";
+  case StageKind::Spread:
+    return "spread";
+  case StageKind::Direct:
+    return "direct";
+  }
+  return "?";
+}
+
+std::vector<int64_t> alltoallv::revisedRowSenders(const Layout &l,
+                                                  int64_t row) {
+  std::vector<int64_t> senders;
+  for (int64_t c = 0; c < l.columns && l.rank(row, c) < l.p; ++c)
+    senders.push_back(l.rank(row, c));
+  if (l.r > 0 && row < l.r)
+    senders.push_back(l.rank(l.rows - 1, row));
+  return senders;
+}
+
+std::vector<std::vector<int64_t>>
+alltoallv::revisedRowSchedule(const Layout &l, int64_t m) {
+  const int64_t c = l.columns;
+  // Rows m < r receive the additional messages of the incomplete-row node
+  // of column m; they need one step more.
+  const bool extra = l.r > 0 && m < l.r;
+  const int64_t steps = extra ? c + 1 : c;
+  std::vector<int64_t> senders = revisedRowSenders(l, m);
+  std::vector<std::vector<int64_t>> table(
+      steps, std::vector<int64_t>(senders.size(), -1));
+  for (size_t k = 0; k < senders.size(); ++k) {
+    int64_t x = senders[k];
+    int64_t col = l.column(x);
+    // 1-based step at which column `col` of row m stalls, 0 for none. The
+    // priority chain of §3.2.2(B): the additional message to column j goes
+    // out in step j - m and has priority, so column m stalls first (step
+    // r - m), then m - 1 one step later, and so on down to column r
+    // (wrapping): column (m - q) mod C stalls in step r - m + q, q = 0 ..
+    // C - r + m. (The paper's text says step r - m + 1 + q with 1-based
+    // steps; its Figure 10 shows r - m + q, which is what is proved.)
+    int64_t stall = 0;
+    if (extra && l.row(x) == m) {
+      int64_t q = ((m - col) % c + c) % c;
+      if (q <= c - l.r + m)
+        stall = l.r - m + q;
+    }
+    int64_t next = 1; // the next target offset in the plain R-Schedule
+    for (int64_t s = 1; s <= steps; ++s) {
+      if (s == stall || next > c)
+        continue;
+      table[s - 1][k] = l.rowPeer(x, (col + next) % c);
+      ++next;
+    }
+  }
+  return table;
+}
+
+/// Stage I / III: every row's revised R-Schedule, side by side; the
+/// incomplete row's nodes are the extra senders of rows 0 .. r - 1.
+static Stage rowStage(const Layout &l, StageKind kind, std::string name) {
+  Stage stage{kind, std::move(name), {}};
+  int64_t completeRows = l.r > 0 ? l.rows - 1 : l.rows;
+  for (int64_t m = 0; m < completeRows; ++m) {
+    std::vector<int64_t> senders = revisedRowSenders(l, m);
+    std::vector<std::vector<int64_t>> table = revisedRowSchedule(l, m);
+    if (stage.sendTo.size() < table.size())
+      stage.sendTo.resize(table.size(), std::vector<int64_t>(l.p, -1));
+    for (size_t s = 0; s < table.size(); ++s)
+      for (size_t k = 0; k < senders.size(); ++k)
+        if (table[s][k] != senders[k]) // a self-message is a local copy
+          stage.sendTo[s][senders[k]] = table[s][k];
+  }
+  // Without an incomplete row the last step holds only self-messages.
+  llvm::erase_if(stage.sendTo, [](const std::vector<int64_t> &step) {
+    return llvm::all_of(step, [](int64_t y) { return y < 0; });
+  });
+  return stage;
+}
+
+/// Stage II / IV: the C-Schedule in every column, N = the column's size:
+/// in step k the node of row i sends to row (i + k) mod N.
+static Stage columnStage(const Layout &l, StageKind kind, std::string name) {
+  Stage stage{kind, std::move(name), {}};
+  stage.sendTo.assign(l.rows - 1, std::vector<int64_t>(l.p, -1));
+  for (int64_t x = 0; x < l.p; ++x) {
+    int64_t n = l.columnSize(l.column(x));
+    for (int64_t k = 1; k < n; ++k)
+      stage.sendTo[k - 1][x] = l.rank((l.row(x) + k) % n, l.column(x));
+  }
+  return stage;
+}
+
+/// A1's schedule (§3.1.1): in step k node x sends to (x + k) mod P.
+static Stage shiftStage(int64_t p, StageKind kind, std::string name) {
+  Stage stage{kind, std::move(name), {}};
+  stage.sendTo.assign(p - 1, std::vector<int64_t>(p, -1));
+  for (int64_t k = 1; k < p; ++k)
+    for (int64_t x = 0; x < p; ++x)
+      stage.sendTo[k - 1][x] = (x + k) % p;
+  return stage;
+}
+
+llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
+                                                int64_t p) {
+  if (p < 2)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "irregular all-to-all needs at least 2 "
+                                   "ranks, not %lld",
+                                   static_cast<long long>(p));
+  Pattern pattern;
+  pattern.algorithm = algorithm;
+  switch (algorithm) {
+  case Algorithm::Direct:
+    pattern.layout = layoutWithColumns(p, p);
+    pattern.stages.push_back(shiftStage(p, StageKind::Direct, "A1"));
+    break;
+  case Algorithm::TwoStageRandom:
+    pattern.layout = layoutWithColumns(p, p);
+    pattern.stages.push_back(shiftStage(p, StageKind::Spread, "1"));
+    pattern.stages.push_back(shiftStage(p, StageKind::Direct, "2"));
+    break;
+  case Algorithm::TwoStageMesh: {
+    int64_t s = floorSqrt(p);
+    if (s * s != p)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "two_stage_mesh (001 §3.1.3, A3) needs a perfect square number "
+          "of ranks, not %lld; four_stage (A4) runs on any number",
+          static_cast<long long>(p));
+    pattern.layout = layoutWithColumns(p, s);
+    pattern.stages.push_back(rowStage(pattern.layout, StageKind::RowCollect,
+                                      "1"));
+    pattern.stages.push_back(
+        columnStage(pattern.layout, StageKind::ColumnCollect, "2"));
+    break;
+  }
+  case Algorithm::FourStage:
+    pattern.layout = layoutFor(p);
+    pattern.stages.push_back(
+        rowStage(pattern.layout, StageKind::RowDistribute, "I"));
+    pattern.stages.push_back(
+        columnStage(pattern.layout, StageKind::ColumnDistribute, "II"));
+    pattern.stages.push_back(
+        rowStage(pattern.layout, StageKind::RowCollect, "III"));
+    pattern.stages.push_back(
+        columnStage(pattern.layout, StageKind::ColumnCollect, "IV"));
+    break;
+  }
+  return pattern;
+}
+
+ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
+                                      llvm::StringRef name) {
+  using ir::Expr;
+  using ir::ExprOp;
+  ir::Schedule s;
+  s.name = name.str();
+  s.collective.kind = ir::CollectiveKind::Alltoallv;
+  s.topology.kind = TopologyKind::Full;
+  s.topology.dims.push_back(Expr::constant(pattern.layout.p));
+  s.buffers.push_back({"result"});
+  s.slotNames = {"r", "p", "origin", "dest", "index"};
+  ir::ExprRef rank = Expr::var("r", ir::SlotRank);
+  ir::ExprRef origin = Expr::var("origin", ir::SlotOrigin);
+  ir::ExprRef dest = Expr::var("dest", ir::SlotDest);
+  const Stage &st = pattern.stages[stage];
+  for (size_t i = 0; i < st.numSteps(); ++i) {
+    ir::Step step;
+    step.name = st.name + "." + std::to_string(i + 1);
+    for (int64_t x = 0; x < pattern.layout.p; ++x) {
+      int64_t y = st.sendTo[i][x];
+      if (y < 0)
+        continue;
+      ir::TransferRule rule;
+      rule.guard = Expr::binary(ExprOp::Eq, rank, Expr::constant(x));
+      rule.peer = Expr::constant(y);
+      rule.selector = Expr::binary(
+          ExprOp::And, Expr::binary(ExprOp::Eq, origin, Expr::constant(x)),
+          Expr::binary(ExprOp::Eq, dest, Expr::constant(y)));
+      rule.into.push_back({0, nullptr});
+      step.rules.push_back(std::move(rule));
+    }
+    s.body.push_back(std::move(step));
+  }
+  return s;
+}

@@ -1,0 +1,107 @@
+#pragma once
+// Irregular all-to-all (001, "Portable and Scalable Algorithm for Irregular
+// All-to-All Communication"): the static communication patterns of the
+// four-stage algorithm A4 (§3.2) and of the baselines A1-A3 (§3.1).
+//
+// Message sizes are known only at run time, but who talks to whom in which
+// step is not: it depends on P alone. This stage builds that pattern for a
+// given P, as plain step tables (what the runtime executes) and as concrete
+// Schedule IR (what verify proves: contention-free, matched), so the table
+// that is proved is the table that is emitted.
+
+#include "ir/Schedule.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collc::alltoallv {
+
+/// The logical C x R node array of §3.2 (row-major ranks). The first r
+/// columns are complete (R nodes), the others incomplete (R - 1 nodes); the
+/// last row is incomplete when r > 0 (r nodes, then C - r pseudo-nodes).
+struct Layout {
+  int64_t p = 0;
+  int64_t columns = 0; // C
+  int64_t rows = 0;    // R
+  int64_t r = 0;       // P % C: nodes in the incomplete row (0: none)
+  /// §3.2.2(A): C = floor(sqrt P) instead of ceil(sqrt P), taken when
+  /// P = ceil(sqrt P) * floor(sqrt P) - 1 so that R - 1 >= r.
+  bool rearranged = false;
+
+  int64_t row(int64_t rank) const { return rank / columns; }
+  int64_t column(int64_t rank) const { return rank % columns; }
+  int64_t rank(int64_t row, int64_t column) const {
+    return row * columns + column;
+  }
+  /// Nodes in column c: R for a complete column, R - 1 otherwise.
+  int64_t columnSize(int64_t c) const {
+    return r == 0 || c < r ? rows : rows - 1;
+  }
+  /// The node that receives what a row sends to column c in Stages I and
+  /// III: the node of that row and column, or, from the incomplete row to a
+  /// pseudo-node, node (sender's column, c) (§3.2.2(A), Figure 8).
+  int64_t rowPeer(int64_t sender, int64_t c) const;
+};
+
+/// The array for P nodes; P >= 1.
+Layout layoutFor(int64_t p);
+
+/// The algorithms of 001 §3.
+enum class Algorithm { Direct, TwoStageRandom, TwoStageMesh, FourStage };
+llvm::StringRef algorithmName(Algorithm a); // the name `using` takes
+std::optional<Algorithm> parseAlgorithm(llvm::StringRef name);
+
+/// What a stage's messages carry, so that the runtime can fill each bucket.
+enum class StageKind {
+  RowDistribute,    // A4 Stage I: R-Distribute, spread over the row (Fig. 11)
+  ColumnDistribute, // A4 Stage II: C-Distribute, spread over the column
+  RowCollect,       // A4 Stage III, A3 stage 1: to the destination's column
+  ColumnCollect,    // A4 Stage IV, A3 stage 2: to the destination
+  Spread,           // A2 stage 1: spread over every node
+  Direct,           // A1, A2 stage 2: to the destination
+};
+llvm::StringRef stageKindName(StageKind kind);
+
+/// One stage: in step s (0-based), rank x sends its bucket for sendTo[s][x]
+/// (-1: none, a stall or an idle node). Self-messages are local copies and
+/// are not in the table.
+struct Stage {
+  StageKind kind = StageKind::Direct;
+  std::string name; // "I", "II", ...
+  std::vector<std::vector<int64_t>> sendTo;
+
+  size_t numSteps() const { return sendTo.size(); }
+};
+
+struct Pattern {
+  Algorithm algorithm = Algorithm::FourStage;
+  Layout layout;
+  std::vector<Stage> stages;
+};
+
+/// The pattern of `algorithm` on P nodes. Errors: P < 2; two_stage_mesh
+/// (A3) when P is not a perfect square.
+llvm::Expected<Pattern> buildPattern(Algorithm algorithm, int64_t p);
+
+/// The revised R-Schedule of §3.2.2(B) for one row of the array, as
+/// Figure 10 prints it: entry [s][k] is the receiver of the k-th sender in
+/// step s + 1, senders being the row's C nodes then (for rows m < r) the
+/// incomplete-row node of column m; -1 is a stall. Self-messages included.
+std::vector<std::vector<int64_t>> revisedRowSchedule(const Layout &layout,
+                                                     int64_t row);
+
+/// The senders of revisedRowSchedule's columns: the row's nodes, then the
+/// incomplete-row node that sends it additional messages, if any.
+std::vector<int64_t> revisedRowSenders(const Layout &layout, int64_t row);
+
+/// A stage as concrete Schedule IR on full(P): step s holds one transfer
+/// `x -> sendTo[s][x]` per sender, each carrying x's own block for that peer
+/// (so causality holds trivially), for verify to prove contention-free and
+/// matched. Correctness is the runtime's job (the data are run-time sized).
+ir::Schedule stageSchedule(const Pattern &pattern, size_t stage,
+                           llvm::StringRef name);
+
+} // namespace collc::alltoallv
