@@ -1,0 +1,75 @@
+#pragma once
+// Irregular all-to-all (MPI_Alltoallv) by a proved static pattern: the
+// four-stage algorithm A4 of 001 §3.2 and the baselines A1-A3 of §3.1.
+//
+// The pattern (who sends to whom in which step) depends on P only; collc
+// proves it contention-free and emits it as tables. The data each message
+// carries is decided here, at run time, from the counts:
+//   - R-Distribute / C-Distribute (Figure 11): for every P elements bound for
+//     node j, R go to each of the first r columns and R - 1 to each of the
+//     others, by the counter function F(x) = (x % P) % C with count[j]
+//     starting at j % C; C-Distribute likewise over the column. The scan
+//     keeps each run of consecutive elements contiguous, so no sort.
+//   - C-Collect / R-Collect: everything for column k (row k) in bucket k.
+// Messages are self-describing runs (origin, destination, offset, count) of
+// elements, so a receiver needs no model of the sender's counts.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace collc::rt {
+
+/// What a stage's buckets hold (compiler/alltoallv/Patterns.h StageKind).
+enum class AlltoallvStageKind {
+  RowDistribute,
+  ColumnDistribute,
+  RowCollect,
+  ColumnCollect,
+  Spread,
+  Direct,
+};
+
+/// One stage: in step s, rank x sends its bucket for sendTo[s * p + x]
+/// (-1: nothing). Every rank receives at most one message per step.
+struct AlltoallvStage {
+  AlltoallvStageKind kind = AlltoallvStageKind::Direct;
+  int steps = 0;
+  const int *sendTo = nullptr; // steps * p entries
+};
+
+/// The C x R array of 001 §3.2 and the stages to run.
+struct AlltoallvPlan {
+  int p = 0;
+  int columns = 0; // C
+  int rows = 0;    // R
+  int r = 0;       // nodes in the incomplete row
+  std::vector<AlltoallvStage> stages;
+};
+
+/// §3.4: blocking (a send and a receive per step), non-blocking with one
+/// send buffer (a stage's sends all posted, then its receives; the next
+/// stage distributes once they are done), and non-blocking with dual send
+/// buffers (each received message is distributed at once into the other
+/// buffer while this stage's sends are still in flight).
+enum class AlltoallvMode { Blocking, NonBlocking, NonBlockingDual };
+
+/// What a call did at this rank, for the benchmark.
+struct AlltoallvStats {
+  int64_t messages = 0;      // start-ups: messages sent to other ranks
+  int64_t largestBuffer = 0; // bytes: send buckets + received, largest stage
+};
+
+/// MPI_Alltoallv's contract. Both types must be contiguous with the same
+/// size. Returns MPI_SUCCESS or an MPI error code (and prints why) when the
+/// communicator's size is not plan.p, a type is not contiguous, or what
+/// arrives does not fit recvcounts.
+int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
+              const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+              void *recvbuf, const int *recvcounts, const int *rdispls,
+              MPI_Datatype recvtype, MPI_Comm comm,
+              AlltoallvMode mode = AlltoallvMode::NonBlockingDual,
+              AlltoallvStats *stats = nullptr);
+
+} // namespace collc::rt
