@@ -1,23 +1,36 @@
-// The schedule engine: each rank's chunks per buffer, self-describing
+// The schedule engine: each rank's chunk slots per buffer, self-describing
 // messages, deliveries in the simulator's order (compiler/simulate/
 // Simulator.h), and the collectives' inputs and outputs in MPI's layout.
 //
 // Message format (native byte order; both ends run the same binary layout):
-//   uint64 n; n records {uint64 key, int64 lo, int64 hi, uint64 ordered};
-//   then the n chunks' bytes, in record order. A chunk's length follows from
-//   its index and the call's count, which every rank shares.
+//   header: uint64 n, uint64 dataBytes, then n records {int32 slot, lo, hi,
+//   ordered}; data: the n chunks' bytes in record order (a chunk's length
+//   follows from its index and the call's count, which every rank shares).
+// Where every message of the call is small (the whole buffer fits in
+// inlineLimit), header and data travel as one message, received into a
+// buffer posted before the step's sends. Otherwise the header goes first
+// (tag 2s) and the data follows (tag 2s + 1), so the receiver, knowing its
+// layout, receives a copy straight into the destination chunks, and a
+// reduce's operand into a scratch buffer it folds from.
 
 #include "collc/Runtime.h"
 
+#include "collc/Local.h"
+
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace collc::rt {
 
 namespace {
 constexpr int64_t maxChunkIndices = int64_t(1) << 23; // as the simulator
-constexpr int tagLimit = 32767; // the least MPI_TAG_UB the standard allows
+constexpr int64_t tagSteps = 16383; // two tags a step below the least
+                                    // MPI_TAG_UB the standard allows
+constexpr size_t inlineLimit = 16384;
+constexpr size_t headerBytes = 16;
 
 bool isReduction(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce ||
@@ -28,20 +41,69 @@ bool isRooted(Kind k) {
          k == Kind::Gather;
 }
 
-template <typename T> void put(std::vector<char> &out, T v) {
-  const char *b = reinterpret_cast<const char *>(&v);
-  out.insert(out.end(), b, b + sizeof v);
+/// Scratch memory kept per thread across calls (ranks of the local backend
+/// are threads), so repeated calls allocate nothing.
+struct Pool {
+  std::vector<std::pair<char *, size_t>> free;
+  ~Pool() {
+    for (auto &[data, bytes] : free)
+      delete[] data;
+  }
+};
+thread_local Pool threadPool;
+constexpr size_t poolKeep = 64;
+
+void putU64(char *&out, uint64_t v) {
+  std::memcpy(out, &v, sizeof v);
+  out += sizeof v;
 }
-template <typename T> T get(const char *&in) {
-  T v;
+uint64_t getU64(const char *&in) {
+  uint64_t v;
   std::memcpy(&v, in, sizeof v);
   in += sizeof v;
   return v;
 }
 } // namespace
 
-Engine::Engine() = default;
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (backend)
+    backend->reset();
+  for (auto &entry : taken)
+    threadPool.free.push_back(entry);
+  while (threadPool.free.size() > poolKeep) {
+    auto smallest = std::min_element(
+        threadPool.free.begin(), threadPool.free.end(),
+        [](const auto &a, const auto &b) { return a.second < b.second; });
+    delete[] smallest->first;
+    threadPool.free.erase(smallest);
+  }
+}
+
+char *Engine::scratch(size_t bytes) {
+  auto &free = threadPool.free;
+  auto best = free.end();
+  for (auto it = free.begin(); it != free.end(); ++it)
+    if (it->second >= bytes && (best == free.end() || it->second < best->second))
+      best = it;
+  std::pair<char *, size_t> entry;
+  if (best != free.end()) {
+    entry = *best;
+    free.erase(best);
+  } else {
+    size_t size = std::max<size_t>(bytes, 256);
+    entry = {new char[size], size};
+  }
+  taken.push_back(entry);
+  return entry.first;
+}
+
+int CommRef::rank() const {
+  if (local)
+    return local->rank();
+  int r = 0;
+  MPI_Comm_rank(mpi, &r);
+  return r;
+}
 
 int Engine::fail(int code, const char *message) const {
   std::fprintf(stderr, "collc: %s: %s\n", call.name, message);
@@ -66,8 +128,11 @@ int Engine::connect(const Call &c) {
       extent == 0)
     return fail(MPI_ERR_TYPE,
                 "only contiguous datatypes are supported (size == extent)");
-  if (int rc = makeMpiBackend(call.comm, backend))
-    return fail(rc, "cannot duplicate the communicator");
+  int rc = call.local ? makeLocalBackend(*call.local, backend)
+                      : makeMpiBackend(call.comm, backend);
+  if (rc)
+    return fail(rc, call.local ? "invalid local communicator"
+                               : "cannot duplicate the communicator");
   me = backend->rank();
   p = backend->size();
   if (isRooted(call.kind) && (call.root < 0 || call.root >= p))
@@ -138,14 +203,115 @@ char *Engine::outputBlock(int64_t origin, int64_t dest) const {
   return nullptr;
 }
 
+// The blocks every rank of the collective may hold: Semantics.h's table.
+int64_t Engine::blockOf(int64_t origin, int64_t dest) const {
+  switch (call.kind) {
+  case Kind::Broadcast:
+  case Kind::Reduce:
+  case Kind::Allreduce:
+  case Kind::Scan:
+    return 0;
+  case Kind::Allgather:
+  case Kind::Gather:
+  case Kind::Shift:
+    return origin;
+  case Kind::ReduceScatter:
+  case Kind::Scatter:
+    return dest;
+  case Kind::Alltoall:
+    return origin * p + dest;
+  }
+  return -1;
+}
+
+char *Engine::writable(int buffer, int64_t block) {
+  Block &b = buffers[static_cast<size_t>(buffer)].blocks[static_cast<size_t>(block)];
+  if (b.data && !b.readOnly)
+    return b.data;
+  char *to = b.home ? b.home : scratch(blockBytes);
+  if (b.data && blockBytes)
+    std::memcpy(to, b.data, blockBytes);
+  b.data = to;
+  b.readOnly = false;
+  return to;
+}
+
 int Engine::start(int numBuffers, int64_t numChunks) {
   if (numChunks < 1 || numChunks > maxChunkIndices)
     return fail(MPI_ERR_ARG, "chunk count outside 1..2^23");
   chunks = numChunks;
-  buffers.assign(static_cast<size_t>(numBuffers), {});
-  // Pre-condition per kind: compiler/simulate/Semantics.h's table.
-  std::vector<std::pair<int64_t, int64_t>> blocks; // (origin, dest)
+  blockBytes = static_cast<size_t>(extent) * static_cast<size_t>(call.count);
   const int64_t root = call.root;
+  const int64_t q = ((call.shift % p) + p) % p;
+  // Every block of the collective, by blockOf's numbering.
+  blockOrigin.clear();
+  blockDest.clear();
+  auto add = [&](int64_t o, int64_t d) {
+    blockOrigin.push_back(o);
+    blockDest.push_back(d);
+  };
+  switch (call.kind) {
+  case Kind::Broadcast:
+    add(root, 0);
+    break;
+  case Kind::Reduce:
+    add(0, root);
+    break;
+  case Kind::Allreduce:
+  case Kind::Scan:
+    add(0, 0);
+    break;
+  case Kind::Allgather:
+    for (int64_t o = 0; o < p; ++o)
+      add(o, 0);
+    break;
+  case Kind::Gather:
+    for (int64_t o = 0; o < p; ++o)
+      add(o, root);
+    break;
+  case Kind::Shift:
+    for (int64_t o = 0; o < p; ++o)
+      add(o, (o + q) % p);
+    break;
+  case Kind::ReduceScatter:
+    for (int64_t t = 0; t < p; ++t)
+      add(0, t);
+    break;
+  case Kind::Scatter:
+    for (int64_t t = 0; t < p; ++t)
+      add(root, t);
+    break;
+  case Kind::Alltoall:
+    for (int64_t o = 0; o < p; ++o)
+      for (int64_t t = 0; t < p; ++t)
+        add(o, t);
+    break;
+  }
+  const size_t numBlocks = blockOrigin.size();
+  const size_t numSlots = numBlocks * static_cast<size_t>(chunks);
+  if (numSlots > size_t(INT32_MAX))
+    return fail(MPI_ERR_ARG, "too many chunks");
+  buffers.assign(static_cast<size_t>(numBuffers), {});
+  for (Buffer &b : buffers) {
+    b.blocks.assign(numBlocks, {});
+    b.slots.assign(numSlots, {});
+  }
+  maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
+                    numBlocks * blockBytes;
+  // The result goes straight where this rank outputs it.
+  for (size_t blk = 0; blk < numBlocks; ++blk)
+    buffers[0].blocks[blk].home = nullptr;
+  forEachOutput([&](int64_t o, int64_t d) {
+    if (char *home = outputBlock(o, d))
+      buffers[0].blocks[static_cast<size_t>(blockOf(o, d))].home = home;
+  });
+  // Pre-condition per kind: compiler/simulate/Semantics.h's table. Input in
+  // the output buffer (MPI_IN_PLACE, a broadcast's root) is read in place
+  // only by the block it is the home of; any other copy is taken now, before
+  // results overwrite it.
+  const bool inputInRecv =
+      call.kind == Kind::Broadcast || call.send == MPI_IN_PLACE;
+  std::vector<std::pair<int64_t, int64_t>> blocks; // (origin, dest)
   switch (call.kind) {
   case Kind::Broadcast:
     if (me == root)
@@ -178,186 +344,360 @@ int Engine::start(int numBuffers, int64_t numChunks) {
       blocks.push_back({me, t});
     break;
   case Kind::Shift:
-    blocks.push_back({me, ((me + call.shift) % p + p) % p});
+    blocks.push_back({me, (me + q) % p});
     break;
   }
   for (auto [origin, dest] : blocks) {
-    const char *block = inputBlock(origin, dest);
-    for (int64_t k = 0; k < chunks; ++k) {
-      Value v;
-      v.lo = v.hi = me;
-      const char *data = block ? block + chunkBegin(k) * extent : nullptr;
-      if (data)
-        v.bytes.assign(data, data + chunkLength(k) * extent);
-      for (auto &buffer : buffers)
-        buffer[chunkKey(origin, dest, k)] = v;
+    const char *input = inputBlock(origin, dest);
+    const size_t blk = static_cast<size_t>(blockOf(origin, dest));
+    for (size_t b = 0; b < buffers.size(); ++b) {
+      Block &block = buffers[b].blocks[blk];
+      if (!inputInRecv) {
+        block.data = const_cast<char *>(input);
+        block.readOnly = true;
+      } else if (b == 0 && input == block.home) {
+        block.data = block.home;
+      } else {
+        block.data = scratch(blockBytes);
+        if (blockBytes)
+          std::memcpy(block.data, input, blockBytes);
+      }
+      for (int64_t k = 0; k < chunks; ++k) {
+        Slot &s = buffers[b].slots[blk * static_cast<size_t>(chunks) +
+                                   static_cast<size_t>(k)];
+        s.held = true;
+        s.lo = s.hi = static_cast<int32_t>(me);
+        s.ordered = true;
+      }
     }
   }
   return MPI_SUCCESS;
 }
 
-void Engine::sendAll(int64_t peer, int fromBuffer) {
-  std::vector<ChunkKey> keys;
-  for (const auto &entry : buffers[fromBuffer])
-    keys.push_back(entry.first);
-  sendChunks(peer, fromBuffer, keys);
-}
-
-void Engine::sendChunks(int64_t peer, int fromBuffer,
-                        const std::vector<ChunkKey> &keys) {
-  OutMessage m;
-  m.peer = static_cast<int>(peer);
-  size_t dataBytes = 0;
-  for (ChunkKey key : keys)
-    dataBytes += buffers[fromBuffer].at(key).bytes.size();
-  m.bytes.reserve(8 + keys.size() * 32 + dataBytes);
-  put<uint64_t>(m.bytes, keys.size());
-  for (ChunkKey key : keys) {
-    const Value &v = buffers[fromBuffer].at(key);
-    put<uint64_t>(m.bytes, key);
-    put<int64_t>(m.bytes, v.lo);
-    put<int64_t>(m.bytes, v.hi);
-    put<uint64_t>(m.bytes, v.ordered ? 1 : 0);
-  }
-  for (ChunkKey key : keys) {
-    const auto &bytes = buffers[fromBuffer].at(key).bytes;
-    m.bytes.insert(m.bytes.end(), bytes.begin(), bytes.end());
-  }
-  sends.push_back(std::move(m));
-}
-
 void Engine::receive(int64_t sender, uint64_t intoMask, bool reduce) {
-  receives.push_back({sender, intoMask, reduce});
+  Expected e;
+  e.sender = sender;
+  e.intoMask = intoMask;
+  e.reduce = reduce;
+  receives.push_back(e);
 }
 
-int Engine::deliver(int into, ChunkKey key, Value value, bool reduce) {
-  auto &buffer = buffers[static_cast<size_t>(into)];
-  auto it = buffer.find(key);
-  if (!reduce || it == buffer.end()) {
-    buffer[key] = std::move(value);
+int Engine::collect(int fromBuffer, size_t first, size_t last,
+                    std::vector<Piece> &pieces) {
+  pieces.clear();
+  const Buffer &b = buffers[static_cast<size_t>(fromBuffer)];
+  for (size_t i = first; i < last; ++i) {
+    const size_t s = static_cast<size_t>(sendList[i]);
+    const size_t blk = s / static_cast<size_t>(chunks);
+    const int64_t k = static_cast<int64_t>(s % static_cast<size_t>(chunks));
+    const size_t bytes = static_cast<size_t>(chunkLength(k) * extent);
+    if (!bytes)
+      continue;
+    char *data = slotData(b.blocks[blk], k);
+    if (!pieces.empty() && pieces.back().data + pieces.back().bytes == data)
+      pieces.back().bytes += bytes;
+    else
+      pieces.push_back({data, bytes});
+  }
+  return MPI_SUCCESS;
+}
+
+int Engine::deliver(int into, int32_t slot, const Record &r,
+                    const char *bytes, bool reduce) {
+  Buffer &buffer = buffers[static_cast<size_t>(into)];
+  Slot &held = buffer.slots[static_cast<size_t>(slot)];
+  const int64_t blk = slot / chunks, k = slot % chunks;
+  const size_t n = static_cast<size_t>(chunkLength(k));
+  char *to = writable(into, blk) + chunkBegin(k) * extent;
+  if (!reduce || !held.held) {
+    if (n)
+      std::memcpy(to, bytes, n * static_cast<size_t>(extent));
+    held.held = true;
+    held.lo = r.lo;
+    held.hi = r.hi;
+    held.ordered = r.ordered != 0;
     return MPI_SUCCESS;
   }
-  Value &held = it->second;
-  const bool adjacent = value.ordered && held.ordered &&
-                        (value.hi + 1 == held.lo || held.hi + 1 == value.lo);
+  const bool ordered = r.ordered != 0;
+  const bool adjacent = ordered && held.ordered &&
+                        (r.hi + 1 == held.lo || held.hi + 1 == r.lo);
   if (!commutative && !adjacent)
     return fail(MPI_ERR_OP, "this schedule cannot fold a non-commutative "
                             "operator in rank order");
   // Rank order whenever the operands allow it, so every rank computes the
   // same floating-point value.
-  const bool incomingIsLower = value.lo < held.lo;
-  const int64_t n = chunkLength(index(key));
-  if (held.bytes.size() != value.bytes.size())
-    return fail(MPI_ERR_INTERN, "chunk sizes differ");
-  if (int rc = reduceInto(value.bytes.data(), held.bytes.data(),
-                          static_cast<int>(n), call.type, call.op,
+  const bool incomingIsLower = r.lo < held.lo;
+  if (int rc = reduceInto(bytes, to, static_cast<int>(n), call.type, call.op,
                           incomingIsLower))
     return fail(rc, "reduction failed");
   held.ordered = adjacent;
-  held.lo = std::min(held.lo, value.lo);
-  held.hi = std::max(held.hi, value.hi);
+  held.lo = std::min(held.lo, r.lo);
+  held.hi = std::max(held.hi, r.hi);
   return MPI_SUCCESS;
 }
 
 int Engine::endStep(int64_t step, const char *name) {
-  std::vector<int> sources;
-  for (const Expected &e : receives)
-    sources.push_back(static_cast<int>(e.sender));
-  std::vector<std::vector<char>> received;
-  int rc = backend->exchange(static_cast<int>(step % tagLimit), sends, sources,
-                             received);
-  sends.clear();
-  std::vector<Expected> expected;
-  expected.swap(receives);
-  if (rc != MPI_SUCCESS) {
-    std::string why = std::string("communication failed in ") + name;
-    return fail(rc, why.c_str());
+  const int tagHeader = static_cast<int>(2 * (step % tagSteps));
+  const int tagData = tagHeader + 1;
+  const bool inlined = maxMessageBytes <= inlineLimit;
+  const size_t numSlots = buffers.front().slots.size();
+  const size_t headerBound =
+      inlined ? maxMessageBytes : headerBytes + numSlots * sizeof(Record);
+  std::string where = std::string("communication failed in ") + name;
+  auto failed = [&](int rc) {
+    backend->reset();
+    sends.clear();
+    sendList.clear();
+    receives.clear();
+    return fail(rc, where.c_str());
+  };
+  std::vector<Piece> pieces;
+  int request = 0;
+  // Receives first, so small messages land straight in their buffers.
+  for (Expected &e : receives) {
+    e.header = scratch(headerBound);
+    pieces.assign(1, {e.header, headerBound});
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, pieces,
+                                e.request))
+      return failed(rc);
   }
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const std::vector<char> &message = received[i];
-    const char *in = message.data();
-    const char *end = in + message.size();
-    if (message.size() < 8)
-      return fail(MPI_ERR_INTERN, "truncated message");
-    uint64_t n = get<uint64_t>(in);
-    if (static_cast<uint64_t>(end - in) / 32 < n)
-      return fail(MPI_ERR_INTERN, "truncated message");
-    const char *data = in + n * 32;
-    for (uint64_t c = 0; c < n; ++c) {
-      ChunkKey key = get<uint64_t>(in);
-      Value v;
-      v.lo = get<int64_t>(in);
-      v.hi = get<int64_t>(in);
-      v.ordered = get<uint64_t>(in) != 0;
-      size_t bytes = static_cast<size_t>(chunkLength(index(key)) * extent);
-      if (static_cast<size_t>(end - data) < bytes)
-        return fail(MPI_ERR_INTERN, "truncated message");
-      v.bytes.assign(data, data + bytes);
-      data += bytes;
-      for (int b = 0; b < 64; ++b)
-        if (expected[i].intoMask >> b & 1)
-          if (int rc = deliver(b, key, v, expected[i].reduce))
-            return rc;
+  std::vector<int> sendRequests;
+  for (const Outgoing &o : sends) {
+    const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
+    collect(o.buffer, o.first, o.last, pieces);
+    size_t dataBytes = 0;
+    for (const Piece &piece : pieces)
+      dataBytes += piece.bytes;
+    const size_t n = o.last - o.first;
+    const size_t head = headerBytes + n * sizeof(Record);
+    char *message = scratch(head + (inlined ? dataBytes : 0));
+    char *out = message;
+    putU64(out, n);
+    putU64(out, dataBytes);
+    for (size_t i = o.first; i < o.last; ++i) {
+      const Slot &s = b.slots[static_cast<size_t>(sendList[i])];
+      Record r{sendList[i], s.lo, s.hi, s.ordered ? 1 : 0};
+      std::memcpy(out, &r, sizeof r);
+      out += sizeof r;
+    }
+    if (inlined) {
+      for (const Piece &piece : pieces) {
+        std::memcpy(out, piece.data, piece.bytes);
+        out += piece.bytes;
+      }
+      std::vector<Piece> whole{{message, head + dataBytes}};
+      if (int rc = backend->isend(o.peer, tagHeader, whole, request))
+        return failed(rc);
+      sendRequests.push_back(request);
+      continue;
+    }
+    std::vector<Piece> header{{message, head}};
+    if (int rc = backend->isend(o.peer, tagHeader, header, request))
+      return failed(rc);
+    sendRequests.push_back(request);
+    if (dataBytes) {
+      if (int rc = backend->isend(o.peer, tagData, pieces, request))
+        return failed(rc);
+      sendRequests.push_back(request);
     }
   }
-  return MPI_SUCCESS;
+  // Headers: what each message carries.
+  std::vector<size_t> dataBytes(receives.size());
+  for (size_t i = 0; i < receives.size(); ++i) {
+    Expected &e = receives[i];
+    size_t bytes = 0;
+    if (int rc = backend->wait(e.request, bytes))
+      return failed(rc);
+    const char *in = e.header;
+    if (bytes < headerBytes)
+      return failed(MPI_ERR_INTERN);
+    e.records = getU64(in);
+    dataBytes[i] = getU64(in);
+    const size_t head = headerBytes + e.records * sizeof(Record);
+    if (e.records > numSlots ||
+        bytes != head + (inlined ? dataBytes[i] : 0))
+      return failed(MPI_ERR_INTERN);
+    size_t expected = 0;
+    for (size_t r = 0; r < e.records; ++r) {
+      Record rec;
+      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
+                  sizeof rec);
+      if (rec.slot < 0 || static_cast<size_t>(rec.slot) >= numSlots)
+        return failed(MPI_ERR_INTERN);
+      expected += static_cast<size_t>(chunkLength(rec.slot % chunks) * extent);
+    }
+    if (expected != dataBytes[i])
+      return failed(MPI_ERR_INTERN);
+    if (inlined)
+      e.data = e.header + head;
+  }
+  if (!inlined) {
+    // A copy into one buffer lands in place when nothing else in this step
+    // touches its slots there: no send reads them, no other receive writes
+    // them (deliveries keep the declared order).
+    std::vector<std::vector<uint16_t>> touched(buffers.size());
+    for (auto &t : touched)
+      t.assign(numSlots, 0);
+    for (const Outgoing &o : sends)
+      for (size_t i = o.first; i < o.last; ++i)
+        touched[static_cast<size_t>(o.buffer)][static_cast<size_t>(sendList[i])] = 2;
+    auto records = [](const Expected &e, size_t r) {
+      Record rec;
+      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
+                  sizeof rec);
+      return rec;
+    };
+    for (const Expected &e : receives)
+      for (int b = 0; b < 64; ++b)
+        if (e.intoMask >> b & 1 && static_cast<size_t>(b) < buffers.size())
+          for (size_t r = 0; r < e.records; ++r) {
+            uint16_t &t = touched[static_cast<size_t>(b)][static_cast<size_t>(records(e, r).slot)];
+            t = static_cast<uint16_t>(std::min(t + 1, 2));
+          }
+    for (size_t i = 0; i < receives.size(); ++i) {
+      Expected &e = receives[i];
+      if (!dataBytes[i])
+        continue;
+      e.direct = !e.reduce && std::popcount(e.intoMask) == 1 &&
+                 static_cast<size_t>(std::countr_zero(e.intoMask)) <
+                     buffers.size();
+      if (e.direct) {
+        e.directBuffer = std::countr_zero(e.intoMask);
+        for (size_t r = 0; r < e.records && e.direct; ++r)
+          e.direct = touched[static_cast<size_t>(e.directBuffer)]
+                            [static_cast<size_t>(records(e, r).slot)] == 1;
+      }
+      pieces.clear();
+      if (e.direct) {
+        for (size_t r = 0; r < e.records; ++r) {
+          const int32_t slot = records(e, r).slot;
+          const int64_t k = slot % chunks;
+          const size_t bytes = static_cast<size_t>(chunkLength(k) * extent);
+          if (!bytes)
+            continue;
+          char *data = writable(e.directBuffer, slot / chunks) +
+                       chunkBegin(k) * extent;
+          if (!pieces.empty() &&
+              pieces.back().data + pieces.back().bytes == data)
+            pieces.back().bytes += bytes;
+          else
+            pieces.push_back({data, bytes});
+        }
+      } else {
+        e.data = scratch(dataBytes[i]);
+        pieces.push_back({e.data, dataBytes[i]});
+      }
+      if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
+                                  e.request))
+        return failed(rc);
+    }
+    for (size_t i = 0; i < receives.size(); ++i) {
+      size_t bytes = 0;
+      if (dataBytes[i])
+        if (int rc = backend->wait(receives[i].request, bytes))
+          return failed(rc);
+    }
+  }
+  for (int r : sendRequests) {
+    size_t bytes = 0;
+    if (int rc = backend->wait(r, bytes))
+      return failed(rc);
+  }
+  backend->reset();
+  // Deliveries, in the order the receives were declared.
+  int rc = MPI_SUCCESS;
+  for (const Expected &e : receives) {
+    const char *data = e.data;
+    for (size_t r = 0; r < e.records && rc == MPI_SUCCESS; ++r) {
+      Record rec;
+      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
+                  sizeof rec);
+      const size_t bytes =
+          static_cast<size_t>(chunkLength(rec.slot % chunks) * extent);
+      for (int b = 0; b < 64 && rc == MPI_SUCCESS; ++b) {
+        if (!(e.intoMask >> b & 1) || static_cast<size_t>(b) >= buffers.size())
+          continue;
+        if (e.direct && b == e.directBuffer) {
+          Slot &s = buffers[static_cast<size_t>(b)].slots[static_cast<size_t>(rec.slot)];
+          s.held = true;
+          s.lo = rec.lo;
+          s.hi = rec.hi;
+          s.ordered = rec.ordered != 0;
+          continue;
+        }
+        rc = deliver(b, rec.slot, rec, data, e.reduce);
+      }
+      if (data)
+        data += bytes;
+    }
+  }
+  sends.clear();
+  sendList.clear();
+  receives.clear();
+  return rc;
 }
 
-int Engine::finish() {
+template <typename Fn> void Engine::forEachOutput(Fn &&fn) const {
   // Post-condition per kind: compiler/simulate/Semantics.h's table.
-  std::vector<std::pair<int64_t, int64_t>> blocks;
   const int64_t root = call.root;
+  const int64_t q = ((call.shift % p) + p) % p;
   switch (call.kind) {
   case Kind::Broadcast:
-    blocks.push_back({root, 0});
+    fn(root, 0);
     break;
   case Kind::Reduce:
     if (me == root)
-      blocks.push_back({0, root});
+      fn(0, root);
     break;
   case Kind::Allreduce:
   case Kind::Scan:
-    blocks.push_back({0, 0});
+    fn(0, 0);
     break;
   case Kind::Allgather:
     for (int64_t o = 0; o < p; ++o)
-      blocks.push_back({o, 0});
+      fn(o, 0);
     break;
   case Kind::ReduceScatter:
-    blocks.push_back({0, me});
+    fn(0, me);
     break;
   case Kind::Scatter:
-    blocks.push_back({root, me});
+    fn(root, me);
     break;
   case Kind::Gather:
     if (me == root)
       for (int64_t o = 0; o < p; ++o)
-        blocks.push_back({o, root});
+        fn(o, root);
     break;
   case Kind::Alltoall:
     for (int64_t o = 0; o < p; ++o)
-      blocks.push_back({o, me});
+      fn(o, me);
     break;
   case Kind::Shift:
-    blocks.push_back({((me - call.shift) % p + p) % p, me});
+    fn(((me - q) % p + p) % p, me);
     break;
   }
-  const auto &result = buffers.front();
-  for (auto [origin, dest] : blocks) {
-    char *block = outputBlock(origin, dest);
-    if (!block)
-      continue;
-    for (int64_t k = 0; k < chunks; ++k) {
-      auto it = result.find(chunkKey(origin, dest, k));
-      if (it == result.end())
-        return fail(MPI_ERR_INTERN, "a result chunk never arrived");
-      if (!it->second.bytes.empty())
-        std::memmove(block + chunkBegin(k) * extent, it->second.bytes.data(),
-                     it->second.bytes.size());
-    }
-  }
+}
+
+int Engine::finish() {
+  int rc = MPI_SUCCESS;
+  const Buffer &result = buffers.front();
+  forEachOutput([&](int64_t o, int64_t d) {
+    char *home = outputBlock(o, d);
+    if (!home || rc != MPI_SUCCESS)
+      return;
+    const size_t blk = static_cast<size_t>(blockOf(o, d));
+    for (int64_t k = 0; k < chunks; ++k)
+      if (!result.slots[blk * static_cast<size_t>(chunks) +
+                        static_cast<size_t>(k)].held) {
+        rc = fail(MPI_ERR_INTERN, "a result chunk never arrived");
+        return;
+      }
+    const Block &block = result.blocks[blk];
+    if (block.data != home && blockBytes)
+      std::memmove(home, block.data, blockBytes);
+  });
   buffers.clear();
-  return MPI_SUCCESS;
+  return rc;
 }
 
 } // namespace collc::rt

@@ -1,7 +1,10 @@
 // The MPI backend: non-blocking point-to-point per step on a private
-// duplicate of the user's communicator.
+// duplicate of the user's communicator. A message of several pieces goes out
+// and comes in as one hindexed datatype over MPI_BOTTOM, so nothing is packed.
 
 #include "collc/Backend.h"
+
+#include <climits>
 
 namespace collc::rt {
 namespace {
@@ -23,41 +26,102 @@ public:
     MPI_Comm_rank(comm, &myRank);
     MPI_Comm_size(comm, &numRanks);
   }
+  ~MpiBackend() override { reset(); }
   int rank() const override { return myRank; }
   int size() const override { return numRanks; }
 
-  int exchange(int tag, const std::vector<OutMessage> &out,
-               const std::vector<int> &sources,
-               std::vector<std::vector<char>> &received) override {
-    requests.assign(out.size(), MPI_REQUEST_NULL);
-    for (size_t i = 0; i < out.size(); ++i)
-      if (int rc = MPI_Isend(out[i].bytes.data(),
-                             static_cast<int>(out[i].bytes.size()), MPI_BYTE,
-                             out[i].peer, tag, comm, &requests[i]))
-        return rc;
-    // Sizes vary with what the sender holds: probe, then receive exactly
-    // that message (MPI_Mprobe, so no other receive can take it between).
-    received.resize(sources.size());
-    for (size_t i = 0; i < sources.size(); ++i) {
-      MPI_Message message;
-      MPI_Status status;
-      if (int rc = MPI_Mprobe(sources[i], tag, comm, &message, &status))
-        return rc;
-      int bytes = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes);
-      received[i].resize(static_cast<size_t>(bytes));
-      if (int rc = MPI_Mrecv(received[i].data(), bytes, MPI_BYTE, &message,
-                             MPI_STATUS_IGNORE))
-        return rc;
+  int isend(int peer, int tag, const std::vector<Piece> &pieces,
+            int &request) override {
+    Layout l;
+    if (int rc = layout(pieces, l))
+      return rc;
+    request = static_cast<int>(requests.size());
+    requests.push_back(MPI_REQUEST_NULL);
+    counted.push_back(false);
+    return MPI_Isend(l.base, l.count, l.type, peer, tag, comm,
+                     &requests.back());
+  }
+
+  int irecv(int peer, int tag, const std::vector<Piece> &pieces,
+            int &request) override {
+    Layout l;
+    if (int rc = layout(pieces, l))
+      return rc;
+    request = static_cast<int>(requests.size());
+    requests.push_back(MPI_REQUEST_NULL);
+    counted.push_back(l.type == MPI_BYTE);
+    return MPI_Irecv(l.base, l.count, l.type, peer, tag, comm,
+                     &requests.back());
+  }
+
+  int wait(int request, size_t &bytes) override {
+    MPI_Status status;
+    if (int rc = MPI_Wait(&requests[static_cast<size_t>(request)], &status))
+      return rc;
+    bytes = 0;
+    if (counted[static_cast<size_t>(request)]) {
+      int n = 0;
+      MPI_Get_count(&status, MPI_BYTE, &n);
+      bytes = static_cast<size_t>(n);
     }
-    return MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                       MPI_STATUSES_IGNORE);
+    return MPI_SUCCESS;
+  }
+
+  void reset() override {
+    for (MPI_Datatype &t : types)
+      MPI_Type_free(&t);
+    types.clear();
+    requests.clear();
+    counted.clear();
   }
 
 private:
+  struct Layout {
+    void *base = nullptr;
+    int count = 0;
+    MPI_Datatype type = MPI_BYTE;
+  };
+
+  int layout(const std::vector<Piece> &pieces, Layout &l) {
+    size_t total = 0;
+    for (const Piece &p : pieces)
+      total += p.bytes;
+    if (total > static_cast<size_t>(INT_MAX))
+      return MPI_ERR_COUNT;
+    if (pieces.size() <= 1) {
+      l.base = pieces.empty() ? nullptr : pieces[0].data;
+      l.count = static_cast<int>(total);
+      return MPI_SUCCESS;
+    }
+    lengths.clear();
+    offsets.clear();
+    for (const Piece &p : pieces) {
+      MPI_Aint address = 0;
+      MPI_Get_address(p.data, &address);
+      lengths.push_back(static_cast<int>(p.bytes));
+      offsets.push_back(address);
+    }
+    MPI_Datatype t;
+    if (int rc = MPI_Type_create_hindexed(static_cast<int>(pieces.size()),
+                                          lengths.data(), offsets.data(),
+                                          MPI_BYTE, &t))
+      return rc;
+    if (int rc = MPI_Type_commit(&t))
+      return rc;
+    types.push_back(t);
+    l.base = MPI_BOTTOM;
+    l.count = 1;
+    l.type = t;
+    return MPI_SUCCESS;
+  }
+
   MPI_Comm comm;
   int myRank = 0, numRanks = 0;
   std::vector<MPI_Request> requests;
+  std::vector<bool> counted; // a receive of plain bytes: report its size
+  std::vector<MPI_Datatype> types;
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> offsets;
 };
 
 } // namespace

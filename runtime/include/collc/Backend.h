@@ -1,8 +1,9 @@
 #pragma once
-// The narrow interface between the schedule engine and a transport: post the
-// sends and receives of one step, wait for them, and fold received data into
-// a buffer. Messages are byte strings; their content is the engine's business
-// (runtime/src/Engine.cpp describes the format).
+// The narrow interface between the schedule engine and a transport: start
+// sends and receives of byte messages, wait for them, and fold received data
+// into a buffer. A message is the concatenation of a list of pieces, so data
+// goes straight from where it lies to where it belongs; its content is the
+// engine's business (runtime/src/Engine.cpp describes the format).
 
 #include <mpi.h>
 
@@ -12,29 +13,42 @@
 
 namespace collc::rt {
 
-struct OutMessage {
-  int peer = 0;
-  std::vector<char> bytes;
+/// A contiguous range of bytes.
+struct Piece {
+  char *data = nullptr;
+  size_t bytes = 0;
 };
+
+class LocalComm;
 
 class Backend {
 public:
   virtual ~Backend() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// Posts every send of `sends`, receives one message from each rank of
-  /// `sources` in order (a rank listed twice sends twice; messages from one
-  /// rank arrive in the order they were sent), waits for all, and returns an
-  /// MPI error code. `received[i]` is the message from `sources[i]`.
-  virtual int exchange(int tag, const std::vector<OutMessage> &sends,
-                       const std::vector<int> &sources,
-                       std::vector<std::vector<char>> &received) = 0;
+  /// Starts sending the concatenation of `pieces` to `peer`; the pieces stay
+  /// untouched until the request completes. Messages from one rank to another
+  /// with one tag are received in the order they were sent. Sets `request`
+  /// (a small integer, valid until reset()); returns an MPI error code.
+  virtual int isend(int peer, int tag, const std::vector<Piece> &pieces,
+                    int &request) = 0;
+  /// Starts receiving the next message from `peer` with `tag` into `pieces`
+  /// (in order; at most their total size).
+  virtual int irecv(int peer, int tag, const std::vector<Piece> &pieces,
+                    int &request) = 0;
+  /// Waits for `request`; for a receive, `bytes` is the message's size.
+  virtual int wait(int request, size_t &bytes) = 0;
+  /// Forgets every request (all of them have been waited for).
+  virtual void reset() = 0;
 };
 
 /// Point-to-point over a private duplicate of `comm`, created on first use and
 /// cached on `comm` with an attribute, so that no user message (not even an
 /// MPI_ANY_TAG receive) can match a schedule's message. Errors: an MPI code.
 int makeMpiBackend(MPI_Comm comm, std::unique_ptr<Backend> &backend);
+
+/// In-memory channels between the threads of a local::run (Local.h).
+int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);
 
 /// inout[i] = lower[i] op inout[i] when `incomingIsLower`, else
 /// inout[i] = inout[i] op in[i]: the operands in rank order, as a

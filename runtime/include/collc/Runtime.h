@@ -15,13 +15,20 @@
 // ranks each combines), so a receiver needs no model of the sender's state,
 // and the receiver derives the rest (mode, delivery buffers) from the rule
 // evaluated for the sender.
+//
+// Storage: each buffer is a dense table of chunk slots, one per chunk the
+// collective can ever have, over one memory block per (origin, dest) block.
+// A block of the result buffer that this rank outputs lives in the user's
+// output buffer itself, an input block is read from the user's input until
+// something is written to it, and the rest comes from a pool reused across
+// calls, so a step moves data straight between user buffers where the
+// schedule allows and allocates nothing in the steady state.
 
 #include "collc/Backend.h"
 
 #include <mpi.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -61,18 +68,23 @@ struct Call {
   int root = 0;
   int64_t shift = 0;          // shift(q)
   MPI_Comm comm = MPI_COMM_NULL;
+  LocalComm *local = nullptr; // instead of comm: a rank of local::run
 };
 
-/// Chunk coordinates packed as the simulator packs them.
-using ChunkKey = uint64_t;
-inline ChunkKey chunkKey(int64_t origin, int64_t dest, int64_t index) {
-  return (static_cast<uint64_t>(origin) << 44) |
-         (static_cast<uint64_t>(dest) << 24) | static_cast<uint64_t>(index);
-}
+/// Either communicator an emitted function accepts: an MPI communicator or a
+/// rank of the local (threads) backend (collc/Local.h).
+struct CommRef {
+  CommRef(MPI_Comm c) : mpi(c) {}
+  CommRef(LocalComm &c) : local(&c) {}
+  int rank() const;
+  MPI_Comm mpi = MPI_COMM_NULL;
+  LocalComm *local = nullptr;
+};
 
 class Engine {
 public:
-  Engine();
+  Engine() = default;
+  /// Returns the call's scratch memory to the pool.
   ~Engine();
   Engine(const Engine &) = delete;
   Engine &operator=(const Engine &) = delete;
@@ -94,14 +106,22 @@ public:
   /// accepts (as they are now: deliveries wait for endStep).
   template <typename Selector>
   void send(int64_t peer, int fromBuffer, Selector &&select) {
-    std::vector<ChunkKey> keys;
-    for (const auto &[key, value] : buffers[fromBuffer])
-      if (select(origin(key), dest(key), index(key)))
-        keys.push_back(key);
-    sendChunks(peer, fromBuffer, keys);
+    const Buffer &b = buffers[static_cast<size_t>(fromBuffer)];
+    const size_t first = sendList.size();
+    for (size_t s = 0; s < b.slots.size(); ++s)
+      if (b.slots[s].held) {
+        const size_t block = s / static_cast<size_t>(chunks);
+        if (select(blockOrigin[block], blockDest[block],
+                   static_cast<int64_t>(s % static_cast<size_t>(chunks))))
+          sendList.push_back(static_cast<int32_t>(s));
+      }
+    sends.push_back({static_cast<int>(peer), fromBuffer, first,
+                     sendList.size()});
   }
   /// This rank sends everything it holds in `fromBuffer`.
-  void sendAll(int64_t peer, int fromBuffer);
+  void sendAll(int64_t peer, int fromBuffer) {
+    send(peer, fromBuffer, [](int64_t, int64_t, int64_t) { return true; });
+  }
   /// This rank receives from `sender` into the buffers whose bit is set in
   /// `intoMask`, by copy or by reduce.
   void receive(int64_t sender, uint64_t intoMask, bool reduce);
@@ -112,47 +132,82 @@ public:
   /// Writes what the collective outputs at this rank from buffer 0.
   int finish();
 
-  static int64_t origin(ChunkKey k) { return static_cast<int64_t>(k >> 44); }
-  static int64_t dest(ChunkKey k) {
-    return static_cast<int64_t>((k >> 24) & ((uint64_t(1) << 20) - 1));
-  }
-  static int64_t index(ChunkKey k) {
-    return static_cast<int64_t>(k & ((uint64_t(1) << 24) - 1));
-  }
-
 private:
-  /// A chunk's value: its bytes and the ranks it combines (an interval while
-  /// `ordered`; reduces out of rank order clear it).
-  struct Value {
-    int64_t lo = 0, hi = 0;
-    bool ordered = true;
-    std::vector<char> bytes;
+  /// What a slot holds: whether it holds a value, and the ranks the value
+  /// combines (an interval while `ordered`; reduces out of rank order clear
+  /// it).
+  struct Slot {
+    int32_t lo = 0, hi = 0;
+    bool held = false, ordered = true;
+  };
+  /// Where a block's bytes are: `data` (null until needed), read-only while
+  /// it is the user's input; `home` is where the result goes (or null).
+  struct Block {
+    char *data = nullptr;
+    char *home = nullptr;
+    bool readOnly = false;
+  };
+  struct Buffer {
+    std::vector<Block> blocks;
+    std::vector<Slot> slots; // block * chunks + index
+  };
+  /// One record of a message header: a slot and its value's ranks.
+  struct Record {
+    int32_t slot, lo, hi, ordered;
+  };
+  struct Outgoing {
+    int peer = 0;
+    int buffer = 0;
+    size_t first = 0, last = 0; // its slots: sendSlots[first, last)
   };
   struct Expected {
     int64_t sender = 0;
     uint64_t intoMask = 0;
     bool reduce = false;
+    // Filled by endStep.
+    char *header = nullptr;
+    size_t records = 0;
+    char *data = nullptr; // the chunks' bytes, in record order
+    bool direct = false;  // received in place into `directBuffer`
+    int directBuffer = 0;
+    int request = -1;
   };
 
-  void sendChunks(int64_t peer, int fromBuffer,
-                  const std::vector<ChunkKey> &keys);
-  /// Element range of chunk index k within a block of `count` elements.
   int64_t chunkBegin(int64_t k) const;
   int64_t chunkLength(int64_t k) const;
-  /// Where a chunk starts in the user's input / output at this rank (null
-  /// when the collective gives this rank no such chunk).
+  /// Where a block starts in the user's input / output at this rank (null
+  /// when the collective gives this rank no such block).
   const char *inputBlock(int64_t origin, int64_t dest) const;
   char *outputBlock(int64_t origin, int64_t dest) const;
-  int deliver(int into, ChunkKey key, Value value, bool reduce);
+  /// The block index of (origin, dest), or -1 outside the collective's.
+  int64_t blockOf(int64_t origin, int64_t dest) const;
+  /// Makes a block writable (copying the user's input out first).
+  char *writable(int buffer, int64_t block);
+  char *slotData(const Block &b, int64_t k) const {
+    return b.data + chunkBegin(k) * extent;
+  }
+  /// Bytes from the pool, valid until the call ends.
+  char *scratch(size_t bytes);
+  int deliver(int into, int32_t slot, const Record &r, const char *bytes,
+              bool reduce);
+  int collect(int fromBuffer, size_t first, size_t last,
+              std::vector<Piece> &pieces);
+  /// Calls fn(origin, dest) for each block this rank outputs.
+  template <typename Fn> void forEachOutput(Fn &&fn) const;
 
   Call call;
   std::unique_ptr<Backend> backend;
   int64_t me = 0, p = 0, chunks = 1;
   MPI_Aint extent = 0;
+  size_t blockBytes = 0;
   bool commutative = true;
-  std::vector<std::map<ChunkKey, Value>> buffers;
-  std::vector<OutMessage> sends;
+  std::vector<int64_t> blockOrigin, blockDest;
+  std::vector<Buffer> buffers;
+  std::vector<int32_t> sendList; // slots of this step's sends
+  std::vector<Outgoing> sends;
   std::vector<Expected> receives;
+  std::vector<std::pair<char *, size_t>> taken; // scratch of this call
+  size_t maxMessageBytes = 0;
 };
 
 } // namespace collc::rt
