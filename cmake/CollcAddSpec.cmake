@@ -4,17 +4,25 @@
 # Runs `collc compile` on each spec at build time (after proving it), adds the
 # generated source to `target`, puts the generated header on its include path
 # and links the collc runtime. Re-runs when a spec or the compiler changes.
+# Works inside collc's build and, after find_package(collc), in any project.
 function(collc_add_spec)
   cmake_parse_arguments(ARG "" "TARGET;NAMESPACE" "SPECS;OPTIONS" ${ARGN})
   if(NOT ARG_TARGET OR NOT ARG_SPECS)
     message(FATAL_ERROR "collc_add_spec needs TARGET and SPECS")
   endif()
   if(TARGET collc)
+    # Inside collc's own build: the compiler target, rebuilt first.
     set(collc_exe $<TARGET_FILE:collc>)
     set(collc_dep collc)
-  else()
+  elseif(TARGET collc::collc)
+    # An installed collc (find_package(collc)): the imported executable.
+    set(collc_exe $<TARGET_FILE:collc::collc>)
+    set(collc_dep $<TARGET_FILE:collc::collc>)
+  elseif(COLLC_EXECUTABLE)
     set(collc_exe ${COLLC_EXECUTABLE})
     set(collc_dep ${COLLC_EXECUTABLE})
+  else()
+    message(FATAL_ERROR "collc_add_spec: no collc; use find_package(collc)")
   endif()
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/collc_generated/${ARG_TARGET})
   set(ns)

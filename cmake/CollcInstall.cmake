@@ -1,0 +1,42 @@
+# `cmake --install` lays out collc for an outside project:
+#
+#   bin/collc                         the compiler
+#   lib/libcollc_runtime.a            the runtime emitted code links against
+#   include/collc/                    its headers
+#   lib/cmake/collc/                  find_package(collc): collc::runtime,
+#                                     collc::collc, collc_add_spec()
+#   share/collc/specs/                the shipped specs and algorithm library
+#
+# so that `find_package(collc REQUIRED)` and `collc_add_spec(...)` work as
+# they do inside this build.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(COLLC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
+
+set_target_properties(collc_runtime PROPERTIES EXPORT_NAME runtime)
+install(TARGETS collc_runtime EXPORT collcTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/collc
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS collc EXPORT collcTargets
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/specs/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/collc/specs
+        FILES_MATCHING PATTERN "*.coll")
+
+install(EXPORT collcTargets NAMESPACE collc::
+        DESTINATION ${COLLC_INSTALL_CMAKEDIR})
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/collcConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/collcConfig.cmake
+  INSTALL_DESTINATION ${COLLC_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_DATADIR)
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/collcConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/collcConfig.cmake
+              ${PROJECT_BINARY_DIR}/cmake/collcConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/CollcAddSpec.cmake
+        DESTINATION ${COLLC_INSTALL_CMAKEDIR})
