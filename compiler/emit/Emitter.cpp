@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -51,6 +52,58 @@ struct Binding {
   const char *setup;  // statements filling `call` before connect()
   const char *check;  // statements after connect() (may use eng, rank)
 };
+
+/// "spec.coll:12" for a place in the spec, "broadcast.coll:34" for one in
+/// another file (a library schedule the spec's collective resolved to):
+/// file names only, so the output does not depend on where files live.
+std::string sourcePlace(const EmitOptions &options, llvm::SMLoc loc) {
+  if (!options.sourceMgr || !loc.isValid())
+    return options.specName;
+  unsigned buffer = options.sourceMgr->FindBufferContainingLoc(loc);
+  std::string file = options.specName;
+  if (buffer != 0 && buffer != options.sourceMgr->getMainFileID())
+    file = llvm::sys::path::filename(
+               options.sourceMgr->getMemoryBuffer(buffer)->getBufferIdentifier())
+               .str();
+  return file + ":" +
+         std::to_string(options.sourceMgr->getLineAndColumn(loc).first);
+}
+
+/// Statements that set `bytes` to the message size m the cost model uses
+/// (one block), from arguments every rank passes alike: a collective with
+/// several schedules must pick the same one on every rank.
+std::string blockBytes(CollectiveKind kind) {
+  std::string count = "count", type = "type";
+  switch (kind) {
+  case CollectiveKind::Allgather:
+  case CollectiveKind::Alltoall:
+  case CollectiveKind::Alltoallv:
+  case CollectiveKind::ReduceScatter:
+    count = "recvcount", type = kind == CollectiveKind::ReduceScatter
+                                    ? "type"
+                                    : "recvtype";
+    break;
+  case CollectiveKind::Scatter:
+  case CollectiveKind::Gather: {
+    // The root's receive (gather) or send (scatter) arguments describe
+    // every block; elsewhere only the other pair is significant.
+    bool scatter = kind == CollectiveKind::Scatter;
+    return std::string("  int rank = 0, size = 0;\n  MPI_Comm_rank(comm, "
+                       "&rank);\n  const bool atRoot = rank == root;\n") +
+           "  MPI_Type_size(atRoot ? " + (scatter ? "sendtype" : "recvtype") +
+           " : " + (scatter ? "recvtype" : "sendtype") +
+           ", &size);\n  const long long bytes = static_cast<long long>("
+           "atRoot ? " +
+           (scatter ? "sendcount" : "recvcount") + " : " +
+           (scatter ? "recvcount" : "sendcount") + ") * size;\n";
+  }
+  default:
+    break;
+  }
+  return "  int size = 0;\n  MPI_Type_size(" + type +
+         ", &size);\n  const long long bytes = static_cast<long long>(" +
+         count + ") * size;\n";
+}
 
 std::optional<Binding> bindingFor(CollectiveKind kind) {
   switch (kind) {
@@ -219,12 +272,7 @@ private:
     return llvm::StringRef(begin, end - begin).trim().str();
   }
 
-  std::string where(llvm::SMLoc loc) {
-    if (!options.sourceMgr || !loc.isValid())
-      return options.specName;
-    return options.specName + ":" +
-           std::to_string(options.sourceMgr->getLineAndColumn(loc).first);
-  }
+  std::string where(llvm::SMLoc loc) { return sourcePlace(options, loc); }
 
   /// The topology's number of ranks as a C++ expression over its dimensions
   /// (ir::countRanks, printed).
@@ -482,12 +530,7 @@ collc::emit::emitCpp(const Program &program,
          << "#include <cstdint>\n\n"
          << nsOpen;
 
-  auto location = [&](llvm::SMLoc loc) {
-    if (!options.sourceMgr || !loc.isValid())
-      return options.specName;
-    return options.specName + ":" +
-           std::to_string(options.sourceMgr->getLineAndColumn(loc).first);
-  };
+  auto location = [&](llvm::SMLoc loc) { return sourcePlace(options, loc); };
 
   for (const VerifiedSchedule &v : schedules) {
     const ir::Schedule &s = *v.schedule;
@@ -511,12 +554,32 @@ collc::emit::emitCpp(const Program &program,
     source << bodyOs.str() << "\n";
   }
 
+  // A collective resolved to several schedules by message size (library/
+  // Library.h, `using auto`) gets a function that picks one at run time;
+  // one resolved to a single schedule is that schedule, already emitted.
   for (const CollectiveDef &c : program.collectives) {
-    const VerifiedSchedule *target = nullptr;
-    for (const VerifiedSchedule &v : schedules)
-      if (v.schedule->name == c.algorithm)
-        target = &v;
-    if (!target)
+    if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
+        !program.findSchedule(c.algorithm)) {
+      std::optional<alltoallv::Algorithm> algo =
+          alltoallv::parseAlgorithm(c.algorithm);
+      if (!algo)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       location(c.loc) + ": alltoallv `" +
+                                           c.name + "` needs `using` one of "
+                                           "direct, two_stage_random, "
+                                           "two_stage_mesh, four_stage");
+      llvm::Expected<alltoallv::EmittedCollective> e =
+          alltoallv::emitCollective(c.name, *algo, c.topology.numRanks(),
+                                    location(c.loc), /*timeoutSeconds=*/60);
+      if (!e)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       location(c.loc) + ": " +
+                                           llvm::toString(e.takeError()));
+      header << e->declaration;
+      source << e->definition;
+      continue;
+    }
+    if (c.resolved.size() < 2)
       continue;
     std::optional<Binding> b = bindingFor(c.collective.kind);
     if (!b)
@@ -524,10 +587,17 @@ collc::emit::emitCpp(const Program &program,
     std::string comment = "// Collective `" + c.name + "` (" +
                           location(c.loc) + "): " +
                           verify::describeCollective(c.collective) +
-                          ", by schedule `" + c.algorithm + "`.\n";
+                          ", the cheapest proved schedule for the size of "
+                          "its message (m = count elements).\n";
     header << comment << "int " << c.name << "(" << b->params << ");\n\n";
-    source << comment << "int " << c.name << "(" << b->params
-           << ") {\n  return " << c.algorithm << "(" << b->args << ");\n}\n\n";
+    source << comment << "int " << c.name << "(" << b->params << ") {\n"
+           << blockBytes(c.collective.kind);
+    for (size_t i = c.resolved.size(); i-- > 1;)
+      source << "  if (bytes >= " << c.resolved[i].fromBytes << "LL)\n"
+             << "    return " << c.resolved[i].schedule << "(" << b->args
+             << ");\n";
+    source << "  return " << c.resolved[0].schedule << "(" << b->args
+           << ");\n}\n\n";
   }
   header << nsClose;
   source << nsClose;

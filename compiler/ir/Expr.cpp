@@ -363,6 +363,28 @@ ExprRef collc::ir::fold(const ExprRef &e) {
   return copy;
 }
 
+collc::ir::ExprRef collc::ir::substitute(
+    const ExprRef &e, const std::function<ExprRef(const Expr &var)> &replace) {
+  if (!e)
+    return e;
+  if (e->op == ExprOp::Var) {
+    ExprRef replacement = replace(*e);
+    return replacement ? replacement : e;
+  }
+  bool changed = false;
+  std::vector<ExprRef> args;
+  args.reserve(e->args.size());
+  for (const ExprRef &a : e->args) {
+    args.push_back(substitute(a, replace));
+    changed |= args.back() != a;
+  }
+  if (!changed)
+    return e;
+  auto copy = std::make_shared<Expr>(*e);
+  copy->args = std::move(args);
+  return copy;
+}
+
 void collc::ir::collectSlots(const Expr &e, std::vector<unsigned> &slots) {
   if (e.op == ExprOp::Var) {
     if (!llvm::is_contained(slots, e.slot))

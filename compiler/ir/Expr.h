@@ -105,6 +105,11 @@ std::string print(const Expr &e);
 /// Folds constant sub-expressions; the result is equivalent under evaluate().
 ExprRef fold(const ExprRef &e);
 
+/// The expression with every variable v replaced by replace(v) (or kept
+/// when that returns null).
+ExprRef substitute(const ExprRef &e,
+                   const std::function<ExprRef(const Expr &var)> &replace);
+
 /// Every slot the expression reads.
 void collectSlots(const Expr &e, std::vector<unsigned> &slots);
 

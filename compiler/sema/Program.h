@@ -34,9 +34,16 @@ struct CollectiveDef {
   std::string name;
   ir::Collective collective;
   Topology topology;
-  std::string algorithm; // empty: chosen by cost
+  std::string algorithm; // empty or "auto": chosen by cost
   llvm::SMLoc loc;
   llvm::SMLoc algorithmLoc;
+  /// The schedules it resolved to (library/Library.h), in Program::schedules:
+  /// each applies to messages from `fromBytes` up to the next one's.
+  struct Resolved {
+    std::string schedule;
+    int64_t fromBytes = 0;
+  };
+  std::vector<Resolved> resolved;
 };
 
 struct Program {

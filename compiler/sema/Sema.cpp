@@ -859,7 +859,10 @@ void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
   def.collective = *c;
   def.topology = *topo;
   def.loc = locOf(decl);
-  if (decl.algorithm) {
+  // `using auto` is the same as no `using`: chosen by cost.
+  if (decl.algorithm && decl.algorithm->name == "auto") {
+    def.algorithmLoc = locOf(*decl.algorithm);
+  } else if (decl.algorithm) {
     def.algorithm = decl.algorithm->name;
     def.algorithmLoc = locOf(*decl.algorithm);
     if (const ir::Schedule *s = program.findSchedule(def.algorithm)) {
@@ -874,6 +877,23 @@ void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
       }
     } else if (!libraryAlgorithm(*decl.algorithm, c->kind, topo->kind(),
                                  topo->describe())) {
+      return;
+    }
+  }
+  // 001 §3.1.3: A3 arranges the nodes in a sqrt(P) x sqrt(P) mesh.
+  if (c->kind == ir::CollectiveKind::Alltoallv &&
+      def.algorithm == "two_stage_mesh" &&
+      !program.findSchedule(def.algorithm)) {
+    int64_t n = topo->numRanks(), side = 0;
+    while ((side + 1) * (side + 1) <= n)
+      ++side;
+    if (side * side != n) {
+      diags.error(locOf(*decl.algorithm),
+                  "two_stage_mesh (001 §3.1.3, A3) needs a perfect square "
+                  "number of ranks, not " +
+                      std::to_string(n) + "; four_stage (A4) runs on any "
+                                          "number",
+                  rangeOf(*decl.algorithm));
       return;
     }
   }

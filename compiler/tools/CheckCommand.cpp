@@ -26,7 +26,7 @@ int runCheck() {
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   size_t topologies = 0, models = 0, collectives = 0, schedules = 0;
   for (const std::string &file : checkFiles) {
-    llvm::Expected<Program> program = loadProgram(file, diags);
+    llvm::Expected<Program> program = loadResolved(file, diags);
     if (!program) {
       llvm::consumeError(program.takeError()); // already reported
       continue;
@@ -34,7 +34,10 @@ int runCheck() {
     topologies += program->topologies.size();
     models += program->models.size();
     collectives += program->collectives.size();
+    // Declared schedules; those the collectives resolved to come after.
     schedules += program->schedules.size();
+    for (const CollectiveDef &c : program->collectives)
+      schedules -= c.resolved.size();
   }
   if (diags.hasErrors()) {
     llvm::errs() << "collc: " << plural(diags.errorCount(), "error") << "\n";

@@ -4,6 +4,9 @@
 // driver runs the one the command line selects. Adding a subcommand is
 // adding a file.
 
+#include "library/Library.h"
+#include "sema/Program.h"
+#include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -35,6 +38,15 @@ struct CommandRegistration {
 
 /// "1 file", "3 topologies".
 std::string plural(size_t n, llvm::StringRef word);
+
+/// Reads, checks and resolves FILE: its collective declarations become
+/// schedules from the algorithm library (library/Library.h), loaded once per
+/// SourceMgr from library::defaultDirectory. `choices`, when given, gets
+/// what each collective resolved to. Errors are reported through diags.
+llvm::Expected<Program> loadResolved(
+    llvm::StringRef path, DiagnosticEngine &diags,
+    std::vector<std::pair<std::string, std::vector<library::Choice>>>
+        *choices = nullptr);
 
 /// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
 std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);

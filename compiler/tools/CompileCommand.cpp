@@ -71,7 +71,7 @@ int runCompile() {
     options.params.push_back(*r);
   }
 
-  llvm::Expected<Program> program = loadProgram(compileFile, diags);
+  llvm::Expected<Program> program = loadResolved(compileFile, diags);
   if (!program) {
     llvm::consumeError(program.takeError());
     return ExitInputError;

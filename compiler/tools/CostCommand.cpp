@@ -86,6 +86,15 @@ llvm::Expected<std::vector<int64_t>> chooseParams(const ir::Schedule &s) {
   }
   if (costP > 0)
     return cost::paramsForRanks(s, costP);
+  // A collective's schedule (library/Library.h) has one member.
+  if (llvm::all_of(s.params, [](const ir::Parameter &q) {
+        return q.range && q.range->first == q.range->second;
+      }) && !s.params.empty()) {
+    std::vector<int64_t> out;
+    for (const ir::Parameter &q : s.params)
+      out.push_back(q.range->first);
+    return out;
+  }
   if (s.params.empty())
     return std::vector<int64_t>{};
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -113,7 +122,8 @@ int runCost() {
   size_t priced = 0;
   llvm::json::Array jsonSchedules;
   for (const std::string &file : costFiles) {
-    llvm::Expected<Program> program = loadProgram(file, diags);
+    std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
+    llvm::Expected<Program> program = loadResolved(file, diags, &choices);
     if (!program) {
       llvm::consumeError(program.takeError());
       exitCode = ExitInputError;
@@ -205,6 +215,11 @@ int runCost() {
       }
 
       llvm::raw_ostream &os = llvm::outs();
+      for (const auto &[collective, picked] : choices)
+        for (const library::Choice &c : picked)
+          if (c.schedule.name == schedule.name)
+            os << "collective " << collective << ": " << library::describe(c)
+               << "\n";
       os << "schedule " << schedule.name << " : "
          << verify::describeCollective(schedule.collective) << " on "
          << verify::describeTopology(schedule.topology) << ", "

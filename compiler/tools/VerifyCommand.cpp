@@ -158,7 +158,8 @@ int runVerify() {
   llvm::json::Array jsonSchedules;
   size_t verified = 0;
   for (const std::string &file : verifyFiles) {
-    llvm::Expected<Program> program = loadProgram(file, diags);
+    std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
+    llvm::Expected<Program> program = loadResolved(file, diags, &choices);
     if (!program) {
       llvm::consumeError(program.takeError());
       worsen(ExitInputError);
@@ -190,6 +191,11 @@ int runVerify() {
         break;
       }
       if (verifyFormat == Format::Text) {
+        for (const auto &[collective, picked] : choices)
+          for (const library::Choice &c : picked)
+            if (c.schedule.name == schedule.name)
+              llvm::outs() << "collective " << collective << ": "
+                 << library::describe(c) << "\n";
         verify::printText(schedule, *report, llvm::outs());
         continue;
       }

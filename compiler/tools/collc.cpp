@@ -5,10 +5,13 @@
 
 #include "tools/Commands.h"
 
+#include "sema/Sema.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,8 @@ std::vector<Registered> &registry() {
   return commands;
 }
 
+const char *argv0 = "collc";
+
 } // namespace
 
 cl::OptionCategory &collc::tools::category() {
@@ -50,6 +55,31 @@ std::string collc::tools::plural(size_t n, llvm::StringRef word) {
   if (word.endswith("y"))
     return std::to_string(n) + " " + word.drop_back().str() + "ies";
   return std::to_string(n) + " " + word.str() + "s";
+}
+
+llvm::Expected<collc::Program> collc::tools::loadResolved(
+    llvm::StringRef path, collc::DiagnosticEngine &diags,
+    std::vector<std::pair<std::string, std::vector<collc::library::Choice>>>
+        *choices) {
+  llvm::Expected<collc::Program> program = collc::loadProgram(path, diags);
+  if (!program || program->collectives.empty() || diags.hasErrors())
+    return program;
+  // The library's sources join the SourceMgr, so counterexamples in its
+  // schedules point into them; one copy per SourceMgr.
+  static std::map<const llvm::SourceMgr *, collc::library::Library> loaded;
+  auto it = loaded.find(&diags.getSourceMgr());
+  if (it == loaded.end()) {
+    llvm::Expected<collc::library::Library> lib = collc::library::load(
+        collc::library::defaultDirectory(argv0), diags);
+    if (!lib) {
+      diags.error(llvm::toString(lib.takeError()));
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no algorithm library");
+    }
+    it = loaded.emplace(&diags.getSourceMgr(), std::move(*lib)).first;
+  }
+  collc::library::resolveAll(*program, it->second, diags, choices);
+  return program;
 }
 
 std::optional<std::pair<int64_t, int64_t>>
@@ -77,6 +107,7 @@ collc::tools::parseParamOption(llvm::StringRef text) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  argv0 = argv[0];
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "collc " << COLLC_VERSION
        << "\n  a formally checked schedule compiler for collective "

@@ -1,0 +1,555 @@
+#include "library/Library.h"
+
+#include "cost/Cost.h"
+#include "ir/Instantiate.h"
+#include "sema/Sema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+using namespace collc;
+using namespace collc::library;
+using ir::CollectiveKind;
+using ir::Expr;
+using ir::ExprOp;
+using ir::ExprRef;
+
+std::vector<const ir::Schedule *> Library::schedules() const {
+  std::vector<const ir::Schedule *> out;
+  for (const Program &file : files)
+    for (const ir::Schedule &s : file.schedules)
+      out.push_back(&s);
+  return out;
+}
+
+std::string library::defaultDirectory(const char *argv0) {
+  if (const char *env = std::getenv("COLLC_LIBRARY"))
+    return env;
+  // An installed collc: PREFIX/bin/collc and PREFIX/share/collc/library.
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&library::defaultDirectory));
+  if (!exe.empty()) {
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(dir, "share", "collc", "library");
+    if (llvm::sys::fs::is_directory(dir))
+      return std::string(dir);
+  }
+  return COLLC_SOURCE_LIBRARY_DIR;
+}
+
+llvm::Expected<Library> library::load(llvm::StringRef directory,
+                                      DiagnosticEngine &diags) {
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       it != end && !ec; it.increment(ec))
+    if (llvm::sys::path::extension(it->path()) == ".coll")
+      paths.push_back(it->path());
+  if (ec || paths.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "cannot read the algorithm library in '%s'%s%s (set COLLC_LIBRARY "
+        "to its directory)",
+        directory.str().c_str(), ec ? ": " : "",
+        ec ? ec.message().c_str() : ": no .coll files");
+  llvm::sort(paths);
+  Library library;
+  for (const std::string &path : paths) {
+    unsigned errorsBefore = diags.errorCount();
+    llvm::Expected<Program> file = loadProgram(path, diags);
+    if (!file)
+      return file.takeError();
+    if (diags.errorCount() != errorsBefore)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the algorithm library file '%s' has "
+                                     "errors",
+                                     path.c_str());
+    library.files.push_back(std::move(*file));
+  }
+  return library;
+}
+
+const CostModel &library::defaultModel() {
+  static const CostModel model{"default", 1e-6, 0.25e-9, PortModel::Single,
+                               llvm::SMLoc()};
+  return model;
+}
+
+namespace {
+
+bool isRooted(CollectiveKind kind) {
+  return kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce ||
+         kind == CollectiveKind::Scatter || kind == CollectiveKind::Gather;
+}
+
+/// Which chunk coordinates name ranks (simulate/Semantics.h's table).
+bool originIsRank(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::Broadcast:
+  case CollectiveKind::Allgather:
+  case CollectiveKind::Scatter:
+  case CollectiveKind::Gather:
+  case CollectiveKind::Alltoall:
+  case CollectiveKind::Alltoallv:
+  case CollectiveKind::Shift:
+    return true;
+  default:
+    return false;
+  }
+}
+bool destIsRank(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::Reduce:
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::Scatter:
+  case CollectiveKind::Gather:
+  case CollectiveKind::Alltoall:
+  case CollectiveKind::Alltoallv:
+  case CollectiveKind::Shift:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The dimensions a topology of kind `from` must have to sit inside
+/// `target` with the same ranks: every channel of it is one of target's.
+std::optional<std::vector<int64_t>> embeddedDims(TopologyKind from,
+                                                 const Topology &target) {
+  TopologyKind to = target.kind();
+  std::vector<int64_t> dims(target.dims().begin(), target.dims().end());
+  int64_t n = target.numRanks();
+  if (from == to)
+    return dims;
+  if (from == TopologyKind::Linear && to == TopologyKind::Ring)
+    return std::vector<int64_t>{n};
+  if (from == TopologyKind::Mesh && to == TopologyKind::Torus)
+    return dims;
+  if (to == TopologyKind::Full) {
+    if (from == TopologyKind::Ring || from == TopologyKind::Linear)
+      return std::vector<int64_t>{n};
+    if (from == TopologyKind::Hypercube && (n & (n - 1)) == 0) {
+      int64_t d = 0;
+      while ((int64_t(1) << d) < n)
+        ++d;
+      return std::vector<int64_t>{d};
+    }
+  }
+  return std::nullopt;
+}
+
+/// A symmetry of the target that moves ranks: sigma(x) and its inverse as
+/// expressions over x.
+struct Symmetry {
+  std::function<ExprRef(ExprRef)> forward, inverse;
+};
+
+ExprRef num(int64_t v) { return Expr::constant(v); }
+ExprRef bin(ExprOp op, ExprRef a, ExprRef b) {
+  return Expr::binary(op, std::move(a), std::move(b));
+}
+
+/// Per-coordinate rotation of a row-major array of `dims` by `shift`.
+ExprRef rotate(ExprRef x, llvm::ArrayRef<int64_t> dims,
+               llvm::ArrayRef<int64_t> shift) {
+  if (dims.size() == 1)
+    return shift[0] == 0 ? x
+                         : bin(ExprOp::Mod, bin(ExprOp::Add, x, num(shift[0])),
+                               num(dims[0]));
+  ExprRef sum;
+  int64_t stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    ExprRef coordinate = bin(ExprOp::Mod, bin(ExprOp::Div, x, num(stride)),
+                             num(dims[i]));
+    ExprRef moved = bin(ExprOp::Mul,
+                        bin(ExprOp::Mod,
+                            bin(ExprOp::Add, coordinate, num(shift[i])),
+                            num(dims[i])),
+                        num(stride));
+    sum = sum ? bin(ExprOp::Add, moved, sum) : moved;
+    stride *= dims[i];
+  }
+  return sum;
+}
+
+/// The symmetry of `target` that maps rank `to` to rank `from`, if the
+/// topology has one that preserves its routes.
+std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
+                                        int64_t from) {
+  switch (target.kind()) {
+  case TopologyKind::Hypercube: {
+    int64_t k = to ^ from;
+    auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
+    return Symmetry{x, x};
+  }
+  case TopologyKind::Ring:
+  case TopologyKind::Full:
+  case TopologyKind::Torus: {
+    std::vector<int64_t> dims =
+        target.kind() == TopologyKind::Torus
+            ? std::vector<int64_t>(target.dims().begin(), target.dims().end())
+            : std::vector<int64_t>{target.numRanks()};
+    // Coordinates of both ranks, row-major.
+    std::vector<int64_t> forward(dims.size()), backward(dims.size());
+    int64_t a = to, b = from;
+    for (size_t i = dims.size(); i-- > 0;) {
+      int64_t ca = a % dims[i], cb = b % dims[i];
+      a /= dims[i];
+      b /= dims[i];
+      forward[i] = ((cb - ca) % dims[i] + dims[i]) % dims[i];
+      backward[i] = (dims[i] - forward[i]) % dims[i];
+    }
+    return Symmetry{
+        [dims, forward](ExprRef e) { return rotate(e, dims, forward); },
+        [dims, backward](ExprRef e) { return rotate(e, dims, backward); }};
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Renames the ranks of `s`: rank x of the result does what rank sigma(x)
+/// does in `s`.
+void relabel(ir::Schedule &s, const Symmetry &sigma) {
+  CollectiveKind kind = s.collective.kind;
+  ExprRef rank = Expr::var("r", ir::SlotRank);
+  ExprRef sigmaRank = sigma.forward(rank);
+  auto ofRank = [&](const ExprRef &e) {
+    return ir::substitute(e, [&](const Expr &v) -> ExprRef {
+      return v.slot == ir::SlotRank ? sigmaRank : nullptr;
+    });
+  };
+  auto ofChunk = [&](const ExprRef &e) {
+    return ir::substitute(e, [&](const Expr &v) -> ExprRef {
+      if (v.slot == ir::SlotRank)
+        return sigmaRank;
+      if (v.slot == ir::SlotOrigin && originIsRank(kind))
+        return sigma.forward(Expr::var("origin", ir::SlotOrigin));
+      if (v.slot == ir::SlotDest && destIsRank(kind))
+        return sigma.forward(Expr::var("dest", ir::SlotDest));
+      return nullptr;
+    });
+  };
+  std::function<void(std::vector<ir::BodyItem> &)> walk =
+      [&](std::vector<ir::BodyItem> &items) {
+        for (ir::BodyItem &item : items) {
+          if (auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item)) {
+            auto copy = std::make_shared<ir::Loop>(**loop);
+            walk(copy->body);
+            *loop = std::move(copy);
+            continue;
+          }
+          for (ir::TransferRule &rule : std::get<ir::Step>(item).rules) {
+            rule.guard = ofRank(rule.guard);
+            rule.peer = sigma.inverse(ofRank(rule.peer));
+            rule.selector = ofChunk(rule.selector);
+            for (ir::Delivery &d : rule.into)
+              d.when = ofRank(d.when);
+          }
+        }
+      };
+  walk(s.body);
+  s.chunks = ofRank(s.chunks);
+}
+
+/// Why a schedule does not fit, for the error's notes.
+struct Rejection {
+  const ir::Schedule *schedule;
+  std::string reason;
+};
+
+/// `family` specialised to `def`, or why not.
+llvm::Expected<Choice> specialise(const ir::Schedule &family,
+                                  const CollectiveDef &def) {
+  auto fail = [](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                   why.str().c_str());
+  };
+  const Topology &target = def.topology;
+  const ir::Collective &want = def.collective;
+  if (family.collective.kind != want.kind)
+    return fail("it implements " +
+                ir::collectiveKindName(family.collective.kind));
+  if (want.kind == CollectiveKind::Shift &&
+      family.collective.shift != want.shift)
+    return fail("it shifts by " + llvm::Twine(family.collective.shift));
+
+  std::optional<std::vector<int64_t>> dims =
+      embeddedDims(family.topology.kind, target);
+  if (!dims)
+    return fail("it runs on " +
+                llvm::StringRef(topologyKindName(family.topology.kind)) +
+                ", which " + target.describe() + " does not contain");
+  if (dims->size() != family.topology.dims.size())
+    return fail("its topology has " +
+                llvm::Twine(family.topology.dims.size()) + " dimensions");
+
+  // Solve the parameters from the dimensions: each dimension is a parameter
+  // or a constant (sema keeps them so).
+  std::vector<int64_t> env(family.numSlots(), 0);
+  std::vector<bool> bound(family.numSlots(), false);
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const Expr &d = *family.topology.dims[i];
+    if (d.op == ExprOp::Var) {
+      if (bound[d.slot] && env[d.slot] != (*dims)[i])
+        return fail("no member has dimensions " + target.describe());
+      env[d.slot] = (*dims)[i];
+      bound[d.slot] = true;
+    }
+  }
+  std::vector<int64_t> params;
+  for (const ir::Parameter &param : family.params) {
+    if (!bound[param.slot]) {
+      if (!param.range || param.range->first != param.range->second)
+        return fail("its parameter '" + param.name +
+                    "' is not set by the topology");
+      env[param.slot] = param.range->first;
+    }
+    params.push_back(env[param.slot]);
+  }
+  for (size_t i = 0; i < dims->size(); ++i) {
+    ir::EvalResult v = ir::evaluate(*family.topology.dims[i], env);
+    if (!v.ok() || v.value != (*dims)[i])
+      return fail("no member has dimensions " + target.describe());
+  }
+  if (target.kind() == TopologyKind::Graph ||
+      target.kind() == TopologyKind::Tree) {
+    llvm::Expected<Topology> own =
+        Topology::make(family.topology.kind, *dims, family.topology.edges);
+    if (!own) {
+      llvm::consumeError(own.takeError());
+      return fail("its topology is not " + target.describe());
+    }
+    if (own->channels() != target.channels())
+      return fail("its " + own->describe() + " has other links than " +
+                  target.describe());
+  }
+
+  Choice choice;
+  choice.source = family.name;
+  ir::Schedule &s = choice.schedule;
+  s = family;
+  s.name = def.name;
+  s.loc = def.loc;
+  for (size_t i = 0; i < s.params.size(); ++i)
+    s.params[i].range = std::make_pair(params[i], params[i]);
+  s.topology.kind = target.kind();
+  s.topology.dims.clear();
+  for (int64_t d : target.dims())
+    s.topology.dims.push_back(Expr::constant(d));
+  s.topology.edges.clear();
+  for (const Channel &c : target.channels())
+    if (target.kind() == TopologyKind::Graph && c.from < c.to)
+      s.topology.edges.emplace_back(c.from, c.to);
+  s.topology.loc = def.loc;
+
+  if (isRooted(want.kind) && family.collective.root != want.root) {
+    std::optional<Symmetry> sigma =
+        symmetryMapping(target, want.root, family.collective.root);
+    if (!sigma)
+      return fail("its root is " + llvm::Twine(family.collective.root) +
+                  " and " + target.describe() +
+                  " has no symmetry that moves it to " +
+                  llvm::Twine(want.root));
+    relabel(s, *sigma);
+    choice.relabelling =
+        "rank r plays " +
+        ir::print(*sigma->forward(Expr::var("r", ir::SlotRank)));
+  }
+  s.collective = want;
+  return choice;
+}
+
+/// Costs a choice under the model's port model; nullopt when it does not
+/// simulate correctly there.
+std::optional<cost::ScheduleCost> price(const Choice &c,
+                                        const CostModel &model,
+                                        std::string &why) {
+  std::vector<int64_t> params;
+  for (const ir::Parameter &p : c.schedule.params)
+    params.push_back(p.range->first);
+  llvm::Expected<cost::ScheduleCost> priced =
+      cost::costOf(c.schedule, params, model.ports);
+  if (!priced) {
+    why = llvm::toString(priced.takeError());
+    return std::nullopt;
+  }
+  if (!priced->valid) {
+    why = "it does not simulate correctly there";
+    return std::nullopt;
+  }
+  return std::move(*priced);
+}
+
+std::string rejections(llvm::ArrayRef<Rejection> rejected) {
+  std::string out;
+  for (const Rejection &r : rejected)
+    out += "\n  " + r.schedule->name + ": " + r.reason;
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Choice>>
+library::resolve(const CollectiveDef &def, const Program &file,
+                 const Library &lib, const CostModel &model) {
+  std::string what = ir::collectiveKindName(def.collective.kind).str() +
+                     " on " + def.topology.describe();
+  bool automatic = def.algorithm.empty() || def.algorithm == "auto";
+
+  // `using s` with s a schedule of the file: that one.
+  if (const ir::Schedule *own = automatic ? nullptr
+                                          : file.findSchedule(def.algorithm)) {
+    llvm::Expected<Choice> c = specialise(*own, def);
+    if (c)
+      c->fromLibrary = false;
+    if (!c)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(), "schedule '%s' cannot run %s: %s",
+          own->name.c_str(), what.c_str(),
+          llvm::toString(c.takeError()).c_str());
+    return std::vector<Choice>{std::move(*c)};
+  }
+
+  std::vector<std::pair<Choice, cost::ScheduleCost>> fits;
+  std::vector<Rejection> rejected;
+  for (const ir::Schedule *s : lib.schedules()) {
+    if (s->collective.kind != def.collective.kind)
+      continue;
+    if (!automatic && s->algorithm != def.algorithm)
+      continue;
+    llvm::Expected<Choice> c = specialise(*s, def);
+    if (!c) {
+      rejected.push_back({s, llvm::toString(c.takeError())});
+      continue;
+    }
+    std::string why;
+    std::optional<cost::ScheduleCost> priced = price(*c, model, why);
+    if (!priced) {
+      rejected.push_back({s, why});
+      continue;
+    }
+    c->startups = priced->startups;
+    c->words = priced->words.str();
+    fits.emplace_back(std::move(*c), std::move(*priced));
+  }
+  if (fits.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",
+        automatic ? "schedule for " : "",
+        automatic ? "" : ("'" + def.algorithm + "' schedule for ").c_str(),
+        what.c_str(),
+        rejected.empty() ? ""
+                         : ("; it has" + rejections(rejected)).c_str());
+
+  // A schedule without renaming is preferred to an equal one with it.
+  auto cheaper = [&](size_t a, size_t b, double bytes) {
+    double ta = fits[a].second.seconds(model.ts, model.twPerByte, bytes);
+    double tb = fits[b].second.seconds(model.ts, model.twPerByte, bytes);
+    if (ta != tb)
+      return ta < tb;
+    if (fits[a].second.words.toDouble() != fits[b].second.words.toDouble())
+      return fits[a].second.words.toDouble() < fits[b].second.words.toDouble();
+    return fits[a].first.relabelling.size() < fits[b].first.relabelling.size();
+  };
+  // The lower envelope of the lines A·t_s + B·m·t_w over m >= 0: start with
+  // the cheapest at m = 0, then move to whichever line with a smaller B
+  // crosses first.
+  std::vector<Choice> out;
+  size_t current = 0;
+  for (size_t i = 1; i < fits.size(); ++i)
+    if (cheaper(i, current, 0))
+      current = i;
+  int64_t from = 0;
+  while (true) {
+    Choice c = fits[current].first;
+    c.fromBytes = from;
+    out.push_back(std::move(c));
+    if (!automatic)
+      break;
+    const cost::ScheduleCost &cur = fits[current].second;
+    std::optional<size_t> next;
+    double nextAt = 0;
+    for (size_t i = 0; i < fits.size(); ++i) {
+      const cost::ScheduleCost &o = fits[i].second;
+      double dB = cur.words.toDouble() - o.words.toDouble();
+      if (dB <= 0 || model.twPerByte <= 0)
+        continue;
+      double at = (o.startups - cur.startups) * model.ts /
+                  (dB * model.twPerByte);
+      at = std::max(at, static_cast<double>(from));
+      if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
+        next = i, nextAt = at;
+    }
+    if (!next || nextAt > 1e18)
+      break;
+    current = *next;
+    from = static_cast<int64_t>(nextAt) + 1;
+  }
+  return out;
+}
+
+std::string library::describe(const Choice &c) {
+  std::string out = std::string(c.fromLibrary ? "from library schedule '"
+                                               : "from schedule '") +
+                    c.source + "'";
+  if (!c.schedule.algorithm.empty()) {
+    out += " (" + c.schedule.algorithm;
+    for (const AlgorithmInfo &a : knownAlgorithms())
+      if (a.name == c.schedule.algorithm)
+        out += ", " + a.source.str();
+    out += ")";
+  }
+  if (!c.relabelling.empty())
+    out += ", " + c.relabelling;
+  if (c.fromBytes > 0)
+    out += ", for messages of " + std::to_string(c.fromBytes) +
+           " bytes and more";
+  return out;
+}
+
+bool library::resolveAll(
+    Program &program, const Library &lib, DiagnosticEngine &diags,
+    std::vector<std::pair<std::string, std::vector<Choice>>> *choices) {
+  const CostModel &model =
+      program.models.empty() ? defaultModel() : program.models.front();
+  bool ok = true;
+  std::vector<ir::Schedule> resolved;
+  for (CollectiveDef &def : program.collectives) {
+    // Irregular all-to-all patterns depend on P only and are generated for
+    // it (compiler/alltoallv), not taken from the library.
+    if (def.collective.kind == CollectiveKind::Alltoallv)
+      continue;
+    llvm::Expected<std::vector<Choice>> picked =
+        resolve(def, program, lib, model);
+    if (!picked) {
+      diags.error(def.algorithmLoc.isValid() ? def.algorithmLoc : def.loc,
+                  "cannot resolve '" + def.name +
+                      "': " + llvm::toString(picked.takeError()));
+      ok = false;
+      continue;
+    }
+    for (Choice &c : *picked) {
+      // One choice takes the collective's name; several are told apart by
+      // the message size they start at, and the collective's name goes to
+      // the code that picks one at run time.
+      if (picked->size() > 1)
+        c.schedule.name += "_from_" + std::to_string(c.fromBytes) + "_bytes";
+      def.resolved.push_back({c.schedule.name, c.fromBytes});
+      resolved.push_back(c.schedule);
+    }
+    if (choices)
+      choices->emplace_back(def.name, std::move(*picked));
+  }
+  for (ir::Schedule &s : resolved)
+    program.schedules.push_back(std::move(s));
+  return ok;
+}
