@@ -1,0 +1,428 @@
+// The timing program behind `collc bench` and `collc calibrate`: an MPI
+// program that runs one collc-emitted collective (compiled at build time from
+// specs/library by collc_add_spec) and the MPI library's own collective in
+// the same run, interleaved, on the same buffers, and prints raw timings for
+// collc to summarise. Every timed call's result is checked: a checksum of
+// the emitted function's output against the MPI library's on the same input,
+// so a fast wrong answer fails the run (exit 1).
+//
+//   coll_bench --list
+//   coll_bench --collective NAME --schedule S [--root R] --bytes 8,64,...
+//              [--iterations K]
+//   coll_bench --pingpong --bytes 8,64,... [--iterations K]
+//
+// Output (rank 0, one line each, tab-separated):
+//   schedule COLLECTIVE SCHEDULE SPEC_FILE         (--list)
+//   size BYTES ITERATIONS OURS_US,... MPI_US,...   (per size; each sample is
+//                                                  the slowest rank's time)
+//   checked CALLS                                  (every checksum matched)
+//   pingpong BYTES US,...                          (half a round trip)
+//
+// BYTES is the collective's m as in Table 4.1 of seed 000 (and the MPI count
+// argument in bytes): the whole vector for broadcast, reduce, allreduce and
+// scan, each rank's block for allgather, scatter, gather and reduce_scatter,
+// the per-pair block for alltoall(v). Elements are doubles holding small
+// integers, so every sum is exact and results compare bit for bit.
+
+#include "allgather.h"
+#include "allreduce_scan.h"
+#include "alltoall.h"
+#include "broadcast.h"
+#include "scatter_gather.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifndef COLLC_SPECS_DIR
+#define COLLC_SPECS_DIR "specs"
+#endif
+
+namespace {
+
+/// Every argument any collective takes; each row's adapters pick theirs.
+struct Args {
+  const void *send = nullptr;
+  void *recv = nullptr;
+  int count = 0; // elements per block
+  const int *counts = nullptr; // alltoallv: per-peer counts and displacements
+  const int *displs = nullptr;
+  MPI_Datatype type = MPI_DOUBLE;
+  MPI_Op op = MPI_SUM;
+  int root = 0;
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+using Fn = int (*)(const Args &);
+
+/// Which buffers a collective reads and writes, in blocks of `count`.
+enum class Shape {
+  Broadcast,     // recv is the buffer: root's input, everyone's output
+  Reduce,        // send: 1 block; recv: 1 block at the root
+  Allreduce,     // send: 1; recv: 1 everywhere (scan too)
+  Allgather,     // send: 1; recv: p
+  ReduceScatter, // send: p; recv: 1
+  Scatter,       // send: p at the root; recv: 1
+  Gather,        // send: 1; recv: p at the root
+  Alltoall,      // send: p; recv: p (alltoallv: counts[] per peer)
+};
+
+struct Schedule {
+  const char *name; // the library schedule (and emitted function)
+  const char *spec; // its file under specs/library
+  Fn run;
+};
+
+/// One collective of the harness. Adding one (or a schedule for one) is
+/// adding a row below.
+struct Row {
+  const char *collective;
+  Shape shape;
+  Fn mpi; // the MPI library's own collective
+  std::vector<Schedule> schedules;
+};
+
+#define COLLC_BCAST(f) [](const Args &a) { return f(a.recv, a.count, a.type, a.root, a.comm); }
+#define COLLC_REDUCE(f) [](const Args &a) { return f(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); }
+#define COLLC_ALLRED(f) [](const Args &a) { return f(a.send, a.recv, a.count, a.type, a.op, a.comm); }
+#define COLLC_GATHERLIKE(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); }
+#define COLLC_ROOTED(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); }
+
+const std::vector<Row> &rows() {
+  using namespace collc_bench;
+  static const std::vector<Row> table = {
+      {"broadcast", Shape::Broadcast,
+       [](const Args &a) { return MPI_Bcast(a.recv, a.count, a.type, a.root, a.comm); },
+       {{"hypercube_bc", "broadcast.coll", COLLC_BCAST(hypercube_bc)},
+        {"linear_bc", "broadcast.coll", COLLC_BCAST(linear_bc)},
+        {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc)}}},
+      {"reduce", Shape::Reduce,
+       [](const Args &a) { return MPI_Reduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); },
+       {{"hypercube_reduce", "broadcast.coll", COLLC_REDUCE(hypercube_reduce)},
+        {"linear_reduce", "broadcast.coll", COLLC_REDUCE(linear_reduce)},
+        {"ring_reduce", "broadcast.coll", COLLC_REDUCE(ring_reduce)}}},
+      {"allreduce", Shape::Allreduce,
+       [](const Args &a) { return MPI_Allreduce(a.send, a.recv, a.count, a.type, a.op, a.comm); },
+       {{"hypercube_allreduce", "allreduce_scan.coll", COLLC_ALLRED(hypercube_allreduce)}}},
+      {"allgather", Shape::Allgather,
+       [](const Args &a) { return MPI_Allgather(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
+       {{"hypercube_allgather", "allgather.coll", COLLC_GATHERLIKE(hypercube_allgather)},
+        {"ring_allgather", "allgather.coll", COLLC_GATHERLIKE(ring_allgather)}}},
+      {"reduce_scatter", Shape::ReduceScatter,
+       [](const Args &a) { return MPI_Reduce_scatter_block(a.send, a.recv, a.count, a.type, a.op, a.comm); },
+       {{"hypercube_reduce_scatter", "allgather.coll", COLLC_ALLRED(hypercube_reduce_scatter)},
+        {"ring_reduce_scatter", "allgather.coll", COLLC_ALLRED(ring_reduce_scatter)}}},
+      {"scatter", Shape::Scatter,
+       [](const Args &a) { return MPI_Scatter(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); },
+       {{"hypercube_scatter", "scatter_gather.coll", COLLC_ROOTED(hypercube_scatter)},
+        {"linear_scatter", "scatter_gather.coll", COLLC_ROOTED(linear_scatter)}}},
+      {"gather", Shape::Gather,
+       [](const Args &a) { return MPI_Gather(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); },
+       {{"hypercube_gather", "scatter_gather.coll", COLLC_ROOTED(hypercube_gather)},
+        {"linear_gather", "scatter_gather.coll", COLLC_ROOTED(linear_gather)}}},
+      {"scan", Shape::Allreduce,
+       [](const Args &a) { return MPI_Scan(a.send, a.recv, a.count, a.type, a.op, a.comm); },
+       {{"hypercube_scan", "allreduce_scan.coll", COLLC_ALLRED(hypercube_scan)}}},
+      {"alltoall", Shape::Alltoall,
+       [](const Args &a) { return MPI_Alltoall(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
+       {{"pairwise_exchange", "alltoall.coll", COLLC_GATHERLIKE(pairwise_exchange)},
+        {"hypercube_alltoall", "alltoall.coll", COLLC_GATHERLIKE(hypercube_alltoall)},
+        {"ring_alltoall", "alltoall.coll", COLLC_GATHERLIKE(ring_alltoall)}}},
+      // No emitted alltoallv yet: the row is here so that adding its
+      // schedule is one entry.
+      {"alltoallv", Shape::Alltoall,
+       [](const Args &a) {
+         return MPI_Alltoallv(a.send, a.counts, a.displs, a.type, a.recv,
+                              a.counts, a.displs, a.type, a.comm);
+       },
+       {}},
+  };
+  return table;
+}
+
+int rank = 0, size = 1;
+
+[[noreturn]] void die(const std::string &message) {
+  if (rank == 0)
+    std::fprintf(stderr, "coll_bench: error: %s\n", message.c_str());
+  MPI_Finalize();
+  std::exit(2);
+}
+
+std::vector<long long> parseBytes(const char *text) {
+  std::vector<long long> out;
+  for (const char *p = text; *p;) {
+    char *end = nullptr;
+    long long v = std::strtoll(p, &end, 10);
+    if (end == p || v <= 0 || v % 8 != 0)
+      die(std::string("--bytes needs positive multiples of 8 (the element "
+                      "is a double), got '") + text + "'");
+    out.push_back(v);
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',')
+      die(std::string("bad --bytes list '") + text + "'");
+  }
+  return out;
+}
+
+/// Order-sensitive checksum of n doubles' bit patterns.
+uint64_t checksum(const double *data, size_t n) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t bits;
+    std::memcpy(&bits, &data[i], sizeof bits);
+    sum += bits * (2 * i + 1);
+  }
+  return sum;
+}
+
+/// Element i of rank r's input: small integers, distinct across ranks and
+/// blocks, so that sums of up to thousands of them stay exact.
+double inputValue(int r, size_t i) {
+  return static_cast<double>(static_cast<long long>((r * 7919 + i * 31) % 2001) - 1000);
+}
+
+struct Buffers {
+  std::vector<double> input, send, recv;
+  size_t outputElements = 0; // significant output at this rank
+  std::vector<int> counts, displs;
+};
+
+Buffers makeBuffers(Shape shape, size_t count, int root) {
+  const size_t p = static_cast<size_t>(size);
+  size_t sendBlocks = 1, recvBlocks = 1;
+  bool outputHere = true;
+  switch (shape) {
+  case Shape::Broadcast: sendBlocks = 0; break;
+  case Shape::Reduce: outputHere = rank == root; break;
+  case Shape::Allreduce: break;
+  case Shape::Allgather: recvBlocks = p; break;
+  case Shape::ReduceScatter: sendBlocks = p; break;
+  case Shape::Scatter: sendBlocks = rank == root ? p : 0; break;
+  case Shape::Gather: recvBlocks = rank == root ? p : 0; outputHere = rank == root; break;
+  case Shape::Alltoall: sendBlocks = recvBlocks = p; break;
+  }
+  Buffers b;
+  b.input.resize((shape == Shape::Broadcast ? 1 : sendBlocks) * count);
+  for (size_t i = 0; i < b.input.size(); ++i)
+    b.input[i] = inputValue(rank, i);
+  b.send = b.input;
+  b.recv.resize(std::max<size_t>(recvBlocks, 1) * count);
+  b.outputElements = outputHere ? recvBlocks * count : 0;
+  for (size_t i = 0; i < p; ++i) {
+    b.counts.push_back(static_cast<int>(count));
+    b.displs.push_back(static_cast<int>(i * count));
+  }
+  return b;
+}
+
+/// Before each call: the output poisoned (so a function that writes
+/// nothing cannot pass), the broadcast root's data in place.
+void prepare(Shape shape, Buffers &b, int root) {
+  std::fill(b.recv.begin(), b.recv.end(), -0.5);
+  if (shape == Shape::Broadcast && rank == root)
+    std::copy(b.input.begin(), b.input.end(), b.recv.begin());
+}
+
+void printSamples(const std::vector<double> &us) {
+  for (size_t i = 0; i < us.size(); ++i)
+    std::printf("%s%.3f", i ? "," : "", us[i]);
+}
+
+/// Times `ours` and `mpi` at every size; returns the number of checked calls.
+long long runCollective(const Row &row, const Schedule &schedule, int root,
+                        const std::vector<long long> &sizes, int iterations) {
+  long long checked = 0;
+  for (long long bytes : sizes) {
+    const size_t count = static_cast<size_t>(bytes / 8);
+    if (count > static_cast<size_t>(INT32_MAX / std::max(size, 1)))
+      die("message too large for an int count");
+    Buffers b = makeBuffers(row.shape, count, root);
+    Args args;
+    args.send = b.send.empty() ? nullptr : b.send.data();
+    args.recv = b.recv.data();
+    args.count = static_cast<int>(count);
+    args.counts = b.counts.data();
+    args.displs = b.displs.data();
+    args.root = root;
+    int k = iterations;
+    if (k <= 0) // about 64 MiB moved per rank and variant, 5..200 calls
+      k = static_cast<int>(std::clamp<long long>(
+          (64ll << 20) / (bytes * std::max(size, 2)), 5, 200));
+    const int warmup = std::min(k, 3);
+    std::vector<double> oursUs, mpiUs;
+    for (int it = -warmup; it < k; ++it) {
+      // Interleaved, alternating which goes first, so drift and cache
+      // effects fall on both alike.
+      double t[2] = {0, 0};
+      uint64_t sums[2] = {0, 0};
+      for (int turn = 0; turn < 2; ++turn) {
+        const int which = (it & 1) ? 1 - turn : turn; // 0 ours, 1 MPI
+        prepare(row.shape, b, root);
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double start = MPI_Wtime();
+        int rc = which == 0 ? schedule.run(args) : row.mpi(args);
+        t[which] = MPI_Wtime() - start;
+        if (rc != MPI_SUCCESS) {
+          std::fprintf(stderr, "coll_bench: rank %d: %s returned error %d\n",
+                       rank, which == 0 ? schedule.name : "MPI", rc);
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        sums[which] = checksum(b.recv.data(), b.outputElements);
+      }
+      int bad = sums[0] != sums[1], anyBad = 0;
+      MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (anyBad) {
+        if (bad)
+          std::fprintf(stderr,
+                       "coll_bench: rank %d: checksum mismatch: %s at %lld "
+                       "bytes, call %d: collc's result %016llx, MPI's "
+                       "%016llx\n",
+                       rank, schedule.name, bytes, it + warmup,
+                       static_cast<unsigned long long>(sums[0]),
+                       static_cast<unsigned long long>(sums[1]));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+          std::fprintf(stderr, "coll_bench: FAIL: %s gave a wrong result\n",
+                       schedule.name);
+        MPI_Finalize();
+        std::exit(1);
+      }
+      if (it < 0)
+        continue;
+      ++checked;
+      // The call's time is the slowest rank's.
+      double slowest[2];
+      MPI_Reduce(t, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      oursUs.push_back(slowest[0] * 1e6);
+      mpiUs.push_back(slowest[1] * 1e6);
+    }
+    if (rank == 0) {
+      std::printf("size\t%lld\t%d\t", bytes, k);
+      printSamples(oursUs);
+      std::printf("\t");
+      printSamples(mpiUs);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  return checked;
+}
+
+/// Ping-pong between ranks 2i and 2i+1 (all pairs at once); each sample is
+/// the slowest pair's half round trip.
+void runPingPong(const std::vector<long long> &sizes, int iterations) {
+  if (size < 2)
+    die("--pingpong needs at least 2 ranks");
+  const int peer = rank ^ 1;
+  const bool active = peer < size;
+  for (long long bytes : sizes) {
+    std::vector<char> buf(static_cast<size_t>(bytes), 1);
+    int k = iterations > 0 ? iterations
+                           : static_cast<int>(std::clamp<long long>(
+                                 (256ll << 20) / bytes, 10, 1000));
+    std::vector<double> us;
+    for (int it = -std::min(k, 5); it < k; ++it) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double start = MPI_Wtime();
+      if (active) {
+        if (rank % 2 == 0) {
+          MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+          MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+          MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+        }
+      }
+      double half = (MPI_Wtime() - start) / 2, slowest = 0;
+      MPI_Reduce(&half, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (it >= 0)
+        us.push_back(slowest * 1e6);
+    }
+    if (rank == 0) {
+      std::printf("pingpong\t%lld\t", bytes);
+      printSamples(us);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::string collective, scheduleName;
+  std::vector<long long> sizes;
+  int iterations = 0, root = 0;
+  bool list = false, pingpong = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--list")
+      list = true;
+    else if (a == "--pingpong")
+      pingpong = true;
+    else if (a == "--collective")
+      collective = value();
+    else if (a == "--schedule")
+      scheduleName = value();
+    else if (a == "--bytes")
+      sizes = parseBytes(value());
+    else if (a == "--iterations")
+      iterations = std::atoi(value());
+    else if (a == "--root")
+      root = std::atoi(value());
+    else
+      die("unknown argument '" + a + "'");
+  }
+  if (list) {
+    if (rank == 0)
+      for (const Row &row : rows()) {
+        if (row.schedules.empty())
+          std::printf("schedule\t%s\t-\t-\n", row.collective);
+        for (const Schedule &s : row.schedules)
+          std::printf("schedule\t%s\t%s\t%s/library/%s\n", row.collective,
+                      s.name, COLLC_SPECS_DIR, s.spec);
+      }
+    MPI_Finalize();
+    return 0;
+  }
+  if (sizes.empty())
+    die("--bytes is required");
+  if (pingpong) {
+    runPingPong(sizes, iterations);
+    MPI_Finalize();
+    return 0;
+  }
+  const Row *row = nullptr;
+  for (const Row &r : rows())
+    if (collective == r.collective)
+      row = &r;
+  if (!row)
+    die("unknown collective '" + collective + "'");
+  const Schedule *schedule = nullptr;
+  for (const Schedule &s : row->schedules)
+    if (scheduleName == s.name)
+      schedule = &s;
+  if (!schedule)
+    die("no schedule '" + scheduleName + "' for " + collective);
+  if (root < 0 || root >= size)
+    die("--root outside the communicator");
+  long long checked = runCollective(*row, *schedule, root, sizes, iterations);
+  if (rank == 0)
+    std::printf("checked\t%lld\n", checked);
+  MPI_Finalize();
+  return 0;
+}

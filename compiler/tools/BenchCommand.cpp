@@ -1,0 +1,656 @@
+// collc bench: time collc's emitted collectives against the MPI library's
+// own, side by side in one run (bench/coll_bench under mpirun), and report
+// per message size the median and spread of both, their ratio, the cost
+// model's prediction and the achieved bandwidth against the seed's bound.
+//
+// Per collective and rank count the schedule is the library's cheapest
+// under the model at each size (what `using auto` would pick), among those
+// coll_bench links; the output names it.
+
+#include "tools/BenchSupport.h"
+#include "tools/Commands.h"
+
+#include "cost/Cost.h"
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+using namespace collc;
+using namespace collc::tools;
+using namespace collc::tools::bench;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::SubCommand benchCommand("bench",
+                            "Time emitted collectives against the MPI "
+                            "library's own, with the model's prediction");
+cl::opt<std::string> benchCollective(
+    "collective", cl::Required,
+    cl::desc("Collective(s), comma-separated: broadcast, reduce, allreduce, "
+             "allgather, reduce_scatter, scatter, gather, scan, alltoall, "
+             "alltoallv, or 'all'"),
+    cl::value_desc("NAME"), cl::sub(benchCommand), cl::cat(category()));
+cl::opt<std::string> benchRanks("ranks",
+                                cl::desc("Rank count(s), comma-separated "
+                                         "(default 2)"),
+                                cl::value_desc("N"), cl::init("2"),
+                                cl::sub(benchCommand), cl::cat(category()));
+cl::opt<std::string> benchBytes(
+    "bytes",
+    cl::desc("Message sizes m in bytes (Table 4.1's m), comma-separated, "
+             "multiples of 8 (default 8 B to 16 MiB in powers of 4)"),
+    cl::value_desc("B,..."), cl::sub(benchCommand), cl::cat(category()));
+enum class Format { Text, Json };
+cl::opt<Format> benchFormat(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(Format::Text, "text", "tables"),
+               clEnumValN(Format::Json, "json",
+                          "a list of rows with the medians")),
+    cl::init(Format::Text), cl::sub(benchCommand), cl::cat(category()));
+cl::opt<std::string> benchCsv("csv", cl::desc("Also write every row as CSV"),
+                              cl::value_desc("FILE"), cl::sub(benchCommand),
+                              cl::cat(category()));
+cl::opt<std::string> benchSvg("svg",
+                              cl::desc("Plot ours/MPI against size (one "
+                                       "collective)"),
+                              cl::value_desc("FILE"), cl::sub(benchCommand),
+                              cl::cat(category()));
+cl::opt<std::string> benchSvgDir("svg-dir",
+                                 cl::desc("Write DIR/COLLECTIVE.svg for "
+                                          "each collective"),
+                                 cl::value_desc("DIR"), cl::sub(benchCommand),
+                                 cl::cat(category()));
+cl::opt<int> benchIterations(
+    "iterations",
+    cl::desc("Timed calls per size and variant (default: by size, 5..200)"),
+    cl::value_desc("K"), cl::init(0), cl::sub(benchCommand),
+    cl::cat(category()));
+cl::opt<std::string> benchModel(
+    "model",
+    cl::desc("Cost model for the predictions: FILE or FILE:NAME (e.g. from "
+             "collc calibrate)"),
+    cl::value_desc("FILE[:NAME]"), cl::sub(benchCommand), cl::cat(category()));
+
+const char *const allCollectives[] = {
+    "broadcast", "reduce",  "allreduce", "allgather", "reduce_scatter",
+    "scatter",   "gather",  "scan",      "alltoall",  "alltoallv"};
+
+/// A library schedule coll_bench can run, priced for one rank count.
+struct Candidate {
+  std::string name, spec;
+  const ir::Schedule *schedule = nullptr;
+  cost::ScheduleCost cost;
+  std::optional<cost::LowerBound> bound;
+};
+
+struct Row {
+  std::string collective, schedule;
+  int ranks = 0;
+  long long bytes = 0;
+  int iterations = 0;
+  Stats ours, mpi;
+  double predictedUs = 0;
+  double boundWords = 0; // the seed's t_w coefficient in units of m
+  std::string boundSource;
+  bool oversubscribed = false;
+  double ratio() const { return mpi.median > 0 ? ours.median / mpi.median : 0; }
+  /// The bound's bytes over the time: what the run achieved of 1/t_w.
+  double gbps(double us) const {
+    return us > 0 ? boundWords * bytes / (us * 1e-6) / 1e9 : 0;
+  }
+};
+
+/// Loaded specs, kept alive with their SourceMgr (schedules point into it).
+struct SpecCache {
+  struct Entry {
+    std::unique_ptr<llvm::SourceMgr> sourceMgr;
+    std::optional<Program> program;
+  };
+  std::map<std::string, Entry> entries;
+
+  const ir::Schedule *find(const std::string &path, llvm::StringRef name) {
+    auto [it, inserted] = entries.try_emplace(path);
+    Entry &e = it->second;
+    if (inserted) {
+      e.sourceMgr = std::make_unique<llvm::SourceMgr>();
+      DiagnosticEngine diags(*e.sourceMgr, llvm::errs(), false);
+      llvm::Expected<Program> p = loadProgram(path, diags);
+      if (p && !diags.hasErrors())
+        e.program = std::move(*p);
+      else if (!p)
+        llvm::consumeError(p.takeError());
+    }
+    return e.program ? e.program->findSchedule(name) : nullptr;
+  }
+};
+
+std::string relativeToSpecs(llvm::StringRef path) {
+  size_t at = path.rfind("/specs/");
+  return at == llvm::StringRef::npos ? path.str() : path.substr(at + 1).str();
+}
+
+/// The seed's bound on the t_w coefficient, or the schedule's own.
+void boundOf(const Candidate &c, Row &row) {
+  if (c.bound) {
+    row.boundWords = c.bound->words.toDouble();
+    row.boundSource = c.bound->source;
+  } else {
+    row.boundWords = c.cost.words.toDouble();
+    row.boundSource = "the schedule's own t_w term";
+  }
+}
+
+/// One SVG per collective: ours/MPI against size, log x, a line per rank
+/// count, with the 1.0 and 1.1 targets marked.
+std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
+  const double width = 640, height = 400, left = 60, right = 110, top = 40,
+               bottom = 50;
+  std::map<int, std::vector<const Row *>> series;
+  long long minBytes = 0, maxBytes = 0;
+  double maxRatio = 1.5;
+  for (const Row &r : rows) {
+    if (r.collective != collective)
+      continue;
+    series[r.ranks].push_back(&r);
+    minBytes = minBytes ? std::min(minBytes, r.bytes) : r.bytes;
+    maxBytes = std::max(maxBytes, r.bytes);
+    maxRatio = std::max(maxRatio, r.ratio());
+  }
+  maxRatio = std::ceil(maxRatio * 2) / 2;
+  double lx0 = std::log2(static_cast<double>(std::max(1ll, minBytes)));
+  double lx1 = std::log2(static_cast<double>(std::max(minBytes + 1, maxBytes)));
+  if (lx1 <= lx0)
+    lx1 = lx0 + 1;
+  auto x = [&](long long b) {
+    return left + (std::log2(static_cast<double>(b)) - lx0) / (lx1 - lx0) *
+                      (width - left - right);
+  };
+  auto y = [&](double ratio) {
+    return top + (1 - ratio / maxRatio) * (height - top - bottom);
+  };
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << strf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+                     "height=\"%.0f\" font-family=\"sans-serif\" "
+                     "font-size=\"12\">\n",
+                     width, height);
+  os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  os << strf("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s: collc "
+                     "time / MPI time (median)</text>\n",
+                     left, collective.str().c_str());
+  // Axes, grid and labels.
+  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                     "stroke=\"black\"/>\n",
+                     left, y(0), width - right, y(0));
+  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                     "stroke=\"black\"/>\n",
+                     left, y(0), left, y(maxRatio));
+  for (double r = 0; r <= maxRatio + 1e-9; r += 0.5)
+    os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f"
+                       "</text>\n",
+                       left - 6, y(r) + 4, r);
+  for (long long b = 1; b <= maxBytes; b *= 4)
+    if (b >= minBytes) {
+      os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                         "y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                         x(b), y(0), x(b), y(maxRatio));
+      os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                         "font-size=\"10\">%s</text>\n",
+                         x(b), y(0) + 16, formatBytes(b).c_str());
+    }
+  os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
+                     "message size m (log scale)</text>\n",
+                     (left + width - right) / 2, height - 8);
+  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                     "stroke=\"#090\"/>\n",
+                     left, y(1.0), width - right, y(1.0));
+  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                     "stroke=\"#090\" stroke-dasharray=\"4 3\"/>\n",
+                     left, y(1.1), width - right, y(1.1));
+  const char *colors[] = {"#1f77b4", "#d62728", "#ff7f0e", "#9467bd",
+                          "#8c564b"};
+  size_t i = 0;
+  for (const auto &[ranks, points] : series) {
+    const char *color = colors[i % 5];
+    os << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << color
+       << "\" points=\"";
+    for (const Row *r : points)
+      os << strf("%.1f,%.1f ", x(r->bytes), y(r->ratio()));
+    os << "\"/>\n";
+    for (const Row *r : points)
+      os << strf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+                         "fill=\"%s\"><title>%s, %d ranks: %.2f</title>"
+                         "</circle>\n",
+                         x(r->bytes), y(r->ratio()), color,
+                         formatBytes(r->bytes).c_str(), ranks, r->ratio());
+    os << strf("<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%d ranks%s"
+                       "</text>\n",
+                       width - right + 8, top + 16 + 18.0 * i, color, ranks,
+                       points.front()->oversubscribed ? " (oversub.)" : "");
+    ++i;
+  }
+  os << strf("<text x=\"%.1f\" y=\"%.1f\" fill=\"#090\" "
+                     "font-size=\"10\">1.0, 1.1: targets</text>\n",
+                     width - right + 8, top + 16 + 18.0 * i);
+  os << "</svg>\n";
+  return os.str();
+}
+
+bool writeText(llvm::StringRef path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    llvm::errs() << "collc: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return false;
+  }
+  out << text;
+  return true;
+}
+
+std::string csvOf(llvm::ArrayRef<Row> rows) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "collective,ranks,bytes,schedule,iterations,"
+        "ours_median_us,ours_min_us,ours_q1_us,ours_q3_us,ours_max_us,"
+        "mpi_median_us,mpi_min_us,mpi_q1_us,mpi_q3_us,mpi_max_us,"
+        "ratio,predicted_us,bound_tw_m,ours_GBps,mpi_GBps,oversubscribed\n";
+  for (const Row &r : rows)
+    os << strf(
+        "%s,%d,%lld,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
+        "%.4f,%.3f,%.4g,%.4f,%.4f,%s\n",
+        r.collective.c_str(), r.ranks, r.bytes, r.schedule.c_str(),
+        r.iterations, r.ours.median, r.ours.min, r.ours.q1, r.ours.q3,
+        r.ours.max, r.mpi.median, r.mpi.min, r.mpi.q1, r.mpi.q3, r.mpi.max,
+        r.ratio(), r.predictedUs, r.boundWords, r.gbps(r.ours.median),
+        r.gbps(r.mpi.median), r.oversubscribed ? "yes" : "no");
+  return os.str();
+}
+
+int runBench() {
+  llvm::raw_ostream &errs = llvm::errs();
+  // --- Options ---------------------------------------------------------
+  std::vector<std::string> collectives;
+  if (benchCollective == "all") {
+    collectives.assign(std::begin(allCollectives), std::end(allCollectives));
+  } else {
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    llvm::StringRef(benchCollective).split(parts, ',', -1, false);
+    for (llvm::StringRef part : parts) {
+      if (std::find(std::begin(allCollectives), std::end(allCollectives),
+                    part.trim()) == std::end(allCollectives)) {
+        errs << "collc: error: unknown collective '" << part.trim()
+             << "'; expected one of broadcast, reduce, allreduce, allgather, "
+                "reduce_scatter, scatter, gather, scan, alltoall, alltoallv "
+                "or all\n";
+        return ExitInputError;
+      }
+      collectives.push_back(part.trim().str());
+    }
+  }
+  std::optional<std::vector<long long>> ranksList = parseList(benchRanks);
+  if (!ranksList) {
+    errs << "collc: error: --ranks needs positive integers, got '"
+         << benchRanks << "'\n";
+    return ExitInputError;
+  }
+  std::vector<long long> sizes = powersOfFour(16 << 20);
+  if (!benchBytes.empty()) {
+    std::optional<std::vector<long long>> parsed = parseList(benchBytes);
+    if (!parsed || llvm::any_of(*parsed, [](long long b) { return b % 8; })) {
+      errs << "collc: error: --bytes needs positive multiples of 8, "
+              "comma-separated, got '"
+           << benchBytes << "'\n";
+      return ExitInputError;
+    }
+    sizes = *parsed;
+  }
+  if (benchIterations < 0) {
+    errs << "collc: error: --iterations must be positive\n";
+    return ExitInputError;
+  }
+  if (!benchSvg.empty() && collectives.size() != 1) {
+    errs << "collc: error: --svg plots one collective; use --svg-dir\n";
+    return ExitInputError;
+  }
+  CostModel model = defaultModel();
+  bool modelMeasured = false;
+  if (!benchModel.empty()) {
+    llvm::Expected<CostModel> m = loadModel(benchModel);
+    if (!m) {
+      errs << "collc: error: " << llvm::toString(m.takeError()) << "\n";
+      return ExitInputError;
+    }
+    model = *m;
+    modelMeasured = true;
+  }
+
+  // --- What coll_bench runs --------------------------------------------
+  llvm::Expected<Launch> listed = launch(1, {"--list"});
+  if (!listed) {
+    errs << "collc: error: " << llvm::toString(listed.takeError()) << "\n";
+    return ExitInputError;
+  }
+  if (listed->exitCode != 0) {
+    errs << "collc: error: " << listed->commandLine << " failed:\n"
+         << listed->err;
+    return ExitInputError;
+  }
+  // collective -> [(schedule, spec path)], in coll_bench's order.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>>
+      available;
+  {
+    llvm::SmallVector<llvm::StringRef, 32> lines;
+    llvm::StringRef(listed->out).split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines) {
+      llvm::SmallVector<llvm::StringRef, 4> f;
+      line.split(f, '\t');
+      if (f.size() == 4 && f[0] == "schedule" && f[2] != "-")
+        available[f[1].str()].emplace_back(f[2].str(), f[3].str());
+    }
+  }
+
+  llvm::raw_ostream &os = llvm::outs();
+  const bool text = benchFormat == Format::Text;
+  if (text) {
+    os << "collc bench: collc's emitted collective vs the MPI library's, "
+          "same run, interleaved, same buffers, after warm-up;\n"
+          "  each sample is the slowest rank's time; every timed call's "
+          "result is checksummed against MPI's.\n";
+    os << strf("  model: %s (ts = %.3f us, tw = %.4f ns/byte)%s\n",
+                       model.name.c_str(), model.ts * 1e6,
+                       model.twPerByte * 1e9,
+                       modelMeasured ? ""
+                                     : ", not measured: give --model FILE "
+                                       "from collc calibrate");
+    os << "  machine: " << cores() << " cores\n";
+  }
+
+  SpecCache specs;
+  std::vector<Row> rows;
+  bool checksumFailed = false;
+  std::vector<std::string> notes;
+  for (const std::string &collective : collectives) {
+    for (long long ranks : *ranksList) {
+      if (ranks < 2 || ranks > 1024) {
+        errs << "collc: error: --ranks must be in 2..1024\n";
+        return ExitInputError;
+      }
+      const int p = static_cast<int>(ranks);
+      // Price every candidate with a member of p ranks.
+      std::vector<Candidate> candidates;
+      for (const auto &[name, spec] : available[collective]) {
+        const ir::Schedule *s = specs.find(spec, name);
+        if (!s)
+          continue;
+        llvm::Expected<std::vector<int64_t>> params =
+            cost::paramsForRanks(*s, p);
+        if (!params) {
+          llvm::consumeError(params.takeError());
+          continue;
+        }
+        bool inRange = true;
+        for (size_t i = 0; i < s->params.size(); ++i)
+          if (s->params[i].range && ((*params)[i] < s->params[i].range->first ||
+                                     (*params)[i] > s->params[i].range->second))
+            inRange = false;
+        if (!inRange || s->collective.root >= p)
+          continue;
+        llvm::Expected<cost::ScheduleCost> c =
+            cost::costOf(*s, *params, model.ports);
+        if (!c) {
+          llvm::consumeError(c.takeError());
+          continue;
+        }
+        candidates.push_back({name, spec, s, *c,
+                              cost::lowerBound(s->collective, s->topology.kind,
+                                               p, model.ports)});
+      }
+      if (candidates.empty()) {
+        std::string why =
+            available.count(collective) && !available[collective].empty()
+                ? "no library schedule for " + std::to_string(p) + " ranks"
+                : "not yet: no emitted " + collective +
+                      " in the library to time";
+        notes.push_back(collective + " on " + std::to_string(p) +
+                        " ranks: " + why);
+        if (text)
+          os << "\n" << collective << " on " << p << " ranks: " << why << "\n";
+        continue;
+      }
+      // The cheapest under the model at each size; ties keep the library
+      // order. Runs are grouped by schedule.
+      std::vector<std::pair<const Candidate *, std::vector<long long>>> groups;
+      std::map<long long, const Candidate *> chosen;
+      for (long long bytes : sizes) {
+        const Candidate *best = nullptr;
+        double bestSeconds = 0;
+        for (const Candidate &c : candidates) {
+          double t = c.cost.seconds(model.ts, model.twPerByte,
+                                    static_cast<double>(bytes));
+          if (!best || t < bestSeconds * (1 - 1e-12)) {
+            best = &c;
+            bestSeconds = t;
+          }
+        }
+        chosen[bytes] = best;
+        auto g = llvm::find_if(groups, [&](const auto &x) {
+          return x.first == best;
+        });
+        if (g == groups.end())
+          groups.push_back({best, {bytes}});
+        else
+          g->second.push_back(bytes);
+      }
+      const size_t firstRow = rows.size();
+      std::string commandLines;
+      bool oversubscribed = false;
+      for (const auto &[candidate, groupSizes] : groups) {
+        std::string bytesArg;
+        for (long long b : groupSizes)
+          bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
+        std::vector<std::string> args = {
+            "--collective", collective, "--schedule", candidate->name,
+            "--root", std::to_string(candidate->schedule->collective.root),
+            "--bytes", bytesArg};
+        if (benchIterations > 0) {
+          args.push_back("--iterations");
+          args.push_back(std::to_string(benchIterations));
+        }
+        llvm::Expected<Launch> run = launch(p, args);
+        if (!run) {
+          errs << "collc: error: " << llvm::toString(run.takeError()) << "\n";
+          return ExitInputError;
+        }
+        oversubscribed = run->oversubscribed;
+        commandLines += "  $ " + run->commandLine + "\n";
+        if (run->exitCode != 0) {
+          errs << run->err;
+          errs << "collc: error: " << collective << " (" << candidate->name
+               << ") on " << p << " ranks failed (exit " << run->exitCode
+               << ")" << (run->exitCode == 1 ? ": wrong result" : "")
+               << "\n";
+          checksumFailed = true;
+          continue;
+        }
+        llvm::SmallVector<llvm::StringRef, 32> lines;
+        llvm::StringRef(run->out).split(lines, '\n', -1, false);
+        bool checked = false;
+        for (llvm::StringRef line : lines) {
+          llvm::SmallVector<llvm::StringRef, 6> f;
+          line.split(f, '\t');
+          if (f.size() == 2 && f[0] == "checked")
+            checked = true;
+          if (f.size() != 5 || f[0] != "size")
+            continue;
+          Row row;
+          row.collective = collective;
+          row.schedule = candidate->name;
+          row.ranks = p;
+          f[1].getAsInteger(10, row.bytes);
+          f[2].getAsInteger(10, row.iterations);
+          row.ours = summarize(parseSamples(f[3]));
+          row.mpi = summarize(parseSamples(f[4]));
+          row.predictedUs = candidate->cost.seconds(model.ts, model.twPerByte,
+                                                    row.bytes) *
+                            1e6;
+          boundOf(*candidate, row);
+          row.oversubscribed = run->oversubscribed;
+          rows.push_back(row);
+        }
+        if (!checked) {
+          errs << run->err << "collc: error: " << collective << " ("
+               << candidate->name << ") on " << p
+               << " ranks: the timing program reported no checked calls\n";
+          checksumFailed = true;
+        }
+      }
+      std::sort(rows.begin() + firstRow, rows.end(),
+                [](const Row &a, const Row &b) { return a.bytes < b.bytes; });
+      if (!text)
+        continue;
+      // --- The table for this collective and rank count -----------------
+      os << "\n" << collective << " on " << p << " ranks";
+      if (oversubscribed)
+        os << " (--oversubscribe: " << p << " ranks on " << cores()
+           << " cores; the ranks time-share, so the times include "
+              "descheduling)";
+      os << "\n";
+      for (const Candidate &c : candidates) {
+        bool used = llvm::any_of(groups, [&](const auto &g) {
+          return g.first == &c;
+        });
+        os << "  " << (used ? "runs " : "  (priced, not chosen) ") << c.name
+           << " (" << relativeToSpecs(c.spec) << "): "
+           << c.cost.startups << "·t_s + " << c.cost.words.str() << "·m·t_w";
+        if (c.bound)
+          os << "; bound " << c.bound->words.str() << "·m·t_w ("
+             << c.bound->source << ")";
+        os << "\n";
+      }
+      os << commandLines;
+      os << strf("  %9s %-19s %5s  %-26s %-26s %7s %10s %8s %8s %8s\n",
+                         "m", "schedule", "calls", "collc us: median [min..max]",
+                         "MPI us: median [min..max]", "ours/MPI",
+                         "model us", "GB/s ours", "GB/s MPI", "1/t_w");
+      for (size_t i = firstRow; i < rows.size(); ++i) {
+        const Row &r = rows[i];
+        std::string ours = llvm::formatv("{0:f1} [{1:f1}..{2:f1}]",
+                                         r.ours.median, r.ours.min, r.ours.max);
+        std::string mpi = llvm::formatv("{0:f1} [{1:f1}..{2:f1}]", r.mpi.median,
+                                        r.mpi.min, r.mpi.max);
+        os << strf("  %9s %-19s %5d  %-26s %-26s %7.2f%s %10.1f %8.3f "
+                           "%8.3f %8.3f\n",
+                           formatBytes(r.bytes).c_str(), r.schedule.c_str(),
+                           r.iterations, ours.c_str(), mpi.c_str(), r.ratio(),
+                           r.ratio() > (r.bytes >= 65536 ? 1.0 : 1.1) ? "*"
+                                                                      : " ",
+                           r.predictedUs, r.gbps(r.ours.median),
+                           r.gbps(r.mpi.median), 1e-9 / model.twPerByte);
+      }
+      os << "  (* misses the target: ours/MPI <= 1.0 from 64 KiB, <= 1.1 "
+            "below. GB/s: the seed's bound, "
+         << (rows.size() > firstRow ? rows[firstRow].boundSource : "")
+         << ", in bytes per second of the median time; 1/t_w is the "
+            "model's link bandwidth)\n";
+    }
+  }
+
+  // --- Summary of ratios ---------------------------------------------
+  if (text && rows.size() > 0) {
+    std::vector<std::pair<std::string, int>> columns;
+    for (const Row &r : rows)
+      if (llvm::find(columns, std::make_pair(r.collective, r.ranks)) ==
+          columns.end())
+        columns.push_back({r.collective, r.ranks});
+    if (columns.size() > 1) {
+      os << "\nours/MPI (median) per size; * misses the target\n";
+      os << strf("  %9s", "m");
+      for (const auto &[c, p] : columns)
+        os << strf(" %15s", (c + "@" + std::to_string(p)).c_str());
+      os << "\n";
+      for (long long bytes : sizes) {
+        os << strf("  %9s", formatBytes(bytes).c_str());
+        for (const auto &col : columns) {
+          auto r = llvm::find_if(rows, [&](const Row &x) {
+            return x.collective == col.first && x.ranks == col.second &&
+                   x.bytes == bytes;
+          });
+          if (r == rows.end())
+            os << strf(" %15s", "-");
+          else
+            os << strf(" %14.2f%s", r->ratio(),
+                               r->ratio() > (bytes >= 65536 ? 1.0 : 1.1)
+                                   ? "*"
+                                   : " ");
+        }
+        os << "\n";
+      }
+    }
+  }
+
+  if (benchFormat == Format::Json) {
+    llvm::json::Array out;
+    for (const Row &r : rows)
+      out.push_back(llvm::json::Object{
+          {"collective", r.collective},
+          {"ranks", r.ranks},
+          {"bytes", r.bytes},
+          {"ours_us", r.ours.median},
+          {"mpi_us", r.mpi.median},
+          {"ratio", r.ratio()},
+          {"predicted_us", r.predictedUs},
+          {"schedule", r.schedule},
+          {"iterations", r.iterations},
+          {"ours_min_us", r.ours.min},
+          {"ours_max_us", r.ours.max},
+          {"mpi_min_us", r.mpi.min},
+          {"mpi_max_us", r.mpi.max},
+          {"checksum", "ok"},
+          {"oversubscribed", r.oversubscribed}});
+    os << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(out)));
+    for (const std::string &note : notes)
+      errs << "collc: note: " << note << "\n";
+  }
+  if (!benchCsv.empty() && !writeText(benchCsv, csvOf(rows)))
+    return ExitInputError;
+  if (!benchSvg.empty() && !writeText(benchSvg, svgPlot(collectives[0], rows)))
+    return ExitInputError;
+  if (!benchSvgDir.empty()) {
+    llvm::sys::fs::create_directories(benchSvgDir);
+    for (const std::string &c : collectives) {
+      if (llvm::none_of(rows, [&](const Row &r) { return r.collective == c; }))
+        continue;
+      llvm::SmallString<128> path(benchSvgDir.getValue());
+      llvm::sys::path::append(path, c + ".svg");
+      if (!writeText(path, svgPlot(c, rows)))
+        return ExitInputError;
+    }
+  }
+  if (checksumFailed) {
+    errs << "collc: FAIL: a benchmarked result differed from the MPI "
+            "library's (see above)\n";
+    return ExitCounterexample;
+  }
+  return ExitOk;
+}
+
+CommandRegistration registration(
+    benchCommand, runBench,
+    "collc bench --collective NAME --ranks N [--bytes B,...]   time emitted "
+    "collectives against MPI's");
+
+} // namespace

@@ -1,0 +1,243 @@
+#include "tools/BenchSupport.h"
+
+#include "sema/Sema.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+extern char **environ;
+
+using namespace collc;
+using namespace collc::tools::bench;
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str().c_str());
+}
+
+// Anchors getMainExecutable's lookup of collc's own path.
+int anchor;
+
+llvm::Expected<std::string> benchProgram() {
+  if (const char *env = std::getenv("COLLC_BENCH_PROGRAM"))
+    return std::string(env);
+  std::string self = llvm::sys::fs::getMainExecutable("collc", &anchor);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(path, "bench", "coll_bench");
+  if (!llvm::sys::fs::can_execute(path))
+    return error("no timing program at " + path.str() +
+                 "; build it with `cmake --build BUILD --target coll_bench` "
+                 "(or set COLLC_BENCH_PROGRAM)");
+  return std::string(path.str());
+}
+
+llvm::Expected<std::string> mpiexec() {
+  if (const char *env = std::getenv("COLLC_MPIEXEC"))
+    return std::string(env);
+  for (const char *name : {"mpirun", "mpiexec"})
+    if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name))
+      return *path;
+  return error("no mpirun or mpiexec on PATH (set COLLC_MPIEXEC)");
+}
+
+std::string readAll(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path);
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+} // namespace
+
+unsigned collc::tools::bench::cores() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+llvm::Expected<Launch>
+collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args) {
+  llvm::Expected<std::string> program = benchProgram();
+  if (!program)
+    return program.takeError();
+  llvm::Expected<std::string> runner = mpiexec();
+  if (!runner)
+    return runner.takeError();
+  Launch result;
+  result.oversubscribed = static_cast<unsigned>(ranks) > cores();
+  std::vector<std::string> argv = {*runner, "-np", std::to_string(ranks)};
+  if (result.oversubscribed)
+    argv.push_back("--oversubscribe");
+  argv.push_back(*program);
+  argv.insert(argv.end(), args.begin(), args.end());
+  for (const std::string &a : argv)
+    result.commandLine += (result.commandLine.empty() ? "" : " ") + a;
+
+  // Open MPI refuses root without these; other MPIs ignore them.
+  std::vector<std::string> env;
+  for (char **e = environ; *e; ++e)
+    env.emplace_back(*e);
+  env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
+  env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  std::vector<llvm::StringRef> envRefs(env.begin(), env.end());
+  std::vector<llvm::StringRef> argRefs(argv.begin(), argv.end());
+
+  llvm::SmallString<128> outPath, errPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("collc-bench", "out", outPath))
+    return error("cannot create a temporary file: " + ec.message());
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("collc-bench", "err", errPath))
+    return error("cannot create a temporary file: " + ec.message());
+  // stdin from /dev/null (the empty path), stdout and stderr to files.
+  llvm::Optional<llvm::StringRef> redirects[] = {
+      llvm::StringRef(""), outPath.str(), errPath.str()};
+  std::string message;
+  bool failed = false;
+  // An hour at most: a run never hangs collc.
+  result.exitCode = llvm::sys::ExecuteAndWait(
+      *runner, argRefs, llvm::ArrayRef<llvm::StringRef>(envRefs),
+      redirects, 3600, 0, &message, &failed);
+  result.out = readAll(outPath);
+  result.err = readAll(errPath);
+  llvm::sys::fs::remove(outPath);
+  llvm::sys::fs::remove(errPath);
+  if (failed)
+    return error("cannot run " + *runner + ": " + message);
+  if (result.exitCode < 0)
+    return error(result.commandLine + ": " +
+                 (message.empty() ? "timed out or crashed" : message) +
+                 "\n" + result.err);
+  return result;
+}
+
+llvm::Expected<CostModel> collc::tools::bench::loadModel(llvm::StringRef spec) {
+  llvm::StringRef path = spec, name;
+  if (!llvm::sys::fs::exists(path)) {
+    std::tie(path, name) = spec.rsplit(':');
+    if (name.empty() || !llvm::sys::fs::exists(path))
+      return error("--model needs FILE or FILE:NAME of a .coll file "
+                   "declaring a model, got '" + spec + "'");
+  }
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  llvm::Expected<Program> program = loadProgram(path, diags);
+  if (!program)
+    return program.takeError();
+  if (diags.hasErrors())
+    return error("errors in model file '" + path + "'");
+  for (const CostModel &m : program->models)
+    if (name.empty() || m.name == name) {
+      CostModel copy = m;
+      copy.loc = llvm::SMLoc();
+      return copy;
+    }
+  return error("'" + path + "' declares no model" +
+               (name.empty() ? llvm::Twine("") : " '" + name + "'"));
+}
+
+CostModel collc::tools::bench::defaultModel() {
+  CostModel m;
+  m.name = "default";
+  m.ts = 1e-6;           // 1 us per message
+  m.twPerByte = 0.2e-9;  // 5 GB/s
+  m.ports = PortModel::Single;
+  return m;
+}
+
+std::string collc::tools::bench::formatModelBlock(const CostModel &model) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "model %s = { ts: %.1fns, tw: %.3fps/byte, ports: %s };",
+                model.name.c_str(), model.ts * 1e9, model.twPerByte * 1e12,
+                model.ports == PortModel::All ? "all" : "single");
+  return text;
+}
+
+std::optional<std::vector<long long>>
+collc::tools::bench::parseList(llvm::StringRef text) {
+  std::vector<long long> out;
+  llvm::SmallVector<llvm::StringRef, 16> parts;
+  text.split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    long long v;
+    if (part.trim().getAsInteger(10, v) || v <= 0)
+      return std::nullopt;
+    out.push_back(v);
+  }
+  if (out.empty())
+    return std::nullopt;
+  return out;
+}
+
+std::vector<long long> collc::tools::bench::powersOfFour(long long maxBytes) {
+  std::vector<long long> out;
+  for (long long b = 8; b <= maxBytes; b *= 4)
+    out.push_back(b);
+  if (out.empty() || out.back() != maxBytes)
+    out.push_back(maxBytes); // 16 MiB is not 8·4^k: the range ends there
+  return out;
+}
+
+Stats collc::tools::bench::summarize(std::vector<double> v) {
+  Stats s;
+  s.n = v.size();
+  if (v.empty())
+    return s;
+  std::sort(v.begin(), v.end());
+  // Linear interpolation between order statistics.
+  auto quantile = [&](double q) {
+    double pos = q * (v.size() - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+  };
+  s.min = v.front();
+  s.max = v.back();
+  s.median = quantile(0.5);
+  s.q1 = quantile(0.25);
+  s.q3 = quantile(0.75);
+  return s;
+}
+
+std::vector<double> collc::tools::bench::parseSamples(llvm::StringRef text) {
+  std::vector<double> out;
+  llvm::SmallVector<llvm::StringRef, 64> parts;
+  text.split(parts, ',', -1, false);
+  for (llvm::StringRef part : parts)
+    out.push_back(std::strtod(part.str().c_str(), nullptr));
+  return out;
+}
+
+std::string collc::tools::bench::formatBytes(long long bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0)
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+std::string collc::tools::bench::strf(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0)
+    std::vsnprintf(out.data(), out.size() + 1, format, args);
+  va_end(args);
+  return out;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The benchmark harness in one command: calibrate t_s and t_w on this
+# machine, then time every collective (collc's emitted function against the
+# MPI library's own) at 2 and 8 ranks, and write the results to a directory:
+#   model.coll     the calibrated model (collc calibrate)
+#   table.txt      the terminal tables and the ratio summary
+#   bench.csv      every row (medians, spreads, model, bandwidth)
+#   COLLECTIVE.svg ours/MPI against size, a line per rank count
+#
+#   bash scripts/bench.sh [RESULTS_DIR]      (default bench-results/)
+# Environment: BENCH_BYTES (comma-separated sizes; default 8 B..16 MiB in
+# powers of 4), BENCH_QUICK=1 (8 B..1 MiB, 5 calls per size: a few minutes
+# on 2 cores), BENCH_RANKS (default 2,8), BENCH_ITERATIONS, BUILD (build dir,
+# default build/, built by scripts/build.sh when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench-results}
+build=${BUILD:-build}
+ranks=${BENCH_RANKS:-2,8}
+bytes=${BENCH_BYTES:-8,32,128,512,2048,8192,32768,131072,524288,2097152,8388608,16777216}
+iterations=()
+if [[ ${BENCH_QUICK:-0} == 1 ]]; then
+  bytes=${BENCH_BYTES:-8,128,2048,32768,262144,1048576}
+  iterations=(--iterations 5)
+fi
+if [[ -n ${BENCH_ITERATIONS:-} ]]; then
+  iterations=(--iterations "$BENCH_ITERATIONS")
+fi
+if [[ ! -x $build/collc || ! -x $build/bench/coll_bench ]]; then
+  if [[ -z ${BUILD:-} ]]; then bash scripts/build.sh; fi
+  cmake --build "$build" --target collc coll_bench
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p "$out"
+
+echo "== collc calibrate -o $out/model.coll"
+"$build/collc" calibrate -o "$out/model.coll" | tee "$out/calibrate.txt"
+
+echo
+echo "== collc bench --collective all --ranks $ranks --bytes $bytes"
+"$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
+  "${iterations[@]}" --model "$out/model.coll" --csv "$out/bench.csv" \
+  --svg-dir "$out" | tee "$out/table.txt"
+echo
+echo "results in $out/: table.txt, bench.csv, calibrate.txt, model.coll, *.svg"
