@@ -1,5 +1,7 @@
 #include "emit/Emitter.h"
 
+#include "alltoallv/Emit.h"
+
 #include "ir/Instantiate.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -524,7 +526,15 @@ collc::emit::emitCpp(const Program &program,
   std::string nsClose = options.ns.empty()
                             ? std::string()
                             : "} // namespace " + options.ns + "\n";
-  header << banner << "#pragma once\n\n#include <mpi.h>\n\n" << nsOpen;
+  // 001 §3: an alltoallv collective runs a library pattern on the runtime's
+  // irregular all-to-all, whose plan type the declaration names.
+  bool hasAlltoallv = llvm::any_of(program.collectives, [&](const CollectiveDef &c) {
+    return c.collective.kind == ir::CollectiveKind::Alltoallv &&
+           !program.findSchedule(c.algorithm);
+  });
+  header << banner << "#pragma once\n\n#include <mpi.h>\n\n"
+         << (hasAlltoallv ? "#include \"collc/Alltoallv.h\"\n\n" : "")
+         << nsOpen;
   source << banner << "#include \"" << options.baseName << ".h\"\n\n"
          << "#include \"collc/Runtime.h\"\n\n#include <algorithm>\n"
          << "#include <cstdint>\n\n"
@@ -558,6 +568,27 @@ collc::emit::emitCpp(const Program &program,
   // Library.h, `using auto`) gets a function that picks one at run time;
   // one resolved to a single schedule is that schedule, already emitted.
   for (const CollectiveDef &c : program.collectives) {
+    if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
+        !program.findSchedule(c.algorithm)) {
+      std::optional<alltoallv::Algorithm> algo =
+          alltoallv::parseAlgorithm(c.algorithm);
+      if (!algo)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       location(c.loc) + ": alltoallv `" +
+                                           c.name + "` needs `using` one of "
+                                           "direct, two_stage_random, "
+                                           "two_stage_mesh, four_stage");
+      llvm::Expected<alltoallv::EmittedCollective> e =
+          alltoallv::emitCollective(c.name, *algo, c.topology.numRanks(),
+                                    location(c.loc), /*timeoutSeconds=*/60);
+      if (!e)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       location(c.loc) + ": " +
+                                           llvm::toString(e.takeError()));
+      header << e->declaration;
+      source << e->definition;
+      continue;
+    }
     if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
         !program.findSchedule(c.algorithm)) {
       std::optional<alltoallv::Algorithm> algo =

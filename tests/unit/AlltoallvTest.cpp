@@ -3,6 +3,7 @@
 // proofs (simulator for every P in 2..300, Z3 for a few) that every stage is
 // contention-free and matched.
 
+#include "alltoallv/Emit.h"
 #include "alltoallv/Patterns.h"
 #include "simulate/Simulator.h"
 #include "verify/Verifier.h"
@@ -214,6 +215,44 @@ TEST(Alltoallv, Sec313_TwoStageMeshNeedsPerfectSquare) {
   Pattern a1 = pattern(Algorithm::Direct, 7);
   EXPECT_EQ(a1.stages[0].numSteps(), 6u);
   EXPECT_EQ(messagesOf(a1.stages[0], 7).size(), 42u);
+}
+
+} // namespace
+
+namespace {
+
+// What `collc compile` prints for `collective x = alltoallv on full(5) using
+// four_stage;`: the proved tables and MPI_Alltoallv's signature.
+TEST(Alltoallv, EmitsProvedTablesWithAlltoallvSignature) {
+  llvm::Expected<EmittedCollective> e =
+      emitCollective("x", Algorithm::FourStage, 5, "f.coll:3", 60);
+  ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
+  EXPECT_NE(e->declaration.find(
+                "int x(const void *sendbuf, const int *sendcounts, const int "
+                "*sdispls, MPI_Datatype sendtype, void *recvbuf, const int "
+                "*recvcounts, const int *rdispls, MPI_Datatype recvtype, "
+                "MPI_Comm comm, collc::rt::AlltoallvMode mode = "
+                "collc::rt::AlltoallvMode::NonBlockingDual);"),
+            std::string::npos)
+      << e->declaration;
+  EXPECT_NE(e->declaration.find("C = 2 columns, R = 3 rows, r = 1 "
+                                "(rearranged, §3.2.2(A))"),
+            std::string::npos);
+  EXPECT_NE(e->declaration.find("Stage I (R-Distribute + R-Comm): 2 steps, "
+                                "proved contention-free"),
+            std::string::npos)
+      << e->declaration;
+  EXPECT_NE(e->definition.find("static const int x_stage0[]"),
+            std::string::npos);
+  EXPECT_NE(e->definition.find("AlltoallvStageKind::ColumnCollect, 2, x_stage3"),
+            std::string::npos)
+      << e->definition;
+
+  llvm::Expected<EmittedCollective> a3 =
+      emitCollective("y", Algorithm::TwoStageMesh, 61, "f.coll:4", 60);
+  ASSERT_FALSE(static_cast<bool>(a3));
+  EXPECT_NE(llvm::toString(a3.takeError()).find("perfect square"),
+            std::string::npos);
 }
 
 } // namespace
