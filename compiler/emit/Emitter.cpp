@@ -163,7 +163,7 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
         "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
         "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
         "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
-        "int rank = 0;\n  MPI_Comm_rank(comm, &rank);\n  const bool inPlace "
+        "const int rank = comm.rank();\n  const bool inPlace "
         "= rank == root && send == MPI_IN_PLACE;\n  call.send = send;\n  "
         "call.recv = recv;\n  call.count = inPlace ? recvcount : "
         "sendcount;\n  call.type = inPlace ? recvtype : sendtype;\n  "
@@ -178,7 +178,7 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
         "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
         "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
         "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
-        "int rank = 0;\n  MPI_Comm_rank(comm, &rank);\n  const bool inPlace "
+        "const int rank = comm.rank();\n  const bool inPlace "
         "= rank == root && recv == MPI_IN_PLACE;\n  call.send = send;\n  "
         "call.recv = recv;\n  call.count = inPlace ? sendcount : "
         "recvcount;\n  call.type = inPlace ? sendtype : recvtype;\n  "
@@ -198,6 +198,22 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+/// The binding's parameters with the communicator's type replaced.
+std::string commParams(const Binding &b, llvm::StringRef commType) {
+  std::string params = b.params;
+  size_t at = params.rfind("MPI_Comm comm");
+  params.replace(at, 13, commType.str() +
+                             (commType.endswith("&") ? "comm" : " comm"));
+  return params;
+}
+
+/// The binding's arguments, the communicator as a collc::rt::CommRef.
+std::string commRefArgs(const Binding &b) {
+  std::string args = b.args;
+  args.replace(args.rfind("comm"), 4, "collc::rt::CommRef(comm)");
+  return args;
 }
 
 /// An expression as a C++ operand: printCpp parenthesizes inside, not
@@ -226,13 +242,17 @@ public:
   }
 
   void emitFunction(const Binding &b) {
-    os << "int " << s.name << "(" << b.params << ") {\n";
+    // One body for both communicators (collc::rt::CommRef), called by the
+    // MPI_Comm function and by its collc::rt::LocalComm twin in `local`.
+    os << "static int " << s.name << "(" << commParams(b, "collc::rt::CommRef")
+       << ") {\n";
     os << "  collc::rt::Call call;\n";
     os << "  call.name = " << quote(s.name) << ";\n";
     os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
     if (s.collective.kind == CollectiveKind::Shift)
       os << "  call.shift = " << s.collective.shift << ";\n";
-    os << "  call.comm = comm;\n  " << b.setup;
+    os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n  "
+       << b.setup;
     os << "  collc::rt::Engine eng;\n";
     os << "  if (int rc = eng.connect(call))\n    return rc;\n";
     os << b.check;
@@ -251,7 +271,9 @@ public:
        << "    return rc;\n";
     os << "  int64_t step = 0;\n";
     emitBody(s.body, 1);
-    os << "  return eng.finish();\n}\n";
+    os << "  return eng.finish();\n}\n\n";
+    os << "int " << s.name << "(" << b.params << ") {\n  return " << s.name
+       << "(" << commRefArgs(b) << ");\n}\n";
   }
 
 private:
@@ -532,7 +554,9 @@ collc::emit::emitCpp(const Program &program,
     return c.collective.kind == ir::CollectiveKind::Alltoallv &&
            !program.findSchedule(c.algorithm);
   });
+  // Each function also runs on the local backend (collc/Local.h).
   header << banner << "#pragma once\n\n#include <mpi.h>\n\n"
+         << "namespace collc::rt {\nclass LocalComm;\n}\n\n"
          << (hasAlltoallv ? "#include \"collc/Alltoallv.h\"\n\n" : "")
          << nsOpen;
   source << banner << "#include \"" << options.baseName << ".h\"\n\n"
@@ -542,6 +566,11 @@ collc::emit::emitCpp(const Program &program,
 
   auto location = [&](llvm::SMLoc loc) { return sourcePlace(options, loc); };
 
+  std::string localHeaderText, localSourceText;
+  llvm::raw_string_ostream localHeader(localHeaderText),
+      localSource(localSourceText);
+  const std::string qualifier =
+      options.ns.empty() ? "::" : "::" + options.ns + "::";
   for (const VerifiedSchedule &v : schedules) {
     const ir::Schedule &s = *v.schedule;
     if (v.report.verdict() != verify::Status::Proved)
@@ -557,6 +586,13 @@ collc::emit::emitCpp(const Program &program,
               " has no runtime support yet");
     std::string comment = proofComment(s, v.report, location(s.loc));
     header << comment << "int " << s.name << "(" << b->params << ");\n\n";
+    // The same function on the local backend, in the nested namespace
+    // `local` (a second overload would make `&name` ambiguous).
+    std::string local = "int " + s.name + "(" +
+                        commParams(*b, "collc::rt::LocalComm &") + ")";
+    localHeader << local << ";\n";
+    localSource << local << " {\n  return " << qualifier << s.name << "("
+                << commRefArgs(*b) << ");\n}\n";
     source << comment;
     std::string body;
     llvm::raw_string_ostream bodyOs(body);
@@ -629,6 +665,13 @@ collc::emit::emitCpp(const Program &program,
              << ");\n";
     source << "  return " << c.resolved[0].schedule << "(" << b->args
            << ");\n}\n\n";
+  }
+  if (!localHeader.str().empty()) {
+    header << "// The functions above on the local backend (collc/Local.h):\n"
+           << "// ranks as threads of one process.\nnamespace local {\n"
+           << localHeader.str() << "} // namespace local\n\n";
+    source << "namespace local {\n\n"
+           << localSource.str() << "\n} // namespace local\n\n";
   }
   header << nsClose;
   source << nsClose;
