@@ -625,27 +625,6 @@ collc::emit::emitCpp(const Program &program,
       source << e->definition;
       continue;
     }
-    if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
-        !program.findSchedule(c.algorithm)) {
-      std::optional<alltoallv::Algorithm> algo =
-          alltoallv::parseAlgorithm(c.algorithm);
-      if (!algo)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       location(c.loc) + ": alltoallv `" +
-                                           c.name + "` needs `using` one of "
-                                           "direct, two_stage_random, "
-                                           "two_stage_mesh, four_stage");
-      llvm::Expected<alltoallv::EmittedCollective> e =
-          alltoallv::emitCollective(c.name, *algo, c.topology.numRanks(),
-                                    location(c.loc), /*timeoutSeconds=*/60);
-      if (!e)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       location(c.loc) + ": " +
-                                           llvm::toString(e.takeError()));
-      header << e->declaration;
-      source << e->definition;
-      continue;
-    }
     if (c.resolved.size() < 2)
       continue;
     std::optional<Binding> b = bindingFor(c.collective.kind);
