@@ -1,0 +1,316 @@
+// The emitted collectives on the local backend: each rank a thread of this
+// process (collc/Local.h), no mpirun. Every collective of the end-to-end
+// test runs on every rank count its topology allows from 2 to 64, with counts
+// 0, 1, 7 and 1000, and each rank's result is compared with a serial
+// computation from all ranks' inputs. Data differs per rank, block and
+// element, so a misplaced chunk cannot pass.
+
+#include "basics.h"
+#include "e2e.h"
+#include "hypercube.h"
+#include "ring.h"
+
+#include "collc/Local.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using collc::rt::LocalComm;
+namespace gen = collc_local::local;
+
+const int counts[] = {0, 1, 7, 1000};
+const std::vector<int> hypercubeSizes = {2, 4, 8, 16, 32, 64};
+const std::vector<int> ringSizes = {2, 3, 5, 8, 13, 31, 64};
+
+// Element i of rank r's block b.
+int value(int r, int b, int i) {
+  return (r * 7919 + b * 104729 + i * 31) % 100003 - 50000 + r;
+}
+std::vector<int> input(int r, int blocks, int count) {
+  std::vector<int> v(static_cast<size_t>(blocks) * count);
+  for (int b = 0; b < blocks; ++b)
+    for (int i = 0; i < count; ++i)
+      v[static_cast<size_t>(b) * count + i] = value(r, b, i);
+  return v;
+}
+
+// One collective on p ranks: `run` calls the emitted function at rank `me`
+// and returns what it output there (empty where the collective outputs
+// nothing); `expect` computes that serially.
+struct Collective {
+  std::function<std::vector<int>(LocalComm &, int count, int &rc)> run;
+  std::function<std::vector<int>(int me, int p, int count)> expect;
+};
+
+void check(const std::string &name, const Collective &c,
+           const std::vector<int> &sizes) {
+  for (int p : sizes)
+    for (int count : counts) {
+      std::vector<std::vector<int>> got(static_cast<size_t>(p));
+      std::vector<int> codes(static_cast<size_t>(p), -1);
+      ASSERT_EQ(collc::rt::local::run(p,
+                                      [&](LocalComm &comm) {
+                                        const size_t me =
+                                            static_cast<size_t>(comm.rank());
+                                        got[me] = c.run(comm, count, codes[me]);
+                                      }),
+                MPI_SUCCESS);
+      for (int me = 0; me < p; ++me) {
+        SCOPED_TRACE(name + " on " + std::to_string(p) + " ranks, count " +
+                     std::to_string(count) + ", rank " + std::to_string(me));
+        EXPECT_EQ(codes[static_cast<size_t>(me)], MPI_SUCCESS);
+        EXPECT_EQ(got[static_cast<size_t>(me)], c.expect(me, p, count));
+      }
+    }
+}
+
+using BcastFn = int (*)(void *, int, MPI_Datatype, int, LocalComm &);
+using ReduceFn = int (*)(const void *, void *, int, MPI_Datatype, MPI_Op, int,
+                         LocalComm &);
+using AllreduceFn = int (*)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                            LocalComm &);
+using GatherFn = int (*)(const void *, int, MPI_Datatype, void *, int,
+                         MPI_Datatype, int, LocalComm &);
+using AllgatherFn = int (*)(const void *, int, MPI_Datatype, void *, int,
+                            MPI_Datatype, LocalComm &);
+using ShiftFn = int (*)(const void *, void *, int, MPI_Datatype, LocalComm &);
+
+Collective broadcast(BcastFn fn, int root) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> buf = input(comm.rank(), 1, n);
+            rc = fn(buf.data(), n, MPI_INT, root, comm);
+            return buf;
+          },
+          [=](int, int, int n) { return input(root, 1, n); }};
+}
+
+std::vector<int> sum(int from, int to, int block, int n) {
+  std::vector<int> s(static_cast<size_t>(n), 0);
+  for (int r = from; r <= to; ++r)
+    for (int i = 0; i < n; ++i)
+      s[static_cast<size_t>(i)] += value(r, block, i);
+  return s;
+}
+
+Collective reduce(ReduceFn fn, int root) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), 1, n), recv(n, 7);
+            rc = fn(send.data(), recv.data(), n, MPI_INT, MPI_SUM, root, comm);
+            return comm.rank() == root ? recv : std::vector<int>();
+          },
+          [=](int me, int p, int n) {
+            return me == root ? sum(0, p - 1, 0, n) : std::vector<int>();
+          }};
+}
+
+// Allreduce, or the inclusive prefix sums of a scan.
+Collective allreduce(AllreduceFn fn, bool scan, bool inPlace) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), 1, n), recv(n, 7);
+            if (inPlace) {
+              rc = fn(MPI_IN_PLACE, send.data(), n, MPI_INT, MPI_SUM, comm);
+              return send;
+            }
+            rc = fn(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm);
+            return recv;
+          },
+          [=](int me, int p, int n) { return sum(0, scan ? me : p - 1, 0, n); }};
+}
+
+Collective reduceScatter(AllreduceFn fn) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), comm.size(), n),
+                             recv(n, 7);
+            rc = fn(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm);
+            return recv;
+          },
+          [=](int me, int p, int n) { return sum(0, p - 1, me, n); }};
+}
+
+Collective scatter(GatherFn fn, int root) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), comm.size(), n),
+                             recv(n, 7);
+            rc = fn(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, root,
+                    comm);
+            return recv;
+          },
+          [=](int me, int, int n) {
+            std::vector<int> all = input(root, me + 1, n);
+            return std::vector<int>(all.end() - n, all.end());
+          }};
+}
+
+// Block o of the result is rank o's block `block(me)`.
+std::vector<int> blocksFromAll(int p, int n, int block) {
+  std::vector<int> out;
+  for (int o = 0; o < p; ++o)
+    for (int i = 0; i < n; ++i)
+      out.push_back(value(o, block, i));
+  return out;
+}
+
+Collective gather(GatherFn fn, int root) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), 1, n),
+                             recv(static_cast<size_t>(comm.size()) * n, 7);
+            rc = fn(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, root,
+                    comm);
+            return comm.rank() == root ? recv : std::vector<int>();
+          },
+          [=](int me, int p, int n) {
+            return me == root ? blocksFromAll(p, n, 0) : std::vector<int>();
+          }};
+}
+
+// Allgather (each rank's one block) or all-to-all (block `me` of each rank).
+Collective allToAll(AllgatherFn fn, bool personalized, bool inPlace) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            const int p = comm.size();
+            std::vector<int> send = input(comm.rank(), personalized ? p : 1, n),
+                             recv(static_cast<size_t>(p) * n, 7);
+            if (inPlace) {
+              // Allgather: the own block already in place; all-to-all: the
+              // whole input.
+              if (personalized)
+                recv = send;
+              else
+                std::copy(send.begin(), send.end(),
+                          recv.begin() + static_cast<long>(comm.rank()) * n);
+              rc = fn(MPI_IN_PLACE, n, MPI_INT, recv.data(), n, MPI_INT, comm);
+              return recv;
+            }
+            rc = fn(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, comm);
+            return recv;
+          },
+          [=](int me, int p, int n) {
+            return blocksFromAll(p, n, personalized ? me : 0);
+          }};
+}
+
+Collective shift(ShiftFn fn, int q) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), 1, n), recv(n, 7);
+            rc = fn(send.data(), recv.data(), n, MPI_INT, comm);
+            return recv;
+          },
+          [=](int me, int p, int n) {
+            return input(((me - q) % p + p) % p, 1, n);
+          }};
+}
+
+TEST(Local, Broadcast) {
+  check("ff", broadcast(gen::ff, 0), {8});
+  check("bc", broadcast(gen::bc, 0), {8});
+  check("b5", broadcast(gen::b5, 5), {8});
+  check("one_to_all_bc", broadcast(gen::one_to_all_bc, 0), hypercubeSizes);
+  check("bc_chunked", broadcast(gen::bc_chunked, 0), hypercubeSizes);
+}
+
+TEST(Local, Reductions) {
+  check("reduce_to_0", reduce(gen::reduce_to_0, 0), hypercubeSizes);
+  check("ar", allreduce(gen::ar, false, false), {8});
+  check("ar_doubling", allreduce(gen::ar_doubling, false, false),
+        hypercubeSizes);
+  check("ar_doubling in place", allreduce(gen::ar_doubling, false, true),
+        hypercubeSizes);
+  check("prefix_sums", allreduce(gen::prefix_sums, true, false),
+        hypercubeSizes);
+  check("prefix_sums in place", allreduce(gen::prefix_sums, true, true),
+        hypercubeSizes);
+  check("rs_halving", reduceScatter(gen::rs_halving), hypercubeSizes);
+}
+
+TEST(Local, ScatterGather) {
+  check("scatter_halving", scatter(gen::scatter_halving, 0), hypercubeSizes);
+  check("gather_to_0", gather(gen::gather_to_0, 0), hypercubeSizes);
+}
+
+TEST(Local, Allgather) {
+  check("ag", allToAll(gen::ag, false, false), {8});
+  check("all_to_all_bc", allToAll(gen::all_to_all_bc, false, false),
+        hypercubeSizes);
+  check("ring_allgather", allToAll(gen::ring_allgather, false, false),
+        ringSizes);
+  check("ring_allgather in place", allToAll(gen::ring_allgather, false, true),
+        ringSizes);
+}
+
+TEST(Local, Alltoall) {
+  check("a2a", allToAll(gen::a2a, true, false), {8});
+  check("pairwise", allToAll(gen::pairwise, true, false), hypercubeSizes);
+  check("pairwise in place", allToAll(gen::pairwise, true, true),
+        hypercubeSizes);
+  check("ring_alltoall", allToAll(gen::ring_alltoall, true, false), ringSizes);
+}
+
+TEST(Local, Shift) {
+  check("sh", shift(gen::sh, 3), {8});
+  check("shift_one", shift(gen::shift_one, 1), ringSizes);
+}
+
+// Every rank gets the error code, and nothing waits for a message.
+void expectError(int p, int code,
+                 const std::function<int(LocalComm &)> &call) {
+  std::vector<int> codes(static_cast<size_t>(p), MPI_SUCCESS);
+  std::mutex m;
+  ASSERT_EQ(collc::rt::local::run(p,
+                                  [&](LocalComm &comm) {
+                                    int rc = call(comm);
+                                    std::lock_guard<std::mutex> lock(m);
+                                    codes[static_cast<size_t>(comm.rank())] =
+                                        rc;
+                                  }),
+            MPI_SUCCESS);
+  for (int rc : codes)
+    EXPECT_EQ(rc, code);
+}
+
+TEST(Local, Errors) {
+  std::vector<int> buf(64, 1), out(64 * 64, 0);
+  // Figure 4.2 is proved for exactly 8 ranks; a hypercube needs 2^d.
+  expectError(4, MPI_ERR_SIZE, [&](LocalComm &comm) {
+    std::vector<int> b(4);
+    return gen::ff(b.data(), 4, MPI_INT, 0, comm);
+  });
+  expectError(6, MPI_ERR_SIZE, [&](LocalComm &comm) {
+    std::vector<int> b(4);
+    return gen::one_to_all_bc(b.data(), 4, MPI_INT, 0, comm);
+  });
+  expectError(1, MPI_ERR_SIZE, [&](LocalComm &comm) {
+    std::vector<int> b(4);
+    return gen::ring_allgather(b.data(), 1, MPI_INT, b.data() + 1, 1, MPI_INT,
+                               comm);
+  });
+  // The schedule is proved for root 0 only; a root outside the ranks.
+  expectError(4, MPI_ERR_ROOT, [&](LocalComm &comm) {
+    std::vector<int> b(4);
+    return gen::one_to_all_bc(b.data(), 4, MPI_INT, 1, comm);
+  });
+  expectError(4, MPI_ERR_ROOT, [&](LocalComm &comm) {
+    std::vector<int> b(4);
+    return gen::one_to_all_bc(b.data(), 4, MPI_INT, 4, comm);
+  });
+  // Mismatched send and receive counts; a non-contiguous type.
+  expectError(4, MPI_ERR_TYPE, [&](LocalComm &comm) {
+    std::vector<int> s(2), r(8);
+    return gen::ring_allgather(s.data(), 2, MPI_INT, r.data(), 1, MPI_INT,
+                               comm);
+  });
+  MPI_Datatype strided;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  expectError(4, MPI_ERR_TYPE, [&](LocalComm &comm) {
+    std::vector<int> b(16);
+    return gen::one_to_all_bc(b.data(), 2, strided, 0, comm);
+  });
+  MPI_Type_free(&strided);
+}
+
+} // namespace
