@@ -200,6 +200,21 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
   return std::nullopt;
 }
 
+/// The pieces joined, appended in order. Building strings as
+/// `"literal" + std::string(...)` inserts at the front of a temporary, which
+/// GCC 12 at -O3 misreads as an overlapping memcpy (-Werror=restrict, GCC bug
+/// 105651); appending avoids that code path altogether.
+std::string concat(std::initializer_list<llvm::StringRef> pieces) {
+  size_t size = 0;
+  for (llvm::StringRef piece : pieces)
+    size += piece.size();
+  std::string out;
+  out.reserve(size);
+  for (llvm::StringRef piece : pieces)
+    out.append(piece.data(), piece.size());
+  return out;
+}
+
 /// The binding's parameters with the communicator's type replaced.
 std::string commParams(const Binding &b, llvm::StringRef commType) {
   std::string params = b.params;
@@ -222,7 +237,7 @@ std::string operand(const ir::Expr &e, llvm::ArrayRef<std::string> names) {
   std::string text = ir::printCpp(e, names);
   if (e.op == ExprOp::Const || e.op == ExprOp::Var)
     return text;
-  return "(" + text + ")";
+  return concat({"(", text, ")"});
 }
 
 bool hasRoot(CollectiveKind k) {
@@ -487,11 +502,14 @@ private:
     // This rank as a receiver: every sender whose rule names it.
     std::string mask;
     for (const ir::Delivery &d : rule.into) {
-      std::string bit = "(uint64_t(1) << " + std::to_string(d.buffer) + ")";
+      std::string bit =
+          concat({"(uint64_t(1) << ", std::to_string(d.buffer), ")"});
       if (d.when)
-        bit = "(" + operand(*d.when, names) + " ? " + bit +
-              " : uint64_t(0))";
-      mask += (mask.empty() ? "" : " | ") + bit;
+        bit = concat({"(", operand(*d.when, names), " ? ", bit,
+                      " : uint64_t(0))"});
+      if (!mask.empty())
+        mask += " | ";
+      mask += bit;
     }
     os << in << "for (int64_t r = 0; r < p; ++r)\n"
        << in << "  if (" << (guard.empty() ? "" : guard + " && ") << peer
