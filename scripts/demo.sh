@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job, from a fresh machine: set up, build, then check, prove,
-# compile a spec to C++ and run the emitted code under mpirun.
+# compile a spec to C++ and run the emitted code (on the local backend, or
+# under mpirun with COLLC_DEMO_MPI=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -24,5 +25,17 @@ echo "== collc compile specs/hypercube.coll -o build/demo --namespace demo --par
 ls -l build/demo
 
 echo
-echo "== mpirun -np 8 build/examples/prefix_sums/prefix_sums_example (Algorithm 4.9, emitted by collc)"
-mpirun --oversubscribe -np 8 build/examples/prefix_sums/prefix_sums_example
+echo "== mpicxx scripts/demo_prefix_sums.cpp build/demo/hypercube.cpp -lcollc_runtime -o build/demo/prefix_sums"
+mpicxx -std=c++20 -O2 -DOMPI_SKIP_MPICXX=1 -Ibuild/demo -Iruntime/include \
+  scripts/demo_prefix_sums.cpp build/demo/hypercube.cpp \
+  build/runtime/libcollc_runtime.a -pthread -o build/demo/prefix_sums
+
+echo
+if [ "${COLLC_DEMO_MPI:-0}" = 1 ]; then
+  echo "== mpirun -np 8 build/demo/prefix_sums --mpi (Algorithm 4.9, emitted by collc)"
+  mpirun --oversubscribe -np 8 build/demo/prefix_sums --mpi
+else
+  echo "== build/demo/prefix_sums (Algorithm 4.9, emitted by collc; 8 ranks as threads,"
+  echo "   the local backend; COLLC_DEMO_MPI=1 runs it under mpirun -np 8)"
+  build/demo/prefix_sums
+fi
