@@ -65,11 +65,62 @@ uint64_t getU64(const char *&in) {
 }
 } // namespace
 
+/// The containers of an Engine, kept per thread between calls.
+struct Engine::Workspace {
+  bool busy = false;
+  std::vector<int64_t> blockOrigin, blockDest;
+  std::vector<Buffer> buffers;
+  std::vector<int32_t> sendList;
+  std::vector<Outgoing> sends;
+  std::vector<Expected> receives;
+  std::vector<std::pair<char *, size_t>> taken;
+  std::vector<Piece> pieces, single;
+  std::vector<int> sendRequests;
+  std::vector<size_t> dataBytes;
+  std::vector<std::vector<uint16_t>> touched;
+
+  void swap(Engine &e) {
+    std::swap(blockOrigin, e.blockOrigin);
+    std::swap(blockDest, e.blockDest);
+    std::swap(buffers, e.buffers);
+    std::swap(sendList, e.sendList);
+    std::swap(sends, e.sends);
+    std::swap(receives, e.receives);
+    std::swap(taken, e.taken);
+    std::swap(pieces, e.pieces);
+    std::swap(single, e.single);
+    std::swap(sendRequests, e.sendRequests);
+    std::swap(dataBytes, e.dataBytes);
+    std::swap(touched, e.touched);
+  }
+};
+
+Engine::Engine() {
+  thread_local Workspace threadWorkspace;
+  // An Engine inside another on this thread (not something emitted code
+  // does) keeps its own containers.
+  if (!threadWorkspace.busy) {
+    workspace = &threadWorkspace;
+    workspace->busy = true;
+    workspace->swap(*this);
+  }
+}
+
 Engine::~Engine() {
   if (backend)
     backend->reset();
-  for (auto &entry : taken)
+  if (workspace) {
+    sends.clear();
+    sendList.clear();
+    receives.clear();
+    // Leave the buffers' tables sized: start() reassigns them in place.
+    workspace->swap(*this);
+    workspace->busy = false;
+  }
+  auto &returned = workspace ? workspace->taken : taken;
+  for (auto &entry : returned)
     threadPool.free.push_back(entry);
+  returned.clear();
   while (threadPool.free.size() > poolKeep) {
     auto smallest = std::min_element(
         threadPool.free.begin(), threadPool.free.end(),
@@ -128,8 +179,13 @@ int Engine::connect(const Call &c) {
       extent == 0)
     return fail(MPI_ERR_TYPE,
                 "only contiguous datatypes are supported (size == extent)");
-  int rc = call.local ? makeLocalBackend(*call.local, backend)
-                      : makeMpiBackend(call.comm, backend);
+  int rc = MPI_SUCCESS;
+  if (call.local) {
+    rc = makeLocalBackend(*call.local, ownedBackend);
+    backend = ownedBackend.get();
+  } else {
+    rc = makeMpiBackend(call.comm, backend);
+  }
   if (rc)
     return fail(rc, call.local ? "invalid local communicator"
                                : "cannot duplicate the communicator");
@@ -291,7 +347,7 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   const size_t numSlots = numBlocks * static_cast<size_t>(chunks);
   if (numSlots > size_t(INT32_MAX))
     return fail(MPI_ERR_ARG, "too many chunks");
-  buffers.assign(static_cast<size_t>(numBuffers), {});
+  buffers.resize(static_cast<size_t>(numBuffers));
   for (Buffer &b : buffers) {
     b.blocks.assign(numBlocks, {});
     b.slots.assign(numSlots, {});
@@ -443,15 +499,14 @@ int Engine::endStep(int64_t step, const char *name) {
   const size_t numSlots = buffers.front().slots.size();
   const size_t headerBound =
       inlined ? maxMessageBytes : headerBytes + numSlots * sizeof(Record);
-  std::string where = std::string("communication failed in ") + name;
   auto failed = [&](int rc) {
     backend->reset();
     sends.clear();
     sendList.clear();
     receives.clear();
-    return fail(rc, where.c_str());
+    std::string why = std::string("communication failed in ") + name;
+    return fail(rc, why.c_str());
   };
-  std::vector<Piece> pieces;
   int request = 0;
   // Receives first, so small messages land straight in their buffers.
   for (Expected &e : receives) {
@@ -461,19 +516,19 @@ int Engine::endStep(int64_t step, const char *name) {
                                 e.request))
       return failed(rc);
   }
-  std::vector<int> sendRequests;
+  sendRequests.clear();
   for (const Outgoing &o : sends) {
     const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
     collect(o.buffer, o.first, o.last, pieces);
-    size_t dataBytes = 0;
+    size_t messageData = 0;
     for (const Piece &piece : pieces)
-      dataBytes += piece.bytes;
+      messageData += piece.bytes;
     const size_t n = o.last - o.first;
     const size_t head = headerBytes + n * sizeof(Record);
-    char *message = scratch(head + (inlined ? dataBytes : 0));
+    char *message = scratch(head + (inlined ? messageData : 0));
     char *out = message;
     putU64(out, n);
-    putU64(out, dataBytes);
+    putU64(out, messageData);
     for (size_t i = o.first; i < o.last; ++i) {
       const Slot &s = b.slots[static_cast<size_t>(sendList[i])];
       Record r{sendList[i], s.lo, s.hi, s.ordered ? 1 : 0};
@@ -485,24 +540,24 @@ int Engine::endStep(int64_t step, const char *name) {
         std::memcpy(out, piece.data, piece.bytes);
         out += piece.bytes;
       }
-      std::vector<Piece> whole{{message, head + dataBytes}};
-      if (int rc = backend->isend(o.peer, tagHeader, whole, request))
+      single.assign(1, {message, head + messageData});
+      if (int rc = backend->isend(o.peer, tagHeader, single, request))
         return failed(rc);
       sendRequests.push_back(request);
       continue;
     }
-    std::vector<Piece> header{{message, head}};
-    if (int rc = backend->isend(o.peer, tagHeader, header, request))
+    single.assign(1, {message, head});
+    if (int rc = backend->isend(o.peer, tagHeader, single, request))
       return failed(rc);
     sendRequests.push_back(request);
-    if (dataBytes) {
+    if (messageData) {
       if (int rc = backend->isend(o.peer, tagData, pieces, request))
         return failed(rc);
       sendRequests.push_back(request);
     }
   }
   // Headers: what each message carries.
-  std::vector<size_t> dataBytes(receives.size());
+  dataBytes.assign(receives.size(), 0);
   for (size_t i = 0; i < receives.size(); ++i) {
     Expected &e = receives[i];
     size_t bytes = 0;
@@ -535,7 +590,7 @@ int Engine::endStep(int64_t step, const char *name) {
     // A copy into one buffer lands in place when nothing else in this step
     // touches its slots there: no send reads them, no other receive writes
     // them (deliveries keep the declared order).
-    std::vector<std::vector<uint16_t>> touched(buffers.size());
+    touched.resize(buffers.size());
     for (auto &t : touched)
       t.assign(numSlots, 0);
     for (const Outgoing &o : sends)
@@ -696,7 +751,6 @@ int Engine::finish() {
     if (block.data != home && blockBytes)
       std::memmove(home, block.data, blockBytes);
   });
-  buffers.clear();
   return rc;
 }
 

@@ -9,17 +9,6 @@
 namespace collc::rt {
 namespace {
 
-int dupKeyval = MPI_KEYVAL_INVALID;
-
-// The duplicate lives as long as the user's communicator: MPI calls this when
-// that one is freed (or at MPI_Finalize for the predefined ones).
-int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
-  auto *dup = static_cast<MPI_Comm *>(attribute);
-  int rc = MPI_Comm_free(dup);
-  delete dup;
-  return rc;
-}
-
 class MpiBackend final : public Backend {
 public:
   explicit MpiBackend(MPI_Comm comm) : comm(comm) {
@@ -124,9 +113,27 @@ private:
   std::vector<MPI_Aint> offsets;
 };
 
+/// What the attribute holds: the duplicate and the backend over it.
+struct Duplicate {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::unique_ptr<MpiBackend> backend;
+};
+
+int dupKeyval = MPI_KEYVAL_INVALID;
+
+// The duplicate lives as long as the user's communicator: MPI calls this when
+// that one is freed (or at MPI_Finalize for the predefined ones).
+int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
+  auto *dup = static_cast<Duplicate *>(attribute);
+  dup->backend.reset();
+  int rc = MPI_Comm_free(&dup->comm);
+  delete dup;
+  return rc;
+}
+
 } // namespace
 
-int makeMpiBackend(MPI_Comm comm, std::unique_ptr<Backend> &backend) {
+int makeMpiBackend(MPI_Comm comm, Backend *&backend) {
   if (comm == MPI_COMM_NULL)
     return MPI_ERR_COMM;
   if (dupKeyval == MPI_KEYVAL_INVALID)
@@ -138,19 +145,20 @@ int makeMpiBackend(MPI_Comm comm, std::unique_ptr<Backend> &backend) {
   if (int rc = MPI_Comm_get_attr(comm, dupKeyval, &attribute, &found))
     return rc;
   if (!found) {
-    auto *dup = new MPI_Comm;
-    if (int rc = MPI_Comm_dup(comm, dup)) {
+    auto *dup = new Duplicate;
+    if (int rc = MPI_Comm_dup(comm, &dup->comm)) {
       delete dup;
       return rc;
     }
     if (int rc = MPI_Comm_set_attr(comm, dupKeyval, dup)) {
-      MPI_Comm_free(dup);
+      MPI_Comm_free(&dup->comm);
       delete dup;
       return rc;
     }
+    dup->backend = std::make_unique<MpiBackend>(dup->comm);
     attribute = dup;
   }
-  backend = std::make_unique<MpiBackend>(*static_cast<MPI_Comm *>(attribute));
+  backend = static_cast<Duplicate *>(attribute)->backend.get();
   return MPI_SUCCESS;
 }
 

@@ -43,9 +43,10 @@ public:
 };
 
 /// Point-to-point over a private duplicate of `comm`, created on first use and
-/// cached on `comm` with an attribute, so that no user message (not even an
-/// MPI_ANY_TAG receive) can match a schedule's message. Errors: an MPI code.
-int makeMpiBackend(MPI_Comm comm, std::unique_ptr<Backend> &backend);
+/// cached on `comm` with an attribute (with the backend itself, which lives
+/// as long as `comm`), so that no user message (not even an MPI_ANY_TAG
+/// receive) can match a schedule's message. Errors: an MPI code.
+int makeMpiBackend(MPI_Comm comm, Backend *&backend);
 
 /// In-memory channels between the threads of a local::run (Local.h).
 int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);

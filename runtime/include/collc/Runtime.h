@@ -83,8 +83,10 @@ struct CommRef {
 
 class Engine {
 public:
-  Engine() = default;
-  /// Returns the call's scratch memory to the pool.
+  /// Borrows this thread's containers (kept across calls, so a call
+  /// allocates nothing in the steady state).
+  Engine();
+  /// Returns the containers and the call's scratch memory.
   ~Engine();
   Engine(const Engine &) = delete;
   Engine &operator=(const Engine &) = delete;
@@ -196,7 +198,8 @@ private:
   template <typename Fn> void forEachOutput(Fn &&fn) const;
 
   Call call;
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Backend> ownedBackend; // the local backend's
+  Backend *backend = nullptr;
   int64_t me = 0, p = 0, chunks = 1;
   MPI_Aint extent = 0;
   size_t blockBytes = 0;
@@ -208,6 +211,13 @@ private:
   std::vector<Expected> receives;
   std::vector<std::pair<char *, size_t>> taken; // scratch of this call
   size_t maxMessageBytes = 0;
+  // endStep's working lists.
+  std::vector<Piece> pieces, single;
+  std::vector<int> sendRequests;
+  std::vector<size_t> dataBytes;
+  std::vector<std::vector<uint16_t>> touched;
+  struct Workspace;
+  Workspace *workspace = nullptr; // the containers came from here
 };
 
 } // namespace collc::rt
