@@ -117,34 +117,38 @@ bool Semantics::usesOrigin() const { return !fixedOrigin(); }
 
 bool Semantics::usesDest() const { return !fixedDest(); }
 
-std::optional<int64_t> Semantics::fixedOrigin() const {
+Semantics::Semantics(const ir::Collective &collective, int64_t p,
+                     int64_t chunks)
+    : collective(collective), p(p), chunks(chunks) {
   switch (collective.kind) {
   case CollectiveKind::Broadcast:
   case CollectiveKind::Scatter:
-    return collective.root;
+    originFixed = collective.root;
+    break;
   case CollectiveKind::Reduce:
   case CollectiveKind::Allreduce:
   case CollectiveKind::ReduceScatter:
   case CollectiveKind::Scan:
-    return 0;
+    originFixed = 0;
+    break;
   default:
-    return std::nullopt;
+    break;
   }
-}
-
-std::optional<int64_t> Semantics::fixedDest() const {
   switch (collective.kind) {
   case CollectiveKind::Reduce:
   case CollectiveKind::Gather:
-    return collective.root;
+    destFixed = collective.root;
+    break;
   case CollectiveKind::Broadcast:
   case CollectiveKind::Allreduce:
   case CollectiveKind::Allgather:
   case CollectiveKind::Scan:
-    return 0;
+    destFixed = 0;
+    break;
   default:
-    return std::nullopt;
+    break;
   }
+  destSlots = destFixed || collective.kind == CollectiveKind::Shift ? 1 : p;
 }
 
 int64_t Semantics::shiftDest(int64_t origin) const {
@@ -152,107 +156,162 @@ int64_t Semantics::shiftDest(int64_t origin) const {
   return ((origin + q) % p + p) % p;
 }
 
-void Semantics::forEachChunk(std::optional<int64_t> origin,
-                             std::optional<int64_t> dest,
-                             std::optional<int64_t> index,
-                             llvm::function_ref<void(ChunkKey)> fn) const {
-  auto inRanks = [&](int64_t v) { return v >= 0 && v < p; };
-  int64_t kLo = 0, kHi = chunks - 1;
-  if (index) {
-    if (*index < 0 || *index >= chunks)
-      return;
-    kLo = kHi = *index;
+uint64_t Semantics::universeSize() const {
+  uint64_t origins = fixedOrigin() ? 1 : static_cast<uint64_t>(p);
+  return origins * static_cast<uint64_t>(destsPerOrigin()) *
+         static_cast<uint64_t>(chunks);
+}
+
+uint64_t Semantics::idOf(int64_t origin, int64_t dest, int64_t index) const {
+  int64_t nd = destsPerOrigin();
+  uint64_t slot = static_cast<uint64_t>(origin - originBase()) * nd +
+                  static_cast<uint64_t>(nd == 1 ? 0 : dest);
+  return slot * static_cast<uint64_t>(chunks) + static_cast<uint64_t>(index);
+}
+
+ChunkKey Semantics::keyOf(uint64_t id) const {
+  uint64_t nd = static_cast<uint64_t>(destsPerOrigin());
+  int64_t index = static_cast<int64_t>(id % chunks);
+  uint64_t slot = id / chunks;
+  int64_t origin = originBase() + static_cast<int64_t>(slot / nd);
+  int64_t dest = nd != 1 ? static_cast<int64_t>(slot % nd)
+                 : fixedDest() ? *fixedDest()
+                               : shiftDest(origin);
+  return makeChunkKey(origin, dest, index);
+}
+
+std::pair<int64_t, int64_t> Semantics::destBounds(int64_t oLo,
+                                                  int64_t oHi) const {
+  if (auto d = fixedDest())
+    return {*d, *d};
+  if (collective.kind != CollectiveKind::Shift)
+    return {0, p - 1};
+  int64_t lo = shiftDest(oLo), hi = shiftDest(oHi);
+  // The dests are oLo+q .. oHi+q mod p: one range unless it wraps.
+  if (hi - lo == oHi - oLo)
+    return {lo, hi};
+  return {0, p - 1};
+}
+
+Semantics::Box Semantics::universeBox() const {
+  int64_t oLo = originBase(), oHi = fixedOrigin() ? oLo : p - 1;
+  auto [dLo, dHi] = destBounds(oLo, oHi);
+  return {oLo, oHi, dLo, dHi, 0, chunks - 1};
+}
+
+IdRange Semantics::block(int64_t o, int64_t dLo, int64_t dHi) const {
+  return {idOf(o, dLo, 0), idOf(o, dHi, chunks - 1)};
+}
+
+void Semantics::appendIds(const Box &box, std::vector<IdRange> &out) const {
+  auto push = [&](uint64_t lo, uint64_t hi) {
+    if (!out.empty() && out.back().hi + 1 == lo)
+      out.back().hi = hi;
+    else
+      out.push_back({lo, hi});
+  };
+  bool allIndices = box.kLo == 0 && box.kHi == chunks - 1;
+  bool allDests =
+      destFollowsOrigin() || (box.dLo == 0 && box.dHi == p - 1);
+  if (allIndices && allDests) {
+    push(idOf(box.oLo, box.dLo, 0), idOf(box.oHi, box.dHi, chunks - 1));
+    return;
   }
-  int64_t oLo = 0, oHi = p - 1;
-  if (auto fixed = fixedOrigin()) {
-    if (origin && *origin != *fixed)
-      return;
-    oLo = oHi = *fixed;
-  } else if (origin) {
-    if (!inRanks(*origin))
-      return;
-    oLo = oHi = *origin;
-  }
-  bool isShift = collective.kind == CollectiveKind::Shift;
-  std::optional<int64_t> fixedD = fixedDest();
-  for (int64_t o = oLo; o <= oHi; ++o) {
-    int64_t dLo = 0, dHi = p - 1;
-    if (isShift) {
-      dLo = dHi = shiftDest(o);
-    } else if (fixedD) {
-      dLo = dHi = *fixedD;
+  for (int64_t o = box.oLo; o <= box.oHi; ++o) {
+    if (allIndices) {
+      push(idOf(o, box.dLo, 0), idOf(o, box.dHi, chunks - 1));
+      continue;
     }
-    if (dest) {
-      if (*dest < dLo || *dest > dHi)
-        continue;
-      dLo = dHi = *dest;
-    }
+    int64_t dLo = destFollowsOrigin() ? 0 : box.dLo;
+    int64_t dHi = destFollowsOrigin() ? 0 : box.dHi;
     for (int64_t d = dLo; d <= dHi; ++d)
-      for (int64_t k = kLo; k <= kHi; ++k)
-        fn(makeChunkKey(o, d, k));
+      push(idOf(o, d, box.kLo), idOf(o, d, box.kHi));
   }
 }
 
-uint64_t Semantics::universeSize() const {
-  uint64_t origins = fixedOrigin() ? 1 : static_cast<uint64_t>(p);
-  uint64_t dests = (fixedDest() || collective.kind == CollectiveKind::Shift)
-                       ? 1
-                       : static_cast<uint64_t>(p);
-  return origins * dests * static_cast<uint64_t>(chunks);
+void Semantics::boxesOf(IdRange ids,
+                        llvm::function_ref<void(const Box &)> fn) const {
+  uint64_t k = static_cast<uint64_t>(chunks);
+  uint64_t nd = static_cast<uint64_t>(destsPerOrigin());
+  auto dest = [&](int64_t o, uint64_t slot) {
+    return nd == 1 ? destBounds(o, o).first : static_cast<int64_t>(slot);
+  };
+  uint64_t at = ids.lo;
+  while (at <= ids.hi) {
+    uint64_t left = ids.hi - at + 1;
+    int64_t index = static_cast<int64_t>(at % k);
+    uint64_t slot = at / k;
+    int64_t o = originBase() + static_cast<int64_t>(slot / nd);
+    uint64_t di = slot % nd;
+    if (index != 0 || left < k) { // part of one (origin, dest)'s indices
+      int64_t last =
+          static_cast<int64_t>(std::min<uint64_t>(k - 1, index + left - 1));
+      int64_t d = dest(o, di);
+      fn({o, o, d, d, index, last});
+      at += static_cast<uint64_t>(last - index) + 1;
+      continue;
+    }
+    uint64_t blocks = left / k; // whole (origin, dest) blocks left
+    if (di != 0 || blocks < nd) { // part of one origin's dests
+      uint64_t lastSlot = std::min<uint64_t>(nd - 1, di + blocks - 1);
+      fn({o, o, dest(o, di), dest(o, lastSlot), 0, chunks - 1});
+      at += (lastSlot - di + 1) * k;
+      continue;
+    }
+    int64_t origins = static_cast<int64_t>(left / (nd * k));
+    auto [dLo, dHi] = destBounds(o, o + origins - 1);
+    fn({o, o + origins - 1, dLo, dHi, 0, chunks - 1});
+    at += static_cast<uint64_t>(origins) * nd * k;
+  }
 }
 
 void Semantics::initial(
     int64_t rank,
-    llvm::function_ref<void(ChunkKey, const Contributions &)> fn) const {
+    llvm::function_ref<void(IdRange, const Contributions &)> fn) const {
   Contributions mine = Contributions::single(rank);
-  auto all = [&](int64_t o, int64_t d) {
-    for (int64_t k = 0; k < chunks; ++k)
-      fn(makeChunkKey(o, d, k), mine);
+  auto all = [&](int64_t o, int64_t dLo, int64_t dHi) {
+    fn(block(o, dLo, dHi), mine);
   };
   switch (collective.kind) {
   case CollectiveKind::Broadcast:
     if (rank == collective.root)
-      all(rank, 0);
+      all(rank, 0, 0);
     return;
   case CollectiveKind::Reduce:
-    all(0, collective.root);
+    all(0, collective.root, collective.root);
     return;
   case CollectiveKind::Allreduce:
   case CollectiveKind::Scan:
-    all(0, 0);
+    all(0, 0, 0);
     return;
   case CollectiveKind::Allgather:
-    all(rank, 0);
+    all(rank, 0, 0);
     return;
   case CollectiveKind::ReduceScatter:
-    for (int64_t t = 0; t < p; ++t)
-      all(0, t);
+    all(0, 0, p - 1);
     return;
   case CollectiveKind::Scatter:
     if (rank == collective.root)
-      for (int64_t t = 0; t < p; ++t)
-        all(rank, t);
+      all(rank, 0, p - 1);
     return;
   case CollectiveKind::Gather:
-    all(rank, collective.root);
+    all(rank, collective.root, collective.root);
     return;
   case CollectiveKind::Alltoall:
   case CollectiveKind::Alltoallv:
-    for (int64_t t = 0; t < p; ++t)
-      all(rank, t);
+    all(rank, 0, p - 1);
     return;
   case CollectiveKind::Shift:
-    all(rank, shiftDest(rank));
+    all(rank, shiftDest(rank), shiftDest(rank));
     return;
   }
 }
 
 void Semantics::required(
     int64_t rank,
-    llvm::function_ref<void(ChunkKey, const Contributions &)> fn) const {
+    llvm::function_ref<void(IdRange, const Contributions &)> fn) const {
   auto each = [&](int64_t o, int64_t d, const Contributions &c) {
-    for (int64_t k = 0; k < chunks; ++k)
-      fn(makeChunkKey(o, d, k), c);
+    fn(block(o, d, d), c);
   };
   Contributions everyone = Contributions::range(0, p - 1);
   switch (collective.kind) {

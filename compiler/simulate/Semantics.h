@@ -29,6 +29,7 @@
 // (the chunk model has no per-pair sizes).
 
 #include "ir/Schedule.h"
+#include "simulate/ChunkRuns.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -38,6 +39,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace collc::simulate {
 
@@ -113,23 +116,41 @@ public:
   bool usesOrigin() const;
   bool usesDest() const;
 
-  /// Every chunk of the universe, in key order, restricted to the given
-  /// coordinates where they are set (a selector's `origin == e` pins one).
-  void forEachChunk(std::optional<int64_t> origin, std::optional<int64_t> dest,
-                    std::optional<int64_t> index,
-                    llvm::function_ref<void(ChunkKey)> fn) const;
+  /// Chunks are numbered densely, in key order: id = (origin slot * dests
+  /// per origin + dest slot) * K + index, where an origin or dest the kind
+  /// fixes (or shift's dest, which follows from the origin) takes one slot.
+  /// Ids run 0..universeSize()-1.
+  uint64_t idOf(int64_t origin, int64_t dest, int64_t index) const;
+  ChunkKey keyOf(uint64_t id) const;
   /// Number of chunks in the universe.
   uint64_t universeSize() const;
 
+  /// A box of chunk coordinates: origins oLo..oHi, dests dLo..dHi, indices
+  /// kLo..kHi. Where the kind fixes the dest, or derives it from the origin
+  /// (shift), dLo..dHi bounds the dests of the box's origins.
+  struct Box {
+    int64_t oLo, oHi, dLo, dHi, kLo, kHi;
+  };
+  /// The whole universe as one box.
+  Box universeBox() const;
+  /// Whether the dest follows from the origin (shift; a fixed dest counts),
+  /// so a box is split by origin and index only.
+  bool destFollowsOrigin() const { return destsPerOrigin() == 1; }
+  /// The dests of origins oLo..oHi, as a range that holds them.
+  std::pair<int64_t, int64_t> destBounds(int64_t oLo, int64_t oHi) const;
+  /// Appends the ids of the box's chunks to `out` as ranges, merging with the
+  /// last range where they meet.
+  void appendIds(const Box &box, std::vector<IdRange> &out) const;
+  /// The boxes whose chunks are the ids lo..hi, in id order.
+  void boxesOf(IdRange ids, llvm::function_ref<void(const Box &)> fn) const;
+
   /// Pre-condition: the chunks `rank` holds before the first step.
-  void
-  initial(int64_t rank,
-          llvm::function_ref<void(ChunkKey, const Contributions &)> fn) const;
+  void initial(int64_t rank,
+               llvm::function_ref<void(IdRange, const Contributions &)> fn) const;
   /// Post-condition: the chunks `rank` must hold in the result buffer after
-  /// the last step, with their contributions, in key order.
-  void
-  required(int64_t rank,
-           llvm::function_ref<void(ChunkKey, const Contributions &)> fn) const;
+  /// the last step, with their contributions, in id order.
+  void required(int64_t rank,
+                llvm::function_ref<void(IdRange, const Contributions &)> fn) const;
 
   /// "chunk 3" when only the index has meaning (broadcast, reductions), else
   /// the coordinates that do: "(origin 2, dest 5)", "(origin 2)",
@@ -137,16 +158,22 @@ public:
   std::string describeChunk(ChunkKey key) const;
 
 private:
-  Semantics(const ir::Collective &collective, int64_t p, int64_t chunks)
-      : collective(collective), p(p), chunks(chunks) {}
+  Semantics(const ir::Collective &collective, int64_t p, int64_t chunks);
   /// The fixed origin / dest of every chunk, if the kind fixes one.
-  std::optional<int64_t> fixedOrigin() const;
-  std::optional<int64_t> fixedDest() const;
+  std::optional<int64_t> fixedOrigin() const { return originFixed; }
+  std::optional<int64_t> fixedDest() const { return destFixed; }
   int64_t shiftDest(int64_t origin) const;
+  int64_t originBase() const { return originFixed.value_or(0); }
+  int64_t destsPerOrigin() const { return destSlots; }
+  /// The ids of origin o's chunks for dests dLo..dHi (one dest where the
+  /// kind fixes it), every index.
+  IdRange block(int64_t o, int64_t dLo, int64_t dHi) const;
 
   ir::Collective collective;
   int64_t p = 0;
   int64_t chunks = 1;
+  std::optional<int64_t> originFixed, destFixed;
+  int64_t destSlots = 1; // dests per origin in the id numbering
 };
 
 } // namespace collc::simulate

@@ -1,5 +1,7 @@
 #include "simulate/Simulator.h"
 
+#include "simulate/ChunkRuns.h"
+#include "simulate/RangeEval.h"
 #include "simulate/Semantics.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -7,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 using namespace collc;
@@ -32,8 +35,9 @@ namespace {
 
 constexpr size_t numProperties = 5;
 
-/// A value: the contributions a chunk carries. Values are immutable and
-/// shared: a copy delivery copies an index into the value pool, only a fold
+/// A value: the contributions a chunk carries. Values are immutable,
+/// interned and shared: equal values have one handle, so runs of chunks with
+/// equal values merge, a copy delivery copies the handle, and only a fold
 /// makes a new value.
 struct Value {
   Contributions contributions;
@@ -42,27 +46,20 @@ struct Value {
   unsigned misfoldStep = 0;
 };
 
-/// DenseMap's default hash of a 64-bit key keeps only its low 32 bits,
-/// which would drop the origin; mix all of them (the murmur3 finaliser).
-struct ChunkKeyInfo {
-  static ChunkKey getEmptyKey() { return ~ChunkKey(0); }
-  static ChunkKey getTombstoneKey() { return ~ChunkKey(0) - 1; }
-  static unsigned getHashValue(ChunkKey k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return static_cast<unsigned>(k);
-  }
-  static bool isEqual(ChunkKey a, ChunkKey b) { return a == b; }
-};
-using ChunkMap = llvm::DenseMap<ChunkKey, uint32_t, ChunkKeyInfo>;
-
-/// A chunk read from the sender at the start of a step, delivered at its end.
+/// Chunks read from the sender at the start of a step, delivered at its end.
 struct Pending {
-  ChunkKey key;
+  IdRange ids;
   uint32_t value;
+};
+
+/// A delivery of the current step, for finding two that land on the same
+/// chunk of one rank's buffer.
+struct Write {
+  size_t slot; // rank * buffers + buffer
+  IdRange ids;
+  size_t transfer;
+  uint32_t value;
+  bool copy;
 };
 
 /// Per rule, what the simulator can precompute: coordinates its selector
@@ -73,6 +70,9 @@ struct Pending {
 struct RulePlan {
   llvm::SmallVector<std::pair<unsigned, const Expr *>, 3> pins;
   llvm::SmallVector<bool, 1> whenPerChunk;
+  /// The selector and the delivery conditions, for box evaluation.
+  std::optional<RangePredicate> selector;
+  std::vector<std::optional<RangePredicate>> when;
 };
 
 bool isChunkSlot(unsigned slot) {
@@ -133,8 +133,23 @@ private:
                       const std::vector<char> &valid);
   void checkCorrectness();
 
+  /// The chunks of `box` at which `predicate` holds, appended to `out` in id
+  /// order. The environment is `env` with the chunk coordinates of the box;
+  /// a box the interval evaluation cannot decide is split. Returns false,
+  /// with the chunk and the failure, at the first chunk (in id order) where
+  /// the predicate cannot be evaluated.
+  bool select(const RangePredicate &ranges, const Expr &predicate,
+              const Semantics::Box &box,
+              std::vector<int64_t> &env, std::vector<IdRange> &out,
+              std::pair<ChunkKey, ir::EvalResult> &failure);
+  /// Lands `value` on `ids` of the receiver's buffer `b` (copy or fold).
+  void land(const ir::InstanceStep &step, size_t ti, unsigned b, IdRange ids,
+            uint32_t value, bool copy);
+  /// Reports two deliveries of the step that race on a chunk.
+  void checkRaces(const ir::InstanceStep &step);
+  uint32_t intern(Value v);
   uint32_t fold(uint32_t local, uint32_t incoming, unsigned step);
-  ChunkMap &buffer(int64_t rank, unsigned b) {
+  ChunkRuns &buffer(int64_t rank, unsigned b) {
     return held[static_cast<size_t>(rank) * numBuffers + b];
   }
   std::optional<uint32_t> channelIndex(const Channel &c) const;
@@ -164,7 +179,11 @@ private:
 
   unsigned numBuffers = 1;
   std::vector<Value> pool;
-  std::vector<ChunkMap> held; // rank * B + buffer
+  std::map<std::vector<int64_t>, uint32_t> interned; // value -> handle
+  llvm::DenseMap<uint64_t, uint32_t> foldMemo;        // (a, b) -> a + b
+  std::vector<ChunkRuns> held; // rank * B + buffer
+  std::vector<Counterexample> warnings;
+  llvm::DenseMap<const ir::TransferRule *, bool> warnedEmpty;
   llvm::DenseMap<const ir::TransferRule *, RulePlan> plans;
   std::optional<Counterexample> found[numProperties];
 
@@ -177,6 +196,12 @@ private:
   std::vector<int64_t> arcCount[2], arcWords[2];
 
   // Per-step scratch, sized once.
+  std::vector<int64_t> boxLo, boxHi;   // environment bounds for select()
+  std::vector<IdRange> selected, accepted;
+  std::vector<std::pair<IdRange, uint32_t>> pieces;
+  std::vector<ChunkRuns::Run> incoming;
+  std::vector<Write> writes;
+  std::vector<uint32_t> writeCount; // per rank * B + buffer, for checkRaces
   std::vector<Pending> pending;
   std::vector<size_t> pendingBegin;        // per transfer, into `pending`
   std::vector<int32_t> load;               // per channel: messages
@@ -242,12 +267,17 @@ llvm::Error Simulator::prepare() {
         return llvm::make_error<ir::EvalFailure>("rule delivers into no buffer",
                                                  rule.loc);
       RulePlan plan;
-      if (rule.selector)
+      if (rule.selector) {
         collectPins(*rule.selector, plan);
+        plan.selector.emplace(*rule.selector);
+      }
       for (const ir::Delivery &d : rule.into) {
         if (d.buffer >= numBuffers)
           return badBuffer(d.buffer);
         plan.whenPerChunk.push_back(d.when && readsChunk(*d.when));
+        plan.when.emplace_back();
+        if (d.when && plan.whenPerChunk.back())
+          plan.when.back().emplace(*d.when);
       }
       plans[&rule] = std::move(plan);
     }
@@ -255,19 +285,12 @@ llvm::Error Simulator::prepare() {
 
   // Every buffer starts as a copy of the rank's input (ir/Schedule.h).
   held.resize(static_cast<size_t>(inst.p) * numBuffers);
-  for (int64_t r = 0; r < inst.p; ++r) {
-    llvm::SmallVector<std::pair<ChunkKey, uint32_t>, 16> mine;
-    sem.initial(r, [&](ChunkKey key, const Contributions &c) {
-      pool.push_back({c, 0});
-      mine.push_back({key, static_cast<uint32_t>(pool.size() - 1)});
+  for (int64_t r = 0; r < inst.p; ++r)
+    sem.initial(r, [&](IdRange ids, const Contributions &c) {
+      uint32_t value = intern({c, 0});
+      for (unsigned b = 0; b < numBuffers; ++b)
+        buffer(r, b).assign(ids.lo, ids.hi, value);
     });
-    for (unsigned b = 0; b < numBuffers; ++b) {
-      auto &map = buffer(r, b);
-      map.reserve(mine.size());
-      for (auto &[key, value] : mine)
-        map[key] = value;
-    }
-  }
 
   chans = topo.channels();
   arcRouting = topo.numNodes() == inst.p &&
@@ -326,6 +349,7 @@ llvm::Expected<SimulationResult> Simulator::run() {
     r.maxLoad = result.maxLoad;
     result.properties.push_back(std::move(r));
   }
+  result.warnings = std::move(warnings);
   return result;
 }
 
@@ -369,11 +393,60 @@ llvm::Error Simulator::runStep(const ir::InstanceStep &step, StepStats &stats) {
   return deliver(step, valid);
 }
 
+bool Simulator::select(const RangePredicate &ranges, const Expr &predicate,
+                       const Semantics::Box &box,
+                       std::vector<int64_t> &env, std::vector<IdRange> &out,
+                       std::pair<ChunkKey, ir::EvalResult> &failure) {
+  boxLo[ir::SlotOrigin] = box.oLo;
+  boxHi[ir::SlotOrigin] = box.oHi;
+  boxLo[ir::SlotDest] = box.dLo;
+  boxHi[ir::SlotDest] = box.dHi;
+  boxLo[ir::SlotIndex] = box.kLo;
+  boxHi[ir::SlotIndex] = box.kHi;
+  ValueRange v = ranges.evaluate(boxLo, boxHi);
+  if (!v.mayFail && v.excludesZero()) {
+    sem.appendIds(box, out);
+    return true;
+  }
+  if (!v.mayFail && v.isZero())
+    return true;
+  bool follows = sem.destFollowsOrigin();
+  Semantics::Box left = box, right = box;
+  if (box.oLo < box.oHi) { // split by origin first: ids stay in order
+    left.oHi = box.oLo + (box.oHi - box.oLo) / 2;
+    right.oLo = left.oHi + 1;
+    if (follows) {
+      std::tie(left.dLo, left.dHi) = sem.destBounds(left.oLo, left.oHi);
+      std::tie(right.dLo, right.dHi) = sem.destBounds(right.oLo, right.oHi);
+    }
+  } else if (!follows && box.dLo < box.dHi) {
+    left.dHi = box.dLo + (box.dHi - box.dLo) / 2;
+    right.dLo = left.dHi + 1;
+  } else if (box.kLo < box.kHi) {
+    left.kHi = box.kLo + (box.kHi - box.kLo) / 2;
+    right.kLo = left.kHi + 1;
+  } else { // one chunk: evaluate it
+    env[ir::SlotOrigin] = box.oLo;
+    env[ir::SlotDest] = box.dLo;
+    env[ir::SlotIndex] = box.kLo;
+    ir::EvalResult r = ir::evaluate(predicate, env);
+    if (!r.ok()) {
+      failure = {makeChunkKey(box.oLo, box.dLo, box.kLo), r};
+      return false;
+    }
+    if (r.value != 0)
+      sem.appendIds(box, out);
+    return true;
+  }
+  return select(ranges, predicate, left, env, out, failure) &&
+         select(ranges, predicate, right, env, out, failure);
+}
+
 llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
                                std::vector<int64_t> &env, int64_t &count) {
   const ir::Transfer &t = step.transfers[ti];
   const ir::TransferRule &rule = step.step->rules[t.rule];
-  auto &from = buffer(t.src, rule.fromBuffer);
+  const ChunkRuns &from = buffer(t.src, rule.fromBuffer);
 
   if (!rule.selector) {
     if (from.empty() && !reported(Property::Causality)) {
@@ -385,65 +458,92 @@ llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
                     std::to_string(step.number) + " but holds nothing";
       report(Property::Causality, std::move(cex));
     }
-    size_t start = pending.size();
-    for (auto &[key, value] : from)
-      pending.push_back({key, value});
-    // Hash order is arbitrary; key order keeps runs reproducible.
-    std::sort(pending.begin() + start, pending.end(),
-              [](const Pending &a, const Pending &b) { return a.key < b.key; });
-    count = static_cast<int64_t>(from.size());
+    from.forEach([&](uint64_t lo, uint64_t hi, uint32_t value) {
+      pending.push_back({{lo, hi}, value});
+    });
+    count = static_cast<int64_t>(from.count());
     return llvm::Error::success();
   }
 
   inst.envFor(step, t, env);
-  const RulePlan &plan = plans.find(&rule)->second;
-  std::optional<int64_t> pin[3];
+  RulePlan &plan = plans.find(&rule)->second;
+  // The box the selector is searched in: the universe, narrowed to the
+  // coordinates the selector pins.
+  Semantics::Box box = sem.universeBox();
+  bool empty = false;
   for (auto &[slot, e] : plan.pins) {
     ir::EvalResult v = ir::evaluate(*e, env);
     if (!v.ok())
       continue; // the selector itself reports it, if it is reached
-    auto &p = pin[slot - ir::SlotOrigin];
-    if (p && *p != v.value) // contradictory pins: the selector names nothing
-      return llvm::Error::success();
-    p = v.value;
+    int64_t *lo = slot == ir::SlotOrigin ? &box.oLo
+                  : slot == ir::SlotDest ? &box.dLo
+                                         : &box.kLo;
+    int64_t *hi = slot == ir::SlotOrigin ? &box.oHi
+                  : slot == ir::SlotDest ? &box.dHi
+                                         : &box.kHi;
+    if (v.value < *lo || v.value > *hi) {
+      empty = true; // outside the universe, or contradicting another pin
+      break;
+    }
+    if (slot == ir::SlotDest && sem.destFollowsOrigin())
+      continue; // the dest follows the origin: the search finds it
+    *lo = *hi = v.value;
+    if (slot == ir::SlotOrigin && sem.destFollowsOrigin())
+      std::tie(box.dLo, box.dHi) = sem.destBounds(box.oLo, box.oHi);
   }
 
-  // The first chunk the selector cannot be evaluated at, if any.
-  std::optional<std::pair<ChunkKey, ir::EvalResult>> failure;
-  sem.forEachChunk(pin[0], pin[1], pin[2], [&](ChunkKey key) {
-    if (failure)
-      return;
-    env[ir::SlotOrigin] = chunkOrigin(key);
-    env[ir::SlotDest] = chunkDest(key);
-    env[ir::SlotIndex] = chunkIndex(key);
-    ir::EvalResult s = ir::evaluate(*rule.selector, env);
-    if (!s.ok()) {
-      failure = {key, s};
-      return;
-    }
-    if (s.value == 0)
-      return;
-    auto it = from.find(key);
-    if (it == from.end()) {
-      if (!reported(Property::Causality)) {
-        Counterexample cex = base(&step);
-        cex.rank = t.src;
-        cex.transfers = {{t.src, t.dst}};
-        cex.chunk = sem.describeChunk(key);
-        cex.message = "rank " + std::to_string(t.src) + " sends " +
-                      chunkPhrase(key) + " to " + std::to_string(t.dst) +
-                      " at step " + std::to_string(step.number) +
-                      " but does not hold it";
-        report(Property::Causality, std::move(cex));
-      }
-      return;
-    }
-    pending.push_back({key, it->second});
-    ++count;
-  });
-  if (failure)
-    return evalError(*rule.selector, failure->second, "selector", step, t,
-                     failure->first, rule.loc);
+  selected.clear();
+  if (!empty) {
+    // The coordinates the box pins are constants of the search.
+    unsigned varying = (box.oLo < box.oHi ? 1u : 0u) |
+                       (box.dLo < box.dHi ? 2u : 0u) |
+                       (box.kLo < box.kHi ? 4u : 0u);
+    env[ir::SlotOrigin] = box.oLo;
+    env[ir::SlotDest] = box.dLo;
+    env[ir::SlotIndex] = box.kLo;
+    plan.selector->specialise(env, varying);
+    boxLo = env;
+    boxHi = env;
+    std::pair<ChunkKey, ir::EvalResult> failure;
+    if (!select(*plan.selector, *rule.selector, box, env, selected, failure))
+      return evalError(*rule.selector, failure.second, "selector", step, t,
+                       failure.first, rule.loc);
+  }
+  if (selected.empty() && warnedEmpty.try_emplace(&rule, true).second) {
+    // Not a violation (the message is matched and the result unaffected),
+    // but a message with nothing in it costs a start-up for nothing and
+    // usually means the selector is off by one.
+    Counterexample w = base(&step);
+    w.rank = t.src;
+    w.transfers = {{t.src, t.dst}};
+    w.message = "rank " + std::to_string(t.src) + " sends " +
+                std::to_string(t.dst) + " an empty message at step " +
+                std::to_string(step.number) + ": `" +
+                ir::print(*rule.selector) + "` selects no chunk";
+    warnings.push_back(std::move(w));
+  }
+
+  for (const IdRange &ids : selected)
+    from.visit(
+        ids.lo, ids.hi,
+        [&](uint64_t lo, uint64_t hi, uint32_t value) {
+          pending.push_back({{lo, hi}, value});
+          count += static_cast<int64_t>(hi - lo + 1);
+        },
+        [&](uint64_t lo, uint64_t) {
+          if (reported(Property::Causality))
+            return;
+          ChunkKey key = sem.keyOf(lo);
+          Counterexample cex = base(&step);
+          cex.rank = t.src;
+          cex.transfers = {{t.src, t.dst}};
+          cex.chunk = sem.describeChunk(key);
+          cex.message = "rank " + std::to_string(t.src) + " sends " +
+                        chunkPhrase(key) + " to " + std::to_string(t.dst) +
+                        " at step " + std::to_string(step.number) +
+                        " but does not hold it";
+          report(Property::Causality, std::move(cex));
+        });
   return llvm::Error::success();
 }
 
@@ -640,7 +740,24 @@ void Simulator::checkContention(const ir::InstanceStep &step,
   }
 }
 
+uint32_t Simulator::intern(Value v) {
+  std::vector<int64_t> key{v.misfoldStep};
+  for (const Contributions::Run &r : v.contributions.runs())
+    key.insert(key.end(), {r.lo, r.hi, r.count});
+  auto [it, inserted] =
+      interned.try_emplace(std::move(key), static_cast<uint32_t>(pool.size()));
+  if (inserted)
+    pool.push_back(std::move(v));
+  return it->second;
+}
+
 uint32_t Simulator::fold(uint32_t local, uint32_t incoming, unsigned step) {
+  // A step folds the same pair of values into many chunks (a block at a
+  // time); the memo is per step, as the step number is part of the result.
+  auto [memo, fresh] =
+      foldMemo.try_emplace((uint64_t(local) << 32) | incoming, 0);
+  if (!fresh)
+    return memo->second;
   const Value &a = pool[local];
   const Value &b = pool[incoming];
   Value v = a;
@@ -659,23 +776,100 @@ uint32_t Simulator::fold(uint32_t local, uint32_t incoming, unsigned step) {
     if (!adjacent)
       v.misfoldStep = step;
   }
-  pool.push_back(std::move(v));
-  return static_cast<uint32_t>(pool.size() - 1);
+  uint32_t handle = intern(std::move(v));
+  // intern() does not touch the memo: `memo` stays valid.
+  memo->second = handle;
+  return handle;
+}
+
+void Simulator::land(const ir::InstanceStep &step, size_t ti, unsigned b,
+                     IdRange ids, uint32_t value, bool copy) {
+  size_t slot = static_cast<size_t>(step.transfers[ti].dst) * numBuffers + b;
+  if (writeCount[slot] > 1) // more than one delivery: checkRaces() looks
+    writes.push_back({slot, ids, ti, value, copy});
+  ChunkRuns &into = held[slot];
+  if (copy) {
+    into.assign(ids.lo, ids.hi, value);
+    return;
+  }
+  pieces.clear();
+  into.visit(
+      ids.lo, ids.hi,
+      [&](uint64_t lo, uint64_t hi, uint32_t local) {
+        pieces.push_back({{lo, hi}, fold(local, value, step.number)});
+      },
+      [&](uint64_t lo, uint64_t hi) { pieces.push_back({{lo, hi}, value}); });
+  for (auto &[range, v] : pieces)
+    into.assign(range.lo, range.hi, v);
+}
+
+void Simulator::checkRaces(const ir::InstanceStep &step) {
+  // A copy and another delivery of the same step on the same chunk: the
+  // result depends on which message the receiver handles first, unless
+  // both copy the same value. Sorted by buffer and chunk, overlapping
+  // deliveries are neighbours.
+  std::sort(writes.begin(), writes.end(), [](const Write &x, const Write &y) {
+    return x.slot != y.slot ? x.slot < y.slot : x.ids.lo < y.ids.lo;
+  });
+  for (size_t i = 0; i < writes.size(); ++i)
+    for (size_t j = i + 1; j < writes.size() && writes[j].slot == writes[i].slot &&
+                           writes[j].ids.lo <= writes[i].ids.hi;
+         ++j) {
+      const Write &x = writes[i], &y = writes[j];
+      if (!(x.copy || y.copy) || (x.copy && y.copy && x.value == y.value))
+        continue;
+      // The earlier delivery first; the chunk is where both land.
+      const Write &a = x.transfer < y.transfer ? x : y;
+      const Write &b = x.transfer < y.transfer ? y : x;
+      const ir::Transfer &ta = step.transfers[a.transfer];
+      const ir::Transfer &tb = step.transfers[b.transfer];
+      ChunkKey key = sem.keyOf(y.ids.lo);
+      unsigned buffer = static_cast<unsigned>(x.slot % numBuffers);
+      Counterexample cex = base(&step);
+      cex.rank = ta.dst;
+      cex.transfers = {{ta.src, ta.dst}, {tb.src, tb.dst}};
+      cex.chunk = sem.describeChunk(key);
+      cex.message =
+          "ranks " + std::to_string(ta.src) + " and " + std::to_string(tb.src) +
+          (x.copy && y.copy ? " copy different values of " : " both deliver ") +
+          chunkPhrase(key) + " into rank " + std::to_string(ta.dst) +
+          (numBuffers > 1 ? "'s buffer " + schedule.buffers[buffer].name
+                          : std::string()) +
+          " at step " + std::to_string(step.number) +
+          (x.copy && y.copy ? "" : ", one a copy and one a fold") +
+          ": the result depends on which arrives first";
+      report(Property::Correctness, std::move(cex));
+      return;
+    }
 }
 
 llvm::Error Simulator::deliver(const ir::InstanceStep &step,
                                const std::vector<char> &valid) {
   std::vector<int64_t> env;
+  foldMemo.clear();
+  writes.clear();
+  // Buffers that more than one delivery of the step reaches: only there can
+  // two race (checkRaces).
+  writeCount.resize(held.size(), 0);
+  bool tracking = !reported(Property::Correctness);
+  for (size_t ti = 0; tracking && ti < step.transfers.size(); ++ti) {
+    if (!valid[ti] || pendingBegin[ti] == pendingBegin[ti + 1])
+      continue;
+    const ir::Transfer &t = step.transfers[ti];
+    for (const ir::Delivery &d : step.step->rules[t.rule].into)
+      ++writeCount[static_cast<size_t>(t.dst) * numBuffers + d.buffer];
+  }
   for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
     if (!valid[ti])
       continue;
     const ir::Transfer &t = step.transfers[ti];
     const ir::TransferRule &rule = step.step->rules[t.rule];
-    const RulePlan &plan = plans.find(&rule)->second;
+    RulePlan &plan = plans.find(&rule)->second;
     size_t begin = pendingBegin[ti], end = pendingBegin[ti + 1];
     if (begin == end)
       continue;
     inst.envFor(step, t, env);
+    bool copy = rule.mode == ir::TransferMode::Copy;
     for (size_t d = 0; d < rule.into.size(); ++d) {
       const ir::Delivery &delivery = rule.into[d];
       if (delivery.when && !plan.whenPerChunk[d]) {
@@ -686,32 +880,59 @@ llvm::Error Simulator::deliver(const ir::InstanceStep &step,
         if (w.value == 0)
           continue;
       }
-      auto &into = buffer(t.dst, delivery.buffer);
+      bool perChunk = delivery.when && plan.whenPerChunk[d];
+      ChunkRuns &into = buffer(t.dst, delivery.buffer);
+      if (copy && !perChunk && end - begin >= 8 &&
+          (end - begin) * 8 >= into.numRuns()) {
+        // A message of many runs (everything a rank holds): merge it in
+        // one pass rather than run by run.
+        incoming.clear();
+        for (size_t i = begin; i < end; ++i) {
+          const Pending &item = pending[i];
+          incoming.push_back({item.ids.lo, item.ids.hi, item.value});
+          if (writeCount[static_cast<size_t>(t.dst) * numBuffers +
+                         delivery.buffer] > 1)
+            writes.push_back({static_cast<size_t>(t.dst) * numBuffers +
+                                  delivery.buffer,
+                              item.ids, ti, item.value, true});
+        }
+        into.assignAll(incoming.data(), incoming.size());
+        continue;
+      }
       for (size_t i = begin; i < end; ++i) {
         const Pending &item = pending[i];
-        if (delivery.when && plan.whenPerChunk[d]) {
-          env[ir::SlotOrigin] = chunkOrigin(item.key);
-          env[ir::SlotDest] = chunkDest(item.key);
-          env[ir::SlotIndex] = chunkIndex(item.key);
-          ir::EvalResult w = ir::evaluate(*delivery.when, env);
-          if (!w.ok())
-            return evalError(*delivery.when, w, "delivery condition", step, t,
-                             item.key, rule.loc);
-          if (w.value == 0)
-            continue;
-        }
-        if (rule.mode == ir::TransferMode::Copy) {
-          into[item.key] = item.value;
+        if (!perChunk) {
+          land(step, ti, delivery.buffer, item.ids, item.value, copy);
           continue;
         }
-        auto [it, inserted] = into.try_emplace(item.key, item.value);
-        if (!inserted) {
-          uint32_t folded = fold(it->second, item.value, step.number);
-          // fold() may grow the pool, not the map: `it` stays valid.
-          it->second = folded;
-        }
+        // A condition on the chunk: the parts of the run where it holds.
+        accepted.clear();
+        RangePredicate &when = *plan.when[d];
+        when.specialise(env, 7);
+        boxLo = env;
+        boxHi = env;
+        std::optional<std::pair<ChunkKey, ir::EvalResult>> failure;
+        sem.boxesOf(item.ids, [&](const Semantics::Box &box) {
+          std::pair<ChunkKey, ir::EvalResult> f;
+          if (!failure && !select(when, *delivery.when, box, env, accepted, f))
+            failure = f;
+        });
+        if (failure)
+          return evalError(*delivery.when, failure->second,
+                           "delivery condition", step, t, failure->first,
+                           rule.loc);
+        for (const IdRange &ids : accepted)
+          land(step, ti, delivery.buffer, ids, item.value, copy);
       }
     }
+  }
+  if (!reported(Property::Correctness) && !writes.empty())
+    checkRaces(step);
+  for (size_t ti = 0; tracking && ti < step.transfers.size(); ++ti) {
+    const ir::Transfer &t = step.transfers[ti];
+    if (valid[ti])
+      for (const ir::Delivery &d : step.step->rules[t.rule].into)
+        writeCount[static_cast<size_t>(t.dst) * numBuffers + d.buffer] = 0;
   }
   return llvm::Error::success();
 }
@@ -720,12 +941,11 @@ void Simulator::checkCorrectness() {
   const ir::InstanceStep *last =
       inst.steps.empty() ? nullptr : &inst.steps.back();
   for (int64_t r = 0; r < inst.p && !reported(Property::Correctness); ++r) {
-    auto &result = buffer(r, 0);
-    sem.required(r, [&](ChunkKey key, const Contributions &expected) {
+    const ChunkRuns &result = buffer(r, 0);
+    auto check = [&](ChunkKey key, const Value *v,
+                     const Contributions &expected) {
       if (reported(Property::Correctness))
         return;
-      auto it = result.find(key);
-      const Value *v = it == result.end() ? nullptr : &pool[it->second];
       if (v && v->contributions == expected && !v->misfoldStep)
         return;
       // A violation: only now build the strings.
@@ -778,6 +998,18 @@ void Simulator::checkCorrectness() {
         break;
       }
       report(Property::Correctness, std::move(cex));
+    };
+    sem.required(r, [&](IdRange ids, const Contributions &expected) {
+      if (reported(Property::Correctness))
+        return;
+      result.visit(
+          ids.lo, ids.hi,
+          [&](uint64_t lo, uint64_t, uint32_t value) {
+            check(sem.keyOf(lo), &pool[value], expected);
+          },
+          [&](uint64_t lo, uint64_t) {
+            check(sem.keyOf(lo), nullptr, expected);
+          });
     });
   }
 }

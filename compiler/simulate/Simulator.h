@@ -7,7 +7,14 @@
 // at the start of the step; deliveries land at its end, in transfer order.
 // Copy delivery replaces the receiver's value of the chunk; reduce delivery
 // folds the incoming contributions into it (or stores them if it had none).
-// A delivery whose `when` evaluates to 0 is skipped.
+// A delivery whose `when` evaluates to 0 is skipped. Two deliveries of one
+// step on the same chunk of a rank's buffer where one is a copy (and the
+// other a fold, or a copy of another value) are a correctness violation: the
+// emitted code handles messages as they arrive.
+//
+// Holdings are runs of chunk ids (ChunkRuns), and a selector is decided a
+// box of chunk coordinates at a time by interval evaluation (RangeEval), so
+// the cost follows the number of blocks moved, not of chunks.
 
 #include "ir/Instantiate.h"
 #include "topology/Topology.h"
@@ -46,6 +53,9 @@ struct SimulationResult {
   std::vector<StepStats> steps;
   /// The largest channel load over all steps.
   int64_t maxLoad = 0;
+  /// What holds but looks wrong: a transfer whose selector names no chunk
+  /// (an empty message), the first per rule. The message says which.
+  std::vector<verify::Counterexample> warnings;
 
   const verify::PropertyResult &result(verify::Property property) const;
   /// Whether every property holds.

@@ -212,6 +212,9 @@ int runVerify() {
           o["counterexample"] = toJson(*r.counterexample);
         properties.push_back(std::move(o));
       }
+      llvm::json::Array warnings;
+      for (const verify::Counterexample &w : report->warnings)
+        warnings.push_back(toJson(w));
       llvm::json::Object ranges;
       for (const verify::ParamRange &r : report->ranges)
         ranges[r.name] = llvm::json::Array{r.lo, r.hi};
@@ -223,7 +226,8 @@ int runVerify() {
           {"simulated", report->simulated},
           {"verdict", verify::statusName(report->verdict())},
           {"seconds", report->seconds},
-          {"properties", std::move(properties)}});
+          {"properties", std::move(properties)},
+          {"warnings", std::move(warnings)}});
     }
   }
   if (!verifySchedule.empty() && verified == 0 && !diags.hasErrors()) {

@@ -355,6 +355,8 @@ collc::verify::verifySchedule(const ir::Schedule &s,
       return result.takeError();
     ++simulated;
     largestP = std::max(largestP, n.value_or(0));
+    if (report.warnings.empty())
+      report.warnings = result->warnings;
     for (const PropertyResult &r : result->properties) {
       size_t i = static_cast<size_t>(r.property);
       if (r.status != Status::Proved) {
@@ -509,6 +511,13 @@ void collc::verify::printText(const ir::Schedule &s,
     if (!r.detail.empty())
       os << "; " << r.detail;
     os << ")\n";
+  }
+  for (const Counterexample &w : report.warnings) {
+    std::string where = paramsText(w);
+    if (!llvm::any_of(w.params, [](const auto &v) { return v.first == "p"; }))
+      where += (where.empty() ? "" : ", ") + std::string("p = ") +
+               std::to_string(w.p);
+    os << "WARNING: " << w.message << " (" << where << ")\n";
   }
   for (const PropertyResult &r : report.properties) {
     if (r.status != Status::Counterexample && !(r.status == Status::Error && r.counterexample))

@@ -54,6 +54,9 @@ struct ScheduleReport {
   std::vector<ParamRange> ranges; // what was asked
   std::string simulated;  // e.g. "d = 1..12 (p = 2..4096)"
   std::vector<PropertyResult> properties;
+  /// What the simulator found suspicious but not wrong (a message with no
+  /// chunk in it), from the smallest size that shows it.
+  std::vector<Counterexample> warnings;
   double seconds = 0;
 
   /// Proved when every property is; Counterexample when any is; else

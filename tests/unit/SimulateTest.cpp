@@ -3,6 +3,8 @@
 // from are named in each test).
 
 #include "ir/Instantiate.h"
+#include "simulate/ChunkRuns.h"
+#include "simulate/RangeEval.h"
 #include "simulate/Semantics.h"
 #include "simulate/Simulator.h"
 
@@ -10,6 +12,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <random>
 
 using namespace collc;
 using namespace collc::ir;
@@ -230,21 +235,59 @@ TEST(Semantics, AlltoallUniverseAndConditions) {
   auto sem = Semantics::make(coll, 4, 2);
   ASSERT_TRUE(!!sem);
   EXPECT_EQ(sem->universeSize(), 32u);
-  int n = 0;
-  sem->forEachChunk(1, std::nullopt, 0, [&](ChunkKey k) {
+  // Origin 1's index-0 chunks: one id per dest, in dest order.
+  std::vector<IdRange> ids;
+  sem->appendIds({1, 1, 0, 3, 0, 0}, ids);
+  ASSERT_EQ(ids.size(), 4u);
+  for (int64_t d = 0; d < 4; ++d) {
+    EXPECT_EQ(ids[d].size(), 1u);
+    ChunkKey k = sem->keyOf(ids[d].lo);
     EXPECT_EQ(chunkOrigin(k), 1);
+    EXPECT_EQ(chunkDest(k), d);
     EXPECT_EQ(chunkIndex(k), 0);
-    EXPECT_EQ(chunkDest(k), n++);
-  });
-  EXPECT_EQ(n, 4);
+  }
   // Rank 2 ends with (o, 2, k) from every o, each holding only o's data.
   std::vector<std::string> req;
-  sem->required(2, [&](ChunkKey k, const Contributions &cs) {
-    req.push_back(sem->describeChunk(k) + cs.str());
+  sem->required(2, [&](IdRange r, const Contributions &cs) {
+    for (uint64_t id = r.lo; id <= r.hi; ++id)
+      req.push_back(sem->describeChunk(sem->keyOf(id)) + cs.str());
   });
   ASSERT_EQ(req.size(), 8u);
   EXPECT_EQ(req[0], "(origin 0, dest 2, index 0){0}");
   EXPECT_EQ(req[7], "(origin 3, dest 2, index 1){3}");
+}
+
+// Every id range splits into boxes that cover exactly its ids, in order, for
+// each shape of universe (free, fixed and shifted dests).
+TEST(Semantics, ChunkIdRangesAndBoxesAreInverse) {
+  for (CollectiveKind kind : {CollectiveKind::Alltoall, CollectiveKind::Gather,
+                              CollectiveKind::Shift, CollectiveKind::Scan}) {
+    Collective coll;
+    coll.kind = kind;
+    coll.root = 1;
+    coll.shift = 2;
+    auto sem = Semantics::make(coll, 5, 3);
+    ASSERT_TRUE(!!sem);
+    uint64_t n = sem->universeSize();
+    for (uint64_t id = 0; id < n; ++id) {
+      ChunkKey k = sem->keyOf(id);
+      EXPECT_EQ(sem->idOf(chunkOrigin(k), chunkDest(k), chunkIndex(k)), id);
+    }
+    for (uint64_t lo = 0; lo < n; ++lo)
+      for (uint64_t hi = lo; hi < n; ++hi) {
+        std::vector<IdRange> out;
+        sem->boxesOf({lo, hi}, [&](const Semantics::Box &box) {
+          sem->appendIds(box, out);
+        });
+        ASSERT_EQ(out.size(), 1u) << lo << ".." << hi;
+        EXPECT_EQ(out[0].lo, lo);
+        EXPECT_EQ(out[0].hi, hi);
+      }
+    std::vector<IdRange> all;
+    sem->appendIds(sem->universeBox(), all);
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_EQ(all[0].size(), n);
+  }
 }
 
 TEST(Semantics, ScanAndShiftPostConditions) {
@@ -253,8 +296,8 @@ TEST(Semantics, ScanAndShiftPostConditions) {
   auto s = Semantics::make(scan, 8, 1);
   ASSERT_TRUE(!!s);
   std::string got;
-  s->required(5, [&](ChunkKey k, const Contributions &cs) {
-    got = s->describeChunk(k) + " " + cs.str();
+  s->required(5, [&](IdRange ids, const Contributions &cs) {
+    got = s->describeChunk(s->keyOf(ids.lo)) + " " + cs.str();
   });
   EXPECT_EQ(got, "chunk 0 {0..5}");
 
@@ -263,8 +306,8 @@ TEST(Semantics, ScanAndShiftPostConditions) {
   shift.shift = 3;
   auto sh = Semantics::make(shift, 8, 1);
   ASSERT_TRUE(!!sh);
-  sh->required(1, [&](ChunkKey k, const Contributions &cs) {
-    got = sh->describeChunk(k) + " " + cs.str();
+  sh->required(1, [&](IdRange ids, const Contributions &cs) {
+    got = sh->describeChunk(sh->keyOf(ids.lo)) + " " + cs.str();
   });
   EXPECT_EQ(got, "(origin 6, dest 1) {6}");
 
@@ -275,6 +318,155 @@ TEST(Semantics, ScanAndShiftPostConditions) {
   ASSERT_FALSE(!!err);
   EXPECT_NE(llvm::toString(err.takeError()).find("root 8 is outside 0..7"),
             std::string::npos);
+}
+
+// --- ChunkRuns and RangeEval: the simulator's representation -------------
+
+// Random assigns, one at a time and in bulk, against a per-chunk map: the
+// runs read back chunk for chunk, merged wherever neighbours agree.
+TEST(ChunkRuns, AssignsMatchAPerChunkMapAndStayMerged) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    ChunkRuns runs;
+    std::map<uint64_t, uint32_t> want;
+    for (int op = 0; op < 60; ++op) {
+      if (rng() % 4 == 0) { // a message of several runs
+        std::vector<ChunkRuns::Run> batch;
+        uint64_t at = rng() % 8;
+        for (int k = 0; k < 12 && at < 300; ++k) {
+          uint64_t hi = at + rng() % 9;
+          batch.push_back({at, hi, static_cast<uint32_t>(rng() % 3)});
+          at = hi + 1 + rng() % 6;
+        }
+        runs.assignAll(batch.data(), batch.size());
+        for (const ChunkRuns::Run &r : batch)
+          for (uint64_t id = r.lo; id <= r.hi; ++id)
+            want[id] = r.value;
+      } else {
+        uint64_t lo = rng() % 300, hi = lo + rng() % 40;
+        uint32_t v = static_cast<uint32_t>(rng() % 3);
+        runs.assign(lo, hi, v);
+        for (uint64_t id = lo; id <= hi; ++id)
+          want[id] = v;
+      }
+    }
+    std::map<uint64_t, uint32_t> got;
+    uint64_t lastHi = 0;
+    uint32_t lastValue = 0;
+    bool first = true;
+    runs.forEach([&](uint64_t lo, uint64_t hi, uint32_t v) {
+      ASSERT_LE(lo, hi);
+      if (!first) {
+        ASSERT_GT(lo, lastHi);
+        EXPECT_FALSE(lo == lastHi + 1 && v == lastValue) << "unmerged at " << lo;
+      }
+      first = false;
+      lastHi = hi;
+      lastValue = v;
+      for (uint64_t id = lo; id <= hi; ++id)
+        got[id] = v;
+    });
+    ASSERT_EQ(got, want) << "round " << round;
+    EXPECT_EQ(runs.count(), want.size());
+    // visit() covers a range with held pieces and gaps, in order.
+    uint64_t next = 50;
+    runs.visit(
+        50, 250,
+        [&](uint64_t lo, uint64_t hi, uint32_t v) {
+          EXPECT_EQ(lo, next);
+          for (uint64_t id = lo; id <= hi; ++id)
+            EXPECT_EQ(want.count(id) ? want[id] : 99u, v);
+          next = hi + 1;
+        },
+        [&](uint64_t lo, uint64_t hi) {
+          EXPECT_EQ(lo, next);
+          for (uint64_t id = lo; id <= hi; ++id)
+            EXPECT_EQ(want.count(id), 0u);
+          next = hi + 1;
+        });
+    EXPECT_EQ(next, 251u);
+  }
+}
+
+// For random expressions over three variables and random boxes, every
+// value evaluate() gives inside the box lies in evaluateRange()'s range,
+// and where the range says the evaluation cannot fail, it does not. A
+// specialised RangePredicate gives the same ranges.
+TEST(RangeEval, BoundsEveryPointOfTheBox) {
+  std::mt19937_64 rng(20241122);
+  const ExprOp binary[] = {
+      ExprOp::Add, ExprOp::Sub, ExprOp::Mul,    ExprOp::Div,   ExprOp::Mod,
+      ExprOp::Pow, ExprOp::Shl, ExprOp::Shr,    ExprOp::BitAnd, ExprOp::BitOr,
+      ExprOp::BitXor, ExprOp::Min, ExprOp::Max, ExprOp::Eq,    ExprOp::Ne,
+      ExprOp::Lt,  ExprOp::Le,  ExprOp::Gt,     ExprOp::Ge,    ExprOp::And,
+      ExprOp::Or};
+  const ExprOp unary[] = {ExprOp::Neg, ExprOp::BitNot, ExprOp::Not};
+  std::function<ExprRef(int)> gen = [&](int depth) -> ExprRef {
+    if (depth == 0 || rng() % 4 == 0) {
+      if (rng() % 3 == 0) {
+        const int64_t special[] = {0, 1, -1, 2, 3, 7, 8, 63, 64, INT64_MIN,
+                                   INT64_MAX};
+        return rng() % 2 ? c(special[rng() % std::size(special)])
+                         : c(static_cast<int64_t>(rng() % 33) - 16);
+      }
+      unsigned slot = SlotOrigin + rng() % 3;
+      return Expr::var(std::string(1, "odk"[slot - SlotOrigin]), slot);
+    }
+    switch (rng() % 12) {
+    case 0:
+      return Expr::unary(unary[rng() % std::size(unary)], gen(depth - 1));
+    case 1:
+      return Expr::select(gen(depth - 1), gen(depth - 1), gen(depth - 1));
+    default:
+      return bin(binary[rng() % std::size(binary)], gen(depth - 1),
+                 gen(depth - 1));
+    }
+  };
+  int decided = 0, checked = 0;
+  for (int n = 0; n < 3000; ++n) {
+    ExprRef e = gen(4);
+    std::vector<int64_t> lo(NumFixedSlots, 0), hi(NumFixedSlots, 0);
+    for (unsigned s = SlotOrigin; s <= SlotIndex; ++s) {
+      int64_t base = rng() % 3 == 0 ? static_cast<int64_t>(rng() % 2000) - 1000
+                                    : static_cast<int64_t>(rng() % 64);
+      lo[s] = base;
+      hi[s] = base + static_cast<int64_t>(rng() % (rng() % 2 ? 4 : 40));
+    }
+    ValueRange range = evaluateRange(*e, lo, hi);
+    RangePredicate specialised(*e);
+    // The same with the index pinned to its low end and specialised on.
+    std::vector<int64_t> pinnedHi = hi;
+    pinnedHi[SlotIndex] = lo[SlotIndex];
+    specialised.specialise(lo, 1 | 2);
+    ValueRange viaPredicate = specialised.evaluate(lo, pinnedHi);
+    if (!range.mayFail && range.lo == range.hi)
+      ++decided;
+    std::vector<int64_t> env(NumFixedSlots, 0);
+    for (env[SlotOrigin] = lo[SlotOrigin]; env[SlotOrigin] <= hi[SlotOrigin];
+         ++env[SlotOrigin])
+      for (env[SlotDest] = lo[SlotDest]; env[SlotDest] <= hi[SlotDest];
+           ++env[SlotDest])
+        for (env[SlotIndex] = lo[SlotIndex]; env[SlotIndex] <= hi[SlotIndex];
+             ++env[SlotIndex]) {
+          EvalResult r = evaluate(*e, env);
+          ++checked;
+          if (!r.ok()) {
+            ASSERT_TRUE(range.mayFail) << print(*e);
+            if (env[SlotIndex] == lo[SlotIndex]) {
+              ASSERT_TRUE(viaPredicate.mayFail) << print(*e);
+            }
+            continue;
+          }
+          ASSERT_GE(r.value, range.lo) << print(*e);
+          ASSERT_LE(r.value, range.hi) << print(*e);
+          if (env[SlotIndex] != lo[SlotIndex])
+            continue;
+          ASSERT_GE(r.value, viaPredicate.lo) << print(*e);
+          ASSERT_LE(r.value, viaPredicate.hi) << print(*e);
+        }
+  }
+  EXPECT_GT(decided, 300); // the ranges are not trivially everything
+  EXPECT_GT(checked, 100000);
 }
 
 // --- Broadcast on a ring (section 4.1.1) ------------------------------------
@@ -696,6 +888,87 @@ TEST(Simulate, SelectorNamingAChunkNotHeldIsACausalityViolation) {
   EXPECT_EQ(cex.chunk, "(origin 1, dest 1)");
   EXPECT_EQ(cex.message, "rank 0 sends chunk (origin 1, dest 1) to 1 at step 1 "
                          "but does not hold it");
+}
+
+// Allreduce on three ranks, all-port: 0 folds into 1, 1 into 2, and rank 2
+// copies the total back. In the racy version rank 1 also copies its partial
+// sum {0, 1} to rank 0 in the same step as rank 2's total: which one rank 0
+// keeps depends on arrival order, though transfer order happens to end well.
+Builder allreduceOnThree(bool racy) {
+  Builder b(CollectiveKind::Allreduce, TopologyKind::Full, {c(3)});
+  b.step({{0, 1}}, TransferMode::Reduce);
+  b.step({{1, 2}}, TransferMode::Reduce);
+  if (racy)
+    b.step({{1, 0}, {2, 0}, {2, 1}});
+  else
+    b.step({{2, 0}, {2, 1}});
+  return b;
+}
+
+TEST(Simulate, TwoCopiesOfDifferentValuesIntoOneChunkAreARace) {
+  SimulationResult fine = sim(allreduceOnThree(false).s, {}, PortModel::All);
+  EXPECT_TRUE(fine.allHold());
+
+  SimulationResult racy = sim(allreduceOnThree(true).s, {}, PortModel::All);
+  expectHolds(racy, Property::Contention);
+  expectHolds(racy, Property::Causality);
+  const auto &cex = cexOf(racy, Property::Correctness);
+  EXPECT_EQ(cex.step, 3);
+  EXPECT_EQ(cex.rank, 0);
+  EXPECT_EQ(cex.transfers, (std::vector<TransferRef>{{1, 0}, {2, 0}}));
+  EXPECT_EQ(cex.message, "ranks 1 and 2 copy different values of chunk 0 into "
+                         "rank 0 at step 3: the result depends on which "
+                         "arrives first");
+}
+
+TEST(Simulate, CopiesOfTheSameValueAndACopyRacingAFoldAreTold) {
+  // Broadcast, all-port: ranks 0 and 1 both copy the root's block to 2.
+  Builder same(CollectiveKind::Broadcast, TopologyKind::Full, {c(3)});
+  same.step({{0, 1}});
+  same.step({{0, 2}, {1, 2}});
+  EXPECT_TRUE(sim(same.s, {}, PortModel::All).allHold());
+
+  // Rank 1 copies into rank 0 what rank 2 folds into it.
+  Builder mixed(CollectiveKind::Allreduce, TopologyKind::Full, {c(3)});
+  mixed.step({{0, 1}}, TransferMode::Reduce);
+  Step st;
+  st.rules.push_back(Builder::rule(eq(rank(), c(1)), c(0), nullptr));
+  st.rules.push_back(Builder::rule(eq(rank(), c(2)), c(0), nullptr,
+                                   TransferMode::Reduce));
+  mixed.s.body.push_back(std::move(st));
+  const auto &cex =
+      cexOf(sim(mixed.s, {}, PortModel::All), Property::Correctness);
+  EXPECT_EQ(cex.step, 2);
+  EXPECT_EQ(cex.message, "ranks 1 and 2 both deliver chunk 0 into rank 0 at "
+                         "step 2, one a copy and one a fold: the result "
+                         "depends on which arrives first");
+}
+
+TEST(Simulate, ASelectorThatNamesNoChunkIsWarnedAbout) {
+  // Rank r sends r + 1 its piece, without the wrap-around in the selector:
+  // rank 3's message to 0 selects dest 4, which no chunk has.
+  Builder b(CollectiveKind::Alltoall, TopologyKind::Ring, {c(4)});
+  ExprRef right = mod(add(rank(), c(1)), size());
+  b.s.body.push_back(stepOf(Builder::rule(
+      nullptr, right, land(eq(origin(), rank()), eq(dest(), add(rank(), c(1)))))));
+  SimulationResult r = sim(b.s);
+  expectHolds(r, Property::Causality);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].step, 1);
+  EXPECT_EQ(r.warnings[0].rank, 3);
+  EXPECT_EQ(r.warnings[0].transfers, (std::vector<TransferRef>{{3, 0}}));
+  EXPECT_NE(r.warnings[0].message.find(
+                "rank 3 sends 0 an empty message at step 1: `"),
+            std::string::npos)
+      << r.warnings[0].message;
+  EXPECT_NE(r.warnings[0].message.find("` selects no chunk"),
+            std::string::npos);
+
+  // With the wrap-around every message carries its chunk.
+  Builder fixed(CollectiveKind::Alltoall, TopologyKind::Ring, {c(4)});
+  fixed.s.body.push_back(stepOf(Builder::rule(
+      nullptr, right, land(eq(origin(), rank()), eq(dest(), right)))));
+  EXPECT_TRUE(sim(fixed.s).warnings.empty());
 }
 
 TEST(Simulate, SelfSendAndOutOfRangePeerAreMatchingViolations) {
