@@ -654,14 +654,24 @@ collc::emit::emitCpp(const Program &program,
                           ", the cheapest proved schedule for the size of "
                           "its message (m = count elements).\n";
     header << comment << "int " << c.name << "(" << b->params << ");\n\n";
-    source << comment << "int " << c.name << "(" << b->params << ") {\n"
-           << blockBytes(c.collective.kind);
+    std::string body = blockBytes(c.collective.kind);
     for (size_t i = c.resolved.size(); i-- > 1;)
-      source << "  if (bytes >= " << c.resolved[i].fromBytes << "LL)\n"
-             << "    return " << c.resolved[i].schedule << "(" << b->args
-             << ");\n";
-    source << "  return " << c.resolved[0].schedule << "(" << b->args
-           << ");\n}\n\n";
+      body += "  if (bytes >= " + std::to_string(c.resolved[i].fromBytes) +
+              "LL)\n    return " + c.resolved[i].schedule + "(" + b->args +
+              ");\n";
+    body += "  return " + c.resolved[0].schedule + "(" + b->args + ");\n}\n";
+    source << comment << "int " << c.name << "(" << b->params << ") {\n"
+           << body << "\n";
+    // Its twin in `local` picks among the schedules' twins there.
+    std::string localBody = body;
+    const std::string mpiRank = "MPI_Comm_rank(comm, &rank);";
+    if (size_t at = localBody.find(mpiRank); at != std::string::npos)
+      localBody.replace(at, mpiRank.size(),
+                        "rank = collc::rt::CommRef(comm).rank();");
+    std::string local = "int " + c.name + "(" +
+                        commParams(*b, "collc::rt::LocalComm &") + ")";
+    localHeader << local << ";\n";
+    localSource << local << " {\n" << localBody;
   }
   if (!localHeader.str().empty()) {
     header << "// The functions above on the local backend (collc/Local.h):\n"
