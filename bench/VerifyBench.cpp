@@ -7,8 +7,8 @@
 //       (specs/ring.coll `ring_alltoall`) at p = 1024;
 //   (c) `collc verify`'s pipeline (verify::verifySchedule) on every schedule
 //       of every .coll file under specs/.
-// Each case runs in a forked child, so getrusage's ru_maxrss is that case's
-// own peak. Prints a table; it is a benchmark, not a test.
+// Each case runs in a forked child, so wait4's rusage is that case's own:
+// its peak resident set, and its CPU time next to the wall time. Prints a table; it is a benchmark, not a test.
 //
 // Usage: verify_bench [SPECS_DIR]   (default: the source tree's specs/)
 
@@ -45,6 +45,8 @@ namespace {
 /// What a child reports back through its pipe.
 struct Outcome {
   double seconds = 0;
+  double cpuSeconds = 0; // user + system: what a shared machine's load
+                         // does not inflate
   long peakKiB = 0;
   char verdict[96] = "";
 };
@@ -90,6 +92,8 @@ Outcome runIsolated(const std::function<std::string()> &body) {
   if (child > 0)
     wait4(child, &status, 0, &usage);
   out.peakKiB = usage.ru_maxrss; // KiB on Linux
+  auto secondsOf = [](const timeval &t) { return t.tv_sec + t.tv_usec / 1e6; };
+  out.cpuSeconds = secondsOf(usage.ru_utime) + secondsOf(usage.ru_stime);
   if (!reported) {
     out.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -102,8 +106,8 @@ Outcome runIsolated(const std::function<std::string()> &body) {
 }
 
 void printRow(const std::string &name, const Outcome &o) {
-  std::printf("  %-44s %9.3f s %9.1f MiB  %s\n", name.c_str(), o.seconds,
-              o.peakKiB / 1024.0, o.verdict);
+  std::printf("  %-44s %9.3f s %9.3f s cpu %9.1f MiB  %s\n", name.c_str(),
+              o.seconds, o.cpuSeconds, o.peakKiB / 1024.0, o.verdict);
 }
 
 /// Loads a .coll file; errors go to stderr.
