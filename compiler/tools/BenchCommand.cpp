@@ -153,23 +153,28 @@ void boundOf(const Candidate &c, Row &row) {
   }
 }
 
-/// One SVG per collective: ours/MPI against size, log x, a line per rank
-/// count, with the 1.0 and 1.1 targets marked.
+/// One SVG per collective: ours/MPI against size, both axes logarithmic (a
+/// ratio of 2 is as far above 1 as 1/2 is below), a line per rank count,
+/// with the 1.0 and 1.1 targets marked.
 std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
   const double width = 640, height = 400, left = 60, right = 110, top = 40,
                bottom = 50;
   std::map<int, std::vector<const Row *>> series;
   long long minBytes = 0, maxBytes = 0;
-  double maxRatio = 1.5;
+  double minRatio = 0.5, maxRatio = 2;
   for (const Row &r : rows) {
     if (r.collective != collective)
       continue;
     series[r.ranks].push_back(&r);
     minBytes = minBytes ? std::min(minBytes, r.bytes) : r.bytes;
     maxBytes = std::max(maxBytes, r.bytes);
-    maxRatio = std::max(maxRatio, r.ratio());
+    if (r.ratio() > 0) {
+      minRatio = std::min(minRatio, r.ratio());
+      maxRatio = std::max(maxRatio, r.ratio());
+    }
   }
-  maxRatio = std::ceil(maxRatio * 2) / 2;
+  const double ly0 = std::floor(std::log2(minRatio)),
+               ly1 = std::ceil(std::log2(maxRatio));
   double lx0 = std::log2(static_cast<double>(std::max(1ll, minBytes)));
   double lx1 = std::log2(static_cast<double>(std::max(minBytes + 1, maxBytes)));
   if (lx1 <= lx0)
@@ -179,8 +184,10 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
                       (width - left - right);
   };
   auto y = [&](double ratio) {
-    return top + (1 - ratio / maxRatio) * (height - top - bottom);
+    return top + (ly1 - std::log2(std::max(ratio, minRatio))) / (ly1 - ly0) *
+                     (height - top - bottom);
   };
+  const double bottomRatio = std::exp2(ly0), topRatio = std::exp2(ly1);
   std::string s;
   llvm::raw_string_ostream os(s);
   os << strf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -194,22 +201,22 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
   // Axes, grid and labels.
   os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                      "stroke=\"black\"/>\n",
-                     left, y(0), width - right, y(0));
+                     left, y(bottomRatio), width - right, y(bottomRatio));
   os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                      "stroke=\"black\"/>\n",
-                     left, y(0), left, y(maxRatio));
-  for (double r = 0; r <= maxRatio + 1e-9; r += 0.5)
-    os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f"
+                     left, y(bottomRatio), left, y(topRatio));
+  for (double e = ly0; e <= ly1; ++e)
+    os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g"
                        "</text>\n",
-                       left - 6, y(r) + 4, r);
+                       left - 6, y(std::exp2(e)) + 4, std::exp2(e));
   for (long long b = 1; b <= maxBytes; b *= 4)
     if (b >= minBytes) {
       os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                          "y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-                         x(b), y(0), x(b), y(maxRatio));
+                         x(b), y(bottomRatio), x(b), y(topRatio));
       os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                          "font-size=\"10\">%s</text>\n",
-                         x(b), y(0) + 16, formatBytes(b).c_str());
+                         x(b), y(bottomRatio) + 16, formatBytes(b).c_str());
     }
   os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
                      "message size m (log scale)</text>\n",
