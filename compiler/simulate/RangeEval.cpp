@@ -440,6 +440,13 @@ ValueRange RangePredicate::evaluateNode(unsigned i, llvm::ArrayRef<int64_t> lo,
     return e.slot < lo.size() ? ValueRange{lo[e.slot], hi[e.slot], false}
                               : point(0);
   return rangeOfOperator(e.op, e.args.size(), [&](size_t a) {
+    // Most operands are fixed values or chunk coordinates: no call for them.
+    const Node &arg = nodes[n.args[a]];
+    if (arg.fixed)
+      return arg.value;
+    const Expr &ae = *arg.expr;
+    if (ae.op == ExprOp::Var && ae.slot < lo.size())
+      return ValueRange{lo[ae.slot], hi[ae.slot], false};
     return evaluateNode(n.args[a], lo, hi);
   });
 }
