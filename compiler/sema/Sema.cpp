@@ -897,23 +897,6 @@ void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
       return;
     }
   }
-  // 001 §3.1.3: A3 arranges the nodes in a sqrt(P) x sqrt(P) mesh.
-  if (c->kind == ir::CollectiveKind::Alltoallv &&
-      def.algorithm == "two_stage_mesh" &&
-      !program.findSchedule(def.algorithm)) {
-    int64_t n = topo->numRanks(), side = 0;
-    while ((side + 1) * (side + 1) <= n)
-      ++side;
-    if (side * side != n) {
-      diags.error(locOf(*decl.algorithm),
-                  "two_stage_mesh (001 §3.1.3, A3) needs a perfect square "
-                  "number of ranks, not " +
-                      std::to_string(n) + "; four_stage (A4) runs on any "
-                                          "number",
-                  rangeOf(*decl.algorithm));
-      return;
-    }
-  }
   program.collectives.push_back(std::move(def));
 }
 
