@@ -358,12 +358,21 @@ private:
     // ring(p): the size parameter is p itself; only its range is checked.
     std::string count = rankCount();
     std::string fitCondition = count == "p" ? "true" : count + " == p";
-    unsigned depth = 1;
-    for (const ir::Parameter &param : s.params) {
+    // Every parameter is declared before the search, so the body sees the
+    // values of the member found (a family may have several: mesh(a, b)).
+    auto rangeOf = [&](const ir::Parameter &param) {
       const verify::ParamRange *r = nullptr;
       for (const verify::ParamRange &candidate : report.ranges)
         if (candidate.name == param.name)
           r = &candidate;
+      return r;
+    };
+    for (const ir::Parameter &param : s.params)
+      if (rangeOf(param) && param.slot != ir::SlotSize)
+        os << "  int64_t " << names[param.slot] << " = 0;\n";
+    unsigned depth = 1;
+    for (const ir::Parameter &param : s.params) {
+      const verify::ParamRange *r = rangeOf(param);
       if (!r)
         continue;
       if (param.slot == ir::SlotSize) {
@@ -372,7 +381,6 @@ private:
         continue;
       }
       const std::string &name = names[param.slot];
-      os << indent(depth) << "int64_t " << name << " = 0;\n";
       os << indent(depth) << "for (int64_t " << name << "_try = " << r->lo
          << "; " << name << "_try <= " << r->hi << " && !fits; ++" << name
          << "_try) {\n";

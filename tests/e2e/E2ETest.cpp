@@ -97,6 +97,24 @@ bool cube2to3(int p) { return powerOfTwo(p) && p >= 4 && p <= 8; }
 bool cube1to8(int p) { return powerOfTwo(p) && p <= 256; }
 bool cube3to8(int p) { return powerOfTwo(p) && p >= 8 && p <= 256; }
 bool leaves16(int p) { return p == 16; }
+// mesh(a, b) with a in 1..4, b in 2..4; mesh(a, b, c) with a, b in 1..3,
+// c in 2..3: the products of the proved ranges.
+bool meshAB(int p) {
+  for (int a = 1; a <= 4; ++a)
+    for (int b = 2; b <= 4; ++b)
+      if (a * b == p)
+        return true;
+  return false;
+}
+bool meshABC(int p) {
+  for (int a = 1; a <= 3; ++a)
+    for (int b = 1; b <= 3; ++b)
+      for (int c = 2; c <= 3; ++c)
+        if (a * b * c == p)
+          return true;
+  return false;
+}
+bool torus3x3(int p) { return p == 9; }
 bool exactly8(int p) { return p == 8; }
 
 struct Schedule {
@@ -121,22 +139,31 @@ const Schedule schedules[] = {
   {"broadcast",    "hypercube_bc_any_root",      Kind::Bcast,         erase(library::hypercube_bc_any_root),    cube3to8,   5},
   {"broadcast",    "hypercube_reduce",           Kind::Reduce,        erase(library::hypercube_reduce),         cube1to8,   0, 0, true},
   {"broadcast",    "hypercube_reduce_any_root",  Kind::Reduce,        erase(library::hypercube_reduce_any_root), cube3to8,  6},
+  {"broadcast",    "mesh_bc",                    Kind::Bcast,         erase(library::mesh_bc),                  meshAB},
+  {"broadcast",    "mesh_reduce",                Kind::Reduce,        erase(library::mesh_reduce),              meshAB},
+  {"broadcast",    "mesh3d_bc",                  Kind::Bcast,         erase(library::mesh3d_bc),                meshABC},
   {"broadcast",    "tree_bc",                    Kind::Bcast,         erase(library::tree_bc),                  leaves16},
   {"broadcast",    "tree_reduce",                Kind::Reduce,        erase(library::tree_reduce),              leaves16,   0, 0, true},
   {"allgather",    "ring_allgather",             Kind::Allgather,     erase(library::ring_allgather),           ranks2to8},
   {"allgather",    "ring_reduce_scatter",        Kind::ReduceScatter, erase(library::ring_reduce_scatter),      ranks2to8},
+  {"allgather",    "mesh_allgather",             Kind::Allgather,     erase(library::mesh_allgather),           meshAB},
+  {"allgather",    "mesh_reduce_scatter",        Kind::ReduceScatter, erase(library::mesh_reduce_scatter),      meshAB},
   {"allgather",    "hypercube_allgather",        Kind::Allgather,     erase(library::hypercube_allgather),      cube1to3},
   {"allgather",    "hypercube_reduce_scatter",   Kind::ReduceScatter, erase(library::hypercube_reduce_scatter), cube1to3},
   {"allreduce_scan", "hypercube_allreduce",      Kind::Allreduce,     erase(library::hypercube_allreduce),      cube1to3,   0, 0, true},
   {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3,   0, 0, true},
   {"alltoall",     "ring_alltoall",              Kind::Alltoall,      erase(library::ring_alltoall),            ranks2to8},
+  {"alltoall",     "mesh_alltoall",              Kind::Alltoall,      erase(library::mesh_alltoall),            meshAB},
   {"alltoall",     "hypercube_alltoall",         Kind::Alltoall,      erase(library::hypercube_alltoall),       cube1to3},
   {"alltoall",     "pairwise_exchange",          Kind::Alltoall,      erase(library::pairwise_exchange),        cube1to3},
   {"scatter_gather", "hypercube_scatter",        Kind::Scatter,       erase(library::hypercube_scatter),        cube1to3},
   {"scatter_gather", "hypercube_gather",         Kind::Gather,        erase(library::hypercube_gather),         cube1to3},
+  {"scatter_gather", "mesh_scatter",             Kind::Scatter,       erase(library::mesh_scatter),             meshAB},
+  {"scatter_gather", "mesh_gather",              Kind::Gather,        erase(library::mesh_gather),              meshAB},
   {"scatter_gather", "linear_scatter",           Kind::Scatter,       erase(library::linear_scatter),           ranks2to8},
   {"scatter_gather", "linear_gather",            Kind::Gather,        erase(library::linear_gather),            ranks2to8},
   {"shift",        "ring_shift",                 Kind::Shift,         erase(library::ring_shift),               ranks4to8, 0, 3},
+  {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
   // specs/basics.coll, specs/hypercube.coll, specs/ring.coll
   {"basics",       "ff",                         Kind::Bcast,         erase(collc_test::ff),                    exactly8},
