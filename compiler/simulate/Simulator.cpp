@@ -386,6 +386,20 @@ llvm::Error Simulator::runStep(const ir::InstanceStep &step, StepStats &stats) {
     stats.maxMessageChunks = std::max(stats.maxMessageChunks, count);
   }
   pendingBegin[n] = pending.size();
+  if (options.onTransfer) {
+    std::vector<IdRange> ids;
+    for (size_t ti = 0; ti < n; ++ti) {
+      if (!valid[ti])
+        continue;
+      ids.clear();
+      for (size_t i = pendingBegin[ti]; i < pendingBegin[ti + 1]; ++i)
+        if (!ids.empty() && ids.back().hi + 1 == pending[i].ids.lo)
+          ids.back().hi = pending[i].ids.hi;
+        else
+          ids.push_back(pending[i].ids);
+      options.onTransfer(step, ti, ids, sem);
+    }
+  }
 
   if (auto err = route(step, valid, stats))
     return err;

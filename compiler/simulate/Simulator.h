@@ -17,6 +17,7 @@
 // the cost follows the number of blocks moved, not of chunks.
 
 #include "ir/Instantiate.h"
+#include "simulate/Semantics.h"
 #include "topology/Topology.h"
 #include "verify/Verdict.h"
 
@@ -24,6 +25,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace collc::simulate {
@@ -31,6 +33,13 @@ namespace collc::simulate {
 /// The port model is collc::PortModel (topology/Topology.h).
 struct SimulateOptions {
   PortModel ports = PortModel::Single;
+  /// Called for every transfer of every step once its chunks are chosen
+  /// (before any delivery of the step), with the chunk ids it carries;
+  /// `semantics` describes them (Semantics::boxesOf). For `collc show`.
+  std::function<void(const ir::InstanceStep &step, size_t transfer,
+                     llvm::ArrayRef<IdRange> chunks,
+                     const Semantics &semantics)>
+      onTransfer;
 };
 
 /// What the cost model needs from one step.

@@ -48,6 +48,13 @@ llvm::Expected<Program> loadResolved(
     std::vector<std::pair<std::string, std::vector<library::Choice>>>
         *choices = nullptr);
 
+/// The member of a family that `--param NAME=V` options (all parameters),
+/// or else `--p N` (every parameter equal, cost::paramsForRanks) ask for;
+/// a family with one member (a resolved collective) needs neither.
+llvm::Expected<std::vector<int64_t>>
+chooseMember(const ir::Schedule &s, int64_t p,
+             llvm::ArrayRef<std::string> params);
+
 /// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
 std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);
 

@@ -61,45 +61,8 @@ cl::opt<bool> costAllPort("all-port",
 
 /// The member of `schedule` the options ask for.
 llvm::Expected<std::vector<int64_t>> chooseParams(const ir::Schedule &s) {
-  if (!costParams.empty()) {
-    std::vector<std::optional<int64_t>> values(s.params.size());
-    for (const std::string &text : costParams) {
-      auto [name, value] = llvm::StringRef(text).split('=');
-      int64_t v;
-      if (value.trim().getAsInteger(10, v))
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "--param needs NAME=V, got '%s'",
-                                       text.c_str());
-      for (size_t i = 0; i < s.params.size(); ++i)
-        if (s.params[i].name == name.trim())
-          values[i] = v;
-    }
-    std::vector<int64_t> out;
-    for (size_t i = 0; i < s.params.size(); ++i) {
-      if (!values[i])
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "no value for parameter '%s'",
-                                       s.params[i].name.c_str());
-      out.push_back(*values[i]);
-    }
-    return out;
-  }
-  if (costP > 0)
-    return cost::paramsForRanks(s, costP);
-  // A collective's schedule (library/Library.h) has one member.
-  if (llvm::all_of(s.params, [](const ir::Parameter &q) {
-        return q.range && q.range->first == q.range->second;
-      }) && !s.params.empty()) {
-    std::vector<int64_t> out;
-    for (const ir::Parameter &q : s.params)
-      out.push_back(q.range->first);
-    return out;
-  }
-  if (s.params.empty())
-    return std::vector<int64_t>{};
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "'%s' is a family; give --p N or --param",
-                                 s.name.c_str());
+  return chooseMember(
+      s, costP, std::vector<std::string>(costParams.begin(), costParams.end()));
 }
 
 std::string describeMember(const ir::Schedule &s, const cost::ScheduleCost &c) {

@@ -5,6 +5,7 @@
 
 #include "tools/Commands.h"
 
+#include "cost/Cost.h"
 #include "sema/Sema.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -80,6 +81,47 @@ llvm::Expected<collc::Program> collc::tools::loadResolved(
   }
   collc::library::resolveAll(*program, it->second, diags, choices);
   return program;
+}
+
+llvm::Expected<std::vector<int64_t>>
+collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
+                           llvm::ArrayRef<std::string> params) {
+  if (!params.empty()) {
+    std::vector<std::optional<int64_t>> values(s.params.size());
+    for (const std::string &text : params) {
+      auto [name, value] = llvm::StringRef(text).split('=');
+      int64_t v;
+      if (value.trim().getAsInteger(10, v))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "--param needs NAME=V, got '%s'",
+                                       text.c_str());
+      for (size_t i = 0; i < s.params.size(); ++i)
+        if (s.params[i].name == name.trim())
+          values[i] = v;
+    }
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < s.params.size(); ++i) {
+      if (!values[i])
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "no value for parameter '%s'",
+                                       s.params[i].name.c_str());
+      out.push_back(*values[i]);
+    }
+    return out;
+  }
+  if (p > 0)
+    return collc::cost::paramsForRanks(s, p);
+  if (llvm::all_of(s.params, [](const collc::ir::Parameter &q) {
+        return q.range && q.range->first == q.range->second;
+      })) {
+    std::vector<int64_t> out;
+    for (const collc::ir::Parameter &q : s.params)
+      out.push_back(q.range->first);
+    return out;
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "'%s' is a family; give --p N or --param",
+                                 s.name.c_str());
 }
 
 std::optional<std::pair<int64_t, int64_t>>
