@@ -632,8 +632,11 @@ collc::emit::emitCpp(const Program &program,
   for (const CollectiveDef &c : program.collectives) {
     if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
         !program.findSchedule(c.algorithm)) {
-      std::optional<alltoallv::Algorithm> algo =
-          alltoallv::parseAlgorithm(c.algorithm);
+      // Without `using`, A4: the paper's algorithm for any P (001 §3.2);
+      // the message sizes that would decide otherwise are known only at
+      // run time.
+      std::optional<alltoallv::Algorithm> algo = alltoallv::parseAlgorithm(
+          c.algorithm.empty() ? "four_stage" : c.algorithm);
       if (!algo)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        location(c.loc) + ": alltoallv `" +

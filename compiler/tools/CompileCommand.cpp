@@ -13,6 +13,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+
 using namespace collc;
 using namespace collc::tools;
 namespace cl = llvm::cl;
@@ -41,6 +43,10 @@ cl::list<std::string> compileParams(
              "d=1..4 (proved over that range)"),
     cl::value_desc("NAME=LO..HI"), cl::sub(compileCommand),
     cl::cat(category()));
+cl::opt<bool> compileAllPort("all-port",
+                             cl::desc("Verify under the all-port model "
+                                      "(000 §4.7.2) instead of single-port"),
+                             cl::sub(compileCommand), cl::cat(category()));
 cl::opt<unsigned> compileTimeout("timeout",
                                  cl::desc("Solver time limit per query, in "
                                           "seconds (default 60)"),
@@ -64,6 +70,22 @@ int runCompile() {
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   verify::VerifyOptions options;
   options.timeoutSeconds = compileTimeout;
+  if (compileAllPort)
+    options.ports = PortModel::All;
+  // The namespace becomes C++ source: it must be a qualified identifier.
+  for (llvm::StringRef part : llvm::split(compileNamespace, "::")) {
+    if (compileNamespace.empty())
+      break;
+    if (part.empty() || !(std::isalpha(static_cast<unsigned char>(part[0])) ||
+                          part[0] == '_') ||
+        !llvm::all_of(part, [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        })) {
+      llvm::errs() << "collc: error: --namespace '" << compileNamespace
+                   << "' is not a C++ namespace name\n";
+      return ExitInputError;
+    }
+  }
   for (const std::string &param : compileParams) {
     std::optional<verify::ParamRange> r = parseParamOption(param);
     if (!r)

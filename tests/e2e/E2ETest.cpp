@@ -10,6 +10,7 @@
 //   mpirun -np N e2e_test SPEC      (SPEC: broadcast, hypercube, e2e, ...)
 
 // specs/library
+#include "all_port.h"
 #include "allgather.h"
 #include "allreduce_scan.h"
 #include "alltoall.h"
@@ -163,6 +164,7 @@ const Schedule schedules[] = {
   {"scatter_gather", "linear_scatter",           Kind::Scatter,       erase(library::linear_scatter),           ranks2to8},
   {"scatter_gather", "linear_gather",            Kind::Gather,        erase(library::linear_gather),            ranks2to8},
   {"shift",        "ring_shift",                 Kind::Shift,         erase(library::ring_shift),               ranks4to8, 0, 3},
+  {"all_port",     "ring_alltoall_bidirectional", Kind::Alltoall,     erase(library::ring_alltoall_bidirectional), ranks2to8},
   {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
   // specs/basics.coll, specs/hypercube.coll, specs/ring.coll
