@@ -1,5 +1,7 @@
 #include "tools/BenchSupport.h"
 
+#include "library/Library.h"
+
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 
@@ -148,12 +150,8 @@ llvm::Expected<CostModel> collc::tools::bench::loadModel(llvm::StringRef spec) {
 }
 
 CostModel collc::tools::bench::defaultModel() {
-  CostModel m;
-  m.name = "default";
-  m.ts = 1e-6;           // 1 us per message
-  m.twPerByte = 0.2e-9;  // 5 GB/s
-  m.ports = PortModel::Single;
-  return m;
+  // The same guess `using auto` prices with when a spec declares no model.
+  return library::defaultModel();
 }
 
 std::string collc::tools::bench::formatModelBlock(const CostModel &model) {

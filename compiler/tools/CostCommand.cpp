@@ -2,6 +2,7 @@
 // step, against the seeds' lower bounds and a model's t_s and t_w.
 
 #include "tools/Commands.h"
+#include "tools/BenchSupport.h"
 
 #include "cost/Cost.h"
 #include "sema/Sema.h"
@@ -46,8 +47,10 @@ cl::opt<Format> costFormat(
                clEnumValN(Format::Json, "json", "one JSON document")),
     cl::init(Format::Text), cl::sub(costCommand), cl::cat(category()));
 cl::opt<std::string> costModel("model",
-                               cl::desc("Cost model declared in the file "
-                                        "(t_s, t_w, ports) for the time"),
+                               cl::desc("Cost model for the time: one "
+                                        "declared in the file, or a model "
+                                        "file (FILE.coll or FILE.coll:NAME, "
+                                        "as collc calibrate -o writes)"),
                                cl::value_desc("NAME"), cl::sub(costCommand),
                                cl::cat(category()));
 cl::opt<double> costBytes("bytes",
@@ -93,10 +96,24 @@ int runCost() {
       continue;
     }
     const CostModel *model = nullptr;
+    std::optional<CostModel> externalModel;
     if (!costModel.empty()) {
       for (const CostModel &m : program->models)
         if (m.name == costModel)
           model = &m;
+      // Else a model block in another file: FILE or FILE:NAME, as
+      // `collc calibrate -o` writes one.
+      if (!model && llvm::StringRef(costModel).contains(".coll")) {
+        llvm::Expected<CostModel> loaded = bench::loadModel(costModel);
+        if (!loaded) {
+          llvm::errs() << "collc: error: " << llvm::toString(loaded.takeError())
+                       << "\n";
+          exitCode = ExitInputError;
+          continue;
+        }
+        externalModel = std::move(*loaded);
+        model = &*externalModel;
+      }
       if (!model) {
         llvm::errs() << "collc: error: " << file << " declares no model '"
                      << costModel << "'\n";
