@@ -9,6 +9,14 @@
 #include "e2e.h"
 #include "hypercube.h"
 #include "ring.h"
+// specs/library
+#include "all_port.h"
+#include "allgather.h"
+#include "allreduce_scan.h"
+#include "alltoall.h"
+#include "broadcast.h"
+#include "scatter_gather.h"
+#include "shift.h"
 
 #include "collc/Local.h"
 
@@ -23,6 +31,7 @@ namespace {
 
 using collc::rt::LocalComm;
 namespace gen = collc_local::local;
+namespace lib = collc_library::local;
 
 const int counts[] = {0, 1, 7, 1000};
 const std::vector<int> hypercubeSizes = {2, 4, 8, 16, 32, 64};
@@ -255,6 +264,61 @@ TEST(Local, Alltoall) {
 TEST(Local, Shift) {
   check("sh", shift(gen::sh, 3), {8});
   check("shift_one", shift(gen::shift_one, 1), ringSizes);
+}
+
+// Every schedule of specs/library the runtime runs (alltoallv has its own
+// tests), on the rank counts its proved ranges give, up to 32.
+TEST(Local, Library) {
+  const std::vector<int> line = {2, 3, 5, 8, 13, 16};
+  const std::vector<int> ring4 = {4, 5, 8, 13, 16};
+  const std::vector<int> cube = {2, 4, 8, 16, 32};
+  const std::vector<int> cube3 = {8, 16, 32};
+  const std::vector<int> cube2 = {4, 8, 16};
+  const std::vector<int> mesh = {2, 3, 4, 6, 8, 9, 12, 16}; // a 1..4, b 2..4
+  const std::vector<int> mesh3d = {2, 3, 4, 6, 8, 9, 12, 18};
+  check("linear_bc", broadcast(lib::linear_bc, 0), line);
+  check("linear_reduce", reduce(lib::linear_reduce, 0), line);
+  check("ring_bc", broadcast(lib::ring_bc, 3), ring4);
+  check("ring_reduce", reduce(lib::ring_reduce, 3), ring4);
+  check("mesh_bc", broadcast(lib::mesh_bc, 0), mesh);
+  check("mesh_reduce", reduce(lib::mesh_reduce, 0), mesh);
+  check("mesh3d_bc", broadcast(lib::mesh3d_bc, 0), mesh3d);
+  check("hypercube_bc", broadcast(lib::hypercube_bc, 0), cube);
+  check("hypercube_bc_any_root", broadcast(lib::hypercube_bc_any_root, 5),
+        cube3);
+  check("hypercube_reduce", reduce(lib::hypercube_reduce, 0), cube);
+  check("hypercube_reduce_any_root",
+        reduce(lib::hypercube_reduce_any_root, 6), cube3);
+  check("tree_bc", broadcast(lib::tree_bc, 0), {16});
+  check("tree_reduce", reduce(lib::tree_reduce, 0), {16});
+  check("ring_allgather", allToAll(lib::ring_allgather, false, false), line);
+  check("ring_reduce_scatter", reduceScatter(lib::ring_reduce_scatter), line);
+  check("mesh_allgather", allToAll(lib::mesh_allgather, false, false), mesh);
+  check("mesh_reduce_scatter", reduceScatter(lib::mesh_reduce_scatter), mesh);
+  check("hypercube_allgather",
+        allToAll(lib::hypercube_allgather, false, false), cube);
+  check("hypercube_reduce_scatter",
+        reduceScatter(lib::hypercube_reduce_scatter), cube);
+  check("hypercube_allreduce", allreduce(lib::hypercube_allreduce, false, false),
+        cube);
+  check("hypercube_scan", allreduce(lib::hypercube_scan, true, false), cube);
+  check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
+  check("ring_alltoall_bidirectional",
+        allToAll(lib::ring_alltoall_bidirectional, true, false), line);
+  check("mesh_alltoall", allToAll(lib::mesh_alltoall, true, false), mesh);
+  check("hypercube_alltoall", allToAll(lib::hypercube_alltoall, true, false),
+        cube);
+  check("pairwise_exchange", allToAll(lib::pairwise_exchange, true, false),
+        cube);
+  check("hypercube_scatter", scatter(lib::hypercube_scatter, 0), cube);
+  check("hypercube_gather", gather(lib::hypercube_gather, 0), cube);
+  check("linear_scatter", scatter(lib::linear_scatter, 0), line);
+  check("linear_gather", gather(lib::linear_gather, 0), line);
+  check("mesh_scatter", scatter(lib::mesh_scatter, 0), mesh);
+  check("mesh_gather", gather(lib::mesh_gather, 0), mesh);
+  check("ring_shift", shift(lib::ring_shift, 3), ring4);
+  check("torus_shift", shift(lib::torus_shift, 5), {9, 12, 16});
+  check("hypercube_shift_ecube", shift(lib::hypercube_shift_ecube, 3), cube2);
 }
 
 // Every rank gets the error code, and nothing waits for a message.
