@@ -115,7 +115,9 @@ Step stepOf(TransferRule rule) {
 
 SimulationResult sim(const Schedule &s, llvm::ArrayRef<int64_t> params = {},
                      PortModel ports = PortModel::Single) {
-  auto result = simulate::simulate(s, params, SimulateOptions{ports});
+  SimulateOptions options;
+  options.ports = ports;
+  auto result = simulate::simulate(s, params, options);
   if (!result) {
     ADD_FAILURE() << llvm::toString(result.takeError());
     return {};
