@@ -256,18 +256,6 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
   return os.str();
 }
 
-bool writeText(llvm::StringRef path, llvm::StringRef text) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec) {
-    llvm::errs() << "collc: error: cannot write '" << path
-                 << "': " << ec.message() << "\n";
-    return false;
-  }
-  out << text;
-  return true;
-}
-
 std::string csvOf(llvm::ArrayRef<Row> rows) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -633,9 +621,9 @@ int runBench() {
     for (const std::string &note : notes)
       errs << "collc: note: " << note << "\n";
   }
-  if (!benchCsv.empty() && !writeText(benchCsv, csvOf(rows)))
+  if (!benchCsv.empty() && !writeFile(benchCsv, csvOf(rows)))
     return ExitInputError;
-  if (!benchSvg.empty() && !writeText(benchSvg, svgPlot(collectives[0], rows)))
+  if (!benchSvg.empty() && !writeFile(benchSvg, svgPlot(collectives[0], rows)))
     return ExitInputError;
   if (!benchSvgDir.empty()) {
     llvm::sys::fs::create_directories(benchSvgDir);
@@ -644,7 +632,7 @@ int runBench() {
         continue;
       llvm::SmallString<128> path(benchSvgDir.getValue());
       llvm::sys::path::append(path, c + ".svg");
-      if (!writeText(path, svgPlot(c, rows)))
+      if (!writeFile(path, svgPlot(c, rows)))
         return ExitInputError;
     }
   }

@@ -55,6 +55,9 @@ llvm::Expected<std::vector<int64_t>>
 chooseMember(const ir::Schedule &s, int64_t p,
              llvm::ArrayRef<std::string> params);
 
+/// Writes `text` to `path`; prints why and returns false when it cannot.
+bool writeFile(llvm::StringRef path, llvm::StringRef text);
+
 /// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
 std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);
 

@@ -53,18 +53,6 @@ cl::opt<unsigned> compileTimeout("timeout",
                                  cl::init(60), cl::sub(compileCommand),
                                  cl::cat(category()));
 
-bool writeFile(llvm::StringRef path, llvm::StringRef text) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec) {
-    llvm::errs() << "collc: error: cannot write '" << path
-                 << "': " << ec.message() << "\n";
-    return false;
-  }
-  out << text;
-  return true;
-}
-
 int runCompile() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());

@@ -124,6 +124,18 @@ collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
                                  s.name.c_str());
 }
 
+bool collc::tools::writeFile(llvm::StringRef path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    llvm::errs() << "collc: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return false;
+  }
+  out << text;
+  return true;
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 collc::tools::parseRange(llvm::StringRef text) {
   auto [lo, hi] = text.split("..");
