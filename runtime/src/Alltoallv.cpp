@@ -32,7 +32,10 @@ int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
 }
 
 /// A private duplicate of `comm`, made once and kept on it, so our
-/// messages never meet the caller's.
+/// messages never meet the caller's. It is not the Engine's duplicate
+/// (MpiBackend.cpp) on purpose: the Engine's step tags cover 0..32767, which
+/// overlaps the stage tags here, so sharing one would let a message of one
+/// collective match a receive of another.
 int privateComm(MPI_Comm comm, MPI_Comm *out) {
   if (dupKeyval == MPI_KEYVAL_INVALID)
     if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeDuplicate,
