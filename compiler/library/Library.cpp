@@ -1,4 +1,5 @@
 #include "library/Library.h"
+#include "library/Compose.h"
 
 #include "cost/Cost.h"
 #include "ir/Instantiate.h"
@@ -27,6 +28,13 @@ std::vector<const ir::Schedule *> Library::schedules() const {
     for (const ir::Schedule &s : file.schedules)
       out.push_back(&s);
   return out;
+}
+
+const ir::Schedule *Library::find(llvm::StringRef name) const {
+  for (const Program &file : files)
+    if (const ir::Schedule *s = file.findSchedule(name))
+      return s;
+  return nullptr;
 }
 
 std::string library::defaultDirectory(const char *argv0) {
@@ -74,6 +82,13 @@ llvm::Expected<Library> library::load(llvm::StringRef directory,
                                      path.c_str());
     library.files.push_back(std::move(*file));
   }
+  for (Program &file : library.files)
+    if (!composeAll(
+            file, [&](llvm::StringRef name) { return library.find(name); },
+            diags))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the algorithm library's compositions "
+                                     "have errors");
   return library;
 }
 
@@ -238,25 +253,16 @@ void relabel(ir::Schedule &s, const Symmetry &sigma) {
       return nullptr;
     });
   };
-  std::function<void(std::vector<ir::BodyItem> &)> walk =
-      [&](std::vector<ir::BodyItem> &items) {
-        for (ir::BodyItem &item : items) {
-          if (auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item)) {
-            auto copy = std::make_shared<ir::Loop>(**loop);
-            walk(copy->body);
-            *loop = std::move(copy);
-            continue;
-          }
-          for (ir::TransferRule &rule : std::get<ir::Step>(item).rules) {
-            rule.guard = ofRank(rule.guard);
-            rule.peer = sigma.inverse(ofRank(rule.peer));
-            rule.selector = ofChunk(rule.selector);
-            for (ir::Delivery &d : rule.into)
-              d.when = ofRank(d.when);
-          }
-        }
-      };
-  walk(s.body);
+  ir::rewriteBody(s.body, [&](const ExprRef &e, ir::ExprRole role) {
+    switch (role) {
+    case ir::ExprRole::Peer:
+      return sigma.inverse(ofRank(e));
+    case ir::ExprRole::Selector:
+      return ofChunk(e);
+    default:
+      return ofRank(e);
+    }
+  });
   s.chunks = ofRank(s.chunks);
 }
 

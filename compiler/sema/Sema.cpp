@@ -54,8 +54,8 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
       {"pairwise_exchange", {CK::Alltoall}, {TK::Hypercube, TK::Full},
        "000 Alg 4.10"},
       {"scatter_allgather", {CK::Broadcast}, {}, "000 §4.7.1, Eq 4.13"},
-      {"reduce_scatter_gather", {CK::Reduce}, {}, "000 §4.7.2"},
-      {"reduce_scatter_allgather", {CK::Allreduce}, {}, "000 §4.7.3, Eq 4.14"},
+      {"reduce_scatter_gather", {CK::Reduce}, {}, "000 §4.7.1"},
+      {"reduce_scatter_allgather", {CK::Allreduce}, {}, "000 §4.7.1, Eq 4.14"},
       {"gray_code", {CK::Shift}, {TK::Hypercube}, "000 §4.6.3, Eq 4.11"},
       {"ecube", {CK::Shift}, {TK::Hypercube}, "000 §4.6.3, Eq 4.12"},
       {"spanning_binomial_trees", {CK::Broadcast}, {TK::Hypercube},
@@ -992,8 +992,16 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     param->range = {*lo, *hi};
   }
 
-  if (!body(decl.body, s, scope, s.body, ranks))
+  if (const auto *c = boost::get<ast::Composition>(&decl.body)) {
+    // The parts may live in the library, which sema does not see: the
+    // library stage looks them up and composes (library/Compose.h).
+    s.parts.push_back({c->first.name, locOf(c->first)});
+    for (const ast::Identifier &part : c->rest)
+      s.parts.push_back({part.name, locOf(part)});
+  } else if (!body(boost::get<std::vector<ast::BodyItem>>(decl.body), s,
+                   scope, s.body, ranks)) {
     return;
+  }
   program.schedules.push_back(std::move(s));
 }
 

@@ -194,13 +194,27 @@ struct ParamRange : Located {
   Expr hi;
 };
 
+/// `= hypercube_scatter then hypercube_allgather;`: a schedule made of
+/// others, run one after the other on the pieces of a split message.
+struct Composition : Located {
+  Identifier first;
+  std::vector<Identifier> rest;
+};
+
+/// Steps written out, or a composition of other schedules.
+struct ScheduleBody
+    : x3::variant<std::vector<BodyItem>, Composition> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
 struct ScheduleDecl : Located {
   Identifier name;
   CollectiveExpr what;
   TopologyRef on;
   boost::optional<Identifier> algorithm; // `using ALGO`: what it implements
   std::vector<ParamRange> ranges;
-  std::vector<BodyItem> body;
+  ScheduleBody body;
 };
 
 struct Declaration

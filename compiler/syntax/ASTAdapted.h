@@ -32,5 +32,6 @@ BOOST_FUSION_ADAPT_STRUCT(collc::ast::BufferDecl, names)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ChunksDecl, count)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ForLoop, var, reverse, lo, hi, body)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ParamRange, name, lo, hi)
+BOOST_FUSION_ADAPT_STRUCT(collc::ast::Composition, first, rest)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ScheduleDecl, name, what, on, algorithm,
                           ranges, body)

@@ -76,6 +76,7 @@ COLLC_KEYWORD(kw_into, "into")
 COLLC_KEYWORD(kw_when, "when")
 COLLC_KEYWORD(kw_where, "where")
 COLLC_KEYWORD(kw_if, "if")
+COLLC_KEYWORD(kw_then, "then")
 #undef COLLC_KEYWORD
 
 // Multi-character punctuation, named so errors read "expected '->'".
@@ -89,6 +90,7 @@ BOOST_SPIRIT_DEFINE(arrow, dots)
 const auto reserved =
     lexeme[(lit("and") | "or" | "not" | "when" | "where" | "from" | "into" |
             "copy" | "reduce" | "using" | "on" | "in" | "reverse" | "if" |
+            "then" |
             "step" | "for" | "buffer" | "chunks" | "topology" | "model" |
             "collective" | "schedule") >>
            !idchar];
@@ -144,6 +146,10 @@ struct buffer_decl_class : annotate {};
 struct chunks_decl_class : annotate {};
 struct body_item_class : annotate {};
 struct param_range_class : annotate {};
+struct then_part_class : annotate {};
+struct then_parts_class {};
+struct composition_class : annotate {};
+struct schedule_body_class : annotate {};
 struct schedule_decl_class : annotate {};
 struct declaration_class : annotate {};
 
@@ -212,6 +218,14 @@ const x3::rule<body_item_class, ast::BodyItem> body_item =
     "'step', 'for', 'buffer' or 'chunks'";
 const x3::rule<param_range_class, ast::ParamRange> param_range =
     "a parameter range like d in 1 .. 16";
+const x3::rule<then_part_class, ast::Identifier> then_part =
+    "'then' and the next schedule";
+const x3::rule<then_parts_class, std::vector<ast::Identifier>> then_parts =
+    "'then' and the next schedule";
+const x3::rule<composition_class, ast::Composition> composition =
+    "'=' and the schedules it is made of";
+const x3::rule<schedule_body_class, ast::ScheduleBody> schedule_body =
+    "'{' or '='";
 const x3::rule<schedule_decl_class, ast::ScheduleDecl> schedule_decl =
     "a schedule declaration";
 const x3::rule<declaration_class, ast::Declaration> declaration =
@@ -347,13 +361,22 @@ const auto body_item_def = step | for_loop | buffer_decl | chunks_decl;
 /// param_range ::= 'where' identifier 'in' expr '..' expr
 const auto param_range_def =
     kw_where > identifier > kw_in > expr > dots > expr;
+/// then_part ::= 'then' identifier
+const auto then_part_def = kw_then > identifier;
+/// then_parts ::= then_part+
+const auto then_parts_def = +then_part;
+/// composition ::= '=' identifier then_parts ';'
+const auto composition_def = lit('=') > identifier > then_parts > lit(';');
+/// schedule_body ::= '{' body_item* '}' | composition
+const auto schedule_body_def =
+    (lit('{') > *body_item > lit('}')) | composition;
 /// schedule_decl ::= 'schedule' identifier ':' collective_expr
 ///                   'on' topology_ref ['using' identifier] param_range*
-///                   '{' body_item* '}'
+///                   schedule_body
 const auto schedule_decl_def = kw_schedule > identifier > lit(':') >
                                collective_expr > kw_on > topology_ref >
                                -(kw_using > identifier) > *param_range >
-                               lit('{') > *body_item > lit('}');
+                               schedule_body;
 /// declaration ::= topology_decl | model_decl | collective_decl
 ///               | schedule_decl
 const auto declaration_def =
@@ -368,7 +391,8 @@ BOOST_SPIRIT_DEFINE(identifier, kind_name, number, expr, conditional, edge_list,
                     quantity, field, model_decl, collective_expr,
                     collective_decl, target, mode, transfer, step, for_loop,
                     buffer_decl, chunks_decl, body_item, param_range,
-                    schedule_decl, declaration)
+                    then_part, then_parts, composition, schedule_body, schedule_decl,
+                    declaration)
 
 } // namespace collc::grammar
 

@@ -17,6 +17,7 @@
 #include "broadcast.h"
 #include "scatter_gather.h"
 #include "shift.h"
+#include "split.h"
 
 #include "collc/Local.h"
 
@@ -319,6 +320,17 @@ TEST(Local, Library) {
   check("ring_shift", shift(lib::ring_shift, 3), ring4);
   check("torus_shift", shift(lib::torus_shift, 5), {9, 12, 16});
   check("hypercube_shift_ecube", shift(lib::hypercube_shift_ecube, 3), cube2);
+  // 000 §4.7.1: the compositions of specs/library/split.coll.
+  check("hypercube_bc_split", broadcast(lib::hypercube_bc_split, 0), cube);
+  check("hypercube_reduce_split", reduce(lib::hypercube_reduce_split, 0), cube);
+  check("hypercube_allreduce_split",
+        allreduce(lib::hypercube_allreduce_split, false, false), cube);
+  check("ring_allreduce_split",
+        allreduce(lib::ring_allreduce_split, false, false), line);
+  check("mesh_bc_split", broadcast(lib::mesh_bc_split, 0), mesh);
+  check("mesh_reduce_split", reduce(lib::mesh_reduce_split, 0), mesh);
+  check("mesh_allreduce_split",
+        allreduce(lib::mesh_allreduce_split, false, false), mesh);
 }
 
 // Every rank gets the error code, and nothing waits for a message.
