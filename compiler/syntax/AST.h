@@ -155,9 +155,24 @@ struct Transfer : Located {
   boost::optional<Expr> guard;
 };
 
+/// `for j in 0 .. d - 1 { r -> r ^ (1 << j) : index == j }` inside a step:
+/// the transfers once for every j, all in the same step (004's all-port
+/// algorithms send on every dimension at once).
+struct RuleLoop : Located {
+  Identifier var;
+  Expr lo;
+  Expr hi;
+  std::vector<Transfer> transfers;
+};
+
+struct StepItem : x3::variant<Transfer, RuleLoop> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
 struct Step : Located {
   boost::optional<Identifier> label;
-  std::vector<Transfer> transfers;
+  std::vector<StepItem> transfers;
 };
 
 struct ForLoop;

@@ -27,6 +27,7 @@ BOOST_FUSION_ADAPT_STRUCT(collc::ast::CollectiveDecl, name, what, on, algorithm)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Target, buffer, when)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Transfer, src, dst, selector, from, into,
                           mode, guard)
+BOOST_FUSION_ADAPT_STRUCT(collc::ast::RuleLoop, var, lo, hi, transfers)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Step, label, transfers)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::BufferDecl, names)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ChunksDecl, count)

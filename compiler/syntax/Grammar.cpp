@@ -140,6 +140,8 @@ struct collective_decl_class : annotate {};
 struct target_class : annotate {};
 struct mode_class : annotate {};
 struct transfer_class : annotate {};
+struct rule_loop_class : annotate {};
+struct step_item_class : annotate {};
 struct step_class : annotate {};
 struct for_loop_class : annotate {};
 struct buffer_decl_class : annotate {};
@@ -208,6 +210,10 @@ const x3::rule<target_class, ast::Target> target = "a buffer name";
 const x3::rule<mode_class, ast::Identifier> mode = "'copy' or 'reduce'";
 const x3::rule<transfer_class, ast::Transfer> transfer =
     "a transfer like 0 -> 1";
+const x3::rule<rule_loop_class, ast::RuleLoop> rule_loop =
+    "a loop of transfers";
+const x3::rule<step_item_class, ast::StepItem> step_item =
+    "a transfer like 0 -> 1, or 'for'";
 const x3::rule<step_class, ast::Step> step = "a step";
 const x3::rule<for_loop_class, ast::ForLoop> for_loop = "a loop";
 const x3::rule<buffer_decl_class, ast::BufferDecl> buffer_decl =
@@ -344,9 +350,15 @@ const auto transfer_def = expr > arrow > expr > -(lit(':') > expr) >
                           -(kw_from > identifier) >
                           -(kw_into > (target % ',')) > -mode >
                           -(kw_when > expr);
-/// step ::= 'step' [identifier] '{' [transfer (';' transfer)* [';']] '}'
+/// step ::= 'step' [identifier] '{' [step_item (';' step_item)* [';']] '}'
 const auto step_def = kw_step > -identifier > lit('{') >
-                      -(transfer % ';') > -lit(';') > lit('}');
+                      -(step_item % ';') > -lit(';') > lit('}');
+/// rule_loop ::= 'for' identifier 'in' expr '..' expr
+///               '{' transfer (';' transfer)* [';'] '}'
+const auto rule_loop_def = kw_for > identifier > kw_in > expr > dots > expr >
+                           lit('{') > (transfer % ';') > -lit(';') > lit('}');
+/// step_item ::= rule_loop | transfer
+const auto step_item_def = rule_loop | transfer;
 /// for_loop ::= 'for' identifier 'in' ['reverse'] expr '..' expr
 ///              '{' body_item* '}'
 const auto for_loop_def = kw_for > identifier > kw_in > x3::matches[kw_reverse] >
@@ -389,7 +401,7 @@ BOOST_SPIRIT_DEFINE(identifier, kind_name, number, expr, conditional, edge_list,
                     neg_expr, pow_expr, pow_op, pow_operand, primary, call,
                     argument, edge, topology_expr, topology_ref, topology_decl,
                     quantity, field, model_decl, collective_expr,
-                    collective_decl, target, mode, transfer, step, for_loop,
+                    collective_decl, target, mode, transfer, rule_loop, step_item, step, for_loop,
                     buffer_decl, chunks_decl, body_item, param_range,
                     then_part, then_parts, composition, schedule_body, schedule_decl,
                     declaration)

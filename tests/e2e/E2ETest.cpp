@@ -166,6 +166,8 @@ const Schedule schedules[] = {
   {"scatter_gather", "linear_gather",            Kind::Gather,        erase(library::linear_gather),            ranks2to8},
   {"shift",        "ring_shift",                 Kind::Shift,         erase(library::ring_shift),               ranks4to8, 0, 3},
   {"all_port",     "ring_alltoall_bidirectional", Kind::Alltoall,     erase(library::ring_alltoall_bidirectional), ranks2to8},
+  {"all_port",     "hypercube_bc_trees",         Kind::Bcast,         erase(library::hypercube_bc_trees),       cube1to3},
+  {"all_port",     "hypercube_allgather_gray_paths", Kind::Allgather, erase(library::hypercube_allgather_gray_paths), cube1to3},
   {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
   {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},

@@ -306,6 +306,9 @@ TEST(Local, Library) {
   check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
   check("ring_alltoall_bidirectional",
         allToAll(lib::ring_alltoall_bidirectional, true, false), line);
+  check("hypercube_bc_trees", broadcast(lib::hypercube_bc_trees, 0), cube);
+  check("hypercube_allgather_gray_paths",
+        allToAll(lib::hypercube_allgather_gray_paths, false, false), cube);
   check("mesh_alltoall", allToAll(lib::mesh_alltoall, true, false), mesh);
   check("hypercube_alltoall", allToAll(lib::hypercube_alltoall, true, false),
         cube);

@@ -267,6 +267,32 @@ TEST_F(CostTest, Sec4_7_1_MeshSplitMessages) {
   }
 }
 
+// 004 §4.1 and 000 §4.7.2: broadcast over d spanning binomial trees, each
+// carrying m/d, in d + 1 steps: the t_w term is log p times smaller than
+// Eq 4.1's (d + 1)/d instead of d).
+TEST_F(CostTest, Sec4_7_2_AllPortSpanningTreesBroadcast) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_bc_trees", p, d + 1, Fraction(d + 1, d),
+               PortModel::All);
+  }
+}
+
+// 004 §4.2: all-to-all broadcast over d rotated Gray-code paths, p - 1 steps
+// of m/d: the all-port lower bound M (N - 1) / n exactly.
+TEST_F(CostTest, Sec4_7_2_AllPortGrayPathsAllgather) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_allgather_gray_paths", p, p - 1, Fraction(p - 1, d),
+               PortModel::All);
+    auto bound = cost::lowerBound(schedule("hypercube_allgather_gray_paths")
+                                      .collective,
+                                  TopologyKind::Hypercube, p, PortModel::All);
+    ASSERT_TRUE(bound);
+    EXPECT_EQ(bound->words, Fraction(p - 1, d));
+  }
+}
+
 // Congestion is priced: Figure 4.12's hypercube step on a ring carries four
 // messages on one channel, four times the words.
 TEST_F(CostTest, Fig4_12_CongestionIsPriced) {
