@@ -283,6 +283,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   report.name = s.name;
   report.collective = describeCollective(s.collective);
   report.topology = describeTopology(s.topology);
+  report.ports = options.ports;
   auto ranges = resolveRanges(s, options);
   if (!ranges)
     return ranges.takeError();
@@ -504,6 +505,8 @@ void collc::verify::printText(const ir::Schedule &s,
      << report.topology;
   if (!report.ranges.empty())
     os << ", " << rangeText(report.ranges);
+  if (report.ports == PortModel::All)
+    os << ", all-port";
   os << "\n";
   for (const PropertyResult &r : report.properties) {
     os << llvm::formatv("  {0,-12} {1,-15} ({2}", propertyName(r.property),
