@@ -116,6 +116,7 @@ struct TopologyTemplate {
   TopologyKind kind = TopologyKind::Full;
   std::vector<ExprRef> dims;
   std::vector<std::pair<int64_t, int64_t>> edges; // graph only
+  RankOrder order = RankOrder::Natural;           // hypercube only
   llvm::SMLoc loc;
 };
 

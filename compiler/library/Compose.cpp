@@ -102,7 +102,7 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
 
   const ir::TopologyTemplate &want = composite.topology, &have = part.topology;
   if (have.kind != want.kind || have.dims.size() != want.dims.size() ||
-      have.edges != want.edges)
+      have.edges != want.edges || have.order != want.order)
     return fail("runs on " + verify::describeTopology(have) +
                 ", the composition on " + verify::describeTopology(want));
   std::map<unsigned, std::string> boundTo;

@@ -137,13 +137,18 @@ bool destIsRank(CollectiveKind kind) {
 
 /// The dimensions a topology of kind `from` must have to sit inside
 /// `target` with the same ranks: every channel of it is one of target's.
-std::optional<std::vector<int64_t>> embeddedDims(TopologyKind from,
-                                                 const Topology &target) {
-  TopologyKind to = target.kind();
+std::optional<std::vector<int64_t>>
+embeddedDims(const ir::TopologyTemplate &family, const Topology &target) {
+  TopologyKind from = family.kind, to = target.kind();
   std::vector<int64_t> dims(target.dims().begin(), target.dims().end());
   int64_t n = target.numRanks();
   if (from == to)
-    return dims;
+    return family.order == target.order() ? std::optional(dims) : std::nullopt;
+  // 000 §4.6.2: in Gray-code order consecutive ranks of a cube are
+  // neighbours, so it contains the ring and the linear array.
+  if ((from == TopologyKind::Ring || from == TopologyKind::Linear) &&
+      to == TopologyKind::Hypercube && target.order() == RankOrder::Gray)
+    return std::vector<int64_t>{n};
   if (from == TopologyKind::Linear && to == TopologyKind::Ring)
     return std::vector<int64_t>{n};
   if (from == TopologyKind::Mesh && to == TopologyKind::Torus)
@@ -201,6 +206,9 @@ std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
                                         int64_t from) {
   switch (target.kind()) {
   case TopologyKind::Hypercube: {
+    // XOR moves nodes, which are ranks only in natural order.
+    if (target.order() != RankOrder::Natural)
+      return std::nullopt;
     int64_t k = to ^ from;
     auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
     return Symmetry{x, x};
@@ -289,7 +297,12 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     return fail("it shifts by " + llvm::Twine(family.collective.shift));
 
   std::optional<std::vector<int64_t>> dims =
-      embeddedDims(family.topology.kind, target);
+      embeddedDims(family.topology, target);
+  if (!dims && family.topology.kind == target.kind())
+    return fail(llvm::Twine("it numbers the ranks in ") +
+                (family.topology.order == RankOrder::Gray ? "Gray-code"
+                                                          : "natural") +
+                " order, unlike " + target.describe());
   if (!dims)
     return fail("it runs on " +
                 llvm::StringRef(topologyKindName(family.topology.kind)) +
@@ -329,7 +342,8 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   if (target.kind() == TopologyKind::Graph ||
       target.kind() == TopologyKind::Tree) {
     llvm::Expected<Topology> own =
-        Topology::make(family.topology.kind, *dims, family.topology.edges);
+        Topology::make(family.topology.kind, *dims, family.topology.edges,
+                       family.topology.order);
     if (!own) {
       llvm::consumeError(own.takeError());
       return fail("its topology is not " + target.describe());
@@ -348,6 +362,7 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   for (size_t i = 0; i < s.params.size(); ++i)
     s.params[i].range = std::make_pair(params[i], params[i]);
   s.topology.kind = target.kind();
+  s.topology.order = target.order();
   s.topology.dims.clear();
   for (int64_t d : target.dims())
     s.topology.dims.push_back(Expr::constant(d));

@@ -44,7 +44,7 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
        {CK::Broadcast, CK::Reduce, CK::Allgather, CK::ReduceScatter,
         CK::Allreduce, CK::Alltoall, CK::Shift, CK::Scatter, CK::Gather},
        {TK::Mesh, TK::Torus},
-       "000 §4.1.2, §4.2.2, §4.5.2, §4.6.2"},
+       "000 §4.1.2, §4.2.2, §4.5.2, §4.6.1"},
       {"hypercube",
        {CK::Allgather, CK::ReduceScatter, CK::Allreduce, CK::Scan,
         CK::Alltoall},
@@ -56,8 +56,8 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
       {"scatter_allgather", {CK::Broadcast}, {}, "000 §4.7.1, Eq 4.13"},
       {"reduce_scatter_gather", {CK::Reduce}, {}, "000 §4.7.1"},
       {"reduce_scatter_allgather", {CK::Allreduce}, {}, "000 §4.7.1, Eq 4.14"},
-      {"gray_code", {CK::Shift}, {TK::Hypercube}, "000 §4.6.3, Eq 4.11"},
-      {"ecube", {CK::Shift}, {TK::Hypercube}, "000 §4.6.3, Eq 4.12"},
+      {"gray_code", {CK::Shift}, {TK::Hypercube}, "000 §4.6.2, Eq 4.11"},
+      {"ecube", {CK::Shift}, {TK::Hypercube}, "000 §4.6.2, Eq 4.12"},
       {"spanning_binomial_trees", {CK::Broadcast}, {TK::Hypercube},
        "004 §4.1"},
       {"rotated_gray_paths", {CK::Allgather}, {TK::Hypercube}, "004 §4.2"},
@@ -443,6 +443,22 @@ Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
   bool multi = *kind == TopologyKind::Mesh || *kind == TopologyKind::Torus;
   bool ok = true;
   for (const ast::Argument &arg : expr.args) {
+    // `order: gray` numbers a hypercube's ranks in Gray-code order (000
+    // §4.6.2's linear array on the cube).
+    if (arg.key && arg.key->name == "order" &&
+        *kind == TopologyKind::Hypercube) {
+      const ast::Identifier *id = asIdentifier(arg.value);
+      if (!id || (id->name != "gray" && id->name != "natural")) {
+        diags.error(locOf(locatedOf(arg.value)),
+                    "a hypercube's order is 'natural' (rank k is node k) or "
+                    "'gray' (rank k is node k ^ (k >> 1))",
+                    rangeOf(locatedOf(arg.value)));
+        ok = false;
+        continue;
+      }
+      t.order = id->name == "gray" ? RankOrder::Gray : RankOrder::Natural;
+      continue;
+    }
     if (arg.key && (multi || arg.key->name != paramName)) {
       diags.error(locOf(*arg.key),
                   expr.kind.name + " has no parameter '" + arg.key->name +
@@ -532,7 +548,8 @@ static std::optional<Topology> makeTopology(const ir::TopologyTemplate &t,
     }
     dims.push_back(d->value);
   }
-  llvm::Expected<Topology> topo = Topology::make(t.kind, dims, t.edges);
+  llvm::Expected<Topology> topo =
+      Topology::make(t.kind, dims, t.edges, t.order);
   if (!topo) {
     std::string message = llvm::toString(topo.takeError());
     llvm::SMLoc loc = t.loc;
@@ -927,6 +944,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
       return;
     ir::TopologyTemplate t;
     t.kind = concrete->kind();
+    t.order = concrete->order();
     for (int64_t d : concrete->dims())
       t.dims.push_back(ir::Expr::constant(d));
     for (const Channel &c : concrete->channels())

@@ -170,7 +170,8 @@ std::optional<Topology> topologyFor(const ir::Schedule &s,
       values ? dimsFor(s, *values) : std::nullopt;
   if (!dims)
     return std::nullopt;
-  auto t = Topology::make(s.topology.kind, *dims, s.topology.edges);
+  auto t = Topology::make(s.topology.kind, *dims, s.topology.edges,
+                       s.topology.order);
   if (!t) {
     llvm::consumeError(t.takeError());
     return std::nullopt;
@@ -255,7 +256,8 @@ std::string collc::verify::describeTopology(const ir::TopologyTemplate &t) {
   std::string kind = topologyKindName(t.kind).str();
   switch (t.kind) {
   case TopologyKind::Hypercube:
-    return kind + "(dim: " + dims[0] + ")";
+    return kind + "(dim: " + dims[0] +
+           (t.order == RankOrder::Gray ? ", order: gray)" : ")");
   case TopologyKind::Tree:
     return kind + "(leaves: " + dims[0] + ")";
   default:

@@ -170,6 +170,7 @@ const Schedule schedules[] = {
   {"all_port",     "hypercube_allgather_gray_paths", Kind::Allgather, erase(library::hypercube_allgather_gray_paths), cube1to3},
   {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
+  {"shift",        "hypercube_shift_gray",       Kind::Shift,         erase(library::hypercube_shift_gray),     cube2to3,   0, 5},
   {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},
   {"split",        "hypercube_reduce_split",     Kind::Reduce,        erase(library::hypercube_reduce_split),   cube1to3},
   {"split",        "hypercube_allreduce_split",  Kind::Allreduce,     erase(library::hypercube_allreduce_split), cube1to3},

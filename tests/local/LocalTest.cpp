@@ -323,6 +323,7 @@ TEST(Local, Library) {
   check("ring_shift", shift(lib::ring_shift, 3), ring4);
   check("torus_shift", shift(lib::torus_shift, 5), {9, 12, 16});
   check("hypercube_shift_ecube", shift(lib::hypercube_shift_ecube, 3), cube2);
+  check("hypercube_shift_gray", shift(lib::hypercube_shift_gray, 5), cube3);
   // 000 §4.7.1: the compositions of specs/library/split.coll.
   check("hypercube_bc_split", broadcast(lib::hypercube_bc_split, 0), cube);
   check("hypercube_reduce_split", reduce(lib::hypercube_reduce_split, 0), cube);

@@ -223,6 +223,16 @@ TEST_F(CostTest, Fig4_22_MeshShift) {
   }
 }
 
+// Eq. 4.11: on a cube in Gray-code order a q-shift takes two steps per set
+// bit of q above bit 0 and one for bit 0, at most (2 log p - 1) of
+// t_s + t_w m; q = 5 = 4 + 1 is three.
+TEST_F(CostTest, Eq4_11_HypercubeShiftGrayCode) {
+  for (int64_t p : {8, 16, 64}) {
+    expectCost("hypercube_shift_gray", p, 3, 3);
+    EXPECT_LE(3, 2 * log2Exact(p) - 1);
+  }
+}
+
 // Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m.
 TEST_F(CostTest, Eq4_12_HypercubeShiftEcube) {
   for (int64_t p : powersOfTwo)
