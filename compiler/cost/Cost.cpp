@@ -179,13 +179,16 @@ std::optional<LowerBound> collc::cost::lowerBound(const ir::Collective &c,
   case CK::Scatter:
   case CK::Gather:
     // 000 §4.4: m(p - 1) words leave the source (enter the destination);
-    // 004 §5: (N - 1)M/n with all ports.
+    // 004 §4.4: (N - 1)M/n with all ports.
     if (allPortCube)
-      return LowerBound{Fraction(p - 1, logP), "004 §5"};
+      return LowerBound{Fraction(p - 1, logP), "004 §4.4"};
     if (ports == PortModel::Single)
       return LowerBound{p - 1, "000 §4.4"};
     return std::nullopt;
   case CK::Alltoall:
+    // 004 §4.4: M N / 2 with all ports, every channel busy in every step.
+    if (allPortCube)
+      return LowerBound{Fraction(p, 2), "004 §4.4"};
     // 000 §4.5.3: total traffic p·m(p - 1)·(log p)/2 over (p log p)/2 links.
     if (cube)
       return LowerBound{p - 1, "000 §4.5.3"};

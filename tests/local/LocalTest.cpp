@@ -309,6 +309,11 @@ TEST(Local, Library) {
   check("hypercube_bc_trees", broadcast(lib::hypercube_bc_trees, 0), cube);
   check("hypercube_allgather_gray_paths",
         allToAll(lib::hypercube_allgather_gray_paths, false, false), cube);
+  check("hypercube_scatter_trees", scatter(lib::hypercube_scatter_trees, 0),
+        cube);
+  check("hypercube_gather_trees", gather(lib::hypercube_gather_trees, 0), cube);
+  check("hypercube_alltoall_trees",
+        allToAll(lib::hypercube_alltoall_trees, true, false), cube);
   check("mesh_alltoall", allToAll(lib::mesh_alltoall, true, false), mesh);
   check("hypercube_alltoall", allToAll(lib::hypercube_alltoall, true, false),
         cube);

@@ -303,6 +303,32 @@ TEST_F(CostTest, Sec4_7_2_AllPortGrayPathsAllgather) {
   }
 }
 
+// 004 §4.4: personalized communication over d rotated spanning binomial
+// trees meets the all-port bounds, (N - 1) M / n for scatter and gather in
+// d steps, M N / 2 for all-to-all in d steps.
+TEST_F(CostTest, Sec4_7_2_AllPortPersonalized) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    for (const char *name :
+         {"hypercube_scatter_trees", "hypercube_gather_trees"}) {
+      expectCost(name, p, d, Fraction(p - 1, d), PortModel::All);
+      auto bound = cost::lowerBound(schedule(name).collective,
+                                    TopologyKind::Hypercube, p, PortModel::All);
+      ASSERT_TRUE(bound);
+      EXPECT_EQ(bound->words, Fraction(p - 1, d));
+    }
+  }
+  for (int64_t p : {4, 8, 16, 32}) {
+    expectCost("hypercube_alltoall_trees", p, log2Exact(p), Fraction(p, 2),
+               PortModel::All);
+    auto bound = cost::lowerBound(
+        schedule("hypercube_alltoall_trees").collective,
+        TopologyKind::Hypercube, p, PortModel::All);
+    ASSERT_TRUE(bound);
+    EXPECT_EQ(bound->words, Fraction(p, 2));
+  }
+}
+
 // Congestion is priced: Figure 4.12's hypercube step on a ring carries four
 // messages on one channel, four times the words.
 TEST_F(CostTest, Fig4_12_CongestionIsPriced) {
