@@ -27,16 +27,21 @@ static llvm::StringRef runtimeKind(StageKind kind) {
   return "Direct";
 }
 
-static const char *const signature =
-    "const void *sendbuf, const int *sendcounts, const int *sdispls, "
-    "MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, "
-    "const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, "
-    "collc::rt::AlltoallvMode mode";
+/// MPI_Alltoallv's parameters with `comm` of type `commType`, and the mode.
+static std::string signature(llvm::StringRef commType) {
+  return ("const void *sendbuf, const int *sendcounts, const int *sdispls, "
+          "MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, "
+          "const int *rdispls, MPI_Datatype recvtype, " +
+          commType + (commType.endswith("&") ? "comm" : " comm") +
+          ", collc::rt::AlltoallvMode mode")
+      .str();
+}
+static const char *const defaultMode =
+    " = collc::rt::AlltoallvMode::NonBlockingDual";
 
 llvm::Expected<EmittedCollective>
-alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
-                          int64_t p, llvm::StringRef where,
-                          unsigned timeoutSeconds) {
+alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm, int64_t p,
+                          llvm::StringRef where, unsigned timeoutSeconds) {
   llvm::Expected<Pattern> pattern = buildPattern(algorithm, p);
   if (!pattern)
     return pattern.takeError();
@@ -70,8 +75,9 @@ alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
                                      "stage " + st.name + " of `" + name +
                                          "` is not proved:\n" + os.str());
     }
-    c << "// Stage " << st.name << " (" << stageKindName(st.kind) << "): "
-      << st.numSteps() << " steps, proved contention-free, congestion-free "
+    c << "// Stage " << st.name << " (" << stageKindName(st.kind)
+      << "): " << st.numSteps()
+      << " steps, proved contention-free, congestion-free "
       << "and matched";
     for (const verify::PropertyResult &r : report->properties)
       if (r.property == verify::Property::Contention)
@@ -80,8 +86,12 @@ alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
   }
 
   EmittedCollective out;
-  out.declaration = c.str() + "int " + name.str() + "(" + signature +
-                    " = collc::rt::AlltoallvMode::NonBlockingDual);\n\n";
+  const std::string mpiSignature = signature("MPI_Comm"),
+                    localSignature = signature("collc::rt::LocalComm &");
+  out.declaration = c.str() + "int " + name.str() + "(" + mpiSignature +
+                    defaultMode + ");\n\n";
+  out.localDeclaration =
+      "int " + name.str() + "(" + localSignature + defaultMode + ");\n";
   std::string def;
   llvm::raw_string_ostream d(def);
   d << c.str();
@@ -95,7 +105,8 @@ alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
     }
     d << "\n};\n";
   }
-  d << "int " << name << "(" << signature << ") {\n"
+  // One plan for the function and its twin on the local backend.
+  d << "static const collc::rt::AlltoallvPlan &" << name << "_plan() {\n"
     << "  static const collc::rt::AlltoallvPlan plan = [] {\n"
     << "    collc::rt::AlltoallvPlan plan;\n"
     << "    plan.p = " << l.p << ";\n    plan.columns = " << l.columns
@@ -105,9 +116,14 @@ alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
       << runtimeKind(pattern->stages[s].kind) << ", "
       << pattern->stages[s].numSteps() << ", " << name << "_stage" << s
       << "});\n";
-  d << "    return plan;\n  }();\n"
-    << "  return collc::rt::alltoallv(plan, sendbuf, sendcounts, sdispls, "
-       "sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, mode);\n}\n\n";
+  d << "    return plan;\n  }();\n  return plan;\n}\n";
+  const std::string call =
+      "  return collc::rt::alltoallv(" + name.str() +
+      "_plan(), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, "
+      "rdispls, recvtype, comm, mode);\n}\n";
+  d << "int " << name << "(" << mpiSignature << ") {\n" << call << "\n";
   out.definition = d.str();
+  out.localDefinition =
+      "int " + name.str() + "(" + localSignature + ") {\n" + call;
   return out;
 }

@@ -17,6 +17,11 @@ namespace collc::alltoallv {
 struct EmittedCollective {
   std::string declaration; // for the header
   std::string definition;  // for the source
+  // The same function on the local backend (collc/Local.h), taking a
+  // collc::rt::LocalComm & for the MPI_Comm: for namespace `local` in the
+  // header and the source, as every emitted function has.
+  std::string localDeclaration;
+  std::string localDefinition;
 };
 
 /// Proves every stage of `algorithm`'s pattern on p ranks (contention,

@@ -652,6 +652,8 @@ collc::emit::emitCpp(const Program &program,
                                            llvm::toString(e.takeError()));
       header << e->declaration;
       source << e->definition;
+      localHeader << e->localDeclaration;
+      localSource << e->localDefinition;
       continue;
     }
     if (c.resolved.size() < 2)

@@ -247,6 +247,20 @@ TEST(Alltoallv, EmitsProvedTablesWithAlltoallvSignature) {
   EXPECT_NE(e->definition.find("AlltoallvStageKind::ColumnCollect, 2, x_stage3"),
             std::string::npos)
       << e->definition;
+  // Its twin on the local backend runs the same plan.
+  EXPECT_NE(e->localDeclaration.find(
+                "int x(const void *sendbuf, const int *sendcounts, const int "
+                "*sdispls, MPI_Datatype sendtype, void *recvbuf, const int "
+                "*recvcounts, const int *rdispls, MPI_Datatype recvtype, "
+                "collc::rt::LocalComm &comm, collc::rt::AlltoallvMode mode = "
+                "collc::rt::AlltoallvMode::NonBlockingDual);"),
+            std::string::npos)
+      << e->localDeclaration;
+  EXPECT_NE(e->localDefinition.find("return collc::rt::alltoallv(x_plan(), "),
+            std::string::npos)
+      << e->localDefinition;
+  EXPECT_NE(e->definition.find("return collc::rt::alltoallv(x_plan(), "),
+            std::string::npos);
 
   llvm::Expected<EmittedCollective> a3 =
       emitCollective("y", Algorithm::TwoStageMesh, 61, "f.coll:4", 60);
