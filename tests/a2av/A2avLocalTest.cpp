@@ -23,11 +23,10 @@ using namespace collc::a2av_test;
 namespace {
 
 const int rankCounts[] = {2, 3, 5, 8, 13, 24, 35, 55, 61, 64};
-const char *const patterns[] = {"spike", "transpose", "random", "zero",
-                                "huge"};
+const char *const patterns[] = {"spike", "transpose", "random", "zero", "huge"};
 
-using Fn = std::function<int(const RankBuffers &, RankBuffers &,
-                             rt::LocalComm &)>;
+using Fn =
+    std::function<int(const RankBuffers &, RankBuffers &, rt::LocalComm &)>;
 
 /// Runs `fn` on p ranks for every pattern (one local::run) and compares
 /// each rank's result with the serial all-to-all.
@@ -63,7 +62,8 @@ void checkAll(const std::string &name, int p, const Fn &fn) {
 void checkPlan(alltoallv::Algorithm a, rt::AlltoallvMode mode,
                const std::string &name, int p) {
   llvm::Expected<alltoallv::Pattern> pattern = alltoallv::buildPattern(a, p);
-  ASSERT_TRUE(static_cast<bool>(pattern)) << llvm::toString(pattern.takeError());
+  ASSERT_TRUE(static_cast<bool>(pattern))
+      << llvm::toString(pattern.takeError());
   OwnedPlan plan = toPlan(*pattern);
   checkAll(name, p,
            [&](const RankBuffers &in, RankBuffers &out, rt::LocalComm &comm) {
@@ -114,16 +114,15 @@ TEST(A2avLocal, A3TwoStageMeshOnSquares) {
 
 // What `collc compile` wrote, through the twins in namespace `local`, in
 // their default mode (dual buffers) and blocking.
-using EmittedFn = int (*)(const void *, const int *, const int *,
-                          MPI_Datatype, void *, const int *, const int *,
-                          MPI_Datatype, rt::LocalComm &, rt::AlltoallvMode);
+using EmittedFn = int (*)(const void *, const int *, const int *, MPI_Datatype,
+                          void *, const int *, const int *, MPI_Datatype,
+                          rt::LocalComm &, rt::AlltoallvMode);
 
 void checkEmitted(const std::string &name, int p, EmittedFn fn) {
   for (rt::AlltoallvMode mode :
        {rt::AlltoallvMode::NonBlockingDual, rt::AlltoallvMode::Blocking})
     checkAll(name, p,
-             [&](const RankBuffers &in, RankBuffers &out,
-                 rt::LocalComm &comm) {
+             [&](const RankBuffers &in, RankBuffers &out, rt::LocalComm &comm) {
                return fn(in.send.data(), in.sendcounts.data(),
                          in.sdispls.data(), MPI_INT64_T, out.recv.data(),
                          in.recvcounts.data(), in.rdispls.data(), MPI_INT64_T,

@@ -59,16 +59,19 @@ int main(int argc, char **argv) {
   if (emitted) {
 #ifdef COLLC_A2AV_EMITTED
     // The emitted functions, in their default (dual-buffer) mode.
-#define COLLC_EMITTED(F)                                                     \
-  [](const void *sb, const int *sc, const int *sd, MPI_Datatype st, void *rb, \
-     const int *rc, const int *rd, MPI_Datatype rt, MPI_Comm comm) {          \
-    return F(sb, sc, sd, st, rb, rc, rd, rt, comm);                           \
-  }
+#define COLLC_EMITTED(F)                                                       \
+  [](const void *sb, const int *sc, const int *sd, MPI_Datatype st, void *rb,  \
+     const int *rc, const int *rd, MPI_Datatype rt,                            \
+     MPI_Comm comm) { return F(sb, sc, sd, st, rb, rc, rd, rt, comm); }
     std::string name = "emitted a2a" + std::to_string(p);
-    if (p == 2) calls.push_back({name, COLLC_EMITTED(collc_test::a2a2)});
-    if (p == 3) calls.push_back({name, COLLC_EMITTED(collc_test::a2a3)});
-    if (p == 5) calls.push_back({name, COLLC_EMITTED(collc_test::a2a5)});
-    if (p == 8) calls.push_back({name, COLLC_EMITTED(collc_test::a2a8)});
+    if (p == 2)
+      calls.push_back({name, COLLC_EMITTED(collc_test::a2a2)});
+    if (p == 3)
+      calls.push_back({name, COLLC_EMITTED(collc_test::a2a3)});
+    if (p == 5)
+      calls.push_back({name, COLLC_EMITTED(collc_test::a2a5)});
+    if (p == 8)
+      calls.push_back({name, COLLC_EMITTED(collc_test::a2a8)});
 #undef COLLC_EMITTED
 #endif
     if (calls.empty()) {
@@ -93,21 +96,21 @@ int main(int argc, char **argv) {
            {std::pair{rt::AlltoallvMode::Blocking, "blocking"},
             std::pair{rt::AlltoallvMode::NonBlocking, "nonblocking"},
             std::pair{rt::AlltoallvMode::NonBlockingDual, "dual"}})
-        calls.push_back(
-            {alltoallv::algorithmName(a).str() + "/" + modeName,
-             [plan, mode = mode](const void *sb, const int *sc, const int *sd,
-                                 MPI_Datatype st, void *rb, const int *rc,
-                                 const int *rd, MPI_Datatype rt,
-                                 MPI_Comm comm) {
-               return rt::alltoallv(*plan, sb, sc, sd, st, rb, rc, rd, rt,
-                                    comm, mode);
-             }});
+        calls.push_back({alltoallv::algorithmName(a).str() + "/" + modeName,
+                         [plan, mode = mode](
+                             const void *sb, const int *sc, const int *sd,
+                             MPI_Datatype st, void *rb, const int *rc,
+                             const int *rd, MPI_Datatype rt, MPI_Comm comm) {
+                           return rt::alltoallv(*plan, sb, sc, sd, st, rb, rc,
+                                                rd, rt, comm, mode);
+                         }});
     }
   }
 
   int failures = 0;
   for (const auto &[callName, call] : calls)
-    for (const char *pattern : {"spike", "transpose", "random", "zero", "huge"}) {
+    for (const char *pattern :
+         {"spike", "transpose", "random", "zero", "huge"}) {
       std::vector<int> m = countMatrix(pattern, p, 50, 5000);
       int ok = runCase(call, m, p, me) ? 1 : 0, allOk = 0;
       MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
