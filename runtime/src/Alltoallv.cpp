@@ -65,10 +65,22 @@ int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
   return c;
 }
 
+/// The memory of a call, kept per thread across calls (a rank of the local
+/// backend is a thread): emptied, never freed, so that a call allocates
+/// nothing once it has seen its largest messages. Allocating it afresh made
+/// the heap grow and shrink on every call, and from 32 KiB per pair on the
+/// page faults and TLB flushes cost 10-100 times the exchange itself.
+struct Workspace {
+  bool busy = false;
+  std::vector<std::vector<char>> buckets[2]; // the send buffers, by peer
+  std::vector<std::vector<char>> inbox;      // a stage's received messages
+  std::vector<char> mine; // the bucket a rank keeps for itself
+};
+
 class Exchange {
 public:
-  Exchange(const AlltoallvPlan &plan, int me, size_t elementSize)
-      : plan(plan), me(me), elementSize(elementSize) {
+  Exchange(const AlltoallvPlan &plan, int me, size_t elementSize, Workspace &ws)
+      : plan(plan), me(me), elementSize(elementSize), buckets(ws.buckets) {
     for (int set = 0; set < 2; ++set) {
       buckets[set].resize(plan.p);
       elements[set].assign(plan.p, 0);
@@ -234,7 +246,7 @@ private:
   const AlltoallvPlan &plan;
   int me;
   size_t elementSize;
-  std::vector<std::vector<char>> buckets[2];
+  std::vector<std::vector<char>> (&buckets)[2];
   std::vector<int64_t> elements[2]; // per bucket, headers not counted
   int current = 0;
   AlltoallvStageKind kinds[2] = {AlltoallvStageKind::Direct,
@@ -277,7 +289,15 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
 
   const size_t stages = plan.stages.size();
   const bool dual = mode == AlltoallvMode::NonBlockingDual;
-  Exchange ex(plan, me, es);
+  thread_local Workspace threadWorkspace;
+  Workspace ownWorkspace; // for a call inside another on this thread
+  Workspace &ws = threadWorkspace.busy ? ownWorkspace : threadWorkspace;
+  struct Release {
+    Workspace &ws;
+    ~Release() { ws.busy = false; }
+  } release{ws};
+  ws.busy = true;
+  Exchange ex(plan, me, es, ws);
   AlltoallvStats local;
   local.stages.resize(stages);
   bool overflow = false;
@@ -324,7 +344,8 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     st.received = 1;
     st.longestReceived = mineElements;
     st.receiveBuffer = mineElements;
-    std::vector<char> mine = std::move(ex.bucket(set, me));
+    std::vector<char> &mine = ws.mine;
+    mine.swap(ex.bucket(set, me));
     ex.bucket(set, me).clear();
     if (dual && !last) {
       // The other buffer was the stage before's: its sends must be done
@@ -333,9 +354,11 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
         return rc;
       ex.startStage(k + 1, next);
     }
-    std::vector<std::vector<char>> received;
+    // Messages kept until the stage's end (single send buffer): the
+    // first `kept` of the inbox.
+    size_t kept = 0;
     size_t receivedBytes = 0;
-    auto onMessage = [&](std::vector<char> &&m) {
+    auto onMessage = [&](const std::vector<char> &m) {
       receivedBytes += m.size();
       const int64_t n = ex.elementsOf(m.data(), m.size());
       ++st.received;
@@ -346,20 +369,23 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       else if (dual)
         overflow |= !ex.distributeMessage(next, m.data(), m.size());
       else
-        received.push_back(std::move(m));
+        ++kept;
     };
     auto receiveFrom = [&](int from) -> int {
       // The size is the sender's business: ask for it, then take it whole.
       size_t bytes = 0;
       if (int rc = backend->probe(from, tag, bytes))
         return rc;
-      std::vector<char> m(bytes);
+      if (ws.inbox.size() <= kept)
+        ws.inbox.resize(kept + 1);
+      std::vector<char> &m = ws.inbox[kept];
+      m.resize(bytes);
       int request = 0;
       if (int rc = backend->irecv(from, tag, {Piece{m.data(), bytes}}, request))
         return rc;
       if (int rc = backend->wait(request, bytes))
         return rc;
-      onMessage(std::move(m));
+      onMessage(m);
       return MPI_SUCCESS;
     };
     auto sendTo = [&](int step) { return stage.sendTo[step * size + me]; };
@@ -422,8 +448,9 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       if (!dual)
         ex.startStage(k + 1, next);
       overflow |= !ex.distributeMessage(next, mine.data(), mine.size());
-      for (const std::vector<char> &m : received)
-        overflow |= !ex.distributeMessage(next, m.data(), m.size());
+      for (size_t i = 0; i < kept; ++i)
+        overflow |=
+            !ex.distributeMessage(next, ws.inbox[i].data(), ws.inbox[i].size());
     }
   }
   if (int rc = waitAll(previousSends))
