@@ -232,6 +232,24 @@ llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
   return pattern;
 }
 
+ModelCost alltoallv::modelCost(Algorithm algorithm, int64_t p) {
+  const int64_t c = floorSqrt(p) * floorSqrt(p) == p ? floorSqrt(p)
+                                                     : floorSqrt(p) + 1;
+  switch (algorithm) {
+  case Algorithm::Direct: // P start-ups, L_max of traffic
+    return {p, p, "001 Table 3 (A1)"};
+  case Algorithm::TwoStageRandom: // 2P start-ups, 2 L_max
+    return {2 * p, 2 * p, "001 Table 3 (A2)"};
+  case Algorithm::TwoStageMesh: // 2 sqrt(P) start-ups, 2 L_max
+    return {2 * floorSqrt(p), 2 * p, "001 Table 3 (A3)"};
+  case Algorithm::FourStage:
+    // (4 ceil(sqrt P) + 2) T_d + 4 (ceil(sqrt P) + 1) ceil(sqrt P) L_max / P
+    // (t_m + t_c + t_d).
+    return {4 * c + 2, 4 * (c + 1) * c, "001 Theorem 2 (A4)"};
+  }
+  return {};
+}
+
 ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
                                       llvm::StringRef name) {
   using ir::Expr;

@@ -86,6 +86,17 @@ struct Pattern {
 /// (A3) when P is not a perfect square.
 llvm::Expected<Pattern> buildPattern(Algorithm algorithm, int64_t p);
 
+/// An algorithm's time in the flat model of 001 §2, A·T_s + B·(L_max/P)·t
+/// (t per byte, L_max the largest total a node sends or receives): A4 by
+/// Theorem 2, A1-A3 by Table 3's start-ups and total traffic. For a regular
+/// all-to-all of m bytes per pair, L_max / P = m.
+struct ModelCost {
+  int64_t startups = 0; // A
+  int64_t traffic = 0;  // B, in units of L_max / P
+  const char *source = "";
+};
+ModelCost modelCost(Algorithm algorithm, int64_t p);
+
 /// The revised R-Schedule of §3.2.2(B) for one row of the array, as
 /// Figure 10 prints it: entry [s][k] is the receiver of the k-th sender in
 /// step s + 1, senders being the row's C nodes then (for rows m < r) the

@@ -270,3 +270,28 @@ TEST(Alltoallv, EmitsProvedTablesWithAlltoallvSignature) {
 }
 
 } // namespace
+
+namespace {
+
+// The flat-model prices collc bench predicts with: A4 by Theorem 2,
+// (4 ceil(sqrt P) + 2) T_d + 4 (ceil(sqrt P) + 1) ceil(sqrt P) L_max / P t,
+// and A1-A3 by Table 3 (start-ups; total traffic L_max, 2 L_max, 2 L_max).
+TEST(Alltoallv, Thm2_Table3_ModelCost) {
+  ModelCost a4 = modelCost(Algorithm::FourStage, 61); // ceil(sqrt 61) = 8
+  EXPECT_EQ(a4.startups, 34);
+  EXPECT_EQ(a4.traffic, 288);
+  EXPECT_STREQ(a4.source, "001 Theorem 2 (A4)");
+  ModelCost a4sq = modelCost(Algorithm::FourStage, 64);
+  EXPECT_EQ(a4sq.startups, 34);
+  EXPECT_EQ(a4sq.traffic, 288);
+  EXPECT_EQ(modelCost(Algorithm::FourStage, 65).startups, 38);
+  ModelCost a1 = modelCost(Algorithm::Direct, 61);
+  EXPECT_EQ(a1.startups, 61);
+  EXPECT_EQ(a1.traffic, 61); // L_max = P (L_max / P)
+  EXPECT_EQ(modelCost(Algorithm::TwoStageRandom, 61).startups, 122);
+  EXPECT_EQ(modelCost(Algorithm::TwoStageRandom, 61).traffic, 122);
+  EXPECT_EQ(modelCost(Algorithm::TwoStageMesh, 64).startups, 16);
+  EXPECT_EQ(modelCost(Algorithm::TwoStageMesh, 64).traffic, 128);
+}
+
+} // namespace
