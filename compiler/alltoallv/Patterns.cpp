@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace collc;
@@ -232,7 +233,7 @@ llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
   return pattern;
 }
 
-ModelCost alltoallv::modelCost(Algorithm algorithm, int64_t p) {
+static ModelCost flatCost(Algorithm algorithm, int64_t p) {
   const int64_t c = floorSqrt(p) * floorSqrt(p) == p ? floorSqrt(p)
                                                      : floorSqrt(p) + 1;
   switch (algorithm) {
@@ -250,15 +251,40 @@ ModelCost alltoallv::modelCost(Algorithm algorithm, int64_t p) {
   return {};
 }
 
+ModelCost alltoallv::modelCost(Algorithm algorithm, int64_t p,
+                               llvm::ArrayRef<int64_t> stageLoads) {
+  ModelCost cost = flatCost(algorithm, p);
+  if (stageLoads.empty())
+    return cost;
+  // Every total above divides evenly among the stages (4, 2, 2 or 1).
+  const int64_t share = cost.traffic / static_cast<int64_t>(stageLoads.size());
+  cost.traffic = 0;
+  for (int64_t load : stageLoads)
+    cost.traffic += std::max<int64_t>(load, 1) * share;
+  return cost;
+}
+
 ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
-                                      llvm::StringRef name) {
+                                      llvm::StringRef name,
+                                      const Topology *topology) {
   using ir::Expr;
   using ir::ExprOp;
   ir::Schedule s;
   s.name = name.str();
   s.collective.kind = ir::CollectiveKind::Alltoallv;
-  s.topology.kind = TopologyKind::Full;
-  s.topology.dims.push_back(Expr::constant(pattern.layout.p));
+  if (topology) {
+    // As sema writes a declared topology into a schedule.
+    s.topology.kind = topology->kind();
+    for (int64_t d : topology->dims())
+      s.topology.dims.push_back(Expr::constant(d));
+    if (topology->kind() == TopologyKind::Graph)
+      for (const Channel &c : topology->channels())
+        if (c.from < c.to)
+          s.topology.edges.emplace_back(c.from, c.to);
+  } else {
+    s.topology.kind = TopologyKind::Full;
+    s.topology.dims.push_back(Expr::constant(pattern.layout.p));
+  }
   s.buffers.push_back({"result"});
   s.slotNames = {"r", "p", "origin", "dest", "index"};
   ir::ExprRef rank = Expr::var("r", ir::SlotRank);
