@@ -185,7 +185,7 @@ public:
     return at == bytes;
   }
 
-  /// The elements of a message (its runs' counts; 0 if malformed).
+  /// The elements of a message: its runs' counts (up to a malformed run).
   int64_t elementsOf(const char *data, size_t bytes) const {
     int64_t n = 0;
     forEachRun(data, bytes, [&](const RunHeader &h, const char *) {
