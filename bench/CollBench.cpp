@@ -33,6 +33,7 @@
 #include "alltoallv.h"
 #include "broadcast.h"
 #include "scatter_gather.h"
+#include "split.h"
 
 #include <mpi.h>
 
@@ -110,15 +111,19 @@ const std::vector<Row> &rows() {
        [](const Args &a) { return MPI_Bcast(a.recv, a.count, a.type, a.root, a.comm); },
        {{"hypercube_bc", "broadcast.coll", COLLC_BCAST(hypercube_bc)},
         {"linear_bc", "broadcast.coll", COLLC_BCAST(linear_bc)},
-        {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc)}}},
+        {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc)},
+        {"hypercube_bc_split", "split.coll", COLLC_BCAST(hypercube_bc_split)}}},
       {"reduce", Shape::Reduce,
        [](const Args &a) { return MPI_Reduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); },
        {{"hypercube_reduce", "broadcast.coll", COLLC_REDUCE(hypercube_reduce)},
         {"linear_reduce", "broadcast.coll", COLLC_REDUCE(linear_reduce)},
-        {"ring_reduce", "broadcast.coll", COLLC_REDUCE(ring_reduce)}}},
+        {"ring_reduce", "broadcast.coll", COLLC_REDUCE(ring_reduce)},
+        {"hypercube_reduce_split", "split.coll", COLLC_REDUCE(hypercube_reduce_split)}}},
       {"allreduce", Shape::Allreduce,
        [](const Args &a) { return MPI_Allreduce(a.send, a.recv, a.count, a.type, a.op, a.comm); },
-       {{"hypercube_allreduce", "allreduce_scan.coll", COLLC_ALLRED(hypercube_allreduce)}}},
+       {{"hypercube_allreduce", "allreduce_scan.coll", COLLC_ALLRED(hypercube_allreduce)},
+        {"hypercube_allreduce_split", "split.coll", COLLC_ALLRED(hypercube_allreduce_split)},
+        {"ring_allreduce_split", "split.coll", COLLC_ALLRED(ring_allreduce_split)}}},
       {"allgather", Shape::Allgather,
        [](const Args &a) { return MPI_Allgather(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
        {{"hypercube_allgather", "allgather.coll", COLLC_GATHERLIKE(hypercube_allgather)},

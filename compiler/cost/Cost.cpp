@@ -63,7 +63,8 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
     return instance.takeError();
   std::vector<int64_t> dims = instance->dims;
   llvm::Expected<Topology> topology =
-      Topology::make(schedule.topology.kind, dims, schedule.topology.edges);
+      Topology::make(schedule.topology.kind, dims, schedule.topology.edges,
+                       schedule.topology.order);
   if (!topology)
     return topology.takeError();
   simulate::SimulateOptions options;

@@ -52,3 +52,28 @@ bool collc::ir::isReduction(CollectiveKind kind) {
   return kind == CollectiveKind::Reduce || kind == CollectiveKind::Allreduce ||
          kind == CollectiveKind::ReduceScatter || kind == CollectiveKind::Scan;
 }
+
+void collc::ir::rewriteBody(
+    std::vector<BodyItem> &body,
+    const std::function<ExprRef(const ExprRef &, ExprRole)> &fn,
+    const std::function<void(Loop &)> &onLoop) {
+  for (BodyItem &item : body) {
+    if (auto *loop = std::get_if<std::shared_ptr<Loop>>(&item)) {
+      auto copy = std::make_shared<Loop>(**loop);
+      if (onLoop)
+        onLoop(*copy);
+      copy->lo = fn(copy->lo, ExprRole::LoopBound);
+      copy->hi = fn(copy->hi, ExprRole::LoopBound);
+      rewriteBody(copy->body, fn, onLoop);
+      *loop = std::move(copy);
+      continue;
+    }
+    for (TransferRule &rule : std::get<Step>(item).rules) {
+      rule.guard = fn(rule.guard, ExprRole::Guard);
+      rule.peer = fn(rule.peer, ExprRole::Peer);
+      rule.selector = fn(rule.selector, ExprRole::Selector);
+      for (Delivery &d : rule.into)
+        d.when = fn(d.when, ExprRole::DeliveryWhen);
+    }
+  }
+}

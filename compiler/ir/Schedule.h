@@ -20,6 +20,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,7 @@ struct TopologyTemplate {
   TopologyKind kind = TopologyKind::Full;
   std::vector<ExprRef> dims;
   std::vector<std::pair<int64_t, int64_t>> edges; // graph only
+  RankOrder order = RankOrder::Natural;           // hypercube only
   llvm::SMLoc loc;
 };
 
@@ -133,6 +135,12 @@ struct Buffer {
   // buffer 0 is the one the post-condition is checked on.
 };
 
+/// One schedule of a composition `= A then B` (000 §4.7.1).
+struct PartRef {
+  std::string name;
+  llvm::SMLoc loc;
+};
+
 struct Schedule {
   std::string name;
   /// The library algorithm it implements (`using ALGO` in its header), by
@@ -145,10 +153,23 @@ struct Schedule {
   std::vector<Buffer> buffers;   // buffers[0] is the result
   std::vector<BodyItem> body;
   std::vector<std::string> slotNames; // slot -> name, for printing
+  /// A composition's parts, in order. Sema leaves the body empty; the
+  /// library stage (library/Compose.h) fills it with the parts' steps.
+  std::vector<PartRef> parts;
   llvm::SMLoc loc;
 
   unsigned numSlots() const { return static_cast<unsigned>(slotNames.size()); }
   bool isSymbolic() const { return !params.empty(); }
 };
+
+/// Which expression of a body a rewrite is given.
+enum class ExprRole { Guard, Peer, Selector, DeliveryWhen, LoopBound };
+
+/// Rewrites every expression of `body` in place through `fn` (a null
+/// expression is passed as null), and every loop through `onLoop` before its
+/// bounds are rewritten. Loops are copied first: schedules share them.
+void rewriteBody(std::vector<BodyItem> &body,
+                 const std::function<ExprRef(const ExprRef &, ExprRole)> &fn,
+                 const std::function<void(Loop &)> &onLoop = nullptr);
 
 } // namespace collc::ir

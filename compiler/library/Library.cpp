@@ -1,4 +1,5 @@
 #include "library/Library.h"
+#include "library/Compose.h"
 
 #include "cost/Cost.h"
 #include "ir/Instantiate.h"
@@ -27,6 +28,13 @@ std::vector<const ir::Schedule *> Library::schedules() const {
     for (const ir::Schedule &s : file.schedules)
       out.push_back(&s);
   return out;
+}
+
+const ir::Schedule *Library::find(llvm::StringRef name) const {
+  for (const Program &file : files)
+    if (const ir::Schedule *s = file.findSchedule(name))
+      return s;
+  return nullptr;
 }
 
 std::string library::defaultDirectory(const char *argv0) {
@@ -74,6 +82,13 @@ llvm::Expected<Library> library::load(llvm::StringRef directory,
                                      path.c_str());
     library.files.push_back(std::move(*file));
   }
+  for (Program &file : library.files)
+    if (!composeAll(
+            file, [&](llvm::StringRef name) { return library.find(name); },
+            diags))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the algorithm library's compositions "
+                                     "have errors");
   return library;
 }
 
@@ -122,13 +137,18 @@ bool destIsRank(CollectiveKind kind) {
 
 /// The dimensions a topology of kind `from` must have to sit inside
 /// `target` with the same ranks: every channel of it is one of target's.
-std::optional<std::vector<int64_t>> embeddedDims(TopologyKind from,
-                                                 const Topology &target) {
-  TopologyKind to = target.kind();
+std::optional<std::vector<int64_t>>
+embeddedDims(const ir::TopologyTemplate &family, const Topology &target) {
+  TopologyKind from = family.kind, to = target.kind();
   std::vector<int64_t> dims(target.dims().begin(), target.dims().end());
   int64_t n = target.numRanks();
   if (from == to)
-    return dims;
+    return family.order == target.order() ? std::optional(dims) : std::nullopt;
+  // 000 §4.6.2: in Gray-code order consecutive ranks of a cube are
+  // neighbours, so it contains the ring and the linear array.
+  if ((from == TopologyKind::Ring || from == TopologyKind::Linear) &&
+      to == TopologyKind::Hypercube && target.order() == RankOrder::Gray)
+    return std::vector<int64_t>{n};
   if (from == TopologyKind::Linear && to == TopologyKind::Ring)
     return std::vector<int64_t>{n};
   if (from == TopologyKind::Mesh && to == TopologyKind::Torus)
@@ -186,6 +206,9 @@ std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
                                         int64_t from) {
   switch (target.kind()) {
   case TopologyKind::Hypercube: {
+    // XOR moves nodes, which are ranks only in natural order.
+    if (target.order() != RankOrder::Natural)
+      return std::nullopt;
     int64_t k = to ^ from;
     auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
     return Symmetry{x, x};
@@ -238,25 +261,16 @@ void relabel(ir::Schedule &s, const Symmetry &sigma) {
       return nullptr;
     });
   };
-  std::function<void(std::vector<ir::BodyItem> &)> walk =
-      [&](std::vector<ir::BodyItem> &items) {
-        for (ir::BodyItem &item : items) {
-          if (auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item)) {
-            auto copy = std::make_shared<ir::Loop>(**loop);
-            walk(copy->body);
-            *loop = std::move(copy);
-            continue;
-          }
-          for (ir::TransferRule &rule : std::get<ir::Step>(item).rules) {
-            rule.guard = ofRank(rule.guard);
-            rule.peer = sigma.inverse(ofRank(rule.peer));
-            rule.selector = ofChunk(rule.selector);
-            for (ir::Delivery &d : rule.into)
-              d.when = ofRank(d.when);
-          }
-        }
-      };
-  walk(s.body);
+  ir::rewriteBody(s.body, [&](const ExprRef &e, ir::ExprRole role) {
+    switch (role) {
+    case ir::ExprRole::Peer:
+      return sigma.inverse(ofRank(e));
+    case ir::ExprRole::Selector:
+      return ofChunk(e);
+    default:
+      return ofRank(e);
+    }
+  });
   s.chunks = ofRank(s.chunks);
 }
 
@@ -283,7 +297,12 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     return fail("it shifts by " + llvm::Twine(family.collective.shift));
 
   std::optional<std::vector<int64_t>> dims =
-      embeddedDims(family.topology.kind, target);
+      embeddedDims(family.topology, target);
+  if (!dims && family.topology.kind == target.kind())
+    return fail(llvm::Twine("it numbers the ranks in ") +
+                (family.topology.order == RankOrder::Gray ? "Gray-code"
+                                                          : "natural") +
+                " order, unlike " + target.describe());
   if (!dims)
     return fail("it runs on " +
                 llvm::StringRef(topologyKindName(family.topology.kind)) +
@@ -323,7 +342,8 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   if (target.kind() == TopologyKind::Graph ||
       target.kind() == TopologyKind::Tree) {
     llvm::Expected<Topology> own =
-        Topology::make(family.topology.kind, *dims, family.topology.edges);
+        Topology::make(family.topology.kind, *dims, family.topology.edges,
+                       family.topology.order);
     if (!own) {
       llvm::consumeError(own.takeError());
       return fail("its topology is not " + target.describe());
@@ -342,6 +362,7 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   for (size_t i = 0; i < s.params.size(); ++i)
     s.params[i].range = std::make_pair(params[i], params[i]);
   s.topology.kind = target.kind();
+  s.topology.order = target.order();
   s.topology.dims.clear();
   for (int64_t d : target.dims())
     s.topology.dims.push_back(Expr::constant(d));

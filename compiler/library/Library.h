@@ -41,6 +41,8 @@ namespace collc::library {
 struct Library {
   std::vector<Program> files;
   std::vector<const ir::Schedule *> schedules() const;
+  /// The schedule named `name` in any file, or null.
+  const ir::Schedule *find(llvm::StringRef name) const;
 };
 
 /// The library directory: $COLLC_LIBRARY when set, else share/collc/library
@@ -48,7 +50,9 @@ struct Library {
 /// specs/library this collc was built from.
 std::string defaultDirectory(const char *argv0);
 
-/// Loads every .coll file of `directory` (sorted by name) through `diags`.
+/// Loads every .coll file of `directory` (sorted by name) through `diags`,
+/// and composes its compositions (library/Compose.h), whose parts may live
+/// in any of its files.
 llvm::Expected<Library> load(llvm::StringRef directory,
                              DiagnosticEngine &diags);
 

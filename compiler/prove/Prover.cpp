@@ -197,7 +197,7 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
     dimValues.push_back(v.value);
   }
   if (concreteDims) {
-    auto made = Topology::make(topo.kind, dimValues, topo.edges);
+    auto made = Topology::make(topo.kind, dimValues, topo.edges, topo.order);
     if (!made)
       return made.takeError();
     s.topology = std::move(*made);
@@ -218,8 +218,9 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot size topology %s",
                                    topologyKindName(topo.kind).str().c_str());
-  s.isChannel = symbolic::isChannel(topo.kind, topo.dims, from, to);
-  s.onRoute = symbolic::onRoute(topo.kind, topo.dims, src, dst, from, to);
+  s.isChannel = symbolic::isChannel(topo.kind, topo.dims, from, to, topo.order);
+  s.onRoute = symbolic::onRoute(topo.kind, topo.dims, src, dst, from, to,
+                                topo.order);
   return Prover(std::move(state));
 }
 
@@ -541,7 +542,8 @@ std::optional<std::string> Prover::State::concretize(const smt::Result &r,
   }
   // Only the route-based properties need the topology itself.
   auto made =
-      Topology::make(schedule->topology.kind, dims, schedule->topology.edges);
+      Topology::make(schedule->topology.kind, dims, schedule->topology.edges,
+                       schedule->topology.order);
   if (made)
     out.topology = std::move(*made);
   else

@@ -53,6 +53,12 @@ struct Program {
   std::vector<ir::Schedule> schedules;
 
   const ir::Schedule *findSchedule(llvm::StringRef name) const;
+  /// The port model the file's schedules are meant for: its first model's,
+  /// the one its collectives were resolved and priced under; single-port
+  /// when it declares none.
+  PortModel ports() const {
+    return models.empty() ? PortModel::Single : models.front().ports;
+  }
 };
 
 /// A library algorithm's name and what it applies to. The algorithm library

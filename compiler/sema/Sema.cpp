@@ -44,7 +44,7 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
        {CK::Broadcast, CK::Reduce, CK::Allgather, CK::ReduceScatter,
         CK::Allreduce, CK::Alltoall, CK::Shift, CK::Scatter, CK::Gather},
        {TK::Mesh, TK::Torus},
-       "000 §4.1.2, §4.2.2, §4.5.2, §4.6.2"},
+       "000 §4.1.2, §4.2.2, §4.5.2, §4.6.1"},
       {"hypercube",
        {CK::Allgather, CK::ReduceScatter, CK::Allreduce, CK::Scan,
         CK::Alltoall},
@@ -54,10 +54,10 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
       {"pairwise_exchange", {CK::Alltoall}, {TK::Hypercube, TK::Full},
        "000 Alg 4.10"},
       {"scatter_allgather", {CK::Broadcast}, {}, "000 §4.7.1, Eq 4.13"},
-      {"reduce_scatter_gather", {CK::Reduce}, {}, "000 §4.7.2"},
-      {"reduce_scatter_allgather", {CK::Allreduce}, {}, "000 §4.7.3, Eq 4.14"},
-      {"gray_code", {CK::Shift}, {TK::Hypercube}, "000 §4.6.3, Eq 4.11"},
-      {"ecube", {CK::Shift}, {TK::Hypercube}, "000 §4.6.3, Eq 4.12"},
+      {"reduce_scatter_gather", {CK::Reduce}, {}, "000 §4.7.1"},
+      {"reduce_scatter_allgather", {CK::Allreduce}, {}, "000 §4.7.1, Eq 4.14"},
+      {"gray_code", {CK::Shift}, {TK::Hypercube}, "000 §4.6.2, Eq 4.11"},
+      {"ecube", {CK::Shift}, {TK::Hypercube}, "000 §4.6.2, Eq 4.12"},
       {"spanning_binomial_trees", {CK::Broadcast}, {TK::Hypercube},
        "004 §4.1"},
       {"rotated_gray_paths", {CK::Allgather}, {TK::Hypercube}, "004 §4.2"},
@@ -191,6 +191,9 @@ private:
             std::optional<int64_t> ranks);
   std::optional<ir::Step> step(const ast::Step &step, ir::Schedule &schedule,
                                Scope &scope, std::optional<int64_t> ranks);
+  bool ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
+                Scope &scope, std::optional<int64_t> ranks,
+                std::vector<ir::TransferRule> &out);
   std::optional<ir::TransferRule> transfer(const ast::Transfer &t,
                                            ir::Schedule &schedule,
                                            Scope &scope,
@@ -440,6 +443,22 @@ Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
   bool multi = *kind == TopologyKind::Mesh || *kind == TopologyKind::Torus;
   bool ok = true;
   for (const ast::Argument &arg : expr.args) {
+    // `order: gray` numbers a hypercube's ranks in Gray-code order (000
+    // §4.6.2's linear array on the cube).
+    if (arg.key && arg.key->name == "order" &&
+        *kind == TopologyKind::Hypercube) {
+      const ast::Identifier *id = asIdentifier(arg.value);
+      if (!id || (id->name != "gray" && id->name != "natural")) {
+        diags.error(locOf(locatedOf(arg.value)),
+                    "a hypercube's order is 'natural' (rank k is node k) or "
+                    "'gray' (rank k is node k ^ (k >> 1))",
+                    rangeOf(locatedOf(arg.value)));
+        ok = false;
+        continue;
+      }
+      t.order = id->name == "gray" ? RankOrder::Gray : RankOrder::Natural;
+      continue;
+    }
     if (arg.key && (multi || arg.key->name != paramName)) {
       diags.error(locOf(*arg.key),
                   expr.kind.name + " has no parameter '" + arg.key->name +
@@ -529,7 +548,8 @@ static std::optional<Topology> makeTopology(const ir::TopologyTemplate &t,
     }
     dims.push_back(d->value);
   }
-  llvm::Expected<Topology> topo = Topology::make(t.kind, dims, t.edges);
+  llvm::Expected<Topology> topo =
+      Topology::make(t.kind, dims, t.edges, t.order);
   if (!topo) {
     std::string message = llvm::toString(topo.takeError());
     llvm::SMLoc loc = t.loc;
@@ -924,6 +944,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
       return;
     ir::TopologyTemplate t;
     t.kind = concrete->kind();
+    t.order = concrete->order();
     for (int64_t d : concrete->dims())
       t.dims.push_back(ir::Expr::constant(d));
     for (const Channel &c : concrete->channels())
@@ -992,8 +1013,16 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     param->range = {*lo, *hi};
   }
 
-  if (!body(decl.body, s, scope, s.body, ranks))
+  if (const auto *c = boost::get<ast::Composition>(&decl.body)) {
+    // The parts may live in the library, which sema does not see: the
+    // library stage looks them up and composes (library/Compose.h).
+    s.parts.push_back({c->first.name, locOf(c->first)});
+    for (const ast::Identifier &part : c->rest)
+      s.parts.push_back({part.name, locOf(part)});
+  } else if (!body(boost::get<std::vector<ast::BodyItem>>(decl.body), s,
+                   scope, s.body, ranks)) {
     return;
+  }
   program.schedules.push_back(std::move(s));
 }
 
@@ -1107,15 +1136,149 @@ std::optional<ir::Step> Analyzer::step(const ast::Step &st,
   if (st.label)
     out.name = st.label->name;
   bool ok = true;
-  for (const ast::Transfer &t : st.transfers) {
-    if (auto rule = transfer(t, schedule, scope, ranks))
-      out.rules.push_back(std::move(*rule));
-    else
-      ok = false;
+  for (const ast::StepItem &item : st.transfers) {
+    if (const auto *t = boost::get<ast::Transfer>(&item)) {
+      if (auto rule = transfer(*t, schedule, scope, ranks))
+        out.rules.push_back(std::move(*rule));
+      else
+        ok = false;
+    } else {
+      ok &= ruleLoop(boost::get<ast::RuleLoop>(item), schedule, scope, ranks,
+                     out.rules);
+    }
   }
   if (!ok)
     return std::nullopt;
   return out;
+}
+
+/// The values a parameter can take in any member of a family: a hypercube's
+/// dimension is at most 20 (maxRanks ranks), any other size at most
+/// maxRanks.
+static std::pair<int64_t, int64_t> parameterLimits(const ir::Schedule &s,
+                                                   unsigned slot) {
+  for (const ir::ExprRef &d : s.topology.dims)
+    if (d->op == ir::ExprOp::Var && d->slot == slot &&
+        s.topology.kind == TopologyKind::Hypercube)
+      return {1, llvm::Log2_64(maxRanks)};
+  return {1, maxRanks};
+}
+
+bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
+                        Scope &scope, std::optional<int64_t> ranks,
+                        std::vector<ir::TransferRule> &out) {
+  // The loop is unrolled here, a rule per value, each guarded by the
+  // bounds, so every later stage (simulator, prover, emitter) sees plain
+  // rules. Unrolling covers every member the topology allows, not just the
+  // declared range, so no member is ever missing a rule.
+  constexpr int64_t maxRules = 64;
+  if (const Scope::Entry *e = scope.find(loop.var.name)) {
+    diags.error(locOf(loop.var),
+                "'" + loop.var.name + "' is already defined",
+                rangeOf(loop.var));
+    if (e->loc.isValid())
+      diags.note(e->loc, "'" + loop.var.name + "' defined here");
+    return false;
+  }
+  ExprRef lo = lower(loop.lo, scope), hi = lower(loop.hi, scope);
+  if (!lo || !hi)
+    return false;
+  lo = ir::fold(lo);
+  hi = ir::fold(hi);
+  std::vector<unsigned> slots;
+  ir::collectSlots(*lo, slots);
+  ir::collectSlots(*hi, slots);
+  for (unsigned slot : slots)
+    if (!llvm::any_of(schedule.params, [&](const ir::Parameter &q) {
+          return q.slot == slot;
+        }) ||
+        slots.size() > 1) {
+      diags.error(locOf(loop),
+                  "the bounds of a loop inside a step may use constants and "
+                  "one of the topology's parameters, not '" +
+                      schedule.slotNames[slot] + "'",
+                  rangeOf(loop));
+      return false;
+    }
+
+  // The hull of lo .. hi over every value of the parameter.
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  std::vector<int64_t> env(schedule.numSlots(), 0);
+  auto [from, to] = slots.empty() ? std::pair<int64_t, int64_t>{0, 0}
+                                  : parameterLimits(schedule, slots[0]);
+  for (int64_t v = from; v <= to; ++v) {
+    if (!slots.empty())
+      env[slots[0]] = v;
+    ir::EvalResult l = ir::evaluate(*lo, env), h = ir::evaluate(*hi, env);
+    if (!l.ok() || !h.ok() || l.value > h.value)
+      continue;
+    first = std::min(first, l.value);
+    last = std::max(last, h.value);
+  }
+  if (first > last)
+    return true; // never runs
+  if (last - first >= maxRules) {
+    diags.error(locOf(loop),
+                "a loop inside a step is unrolled for every size the "
+                "topology allows, so it may run at most " +
+                    llvm::Twine(maxRules) + " times; its bounds reach " +
+                    llvm::Twine(first) + " .. " + llvm::Twine(last),
+                rangeOf(loop));
+    return false;
+  }
+
+  unsigned slot = static_cast<unsigned>(schedule.slotNames.size());
+  schedule.slotNames.push_back(loop.var.name);
+  size_t mark = scope.size();
+  scope.add(loop.var.name, slot, locOf(loop.var));
+  std::vector<ir::TransferRule> lowered;
+  bool ok = true;
+  for (const ast::Transfer &t : loop.transfers) {
+    if (auto rule = transfer(t, schedule, scope, ranks))
+      lowered.push_back(std::move(*rule));
+    else
+      ok = false;
+  }
+  scope.truncate(mark);
+  if (!ok)
+    return false;
+
+  using ir::Expr;
+  using ir::ExprOp;
+  for (int64_t v = first; v <= last; ++v) {
+    ExprRef value = Expr::constant(v);
+    auto bind = [&](const ExprRef &e) -> ExprRef {
+      if (!e)
+        return e;
+      return ir::fold(ir::substitute(
+          e, [&](const Expr &x) { return x.slot == slot ? value : nullptr; }));
+    };
+    // lo <= v <= hi, each side dropped where it folds to true.
+    auto conjoin = [](ExprRef a, ExprRef b) -> ExprRef {
+      if (!a || (a->isConst() && a->value != 0))
+        return b;
+      if (!b || (b->isConst() && b->value != 0))
+        return a;
+      return ir::fold(Expr::binary(ExprOp::And, a, b));
+    };
+    ExprRef inRange =
+        conjoin(ir::fold(Expr::binary(ExprOp::Le, lo, value)),
+                ir::fold(Expr::binary(ExprOp::Le, value, hi)));
+    if (inRange && inRange->isConst() && inRange->value == 0)
+      continue;
+    for (const ir::TransferRule &rule : lowered) {
+      ir::TransferRule copy = rule;
+      copy.peer = bind(rule.peer);
+      copy.selector = bind(rule.selector);
+      for (ir::Delivery &d : copy.into)
+        d.when = bind(d.when);
+      // The bounds first: `and` is evaluated left to right, and the guard
+      // may be undefined outside them (a shift by d - j).
+      copy.guard = conjoin(inRange, bind(rule.guard));
+      out.push_back(std::move(copy));
+    }
+  }
+  return true;
 }
 
 std::optional<ir::TransferRule>

@@ -1055,7 +1055,8 @@ collc::simulate::simulate(const ir::Schedule &schedule,
   if (!instance)
     return instance.takeError();
   auto topology = Topology::make(schedule.topology.kind, instance->dims,
-                                 schedule.topology.edges);
+                                 schedule.topology.edges,
+                       schedule.topology.order);
   if (!topology) {
     std::string msg = llvm::toString(topology.takeError());
     return llvm::make_error<ir::EvalFailure>(msg, schedule.topology.loc);

@@ -155,9 +155,24 @@ struct Transfer : Located {
   boost::optional<Expr> guard;
 };
 
+/// `for j in 0 .. d - 1 { r -> r ^ (1 << j) : index == j }` inside a step:
+/// the transfers once for every j, all in the same step (004's all-port
+/// algorithms send on every dimension at once).
+struct RuleLoop : Located {
+  Identifier var;
+  Expr lo;
+  Expr hi;
+  std::vector<Transfer> transfers;
+};
+
+struct StepItem : x3::variant<Transfer, RuleLoop> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
 struct Step : Located {
   boost::optional<Identifier> label;
-  std::vector<Transfer> transfers;
+  std::vector<StepItem> transfers;
 };
 
 struct ForLoop;
@@ -194,13 +209,27 @@ struct ParamRange : Located {
   Expr hi;
 };
 
+/// `= hypercube_scatter then hypercube_allgather;`: a schedule made of
+/// others, run one after the other on the pieces of a split message.
+struct Composition : Located {
+  Identifier first;
+  std::vector<Identifier> rest;
+};
+
+/// Steps written out, or a composition of other schedules.
+struct ScheduleBody
+    : x3::variant<std::vector<BodyItem>, Composition> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
 struct ScheduleDecl : Located {
   Identifier name;
   CollectiveExpr what;
   TopologyRef on;
   boost::optional<Identifier> algorithm; // `using ALGO`: what it implements
   std::vector<ParamRange> ranges;
-  std::vector<BodyItem> body;
+  ScheduleBody body;
 };
 
 struct Declaration

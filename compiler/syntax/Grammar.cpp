@@ -76,6 +76,7 @@ COLLC_KEYWORD(kw_into, "into")
 COLLC_KEYWORD(kw_when, "when")
 COLLC_KEYWORD(kw_where, "where")
 COLLC_KEYWORD(kw_if, "if")
+COLLC_KEYWORD(kw_then, "then")
 #undef COLLC_KEYWORD
 
 // Multi-character punctuation, named so errors read "expected '->'".
@@ -89,6 +90,7 @@ BOOST_SPIRIT_DEFINE(arrow, dots)
 const auto reserved =
     lexeme[(lit("and") | "or" | "not" | "when" | "where" | "from" | "into" |
             "copy" | "reduce" | "using" | "on" | "in" | "reverse" | "if" |
+            "then" |
             "step" | "for" | "buffer" | "chunks" | "topology" | "model" |
             "collective" | "schedule") >>
            !idchar];
@@ -138,12 +140,18 @@ struct collective_decl_class : annotate {};
 struct target_class : annotate {};
 struct mode_class : annotate {};
 struct transfer_class : annotate {};
+struct rule_loop_class : annotate {};
+struct step_item_class : annotate {};
 struct step_class : annotate {};
 struct for_loop_class : annotate {};
 struct buffer_decl_class : annotate {};
 struct chunks_decl_class : annotate {};
 struct body_item_class : annotate {};
 struct param_range_class : annotate {};
+struct then_part_class : annotate {};
+struct then_parts_class {};
+struct composition_class : annotate {};
+struct schedule_body_class : annotate {};
 struct schedule_decl_class : annotate {};
 struct declaration_class : annotate {};
 
@@ -202,6 +210,10 @@ const x3::rule<target_class, ast::Target> target = "a buffer name";
 const x3::rule<mode_class, ast::Identifier> mode = "'copy' or 'reduce'";
 const x3::rule<transfer_class, ast::Transfer> transfer =
     "a transfer like 0 -> 1";
+const x3::rule<rule_loop_class, ast::RuleLoop> rule_loop =
+    "a loop of transfers";
+const x3::rule<step_item_class, ast::StepItem> step_item =
+    "a transfer like 0 -> 1, or 'for'";
 const x3::rule<step_class, ast::Step> step = "a step";
 const x3::rule<for_loop_class, ast::ForLoop> for_loop = "a loop";
 const x3::rule<buffer_decl_class, ast::BufferDecl> buffer_decl =
@@ -212,6 +224,14 @@ const x3::rule<body_item_class, ast::BodyItem> body_item =
     "'step', 'for', 'buffer' or 'chunks'";
 const x3::rule<param_range_class, ast::ParamRange> param_range =
     "a parameter range like d in 1 .. 16";
+const x3::rule<then_part_class, ast::Identifier> then_part =
+    "'then' and the next schedule";
+const x3::rule<then_parts_class, std::vector<ast::Identifier>> then_parts =
+    "'then' and the next schedule";
+const x3::rule<composition_class, ast::Composition> composition =
+    "'=' and the schedules it is made of";
+const x3::rule<schedule_body_class, ast::ScheduleBody> schedule_body =
+    "'{' or '='";
 const x3::rule<schedule_decl_class, ast::ScheduleDecl> schedule_decl =
     "a schedule declaration";
 const x3::rule<declaration_class, ast::Declaration> declaration =
@@ -330,9 +350,15 @@ const auto transfer_def = expr > arrow > expr > -(lit(':') > expr) >
                           -(kw_from > identifier) >
                           -(kw_into > (target % ',')) > -mode >
                           -(kw_when > expr);
-/// step ::= 'step' [identifier] '{' [transfer (';' transfer)* [';']] '}'
+/// step ::= 'step' [identifier] '{' [step_item (';' step_item)* [';']] '}'
 const auto step_def = kw_step > -identifier > lit('{') >
-                      -(transfer % ';') > -lit(';') > lit('}');
+                      -(step_item % ';') > -lit(';') > lit('}');
+/// rule_loop ::= 'for' identifier 'in' expr '..' expr
+///               '{' transfer (';' transfer)* [';'] '}'
+const auto rule_loop_def = kw_for > identifier > kw_in > expr > dots > expr >
+                           lit('{') > (transfer % ';') > -lit(';') > lit('}');
+/// step_item ::= rule_loop | transfer
+const auto step_item_def = rule_loop | transfer;
 /// for_loop ::= 'for' identifier 'in' ['reverse'] expr '..' expr
 ///              '{' body_item* '}'
 const auto for_loop_def = kw_for > identifier > kw_in > x3::matches[kw_reverse] >
@@ -347,13 +373,22 @@ const auto body_item_def = step | for_loop | buffer_decl | chunks_decl;
 /// param_range ::= 'where' identifier 'in' expr '..' expr
 const auto param_range_def =
     kw_where > identifier > kw_in > expr > dots > expr;
+/// then_part ::= 'then' identifier
+const auto then_part_def = kw_then > identifier;
+/// then_parts ::= then_part+
+const auto then_parts_def = +then_part;
+/// composition ::= '=' identifier then_parts ';'
+const auto composition_def = lit('=') > identifier > then_parts > lit(';');
+/// schedule_body ::= '{' body_item* '}' | composition
+const auto schedule_body_def =
+    (lit('{') > *body_item > lit('}')) | composition;
 /// schedule_decl ::= 'schedule' identifier ':' collective_expr
 ///                   'on' topology_ref ['using' identifier] param_range*
-///                   '{' body_item* '}'
+///                   schedule_body
 const auto schedule_decl_def = kw_schedule > identifier > lit(':') >
                                collective_expr > kw_on > topology_ref >
                                -(kw_using > identifier) > *param_range >
-                               lit('{') > *body_item > lit('}');
+                               schedule_body;
 /// declaration ::= topology_decl | model_decl | collective_decl
 ///               | schedule_decl
 const auto declaration_def =
@@ -366,9 +401,10 @@ BOOST_SPIRIT_DEFINE(identifier, kind_name, number, expr, conditional, edge_list,
                     neg_expr, pow_expr, pow_op, pow_operand, primary, call,
                     argument, edge, topology_expr, topology_ref, topology_decl,
                     quantity, field, model_decl, collective_expr,
-                    collective_decl, target, mode, transfer, step, for_loop,
+                    collective_decl, target, mode, transfer, rule_loop, step_item, step, for_loop,
                     buffer_decl, chunks_decl, body_item, param_range,
-                    schedule_decl, declaration)
+                    then_part, then_parts, composition, schedule_body, schedule_decl,
+                    declaration)
 
 } // namespace collc::grammar
 

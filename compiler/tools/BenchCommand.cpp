@@ -145,7 +145,8 @@ private:
     if (inserted) {
       e.sourceMgr = std::make_unique<llvm::SourceMgr>();
       DiagnosticEngine diags(*e.sourceMgr, llvm::errs(), false);
-      llvm::Expected<Program> p = loadProgram(path, diags);
+      // Resolved, so the library's compositions are composed.
+      llvm::Expected<Program> p = loadResolved(path, diags);
       if (p && !diags.hasErrors())
         e.program = std::move(*p);
       else if (!p)

@@ -88,6 +88,9 @@ int runCompile() {
   }
   if (diags.hasErrors())
     return ExitInputError;
+  // A file whose model has all ports means its schedules for them.
+  if (program->ports() == PortModel::All)
+    options.ports = PortModel::All;
 
   // No code for a schedule that is not proved: verify all, then emit.
   std::vector<emit::VerifiedSchedule> verified;

@@ -109,7 +109,8 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
   }
   std::vector<int64_t> dims = instance->dims;
   llvm::Expected<Topology> topology =
-      Topology::make(schedule.topology.kind, dims, schedule.topology.edges);
+      Topology::make(schedule.topology.kind, dims, schedule.topology.edges,
+                       schedule.topology.order);
   if (!topology) {
     diags.error(schedule.loc, "cannot show '" + schedule.name +
                                   "': " + llvm::toString(topology.takeError()));

@@ -300,12 +300,16 @@ int runVerify() {
       worsen(ExitInputError);
       continue;
     }
+    // A file whose model has all ports means its schedules for them.
+    verify::VerifyOptions own = options;
+    if (program->ports() == PortModel::All)
+      own.ports = PortModel::All;
     for (const ir::Schedule &schedule : program->schedules) {
       if (!verifySchedule.empty() && schedule.name != verifySchedule)
         continue;
       ++verified;
       llvm::Expected<verify::ScheduleReport> report =
-          verify::verifySchedule(schedule, options);
+          verify::verifySchedule(schedule, own);
       if (!report) {
         diags.error(schedule.loc, "cannot verify '" + schedule.name + "': " +
                                       llvm::toString(report.takeError()));
@@ -357,6 +361,7 @@ int runVerify() {
           {"schedule", report->name},
           {"collective", report->collective},
           {"topology", report->topology},
+          {"ports", report->ports == PortModel::All ? "all" : "single"},
           {"ranges", std::move(ranges)},
           {"simulated", report->simulated},
           {"verdict", verify::statusName(report->verdict())},

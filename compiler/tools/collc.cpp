@@ -6,6 +6,8 @@
 #include "tools/Commands.h"
 
 #include "cost/Cost.h"
+#include "library/Compose.h"
+#include "library/Library.h"
 #include "sema/Sema.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -63,7 +65,12 @@ llvm::Expected<collc::Program> collc::tools::loadResolved(
     std::vector<std::pair<std::string, std::vector<collc::library::Choice>>>
         *choices) {
   llvm::Expected<collc::Program> program = collc::loadProgram(path, diags);
-  if (!program || program->collectives.empty() || diags.hasErrors())
+  if (!program || diags.hasErrors())
+    return program;
+  bool composes = llvm::any_of(program->schedules, [](const auto &s) {
+    return !s.parts.empty();
+  });
+  if (program->collectives.empty() && !composes)
     return program;
   // The library's sources join the SourceMgr, so counterexamples in its
   // schedules point into them; one copy per SourceMgr.
@@ -79,7 +86,13 @@ llvm::Expected<collc::Program> collc::tools::loadResolved(
     }
     it = loaded.emplace(&diags.getSourceMgr(), std::move(*lib)).first;
   }
-  collc::library::resolveAll(*program, it->second, diags, choices);
+  const collc::library::Library &library = it->second;
+  if (composes &&
+      !collc::library::composeAll(
+          *program, [&](llvm::StringRef name) { return library.find(name); },
+          diags))
+    return program;
+  collc::library::resolveAll(*program, library, diags, choices);
   return program;
 }
 

@@ -85,10 +85,20 @@ int64_t treeNodeOf(int64_t heap, int64_t leaves) {
 
 } // namespace
 
+int64_t collc::grayRank(int64_t node) {
+  int64_t k = node;
+  for (int64_t shift = 1; shift < 64; shift <<= 1)
+    k ^= k >> shift;
+  return k;
+}
+
 llvm::Expected<Topology>
 Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
-               llvm::ArrayRef<std::pair<int64_t, int64_t>> edges) {
+               llvm::ArrayRef<std::pair<int64_t, int64_t>> edges,
+               RankOrder order) {
   llvm::StringRef name = topologyKindName(kind);
+  if (order == RankOrder::Gray && kind != TopologyKind::Hypercube)
+    return fail("only a hypercube numbers its ranks in Gray-code order");
   if (kind != TopologyKind::Graph && !edges.empty())
     return fail(name + " takes no edge list; only graph does");
   if (kind == TopologyKind::Mesh || kind == TopologyKind::Torus) {
@@ -100,6 +110,7 @@ Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
 
   Topology topo;
   topo.kindValue = kind;
+  topo.orderValue = order;
   topo.dimsValue.assign(dims.begin(), dims.end());
   switch (kind) {
   case TopologyKind::Ring:
@@ -239,7 +250,12 @@ void Topology::graphNextHops(int64_t dst, std::vector<int32_t> &hop) const {
   }
 }
 
-std::string Topology::describe() const { return spell(kindValue, dimsValue); }
+std::string Topology::describe() const {
+  std::string text = spell(kindValue, dimsValue);
+  if (orderValue == RankOrder::Gray)
+    text.insert(text.size() - 1, ", order: gray");
+  return text;
+}
 
 void Topology::neighbours(int64_t node,
                           llvm::SmallVectorImpl<int64_t> &out) const {
@@ -280,7 +296,7 @@ void Topology::neighbours(int64_t node,
   }
   case TopologyKind::Hypercube:
     for (int64_t k = 0; k < dimsValue[0]; ++k)
-      out.push_back(node ^ (int64_t(1) << k));
+      out.push_back(rankOf(nodeOf(node) ^ (int64_t(1) << k)));
     break;
   case TopologyKind::Full:
     for (int64_t other = 0; other < ranks; ++other)
@@ -383,7 +399,8 @@ bool Topology::hasChannel(int64_t from, int64_t to) const {
     return differing == 1 && adjacent;
   }
   case TopologyKind::Hypercube:
-    return llvm::isPowerOf2_64(static_cast<uint64_t>(from ^ to));
+    return llvm::isPowerOf2_64(
+        static_cast<uint64_t>(nodeOf(from) ^ nodeOf(to)));
   case TopologyKind::Full:
     return true;
   case TopologyKind::Tree: {
@@ -456,11 +473,12 @@ void Topology::route(int64_t src, int64_t dst,
   case TopologyKind::Hypercube: {
     // E-cube routing (seed 000, section 4.5): cross the dimensions in which
     // src and dst differ in ascending order, least significant bit first.
-    int64_t at = src;
+    // Between nodes; each named by its rank.
+    int64_t at = nodeOf(src), to = nodeOf(dst);
     for (int64_t k = 0; k < dimsValue[0]; ++k) {
       int64_t bit = int64_t(1) << k;
-      if ((at ^ dst) & bit) {
-        step(at, at ^ bit);
+      if ((at ^ to) & bit) {
+        step(rankOf(at), rankOf(at ^ bit));
         at ^= bit;
       }
     }
@@ -521,7 +539,8 @@ int64_t Topology::distance(int64_t src, int64_t dst) const {
     return total;
   }
   case TopologyKind::Hypercube:
-    return llvm::countPopulation(static_cast<uint64_t>(src ^ dst));
+    return llvm::countPopulation(
+        static_cast<uint64_t>(nodeOf(src) ^ nodeOf(dst)));
   case TopologyKind::Full:
     return src == dst ? 0 : 1;
   case TopologyKind::Tree: {
@@ -549,7 +568,7 @@ llvm::SmallVector<int64_t, 4> Topology::coordinates(int64_t rank) const {
   }
   case TopologyKind::Hypercube:
     for (int64_t k = 0; k < dimsValue[0]; ++k)
-      coords.push_back((rank >> k) & 1);
+      coords.push_back((nodeOf(rank) >> k) & 1);
     break;
   default:
     coords.push_back(rank);
@@ -725,6 +744,13 @@ bool hasArity(TopologyKind kind, llvm::ArrayRef<ExprRef> dims) {
 
 } // namespace
 
+namespace {
+/// G(x) = x ^ (x >> 1): the node of rank x in Gray order.
+ExprRef gray(ExprRef x) {
+  return op(ExprOp::BitXor, x, op(ExprOp::Shr, x, lit(1)));
+}
+} // namespace
+
 ExprRef symbolic::numRanks(TopologyKind kind, llvm::ArrayRef<ExprRef> dims) {
   if (!hasArity(kind, dims))
     return nullptr;
@@ -744,9 +770,11 @@ ExprRef symbolic::numRanks(TopologyKind kind, llvm::ArrayRef<ExprRef> dims) {
 }
 
 ExprRef symbolic::isChannel(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
-                            ExprRef from, ExprRef to) {
+                            ExprRef from, ExprRef to, RankOrder order) {
   if (!hasArity(kind, dims))
     return nullptr;
+  if (order == RankOrder::Gray)
+    return isChannel(kind, dims, gray(from), gray(to));
   switch (kind) {
   case TopologyKind::Ring:
     return either(eq(to, succMod(from, dims[0])),
@@ -791,9 +819,14 @@ ExprRef symbolic::isChannel(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
 }
 
 ExprRef symbolic::onRoute(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
-                          ExprRef src, ExprRef dst, ExprRef from, ExprRef to) {
+                          ExprRef src, ExprRef dst, ExprRef from, ExprRef to,
+                          RankOrder order) {
   if (!hasArity(kind, dims))
     return nullptr;
+  // The nodes' routes: G is a bijection, so a rank is on a route exactly
+  // when its node is.
+  if (order == RankOrder::Gray)
+    return onRoute(kind, dims, gray(src), gray(dst), gray(from), gray(to));
   switch (kind) {
   case TopologyKind::Ring:
     return ringSegment(src, dst, from, to, dims[0]);

@@ -69,6 +69,17 @@ struct Channel {
 /// at once, one message per channel.
 enum class PortModel { Single, All };
 
+/// Where the ranks sit. Natural: rank k is node k. Gray (hypercube only):
+/// rank k is node G(k) = k ^ (k >> 1), the binary-reflected Gray code, so
+/// ranks k and k + 1 (and p - 1 and 0) are neighbours: 000 §4.6.2 maps a
+/// linear array onto the cube this way for the circular shift. Channels,
+/// routes and coordinates are those of the nodes, named by their ranks.
+enum class RankOrder { Natural, Gray };
+
+/// The binary-reflected Gray code and its inverse.
+inline int64_t grayCode(int64_t k) { return k ^ (k >> 1); }
+int64_t grayRank(int64_t node);
+
 /// Largest number of ranks collc accepts in one topology.
 constexpr int64_t maxRanks = int64_t(1) << 20;
 
@@ -85,11 +96,14 @@ public:
   ///   Hypercube:          dims = {dim} (1..20; 2^dim ranks)
   ///   Tree:               dims = {leaves} (a power of two >= 2)
   ///   Graph:              dims = {n}, edges = undirected pairs
+  ///   order: Gray only for a hypercube.
   static llvm::Expected<Topology>
   make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
-       llvm::ArrayRef<std::pair<int64_t, int64_t>> edges = {});
+       llvm::ArrayRef<std::pair<int64_t, int64_t>> edges = {},
+       RankOrder order = RankOrder::Natural);
 
   TopologyKind kind() const { return kindValue; }
+  RankOrder order() const { return orderValue; }
   llvm::ArrayRef<int64_t> dims() const { return dimsValue; }
   int64_t numRanks() const { return ranks; }
   int64_t numNodes() const { return nodes; }
@@ -120,7 +134,15 @@ public:
 
 private:
   TopologyKind kindValue = TopologyKind::Full;
+  RankOrder orderValue = RankOrder::Natural;
   std::vector<int64_t> dimsValue;
+  /// The hypercube node rank k sits at, and back (the identity unless Gray).
+  int64_t nodeOf(int64_t rank) const {
+    return orderValue == RankOrder::Gray ? grayCode(rank) : rank;
+  }
+  int64_t rankOf(int64_t node) const {
+    return orderValue == RankOrder::Gray ? grayRank(node) : node;
+  }
   int64_t ranks = 0;
   int64_t nodes = 0;
   struct ChannelCache {
@@ -154,12 +176,13 @@ namespace symbolic {
 ir::ExprRef numRanks(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims);
 /// Nonzero iff (from -> to) is a channel (both ranks assumed in range).
 ir::ExprRef isChannel(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
-                      ir::ExprRef from, ir::ExprRef to);
+                      ir::ExprRef from, ir::ExprRef to,
+                      RankOrder order = RankOrder::Natural);
 /// Nonzero iff channel (from -> to) lies on route(src, dst) (all four ranks
 /// assumed in range and (from -> to) assumed to be a channel).
 ir::ExprRef onRoute(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
                     ir::ExprRef src, ir::ExprRef dst, ir::ExprRef from,
-                    ir::ExprRef to);
+                    ir::ExprRef to, RankOrder order = RankOrder::Natural);
 } // namespace symbolic
 
 } // namespace collc

@@ -170,7 +170,8 @@ std::optional<Topology> topologyFor(const ir::Schedule &s,
       values ? dimsFor(s, *values) : std::nullopt;
   if (!dims)
     return std::nullopt;
-  auto t = Topology::make(s.topology.kind, *dims, s.topology.edges);
+  auto t = Topology::make(s.topology.kind, *dims, s.topology.edges,
+                       s.topology.order);
   if (!t) {
     llvm::consumeError(t.takeError());
     return std::nullopt;
@@ -255,7 +256,8 @@ std::string collc::verify::describeTopology(const ir::TopologyTemplate &t) {
   std::string kind = topologyKindName(t.kind).str();
   switch (t.kind) {
   case TopologyKind::Hypercube:
-    return kind + "(dim: " + dims[0] + ")";
+    return kind + "(dim: " + dims[0] +
+           (t.order == RankOrder::Gray ? ", order: gray)" : ")");
   case TopologyKind::Tree:
     return kind + "(leaves: " + dims[0] + ")";
   default:
@@ -283,6 +285,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   report.name = s.name;
   report.collective = describeCollective(s.collective);
   report.topology = describeTopology(s.topology);
+  report.ports = options.ports;
   auto ranges = resolveRanges(s, options);
   if (!ranges)
     return ranges.takeError();
@@ -504,6 +507,8 @@ void collc::verify::printText(const ir::Schedule &s,
      << report.topology;
   if (!report.ranges.empty())
     os << ", " << rangeText(report.ranges);
+  if (report.ports == PortModel::All)
+    os << ", all-port";
   os << "\n";
   for (const PropertyResult &r : report.properties) {
     os << llvm::formatv("  {0,-12} {1,-15} ({2}", propertyName(r.property),

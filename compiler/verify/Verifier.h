@@ -51,6 +51,7 @@ struct ScheduleReport {
   std::string name;
   std::string collective; // e.g. "broadcast(root: 0)"
   std::string topology;   // e.g. "hypercube(dim: d)"
+  PortModel ports = PortModel::Single; // contention was judged under it
   std::vector<ParamRange> ranges; // what was asked
   std::string simulated;  // e.g. "d = 1..12 (p = 2..4096)"
   std::vector<PropertyResult> properties;

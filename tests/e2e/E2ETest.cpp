@@ -17,6 +17,7 @@
 #include "broadcast.h"
 #include "scatter_gather.h"
 #include "shift.h"
+#include "split.h"
 // specs/ and tests/e2e/e2e.coll
 #include "basics.h"
 #include "e2e.h"
@@ -165,8 +166,18 @@ const Schedule schedules[] = {
   {"scatter_gather", "linear_gather",            Kind::Gather,        erase(library::linear_gather),            ranks2to8},
   {"shift",        "ring_shift",                 Kind::Shift,         erase(library::ring_shift),               ranks4to8, 0, 3},
   {"all_port",     "ring_alltoall_bidirectional", Kind::Alltoall,     erase(library::ring_alltoall_bidirectional), ranks2to8},
+  {"all_port",     "hypercube_bc_trees",         Kind::Bcast,         erase(library::hypercube_bc_trees),       cube1to3},
+  {"all_port",     "hypercube_allgather_gray_paths", Kind::Allgather, erase(library::hypercube_allgather_gray_paths), cube1to3},
   {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
+  {"shift",        "hypercube_shift_gray",       Kind::Shift,         erase(library::hypercube_shift_gray),     cube2to3,   0, 5},
+  {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},
+  {"split",        "hypercube_reduce_split",     Kind::Reduce,        erase(library::hypercube_reduce_split),   cube1to3},
+  {"split",        "hypercube_allreduce_split",  Kind::Allreduce,     erase(library::hypercube_allreduce_split), cube1to3},
+  {"split",        "ring_allreduce_split",       Kind::Allreduce,     erase(library::ring_allreduce_split),     ranks2to8},
+  {"split",        "mesh_bc_split",              Kind::Bcast,         erase(library::mesh_bc_split),            meshAB},
+  {"split",        "mesh_reduce_split",          Kind::Reduce,        erase(library::mesh_reduce_split),        meshAB},
+  {"split",        "mesh_allreduce_split",       Kind::Allreduce,     erase(library::mesh_allreduce_split),     meshAB},
   // specs/basics.coll, specs/hypercube.coll, specs/ring.coll
   {"basics",       "ff",                         Kind::Bcast,         erase(collc_test::ff),                    exactly8},
   {"hypercube",    "one_to_all_bc",              Kind::Bcast,         erase(collc_test::one_to_all_bc),         cube1to3},

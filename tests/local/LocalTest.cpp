@@ -17,6 +17,7 @@
 #include "broadcast.h"
 #include "scatter_gather.h"
 #include "shift.h"
+#include "split.h"
 
 #include "collc/Local.h"
 
@@ -305,6 +306,9 @@ TEST(Local, Library) {
   check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
   check("ring_alltoall_bidirectional",
         allToAll(lib::ring_alltoall_bidirectional, true, false), line);
+  check("hypercube_bc_trees", broadcast(lib::hypercube_bc_trees, 0), cube);
+  check("hypercube_allgather_gray_paths",
+        allToAll(lib::hypercube_allgather_gray_paths, false, false), cube);
   check("mesh_alltoall", allToAll(lib::mesh_alltoall, true, false), mesh);
   check("hypercube_alltoall", allToAll(lib::hypercube_alltoall, true, false),
         cube);
@@ -319,6 +323,18 @@ TEST(Local, Library) {
   check("ring_shift", shift(lib::ring_shift, 3), ring4);
   check("torus_shift", shift(lib::torus_shift, 5), {9, 12, 16});
   check("hypercube_shift_ecube", shift(lib::hypercube_shift_ecube, 3), cube2);
+  check("hypercube_shift_gray", shift(lib::hypercube_shift_gray, 5), cube3);
+  // 000 §4.7.1: the compositions of specs/library/split.coll.
+  check("hypercube_bc_split", broadcast(lib::hypercube_bc_split, 0), cube);
+  check("hypercube_reduce_split", reduce(lib::hypercube_reduce_split, 0), cube);
+  check("hypercube_allreduce_split",
+        allreduce(lib::hypercube_allreduce_split, false, false), cube);
+  check("ring_allreduce_split",
+        allreduce(lib::ring_allreduce_split, false, false), line);
+  check("mesh_bc_split", broadcast(lib::mesh_bc_split, 0), mesh);
+  check("mesh_reduce_split", reduce(lib::mesh_reduce_split, 0), mesh);
+  check("mesh_allreduce_split",
+        allreduce(lib::mesh_allreduce_split, false, false), mesh);
 }
 
 // Every rank gets the error code, and nothing waits for a message.

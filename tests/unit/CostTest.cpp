@@ -4,6 +4,7 @@
 // 9, 25, 36 for square meshes).
 
 #include "cost/Cost.h"
+#include "library/Library.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 
@@ -44,15 +45,12 @@ protected:
   static void SetUpTestSuite() {
     sourceMgr = new llvm::SourceMgr();
     diags = new DiagnosticEngine(*sourceMgr, llvm::errs(), false);
-    for (const char *file :
-         {"broadcast.coll", "allgather.coll", "allreduce_scan.coll",
-          "scatter_gather.coll", "alltoall.coll", "shift.coll",
-          "all_port.coll"}) {
-      llvm::Expected<Program> program =
-          loadProgram(std::string(COLLC_LIBRARY_DIR) + "/" + file, *diags);
-      ASSERT_TRUE(bool(program)) << file;
-      programs.push_back(std::move(*program));
-    }
+    // Through the library loader, so split.coll's compositions are
+    // composed from the other files' schedules.
+    llvm::Expected<library::Library> lib =
+        library::load(COLLC_LIBRARY_DIR, *diags);
+    ASSERT_TRUE(bool(lib)) << llvm::toString(lib.takeError());
+    programs = std::move(lib->files);
   }
 
   static const ir::Schedule &schedule(llvm::StringRef name) {
@@ -225,10 +223,84 @@ TEST_F(CostTest, Fig4_22_MeshShift) {
   }
 }
 
+// Eq. 4.11: on a cube in Gray-code order a q-shift takes two steps per set
+// bit of q above bit 0 and one for bit 0, at most (2 log p - 1) of
+// t_s + t_w m; q = 5 = 4 + 1 is three.
+TEST_F(CostTest, Eq4_11_HypercubeShiftGrayCode) {
+  for (int64_t p : {8, 16, 64}) {
+    expectCost("hypercube_shift_gray", p, 3, 3);
+    EXPECT_LE(3, 2 * log2Exact(p) - 1);
+  }
+}
+
 // Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m.
 TEST_F(CostTest, Eq4_12_HypercubeShiftEcube) {
   for (int64_t p : powersOfTwo)
     expectCost("hypercube_shift_ecube", p, 1, 1);
+}
+
+// Eq. 4.13: broadcast as scatter + all-gather of p pieces,
+// 2 (t_s log p + t_w (p - 1) m / p); §4.7.1's reduction as reduce-scatter +
+// gather, its dual, costs the same.
+TEST_F(CostTest, Eq4_13_BroadcastAsScatterAndAllgather) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_bc_split", p, 2 * d, Fraction(2 * (p - 1), p));
+    expectCost("hypercube_reduce_split", p, 2 * d, Fraction(2 * (p - 1), p));
+  }
+}
+
+// Eq. 4.14: all-reduce as reduce-scatter + all-gather, the same cost; on a
+// ring (Algorithms 4.5 and 4.4 on m/p words) 2 (p - 1) steps instead.
+TEST_F(CostTest, Eq4_14_AllreduceAsReduceScatterAndAllgather) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_allreduce_split", p, 2 * d,
+               Fraction(2 * (p - 1), p));
+  }
+  for (int64_t p : {4, 8, 16})
+    expectCost("ring_allreduce_split", p, 2 * (p - 1),
+               Fraction(2 * (p - 1), p));
+}
+
+// §4.7.1 on a mesh: the row-and-column all-to-all broadcast and reduction
+// (Alg 4.6, Eq 4.3's 2 (sqrt p - 1) start-ups) on m/p words, and the mesh
+// scatter (Problem 4.7: ceil(log2 sqrt p) start-ups per dimension), on the
+// square meshes the ranges give only one shape for.
+TEST_F(CostTest, Sec4_7_1_MeshSplitMessages) {
+  for (int64_t p : {9, 16}) {
+    int64_t q = isqrt(p), d = log2Exact(p);
+    expectCost("mesh_allreduce_split", p, 4 * (q - 1),
+               Fraction(2 * (p - 1), p));
+    expectCost("mesh_bc_split", p, d + 2 * (q - 1),
+               Fraction(2 * (p - 1), p));
+  }
+}
+
+// 004 §4.1 and 000 §4.7.2: broadcast over d spanning binomial trees, each
+// carrying m/d, in d + 1 steps: the t_w term is log p times smaller than
+// Eq 4.1's (d + 1)/d instead of d).
+TEST_F(CostTest, Sec4_7_2_AllPortSpanningTreesBroadcast) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_bc_trees", p, d + 1, Fraction(d + 1, d),
+               PortModel::All);
+  }
+}
+
+// 004 §4.2: all-to-all broadcast over d rotated Gray-code paths, p - 1 steps
+// of m/d: the all-port lower bound M (N - 1) / n exactly.
+TEST_F(CostTest, Sec4_7_2_AllPortGrayPathsAllgather) {
+  for (int64_t p : powersOfTwo) {
+    int64_t d = log2Exact(p);
+    expectCost("hypercube_allgather_gray_paths", p, p - 1, Fraction(p - 1, d),
+               PortModel::All);
+    auto bound = cost::lowerBound(schedule("hypercube_allgather_gray_paths")
+                                      .collective,
+                                  TopologyKind::Hypercube, p, PortModel::All);
+    ASSERT_TRUE(bound);
+    EXPECT_EQ(bound->words, Fraction(p - 1, d));
+  }
 }
 
 // Congestion is priced: Figure 4.12's hypercube step on a ring carries four

@@ -107,6 +107,20 @@ INSTANTIATE_TEST_SUITE_P(
                        "topology a = full(9223372036854775808);\n"
                        "                  ^~~~~~~~~~~~~~~~~~~\n"},
         // Schedules.
+        DiagnosticCase{"schedule s : allgather on ring(p) {\n"
+                       "  step { for j in 0 .. p { r -> r + 1 } }\n}",
+                       "t.coll:2:10: error: a loop inside a step is unrolled "
+                       "for every size the topology allows, so it may run at "
+                       "most 64 times; its bounds reach 0 .. 1048576\n"
+                       "  step { for j in 0 .. p { r -> r + 1 } }\n"
+                       "         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"},
+        DiagnosticCase{"schedule s : allgather on ring(4) {\n"
+                       "  for i in 0 .. 1 { step { for j in 0 .. i { r -> r + 1 } } }\n}",
+                       "t.coll:2:28: error: the bounds of a loop inside a "
+                       "step may use constants and one of the topology's "
+                       "parameters, not 'i'\n"
+                       "  for i in 0 .. 1 { step { for j in 0 .. i { r -> r + 1 } } }\n"
+                       "                           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"},
         DiagnosticCase{"schedule s : allgather on ring(4) {\n"
                        "  step { r -> r + 1 reduce }\n}",
                        "t.coll:2:21: error: 'reduce' needs a reducing "
@@ -230,6 +244,26 @@ TEST(Frontend, PrefixSumsDeliverIntoTwoBuffers) {
   EXPECT_EQ(rule.into[1].buffer, 0u);
   EXPECT_EQ(ir::print(*rule.into[1].when), "r < r ^ 1 << i");
   EXPECT_EQ(rule.mode, ir::TransferMode::Reduce);
+}
+
+// A loop inside a step is unrolled into one rule per value the topology
+// allows (a hypercube's dimension is at most 20), each guarded by the
+// bounds; constant bounds need no guard.
+TEST(Frontend, LoopInsideAStepIsARulePerValue) {
+  Checked c = check(
+      "schedule t : broadcast(root: 0) on hypercube(dim: d) where d in 1 .. 4 {\n"
+      "  step { for j in 0 .. d - 1 { 0 -> 1 << j } }\n"
+      "  step { for k in 1 .. 2 { r -> r ^ k when r < k } }\n}");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  const ir::Schedule &s = c.program->schedules[0];
+  const ir::Step &first = std::get<ir::Step>(s.body[0]);
+  ASSERT_EQ(first.rules.size(), 20u);
+  EXPECT_EQ(ir::print(*first.rules[3].peer), "8");
+  EXPECT_EQ(ir::print(*first.rules[3].guard), "3 <= d - 1 and r == 0");
+  const ir::Step &second = std::get<ir::Step>(s.body[1]);
+  ASSERT_EQ(second.rules.size(), 2u);
+  EXPECT_EQ(ir::print(*second.rules[1].peer), "r ^ 2");
+  EXPECT_EQ(ir::print(*second.rules[1].guard), "r < 2");
 }
 
 TEST(Frontend, ConditionalIsRightAssociativeAndPowerToo) {

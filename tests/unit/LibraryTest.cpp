@@ -26,7 +26,8 @@ protected:
   void SetUp() override {
     llvm::Expected<library::Library> loaded =
         library::load(COLLC_LIBRARY_DIR, diags);
-    ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+    ASSERT_TRUE(static_cast<bool>(loaded))
+        << llvm::toString(loaded.takeError());
     lib = std::move(*loaded);
   }
 
@@ -76,6 +77,9 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"shift(q: 5) on torus(4, 4)", "torus_shift", ""},
       {"reduce_scatter(op: max) on full(6)", "ring_reduce_scatter", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
+      // 000 §4.7.1: the only all-reduce on a torus is a composition.
+      {"allreduce(op: sum) on torus(4, 4)", "mesh_allreduce_split", ""},
+      {"allreduce(op: sum) on ring(6)", "ring_allreduce_split", ""},
   };
   for (const Expected &e : table) {
     SCOPED_TRACE(e.declaration);
@@ -83,14 +87,38 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
         resolve(std::string("collective x = ") + e.declaration + ";\n");
     ASSERT_EQ(errors, "");
     ASSERT_EQ(choices.size(), 1u);
-    ASSERT_EQ(choices[0].second.size(), 1u);
+    ASSERT_GE(choices[0].second.size(), 1u);
+    // The choice for the smallest messages; larger ones may switch to a
+    // split-message composition (checked below).
     const library::Choice &c = choices[0].second[0];
     EXPECT_EQ(c.source, e.source);
     EXPECT_EQ(c.relabelling, e.relabelling);
-    ASSERT_EQ(program.collectives[0].resolved.size(), 1u);
-    EXPECT_EQ(program.collectives[0].resolved[0].schedule, "x");
-    EXPECT_NE(program.findSchedule("x"), nullptr);
+    const auto &resolved = program.collectives[0].resolved;
+    ASSERT_EQ(resolved.size(), choices[0].second.size());
+    EXPECT_EQ(resolved[0].schedule,
+              resolved.size() == 1 ? "x" : "x_from_0_bytes");
+    for (const auto &r : resolved)
+      EXPECT_NE(program.findSchedule(r.schedule), nullptr) << r.schedule;
   }
+}
+
+// 000 §4.7.1: under the default model (1 µs, 0.25 ns/byte) the broadcast on
+// a 16-node cube switches from Algorithm 4.1, 4 t_s + 4 m t_w, to Eq 4.13,
+// 8 t_s + 15/8 m t_w, where 4 t_s = 17/8 m t_w: m = 32000/17 t_s/t_w bytes,
+// 7529.4, so from 7530 bytes; rank 9 is the root by XOR in both.
+TEST_F(LibraryTest, Eq4_13_SplitBroadcastAboveTheCutOff) {
+  Program program =
+      resolve("collective x = broadcast(root: 9) on hypercube(dim: 4);\n");
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 1u);
+  const std::vector<library::Choice> &c = choices[0].second;
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].source, "hypercube_bc");
+  EXPECT_EQ(c[1].source, "hypercube_bc_split");
+  EXPECT_EQ(c[1].relabelling, "rank r plays r ^ 9");
+  EXPECT_EQ(c[1].fromBytes, 7530);
+  EXPECT_EQ(c[1].startups, 8);
+  EXPECT_EQ(c[1].words, "15/8");
 }
 
 // Every root of every rooted collective on every topology with a symmetry
@@ -105,31 +133,36 @@ TEST_F(LibraryTest, EveryRootIsProvedAfterRenaming) {
     for (const char *kind : kinds) {
       int ranks = std::string(topology) == "torus(3, 3)" ? 9 : 8;
       for (int root = 0; root < ranks; ++root) {
-        std::string what = kind;
-        what.replace(what.find('R'), 1, std::to_string(root));
-        std::string text =
-            "collective x = " + what + " on " + topology + ";\n";
+        auto [before, after] = llvm::StringRef(kind).split('R');
+        std::string what = (before + llvm::Twine(root) + after).str();
+        std::string text = "collective x = " + what + " on " + topology + ";\n";
         SCOPED_TRACE(text);
         errors.clear();
         Program program = resolve(text);
         ASSERT_EQ(errors, "");
-        const ir::Schedule *s = program.findSchedule("x");
-        ASSERT_NE(s, nullptr);
-        // The simulator checks all five properties on the one member; one
-        // root per topology and kind also goes through Z3.
-        std::vector<int64_t> params;
-        for (const ir::Parameter &q : s->params)
-          params.push_back(q.range->first);
-        llvm::Expected<simulate::SimulationResult> run =
-            simulate::simulate(*s, params);
-        ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
-        EXPECT_TRUE(run->allHold());
-        if (root == ranks - 1) {
-          llvm::Expected<verify::ScheduleReport> report =
-              verify::verifySchedule(*s, {});
-          ASSERT_TRUE(static_cast<bool>(report))
-              << llvm::toString(report.takeError());
-          EXPECT_EQ(report->verdict(), verify::Status::Proved);
+        // Every choice, the split-message compositions for large messages
+        // included.
+        ASSERT_FALSE(program.collectives[0].resolved.empty());
+        for (const auto &choice : program.collectives[0].resolved) {
+          const ir::Schedule *s = program.findSchedule(choice.schedule);
+          ASSERT_NE(s, nullptr);
+          // The simulator checks all five properties on the one member; one
+          // root per topology and kind also goes through Z3.
+          std::vector<int64_t> params;
+          for (const ir::Parameter &q : s->params)
+            params.push_back(q.range->first);
+          llvm::Expected<simulate::SimulationResult> run =
+              simulate::simulate(*s, params);
+          ASSERT_TRUE(static_cast<bool>(run))
+              << llvm::toString(run.takeError());
+          EXPECT_TRUE(run->allHold());
+          if (root == ranks - 1) {
+            llvm::Expected<verify::ScheduleReport> report =
+                verify::verifySchedule(*s, {});
+            ASSERT_TRUE(static_cast<bool>(report))
+                << llvm::toString(report.takeError());
+            EXPECT_EQ(report->verdict(), verify::Status::Proved);
+          }
         }
         ++proved;
       }
@@ -141,9 +174,9 @@ TEST_F(LibraryTest, EveryRootIsProvedAfterRenaming) {
 TEST_F(LibraryTest, AutoSwitchesScheduleWhereTheCostsCross) {
   // 000 §4.5.3: 3·t_s + 12·m·t_w against Alg 4.10's 7·t_s + 7·m·t_w on 8
   // ranks; equal where 4·t_s = 5·m·t_w, m = 4000 bytes for these figures.
-  Program program = resolve(
-      "model lan = { ts: 10us, tw: 2ns/byte, ports: single };\n"
-      "collective a = alltoall on hypercube(dim: 3);\n");
+  Program program =
+      resolve("model lan = { ts: 10us, tw: 2ns/byte, ports: single };\n"
+              "collective a = alltoall on hypercube(dim: 3);\n");
   ASSERT_EQ(errors, "");
   ASSERT_EQ(choices.size(), 1u);
   const std::vector<library::Choice> &picked = choices[0].second;
@@ -157,8 +190,7 @@ TEST_F(LibraryTest, AutoSwitchesScheduleWhereTheCostsCross) {
   EXPECT_EQ(picked[1].startups, 7);
   EXPECT_EQ(picked[1].words, "7");
   ASSERT_EQ(program.collectives[0].resolved.size(), 2u);
-  EXPECT_EQ(program.collectives[0].resolved[1].schedule,
-            "a_from_4000_bytes");
+  EXPECT_EQ(program.collectives[0].resolved[1].schedule, "a_from_4000_bytes");
 
   // With start-ups ten times dearer the switch moves ten times further out.
   program = resolve("model wan = { ts: 100us, tw: 2ns/byte, ports: single };\n"

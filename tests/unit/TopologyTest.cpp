@@ -16,8 +16,9 @@ namespace {
 using Edges = std::vector<std::pair<int64_t, int64_t>>;
 
 Topology build(TopologyKind kind, std::vector<int64_t> dims,
-               const Edges &edges = {}) {
-  llvm::Expected<Topology> topo = Topology::make(kind, dims, edges);
+               const Edges &edges = {},
+               RankOrder order = RankOrder::Natural) {
+  llvm::Expected<Topology> topo = Topology::make(kind, dims, edges, order);
   if (!topo) {
     ADD_FAILURE() << llvm::toString(topo.takeError());
     return llvm::cantFail(Topology::make(TopologyKind::Full, {2}));
@@ -262,6 +263,29 @@ TEST(Topology, HypercubeUsesECubeRouting) {
   EXPECT_EQ(path(cube, 5, 4), (Path{5, 4}));
 }
 
+// 000 §4.6.2, Figure 4.23: in Gray-code order rank k sits on node
+// k ^ (k >> 1), so consecutive ranks (and the last and the first) are
+// neighbours, ranks 2^i apart are two links apart, and routes are e-cube
+// routes between the nodes.
+TEST(Topology, GrayOrderPutsTheRingOnTheCube) {
+  Topology cube = build(TopologyKind::Hypercube, {3}, {}, RankOrder::Gray);
+  EXPECT_EQ(cube.describe(), "hypercube(dim: 3, order: gray)");
+  for (int64_t k = 0; k < 8; ++k) {
+    EXPECT_TRUE(cube.hasChannel(k, (k + 1) % 8)) << k;
+    EXPECT_EQ(cube.distance(k, (k + 2) % 8), 2) << k;
+    EXPECT_EQ(cube.distance(k, (k + 4) % 8), 2) << k;
+    EXPECT_EQ(grayRank(grayCode(k)), k);
+  }
+  // Rank 5 is node 7: e-cube 0 -> 1 -> 3 -> 7 is ranks 0 -> 1 -> 2 -> 5.
+  EXPECT_EQ(path(cube, 0, 5), (std::vector<int64_t>{0, 1, 2, 5}));
+  EXPECT_EQ(cube.coordinates(5), (llvm::SmallVector<int64_t, 4>{1, 1, 1}));
+  llvm::Expected<Topology> ring =
+      Topology::make(TopologyKind::Ring, {8}, {}, RankOrder::Gray);
+  ASSERT_FALSE(bool(ring));
+  EXPECT_EQ(llvm::toString(ring.takeError()),
+            "only a hypercube numbers its ranks in Gray-code order");
+}
+
 TEST(Topology, FullIsOneHop) {
   Topology full = build(TopologyKind::Full, {5});
   EXPECT_EQ(path(full, 4, 1), (Path{4, 1}));
@@ -330,6 +354,7 @@ struct Shape {
   TopologyKind kind;
   std::vector<int64_t> dims;
   Edges edges = {};
+  RankOrder order = RankOrder::Natural;
 };
 
 std::vector<Shape> allShapes() {
@@ -348,8 +373,10 @@ std::vector<Shape> allShapes() {
   for (auto dims :
        std::vector<std::vector<int64_t>>{{3, 4}, {2, 3, 4}, {5, 5}, {2, 2}})
     shapes.push_back({TopologyKind::Torus, dims});
-  for (int64_t d = 1; d <= 4; ++d)
+  for (int64_t d = 1; d <= 4; ++d) {
     shapes.push_back({TopologyKind::Hypercube, {d}});
+    shapes.push_back({TopologyKind::Hypercube, {d}, {}, RankOrder::Gray});
+  }
   for (int64_t leaves : {2, 4, 8, 16})
     shapes.push_back({TopologyKind::Tree, {leaves}});
   shapes.push_back({TopologyKind::Graph,
@@ -392,7 +419,7 @@ void expectGraphTieRule(const Topology &topo, int64_t src, int64_t dst,
 
 TEST(Topology, ChannelsAreSortedSymmetricAndMatchHasChannel) {
   for (const Shape &shape : allShapes()) {
-    Topology topo = build(shape.kind, shape.dims, shape.edges);
+    Topology topo = build(shape.kind, shape.dims, shape.edges, shape.order);
     std::string name = topo.describe();
     llvm::ArrayRef<Channel> channels = topo.channels();
     EXPECT_EQ(static_cast<int64_t>(channels.size()), topo.numChannels())
@@ -414,7 +441,7 @@ TEST(Topology, ChannelsAreSortedSymmetricAndMatchHasChannel) {
 
 TEST(Topology, RoutesAreShortestChainsOfChannels) {
   for (const Shape &shape : allShapes()) {
-    Topology topo = build(shape.kind, shape.dims, shape.edges);
+    Topology topo = build(shape.kind, shape.dims, shape.edges, shape.order);
     std::string name = topo.describe();
     llvm::SmallVector<Channel, 16> hops;
     for (int64_t dst = 0; dst < topo.numRanks(); ++dst) {
@@ -507,8 +534,10 @@ void expectSymbolicAgrees(const Topology &topo, bool dimsAsVariables) {
   ExprRef src = Expr::var("s", 0), dst = Expr::var("t", 1);
   ExprRef from = Expr::var("u", 2), to = Expr::var("v", 3);
   ExprRef ranks = symbolic::numRanks(topo.kind(), dims);
-  ExprRef isChannel = symbolic::isChannel(topo.kind(), dims, from, to);
-  ExprRef onRoute = symbolic::onRoute(topo.kind(), dims, src, dst, from, to);
+  ExprRef isChannel =
+      symbolic::isChannel(topo.kind(), dims, from, to, topo.order());
+  ExprRef onRoute =
+      symbolic::onRoute(topo.kind(), dims, src, dst, from, to, topo.order());
   ASSERT_TRUE(ranks && isChannel && onRoute) << name;
 
   EXPECT_EQ(eval(ranks, env), topo.numRanks()) << name;
@@ -546,12 +575,14 @@ std::vector<Shape> regularShapes() {
 
 TEST(Symbolic, AgreesWithConcreteRoutingOverVariableDims) {
   for (const Shape &shape : regularShapes())
-    expectSymbolicAgrees(build(shape.kind, shape.dims), true);
+    expectSymbolicAgrees(build(shape.kind, shape.dims, {}, shape.order),
+                         true);
 }
 
 TEST(Symbolic, AgreesWithConcreteRoutingOverConstantDims) {
   for (const Shape &shape : regularShapes())
-    expectSymbolicAgrees(build(shape.kind, shape.dims), false);
+    expectSymbolicAgrees(build(shape.kind, shape.dims, {}, shape.order),
+                         false);
 }
 
 TEST(Symbolic, FoldsToTheConcreteAnswerWithConstantOperands) {
