@@ -275,6 +275,7 @@ ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
   if (topology) {
     // As sema writes a declared topology into a schedule.
     s.topology.kind = topology->kind();
+    s.topology.order = topology->order();
     for (int64_t d : topology->dims())
       s.topology.dims.push_back(Expr::constant(d));
     if (topology->kind() == TopologyKind::Graph)
