@@ -1,13 +1,23 @@
-# ctest bench.allreduce_json: `collc bench` end to end on 2 ranks, two
-# sizes, three timed calls each. Checks the JSON rows the interface
-# promises (scripts read them) and that every call's checksum matched; no
-# timing assertions.
-#   cmake -DCOLLC=path/to/collc -DWORK=dir -P CheckBenchJson.cmake
+# ctest bench.allreduce_json (and bench.alltoallv_json): `collc bench` end to
+# end on 2 ranks (RANKS), two sizes, three timed calls each. Checks the JSON
+# rows the interface promises (scripts read them) and that every call's
+# checksum matched; no timing assertions.
+#   cmake -DCOLLC=path/to/collc -DWORK=dir [-DCOLLECTIVE=allreduce]
+#         [-DRANKS=2] [-DSCHEDULE=hypercube_allreduce] -P CheckBenchJson.cmake
+if(NOT COLLECTIVE)
+  set(COLLECTIVE allreduce)
+endif()
+if(NOT RANKS)
+  set(RANKS 2)
+endif()
+if(NOT SCHEDULE)
+  set(SCHEDULE hypercube_allreduce)
+endif()
 file(MAKE_DIRECTORY ${WORK})
 execute_process(
-  COMMAND ${COLLC} bench --collective allreduce --ranks 2 --bytes 8,4096
-          --format json --iterations 3 --csv ${WORK}/bench.csv
-          --svg ${WORK}/allreduce.svg
+  COMMAND ${COLLC} bench --collective ${COLLECTIVE} --ranks ${RANKS}
+          --bytes 8,4096 --format json --iterations 3 --csv ${WORK}/bench.csv
+          --svg ${WORK}/${COLLECTIVE}.svg
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "collc bench exited ${rc}:\n${out}\n${err}")
@@ -30,7 +40,7 @@ foreach(i RANGE ${last})
     set(${key} ${value})
   endforeach()
   list(GET expected_bytes ${i} want)
-  if(NOT collective STREQUAL "allreduce" OR NOT ranks EQUAL 2 OR
+  if(NOT collective STREQUAL "${COLLECTIVE}" OR NOT ranks EQUAL ${RANKS} OR
      NOT bytes EQUAL want)
     message(FATAL_ERROR "row ${i}: ${collective} ${ranks} ${bytes}:\n${out}")
   endif()
@@ -46,10 +56,10 @@ foreach(i RANGE ${last})
 endforeach()
 file(READ ${WORK}/bench.csv csv)
 if(NOT csv MATCHES "^collective,ranks,bytes,schedule" OR
-   NOT csv MATCHES "\nallreduce,2,4096,hypercube_allreduce,3,")
+   NOT csv MATCHES "\n${COLLECTIVE},${RANKS},4096,${SCHEDULE},3,")
   message(FATAL_ERROR "unexpected CSV:\n${csv}")
 endif()
-file(READ ${WORK}/allreduce.svg svg)
+file(READ ${WORK}/${COLLECTIVE}.svg svg)
 if(NOT svg MATCHES "^<svg " OR NOT svg MATCHES "<polyline")
   message(FATAL_ERROR "unexpected SVG:\n${svg}")
 endif()

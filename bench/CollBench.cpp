@@ -21,12 +21,16 @@
 // BYTES is the collective's m as in Table 4.1 of seed 000 (and the MPI count
 // argument in bytes): the whole vector for broadcast, reduce, allreduce and
 // scan, each rank's block for allgather, scatter, gather and reduce_scatter,
-// the per-pair block for alltoall(v). Elements are doubles holding small
-// integers, so every sum is exact and results compare bit for bit.
+// the per-pair block for alltoall(v). alltoallv runs the regular pattern,
+// every pair's count the same (MPI_Alltoallv with equal counts), so that m
+// is also L_max / P of 001 §3; bench/alltoallv times Figure 14's irregular
+// patterns. Elements are doubles holding small integers, so every sum is
+// exact and results compare bit for bit.
 
 #include "allgather.h"
 #include "allreduce_scan.h"
 #include "alltoall.h"
+#include "alltoallv.h"
 #include "broadcast.h"
 #include "scatter_gather.h"
 #include "split.h"
@@ -43,6 +47,9 @@
 
 #ifndef COLLC_SPECS_DIR
 #define COLLC_SPECS_DIR "specs"
+#endif
+#ifndef COLLC_A2AV_SPEC
+#define COLLC_A2AV_SPEC "bench/alltoallv.coll"
 #endif
 
 namespace {
@@ -75,7 +82,7 @@ enum class Shape {
 
 struct Schedule {
   const char *name; // the library schedule (and emitted function)
-  const char *spec; // its file under specs/library
+  const char *spec; // its file under specs/library, or a path from '/'
   Fn run;
 };
 
@@ -93,6 +100,9 @@ struct Row {
 #define COLLC_ALLRED(f) [](const Args &a) { return f(a.send, a.recv, a.count, a.type, a.op, a.comm); }
 #define COLLC_GATHERLIKE(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); }
 #define COLLC_ROOTED(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); }
+// bench/alltoallv.coll's A4 on n ranks, in its default mode (dual send
+// buffers, 001 §3.4).
+#define COLLC_A2AV(n) {"four_stage_" #n, COLLC_A2AV_SPEC, [](const Args &a) { return four_stage_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }}
 
 const std::vector<Row> &rows() {
   using namespace collc_bench;
@@ -138,14 +148,17 @@ const std::vector<Row> &rows() {
        {{"pairwise_exchange", "alltoall.coll", COLLC_GATHERLIKE(pairwise_exchange)},
         {"hypercube_alltoall", "alltoall.coll", COLLC_GATHERLIKE(hypercube_alltoall)},
         {"ring_alltoall", "alltoall.coll", COLLC_GATHERLIKE(ring_alltoall)}}},
-      // No emitted alltoallv yet: the row is here so that adding its
-      // schedule is one entry.
+      // One function per rank count: the pattern depends on P.
       {"alltoallv", Shape::Alltoall,
        [](const Args &a) {
          return MPI_Alltoallv(a.send, a.counts, a.displs, a.type, a.recv,
                               a.counts, a.displs, a.type, a.comm);
        },
-       {}},
+       {COLLC_A2AV(2), COLLC_A2AV(3), COLLC_A2AV(4), COLLC_A2AV(5),
+        COLLC_A2AV(6), COLLC_A2AV(7), COLLC_A2AV(8), COLLC_A2AV(9),
+        COLLC_A2AV(10), COLLC_A2AV(11), COLLC_A2AV(12), COLLC_A2AV(13),
+        COLLC_A2AV(14), COLLC_A2AV(15), COLLC_A2AV(16), COLLC_A2AV(24),
+        COLLC_A2AV(32), COLLC_A2AV(48), COLLC_A2AV(64)}},
   };
   return table;
 }
@@ -398,8 +411,9 @@ int main(int argc, char **argv) {
         if (row.schedules.empty())
           std::printf("schedule\t%s\t-\t-\n", row.collective);
         for (const Schedule &s : row.schedules)
-          std::printf("schedule\t%s\t%s\t%s/library/%s\n", row.collective,
-                      s.name, COLLC_SPECS_DIR, s.spec);
+          std::printf("schedule\t%s\t%s\t%s%s%s\n", row.collective, s.name,
+                      s.spec[0] == '/' ? "" : COLLC_SPECS_DIR,
+                      s.spec[0] == '/' ? "" : "/library/", s.spec);
       }
     MPI_Finalize();
     return 0;

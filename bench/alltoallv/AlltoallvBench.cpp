@@ -1,13 +1,22 @@
 // Irregular all-to-all benchmark (001 §4): A4 (blocking, non-blocking, dual
-// send buffers) against A1-A3 and the MPI library's MPI_Alltoallv, on
-// Pattern 1 (one spike), Pattern 2 (2-D transpose) of Figure 14 and random
-// sizes. Prints, per case, the time per call (median over the runs, slowest
-// rank), message start-ups per node, the largest buffer, and Theorem 2's
-// prediction
-//   T = (4 ceil(sqrt P) + 2) T_d + 4 (ceil(sqrt P) + 1) ceil(sqrt P) L_max / P t
-// with T_d and t (per byte) measured by ping-pong between ranks 0 and 1.
+// send buffers) against A1, A2, A3 (blocking and non-blocking, on a perfect
+// square number of ranks) and the MPI library's MPI_Alltoallv, on the
+// regular pattern (every pair M_max elements), Pattern 1 (one spike) and
+// Pattern 2 (2-D transpose) of Figure 14, and random sizes. Every call's
+// result is compared with MPI_Alltoallv's on the same input (exit 1 on a
+// difference). Prints a table per pattern and, with --csv, one row per
+// pattern and algorithm:
+//   time per call (median over the runs of the slowest rank's; minimum and
+//   maximum), start-ups per node and the largest buffer (the most over the
+//   ranks, from AlltoallvStats; not observable for MPI_Alltoallv), the
+//   longest message received, L_max, the flat model's time for the
+//   algorithm (A4: Theorem 2, A1-A3: Table 3), and Theorem 2's
+//     T = (4 ceil(sqrt P) + 2) T_d + 4 (ceil(sqrt P) + 1) ceil(sqrt P) L_max /
+//     P t
+//   for comparison on every row, with T_d and t (per byte) measured by
+//   ping-pong between ranks 0 and 1.
 //
-//   mpirun -np 8 bench/alltoallv/alltoallv_bench [--mmax N] [--runs N]
+//   mpirun -np 9 bench/alltoallv/alltoallv_bench [--mmax N] [--runs N]
 //                                                [--csv FILE]
 
 #include "alltoallv/Patterns.h"
@@ -18,8 +27,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
+#include <deque>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -54,19 +65,26 @@ OwnedPlan toPlan(const alltoallv::Pattern &pattern) {
   return owned;
 }
 
-/// Figure 14's patterns; "small" messages are up to mmax / 16 elements.
+/// The count matrix of a pattern: regular sends mmax to every node; Figure
+/// 14's Pattern 1 (spike) and Pattern 2 (transpose) send mmax to one node
+/// (random; the transpose partner (i % C) C + floor(i / C) on the A4 array,
+/// or i where that is not a node) and up to mmax / 16 to the others;
+/// random sends up to mmax to each.
 std::vector<int> sizes(const std::string &name, int p, int mmax) {
-  std::vector<int> m(p * p);
+  std::vector<int> m(static_cast<size_t>(p) * p);
   std::mt19937 rng(2024);
   alltoallv::Layout l = alltoallv::layoutFor(p);
   int c = static_cast<int>(l.columns);
   for (int i = 0; i < p; ++i) {
+    int transpose = (i % c) * c + i / c;
     int spikeTo = name == "spike" ? static_cast<int>(rng() % p)
-                                  : ((i % c) * c + i / c < p ? (i % c) * c + i / c : i);
+                                  : (transpose < p ? transpose : i);
     for (int j = 0; j < p; ++j)
-      m[i * p + j] = name == "random" ? static_cast<int>(rng() % (mmax + 1))
-                     : j == spikeTo   ? mmax
-                                      : static_cast<int>(rng() % (mmax / 16 + 1));
+      m[static_cast<size_t>(i) * p + j] =
+          name == "regular"  ? mmax
+          : name == "random" ? static_cast<int>(rng() % (mmax + 1))
+          : j == spikeTo     ? mmax
+                             : static_cast<int>(rng() % (mmax / 16 + 1));
   }
   return m;
 }
@@ -74,6 +92,13 @@ std::vector<int> sizes(const std::string &name, int p, int mmax) {
 using Call = std::function<int(const void *, const int *, const int *,
                                MPI_Datatype, void *, const int *, const int *,
                                MPI_Datatype, MPI_Comm, rt::AlltoallvStats *)>;
+
+/// One line of the table: an algorithm in a mode, or MPI's.
+struct Variant {
+  std::string label;
+  std::optional<alltoallv::Algorithm> algorithm; // none: MPI_Alltoallv
+  Call call;
+};
 
 double pingPong(int bytes, int rounds, int me) {
   std::vector<char> buf(std::max(bytes, 1));
@@ -113,133 +138,182 @@ int main(int argc, char **argv) {
     else if (a == "--csv")
       csvPath = argv[i + 1];
   }
-  if (p < 2) {
-    std::fprintf(stderr, "alltoallv_bench needs at least 2 ranks\n");
+  if (p < 2 || mmax < 0 || runs < 1) {
+    if (me == 0)
+      std::fprintf(stderr, "alltoallv_bench needs at least 2 ranks, "
+                           "--mmax >= 0 and --runs >= 1\n");
     MPI_Finalize();
     return 2;
   }
   const int elementBytes = 8; // MPI_INT64_T
   double td = pingPong(0, 200, me);
-  double perByte = (pingPong(1 << 20, 20, me) - td) / (1 << 20);
+  double perByte = std::max(0.0, (pingPong(1 << 20, 20, me) - td) / (1 << 20));
 
-  std::vector<std::pair<std::string, Call>> calls;
-  calls.push_back({"MPI_Alltoallv",
-                   [](const void *sb, const int *sc, const int *sd,
-                      MPI_Datatype st, void *rb, const int *rc, const int *rd,
-                      MPI_Datatype rt, MPI_Comm comm, rt::AlltoallvStats *) {
-                     return MPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
-                   }});
-  std::vector<OwnedPlan> plans;
-  plans.reserve(8);
-  struct Variant {
-    alltoallv::Algorithm algorithm;
-    rt::AlltoallvMode mode;
+  std::vector<Variant> variants;
+  variants.push_back(
+      {"MPI_Alltoallv", std::nullopt,
+       [](const void *sb, const int *sc, const int *sd, MPI_Datatype st,
+          void *rb, const int *rc, const int *rd, MPI_Datatype rt,
+          MPI_Comm comm, rt::AlltoallvStats *) {
+         return MPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+       }});
+  std::deque<OwnedPlan> plans; // the calls point into them
+  using A = alltoallv::Algorithm;
+  using M = rt::AlltoallvMode;
+  struct Spec {
+    A algorithm;
+    M mode;
     const char *label;
   };
-  for (Variant v : {Variant{alltoallv::Algorithm::Direct,
-                            rt::AlltoallvMode::NonBlocking, "A1 direct"},
-                    Variant{alltoallv::Algorithm::TwoStageRandom,
-                            rt::AlltoallvMode::NonBlocking, "A2 two-stage"},
-                    Variant{alltoallv::Algorithm::TwoStageMesh,
-                            rt::AlltoallvMode::NonBlocking, "A3 mesh"},
-                    Variant{alltoallv::Algorithm::FourStage,
-                            rt::AlltoallvMode::Blocking, "A4-b"},
-                    Variant{alltoallv::Algorithm::FourStage,
-                            rt::AlltoallvMode::NonBlocking, "A4-n1"},
-                    Variant{alltoallv::Algorithm::FourStage,
-                            rt::AlltoallvMode::NonBlockingDual, "A4-n2"}}) {
+  const Spec specs[] = {{A::Direct, M::NonBlocking, "A1"},
+                        {A::TwoStageRandom, M::NonBlocking, "A2"},
+                        {A::TwoStageMesh, M::Blocking, "A3-b"},
+                        {A::TwoStageMesh, M::NonBlocking, "A3-n1"},
+                        {A::FourStage, M::Blocking, "A4-b"},
+                        {A::FourStage, M::NonBlocking, "A4-n1"},
+                        {A::FourStage, M::NonBlockingDual, "A4-n2"}};
+  for (const Spec &s : specs) {
     llvm::Expected<alltoallv::Pattern> pat =
-        alltoallv::buildPattern(v.algorithm, p);
-    if (!pat) {
+        alltoallv::buildPattern(s.algorithm, p);
+    if (!pat) { // A3 off perfect squares
       llvm::consumeError(pat.takeError());
       continue;
     }
     plans.push_back(toPlan(*pat));
     const rt::AlltoallvPlan *plan = &plans.back().plan;
-    calls.push_back(
-        {v.label, [plan, mode = v.mode](const void *sb, const int *sc,
-                                        const int *sd, MPI_Datatype st,
-                                        void *rb, const int *rc,
-                                        const int *rd, MPI_Datatype rt,
-                                        MPI_Comm comm,
-                                        rt::AlltoallvStats *stats) {
+    variants.push_back(
+        {s.label, s.algorithm,
+         [plan, mode = s.mode](const void *sb, const int *sc, const int *sd,
+                               MPI_Datatype st, void *rb, const int *rc,
+                               const int *rd, MPI_Datatype rt, MPI_Comm comm,
+                               rt::AlltoallvStats *stats) {
            return rt::alltoallv(*plan, sb, sc, sd, st, rb, rc, rd, rt, comm,
                                 mode, stats);
          }});
   }
 
   FILE *csv = nullptr;
-  if (me == 0 && !csvPath.empty())
+  if (me == 0 && !csvPath.empty()) {
     csv = std::fopen(csvPath.c_str(), "w");
+    if (!csv)
+      std::fprintf(stderr, "alltoallv_bench: cannot write %s\n",
+                   csvPath.c_str());
+  }
   if (csv)
-    std::fprintf(csv, "p,pattern,mmax,algorithm,us_per_call,startups_per_node,"
-                      "largest_buffer_bytes,lmax_bytes,theorem2_us\n");
+    std::fprintf(csv, "p,pattern,mmax_elements,element_bytes,algorithm,"
+                      "us_per_call,us_min,us_max,startups_per_node,"
+                      "largest_buffer_bytes,longest_message_bytes,lmax_bytes,"
+                      "model_us,model_source,theorem2_us\n");
   if (me == 0)
     std::printf("P = %d, M_max = %d elements of %d bytes, %d runs; "
                 "ping-pong T_d = %.2f us, t = %.3f ns/byte\n",
                 p, mmax, elementBytes, runs, td * 1e6, perByte * 1e9);
-  const int64_t c = static_cast<int64_t>(std::ceil(std::sqrt(double(p))));
-  for (const char *pattern : {"spike", "transpose", "random"}) {
+  const alltoallv::ModelCost theorem2 =
+      alltoallv::modelCost(alltoallv::Algorithm::FourStage, p);
+  auto modelUs = [&](const alltoallv::ModelCost &c, double lmaxBytes) {
+    return (c.startups * td + c.traffic * (lmaxBytes / p) * perByte) * 1e6;
+  };
+  int mismatches = 0;
+  for (const char *pattern : {"regular", "spike", "transpose", "random"}) {
     std::vector<int> m = sizes(pattern, p, mmax);
     int64_t lmax = 0;
     for (int i = 0; i < p; ++i) {
       int64_t out = 0, in = 0;
       for (int j = 0; j < p; ++j)
-        out += m[i * p + j], in += m[j * p + i];
+        out += m[static_cast<size_t>(i) * p + j],
+            in += m[static_cast<size_t>(j) * p + i];
       lmax = std::max({lmax, out, in});
     }
-    double lmaxBytes = double(lmax) * elementBytes;
-    double theorem2 = (4 * c + 2) * td + 4.0 * (c + 1) * c * lmaxBytes / p * perByte;
+    const double lmaxBytes = double(lmax) * elementBytes;
+    const double theorem2Us = modelUs(theorem2, lmaxBytes);
     std::vector<int> sc(p), sd(p), rc(p), rd(p);
     for (int j = 0, s = 0, r = 0; j < p; ++j) {
-      sc[j] = m[me * p + j], sd[j] = s, s += sc[j];
-      rc[j] = m[j * p + me], rd[j] = r, r += rc[j];
+      sc[j] = m[static_cast<size_t>(me) * p + j], sd[j] = s, s += sc[j];
+      rc[j] = m[static_cast<size_t>(j) * p + me], rd[j] = r, r += rc[j];
     }
-    std::vector<int64_t> send(sd[p - 1] + sc[p - 1] + 1, me),
-        recv(rd[p - 1] + rc[p - 1] + 1);
+    std::vector<int64_t> send(static_cast<size_t>(sd[p - 1]) + sc[p - 1] + 1),
+        recv(static_cast<size_t>(rd[p - 1]) + rc[p - 1] + 1),
+        expected(recv.size(), -1);
+    for (int j = 0; j < p; ++j)
+      for (int k = 0; k < sc[j]; ++k)
+        send[static_cast<size_t>(sd[j]) + k] =
+            (int64_t(me) << 40) | (int64_t(j) << 24) | k;
+    MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT64_T,
+                  expected.data(), rc.data(), rd.data(), MPI_INT64_T,
+                  MPI_COMM_WORLD);
     if (me == 0)
       std::printf("\n%-10s L_max = %.0f bytes, Theorem 2: %.1f us\n"
-                  "%-16s %12s %10s %14s\n",
-                  pattern, lmaxBytes, theorem2 * 1e6, "algorithm",
-                  "us/call", "start-ups", "largest buffer");
-    for (const auto &[name, call] : calls) {
+                  "%-14s %10s %10s %10s %10s %14s %12s %10s\n",
+                  pattern, lmaxBytes, theorem2Us, "algorithm", "us/call", "min",
+                  "max", "start-ups", "largest buffer", "longest msg",
+                  "model us");
+    for (const Variant &v : variants) {
       std::vector<double> times;
       rt::AlltoallvStats stats;
+      int wrong = 0;
       for (int run = 0; run < runs + 2; ++run) {
+        std::fill(recv.begin(), recv.end(), -1);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        call(send.data(), sc.data(), sd.data(), MPI_INT64_T, recv.data(),
-             rc.data(), rd.data(), MPI_INT64_T, MPI_COMM_WORLD, &stats);
+        int code =
+            v.call(send.data(), sc.data(), sd.data(), MPI_INT64_T, recv.data(),
+                   rc.data(), rd.data(), MPI_INT64_T, MPI_COMM_WORLD, &stats);
         double t = MPI_Wtime() - t0, slowest = 0;
+        wrong |= code != MPI_SUCCESS || recv != expected;
         MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (run >= 2) // warm-up: private communicator, caches
+        if (run >= 2) // warm-up: private communicator, buffers
           times.push_back(slowest);
       }
       std::sort(times.begin(), times.end());
-      int64_t counts[2] = {stats.messages, stats.largestBuffer}, maxCounts[2];
-      if (name == "MPI_Alltoallv")
-        counts[0] = counts[1] = -1; // not observable
-      MPI_Allreduce(counts, maxCounts, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+      int64_t longest = 0;
+      for (const rt::AlltoallvStageStats &st : stats.stages)
+        longest = std::max(longest, st.longestReceived * elementBytes);
+      // The most over the ranks; -1: not observable (MPI's).
+      int64_t counts[4] = {stats.messages, stats.largestBuffer, longest, wrong},
+              maxCounts[4];
+      if (!v.algorithm)
+        counts[0] = counts[1] = counts[2] = -1;
+      MPI_Allreduce(counts, maxCounts, 4, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+      mismatches += maxCounts[3] != 0;
       double us = times[times.size() / 2] * 1e6;
-      if (me == 0) {
-        char startups[32] = "-", buffer[32] = "-";
-        if (maxCounts[0] >= 0) {
-          std::snprintf(startups, sizeof startups, "%lld",
-                        static_cast<long long>(maxCounts[0]));
-          std::snprintf(buffer, sizeof buffer, "%lld",
-                        static_cast<long long>(maxCounts[1]));
-        }
-        std::printf("%-16s %12.1f %10s %14s\n", name.c_str(), us, startups,
-                    buffer);
-        if (csv)
-          std::fprintf(csv, "%d,%s,%d,%s,%.2f,%s,%s,%.0f,%.2f\n", p, pattern,
-                       mmax, name.c_str(), us, startups, buffer, lmaxBytes,
-                       theorem2 * 1e6);
+      if (me != 0)
+        continue;
+      auto number = [](int64_t x) {
+        return x < 0 ? std::string() : std::to_string(x);
+      };
+      std::string model, source;
+      if (v.algorithm) {
+        alltoallv::ModelCost c = alltoallv::modelCost(*v.algorithm, p);
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f", modelUs(c, lmaxBytes));
+        model = text;
+        source = c.source;
       }
+      auto shown = [](const std::string &s) { return s.empty() ? "-" : s; };
+      std::printf("%-14s %10.1f %10.1f %10.1f %10s %14s %12s %10s%s\n",
+                  v.label.c_str(), us, times.front() * 1e6, times.back() * 1e6,
+                  shown(number(maxCounts[0])).c_str(),
+                  shown(number(maxCounts[1])).c_str(),
+                  shown(number(maxCounts[2])).c_str(), shown(model).c_str(),
+                  maxCounts[3] ? "  WRONG RESULT" : "");
+      if (csv)
+        std::fprintf(csv,
+                     "%d,%s,%d,%d,%s,%.2f,%.2f,%.2f,%s,%s,%s,%.0f,%s,%s,"
+                     "%.2f\n",
+                     p, pattern, mmax, elementBytes, v.label.c_str(), us,
+                     times.front() * 1e6, times.back() * 1e6,
+                     number(maxCounts[0]).c_str(), number(maxCounts[1]).c_str(),
+                     number(maxCounts[2]).c_str(), lmaxBytes, model.c_str(),
+                     source.c_str(), theorem2Us);
     }
   }
   if (csv)
     std::fclose(csv);
+  if (me == 0 && mismatches)
+    std::fprintf(stderr,
+                 "alltoallv_bench: FAIL: %d results differed from "
+                 "MPI_Alltoallv's\n",
+                 mismatches);
   MPI_Finalize();
-  return 0;
+  return mismatches ? 1 : 0;
 }

@@ -2,9 +2,13 @@
 
 #include "alltoallv/Emit.h"
 
-#include "verify/Verifier.h"
+#include "ir/Instantiate.h"
+#include "simulate/Simulator.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 using namespace collc;
 using namespace collc::alltoallv;
@@ -27,61 +31,161 @@ static llvm::StringRef runtimeKind(StageKind kind) {
   return "Direct";
 }
 
-static const char *const signature =
-    "const void *sendbuf, const int *sendcounts, const int *sdispls, "
-    "MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, "
-    "const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, "
-    "collc::rt::AlltoallvMode mode";
+/// MPI_Alltoallv's parameters with `comm` of type `commType`, and the mode.
+static std::string signature(llvm::StringRef commType) {
+  return ("const void *sendbuf, const int *sendcounts, const int *sdispls, "
+          "MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, "
+          "const int *rdispls, MPI_Datatype recvtype, " +
+          commType + (commType.endswith("&") ? "comm" : " comm") +
+          ", collc::rt::AlltoallvMode mode")
+      .str();
+}
+static const char *const defaultMode =
+    " = collc::rt::AlltoallvMode::NonBlockingDual";
 
-llvm::Expected<EmittedCollective>
-alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
-                          int64_t p, llvm::StringRef where,
-                          unsigned timeoutSeconds) {
-  llvm::Expected<Pattern> pattern = buildPattern(algorithm, p);
+bool StageVerdict::proved() const {
+  return llvm::all_of(report.properties, [](const verify::PropertyResult &r) {
+    return r.property == verify::Property::Congestion ||
+           r.status == verify::Status::Proved;
+  });
+}
+
+std::string StageVerdict::congestionText() const {
+  if (!congestion)
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << congestion->message;
+  if (congestion->step > 0)
+    os << " at step " << congestion->step;
+  return os.str();
+}
+
+bool PatternVerdict::proved() const {
+  return llvm::all_of(stages, [](const StageVerdict &s) { return s.proved(); });
+}
+
+int64_t PatternVerdict::maxLoad() const {
+  int64_t load = 1;
+  for (const StageVerdict &s : stages)
+    load = std::max(load, s.maxLoad);
+  return load;
+}
+
+ModelCost PatternVerdict::cost() const {
+  std::vector<int64_t> loads;
+  for (const StageVerdict &s : stages)
+    loads.push_back(s.maxLoad);
+  return modelCost(pattern.algorithm, pattern.layout.p, loads);
+}
+
+llvm::Expected<std::vector<int64_t>>
+alltoallv::stageLoads(const Pattern &pattern, const Topology &topology) {
+  std::vector<int64_t> loads;
+  for (size_t s = 0; s < pattern.stages.size(); ++s) {
+    ir::Schedule sched = stageSchedule(pattern, s, "stage", &topology);
+    llvm::Expected<ir::Instance> instance = ir::instantiate(sched, {});
+    if (!instance)
+      return instance.takeError();
+    llvm::Expected<simulate::SimulationResult> sim =
+        simulate::simulate(*instance, topology);
+    if (!sim)
+      return sim.takeError();
+    loads.push_back(std::max<int64_t>(sim->maxLoad, 1));
+  }
+  return loads;
+}
+
+llvm::Expected<PatternVerdict>
+alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
+                         const Topology &topology, unsigned timeoutSeconds) {
+  llvm::Expected<Pattern> pattern =
+      buildPattern(algorithm, topology.numRanks());
   if (!pattern)
     return pattern.takeError();
-  const Layout &l = pattern->layout;
-
-  std::string comment;
-  llvm::raw_string_ostream c(comment);
-  c << "// Collective `" << name << "` (" << where << "): alltoallv on " << p
-    << " ranks, by " << algorithmName(algorithm) << " (001 §3).\n";
-  if (algorithm == Algorithm::FourStage || algorithm == Algorithm::TwoStageMesh)
-    c << "// Array: C = " << l.columns << " columns, R = " << l.rows
-      << " rows, r = " << l.r
-      << (l.rearranged ? " (rearranged, §3.2.2(A))" : "") << ".\n";
-  for (size_t s = 0; s < pattern->stages.size(); ++s) {
-    const Stage &st = pattern->stages[s];
-    ir::Schedule sched =
-        stageSchedule(*pattern, s, (name + "_stage_" + st.name).str());
+  PatternVerdict out;
+  out.pattern = std::move(*pattern);
+  out.topology = topology.describe();
+  for (size_t s = 0; s < out.pattern.stages.size(); ++s) {
+    StageVerdict v;
+    v.stage = out.pattern.stages[s];
+    v.schedule = stageSchedule(
+        out.pattern, s, (name + "_stage_" + v.stage.name).str(), &topology);
     verify::VerifyOptions options;
     options.timeoutSeconds = timeoutSeconds;
     options.only = {verify::Property::Contention, verify::Property::Matching,
                     verify::Property::Congestion};
     llvm::Expected<verify::ScheduleReport> report =
-        verify::verifySchedule(sched, options);
+        verify::verifySchedule(v.schedule, options);
     if (!report)
       return report.takeError();
-    if (report->verdict() != verify::Status::Proved) {
+    v.report = std::move(*report);
+    for (const verify::PropertyResult &r : v.report.properties)
+      if (r.property == verify::Property::Congestion) {
+        v.maxLoad = std::max<int64_t>(r.maxLoad, 1);
+        if (r.status == verify::Status::Counterexample)
+          v.congestion = r.counterexample;
+      }
+    out.stages.push_back(std::move(v));
+  }
+  return out;
+}
+
+llvm::Expected<EmittedCollective>
+alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
+                          const Topology &topology, llvm::StringRef where,
+                          unsigned timeoutSeconds) {
+  llvm::Expected<PatternVerdict> verdict =
+      verifyPattern(name, algorithm, topology, timeoutSeconds);
+  if (!verdict)
+    return verdict.takeError();
+  const Pattern *pattern = &verdict->pattern;
+  const Layout &l = pattern->layout;
+
+  std::string comment;
+  llvm::raw_string_ostream c(comment);
+  c << "// Collective `" << name << "` (" << where << "): alltoallv on "
+    << verdict->topology << ", by " << algorithmName(algorithm)
+    << " (001 §3).\n";
+  if (algorithm == Algorithm::FourStage || algorithm == Algorithm::TwoStageMesh)
+    c << "// Array: C = " << l.columns << " columns, R = " << l.rows
+      << " rows, r = " << l.r
+      << (l.rearranged ? " (rearranged, §3.2.2(A))" : "") << ".\n";
+  for (const StageVerdict &v : verdict->stages) {
+    const Stage &st = v.stage;
+    if (!v.proved()) {
+      // What failed, without the congestion that is only measured.
+      verify::ScheduleReport failed = v.report;
+      llvm::erase_if(failed.properties, [](const verify::PropertyResult &r) {
+        return r.property == verify::Property::Congestion;
+      });
       std::string text;
       llvm::raw_string_ostream os(text);
-      verify::printText(sched, *report, os);
+      verify::printText(v.schedule, failed, os);
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "stage " + st.name + " of `" + name +
                                          "` is not proved:\n" + os.str());
     }
-    c << "// Stage " << st.name << " (" << stageKindName(st.kind) << "): "
-      << st.numSteps() << " steps, proved contention-free, congestion-free "
-      << "and matched";
-    for (const verify::PropertyResult &r : report->properties)
+    c << "// Stage " << st.name << " (" << stageKindName(st.kind)
+      << "): " << st.numSteps() << " steps, proved contention-free and "
+      << "matched";
+    for (const verify::PropertyResult &r : v.report.properties)
       if (r.property == verify::Property::Contention)
         c << " (" << r.method << ")";
+    if (v.congestion)
+      c << "; congests on " << verdict->topology << ": " << v.congestionText();
+    else
+      c << ", congestion-free on " << verdict->topology;
     c << ".\n";
   }
 
   EmittedCollective out;
-  out.declaration = c.str() + "int " + name.str() + "(" + signature +
-                    " = collc::rt::AlltoallvMode::NonBlockingDual);\n\n";
+  const std::string mpiSignature = signature("MPI_Comm"),
+                    localSignature = signature("collc::rt::LocalComm &");
+  out.declaration = c.str() + "int " + name.str() + "(" + mpiSignature +
+                    defaultMode + ");\n\n";
+  out.localDeclaration =
+      "int " + name.str() + "(" + localSignature + defaultMode + ");\n";
   std::string def;
   llvm::raw_string_ostream d(def);
   d << c.str();
@@ -95,7 +199,8 @@ alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
     }
     d << "\n};\n";
   }
-  d << "int " << name << "(" << signature << ") {\n"
+  // One plan for the function and its twin on the local backend.
+  d << "static const collc::rt::AlltoallvPlan &" << name << "_plan() {\n"
     << "  static const collc::rt::AlltoallvPlan plan = [] {\n"
     << "    collc::rt::AlltoallvPlan plan;\n"
     << "    plan.p = " << l.p << ";\n    plan.columns = " << l.columns
@@ -105,9 +210,25 @@ alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
       << runtimeKind(pattern->stages[s].kind) << ", "
       << pattern->stages[s].numSteps() << ", " << name << "_stage" << s
       << "});\n";
-  d << "    return plan;\n  }();\n"
-    << "  return collc::rt::alltoallv(plan, sendbuf, sendcounts, sdispls, "
-       "sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, mode);\n}\n\n";
+  d << "    return plan;\n  }();\n  return plan;\n}\n";
+  const std::string call =
+      "  return collc::rt::alltoallv(" + name.str() +
+      "_plan(), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, "
+      "rdispls, recvtype, comm, mode);\n}\n";
+  d << "int " << name << "(" << mpiSignature << ") {\n" << call << "\n";
   out.definition = d.str();
+  if (verdict->maxLoad() > 1) {
+    const StageVerdict *worst = nullptr;
+    for (const StageVerdict &v : verdict->stages)
+      if (!worst || v.maxLoad > worst->maxLoad)
+        worst = &v;
+    out.note = "alltoallv `" + name.str() + "` (" + where.str() +
+               ") congests on " + verdict->topology + ": stage " +
+               worst->stage.name + ": " + worst->congestionText() +
+               "; its stages are proved contention-free and matched, so the "
+               "code is written; the cost counts the load";
+  }
+  out.localDefinition =
+      "int " + name.str() + "(" + localSignature + ") {\n" + call;
   return out;
 }

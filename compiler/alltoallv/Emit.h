@@ -1,30 +1,88 @@
 #pragma once
 // The irregular all-to-all of a `collective x = alltoallv on T using ALGO;`
-// as C++: the pattern of ALGO for T's size is proved stage by stage (verify,
-// as any schedule), then printed as step tables with a function of
+// as C++: the pattern of ALGO for T's size is proved stage by stage on T
+// (verify, as any schedule), then printed as step tables with a function of
 // MPI_Alltoallv's signature that runs them on collc_runtime
 // (runtime/include/collc/Alltoallv.h).
 
 #include "alltoallv/Patterns.h"
+#include "verify/Verifier.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace collc::alltoallv {
+
+/// One stage's checks on the declared topology. Contention-free and matched
+/// are required: the runtime posts one send and one receive per rank and
+/// step, and the receiver knows its sender from the table. Congestion is
+/// measured, not required: the patterns are the paper's for a flat network
+/// (001 §2.1, full(P)), and on a topology with fewer links they share some;
+/// they still run, slower, and the cost counts the load.
+struct StageVerdict {
+  Stage stage;
+  ir::Schedule schedule;         // what was checked
+  verify::ScheduleReport report; // contention, matching, congestion
+  /// Messages on the most loaded channel in any step (1: none shared).
+  int64_t maxLoad = 1;
+  /// Where the load peaks, when some channel carries two or more.
+  std::optional<verify::Counterexample> congestion;
+
+  /// Contention-free and matched, both proved.
+  bool proved() const;
+  /// "channel 1->2 carries 2 messages at step 3", or "" when uncongested.
+  std::string congestionText() const;
+};
+
+struct PatternVerdict {
+  Pattern pattern;
+  std::string topology; // as declared, e.g. "ring(8)"
+  std::vector<StageVerdict> stages;
+
+  bool proved() const;
+  int64_t maxLoad() const;
+  /// The flat model (Theorem 2, Table 3) with each stage's load.
+  ModelCost cost() const;
+};
+
+/// Each stage's most loaded channel on `topology` (the pattern's P ranks),
+/// by simulation alone: what the cost needs, without the proofs.
+llvm::Expected<std::vector<int64_t>> stageLoads(const Pattern &pattern,
+                                                const Topology &topology);
+
+/// Builds `algorithm`'s pattern for `topology`'s ranks and checks every
+/// stage on `topology`. Errors: an algorithm that does not apply
+/// (two_stage_mesh off a perfect square), a stage verify cannot check.
+llvm::Expected<PatternVerdict> verifyPattern(llvm::StringRef name,
+                                             Algorithm algorithm,
+                                             const Topology &topology,
+                                             unsigned timeoutSeconds);
 
 struct EmittedCollective {
   std::string declaration; // for the header
   std::string definition;  // for the source
+  // The same function on the local backend (collc/Local.h), taking a
+  // collc::rt::LocalComm & for the MPI_Comm: for namespace `local` in the
+  // header and the source, as every emitted function has.
+  std::string localDeclaration;
+  std::string localDefinition;
+  /// When the pattern congests on the declared topology: one line for the
+  /// user that says where and that the code is written anyway.
+  std::string note;
 };
 
-/// Proves every stage of `algorithm`'s pattern on p ranks (contention,
-/// matching, congestion on full(p)) and prints the function `name`.
-/// Errors: an algorithm that does not apply (two_stage_mesh off a perfect
-/// square), a stage that is not proved (with the verifier's verdict).
-llvm::Expected<EmittedCollective>
-emitCollective(llvm::StringRef name, Algorithm algorithm, int64_t p,
-               llvm::StringRef where, unsigned timeoutSeconds);
+/// Proves every stage of `algorithm`'s pattern on `topology` (contention
+/// and matching; congestion measured, see StageVerdict) and prints the
+/// function `name`. Errors: those of verifyPattern, a stage that is not
+/// proved contention-free and matched (with the verifier's verdict).
+llvm::Expected<EmittedCollective> emitCollective(llvm::StringRef name,
+                                                 Algorithm algorithm,
+                                                 const Topology &topology,
+                                                 llvm::StringRef where,
+                                                 unsigned timeoutSeconds);
 
 } // namespace collc::alltoallv

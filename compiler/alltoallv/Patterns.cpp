@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace collc;
@@ -232,15 +233,59 @@ llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
   return pattern;
 }
 
+static ModelCost flatCost(Algorithm algorithm, int64_t p) {
+  const int64_t c = floorSqrt(p) * floorSqrt(p) == p ? floorSqrt(p)
+                                                     : floorSqrt(p) + 1;
+  switch (algorithm) {
+  case Algorithm::Direct: // P start-ups, L_max of traffic
+    return {p, p, "001 Table 3 (A1)"};
+  case Algorithm::TwoStageRandom: // 2P start-ups, 2 L_max
+    return {2 * p, 2 * p, "001 Table 3 (A2)"};
+  case Algorithm::TwoStageMesh: // 2 sqrt(P) start-ups, 2 L_max
+    return {2 * floorSqrt(p), 2 * p, "001 Table 3 (A3)"};
+  case Algorithm::FourStage:
+    // (4 ceil(sqrt P) + 2) T_d + 4 (ceil(sqrt P) + 1) ceil(sqrt P) L_max / P
+    // (t_m + t_c + t_d).
+    return {4 * c + 2, 4 * (c + 1) * c, "001 Theorem 2 (A4)"};
+  }
+  return {};
+}
+
+ModelCost alltoallv::modelCost(Algorithm algorithm, int64_t p,
+                               llvm::ArrayRef<int64_t> stageLoads) {
+  ModelCost cost = flatCost(algorithm, p);
+  if (stageLoads.empty())
+    return cost;
+  // Every total above divides evenly among the stages (4, 2, 2 or 1).
+  const int64_t share = cost.traffic / static_cast<int64_t>(stageLoads.size());
+  cost.traffic = 0;
+  for (int64_t load : stageLoads)
+    cost.traffic += std::max<int64_t>(load, 1) * share;
+  return cost;
+}
+
 ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
-                                      llvm::StringRef name) {
+                                      llvm::StringRef name,
+                                      const Topology *topology) {
   using ir::Expr;
   using ir::ExprOp;
   ir::Schedule s;
   s.name = name.str();
   s.collective.kind = ir::CollectiveKind::Alltoallv;
-  s.topology.kind = TopologyKind::Full;
-  s.topology.dims.push_back(Expr::constant(pattern.layout.p));
+  if (topology) {
+    // As sema writes a declared topology into a schedule.
+    s.topology.kind = topology->kind();
+    s.topology.order = topology->order();
+    for (int64_t d : topology->dims())
+      s.topology.dims.push_back(Expr::constant(d));
+    if (topology->kind() == TopologyKind::Graph)
+      for (const Channel &c : topology->channels())
+        if (c.from < c.to)
+          s.topology.edges.emplace_back(c.from, c.to);
+  } else {
+    s.topology.kind = TopologyKind::Full;
+    s.topology.dims.push_back(Expr::constant(pattern.layout.p));
+  }
   s.buffers.push_back({"result"});
   s.slotNames = {"r", "p", "origin", "dest", "index"};
   ir::ExprRef rank = Expr::var("r", ir::SlotRank);

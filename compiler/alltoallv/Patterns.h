@@ -10,7 +10,9 @@
 // that is proved is the table that is emitted.
 
 #include "ir/Schedule.h"
+#include "topology/Topology.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -86,6 +88,23 @@ struct Pattern {
 /// (A3) when P is not a perfect square.
 llvm::Expected<Pattern> buildPattern(Algorithm algorithm, int64_t p);
 
+/// An algorithm's time in the flat model of 001 §2, A·T_s + B·(L_max/P)·t
+/// (t per byte, L_max the largest total a node sends or receives): A4 by
+/// Theorem 2, A1-A3 by Table 3's start-ups and total traffic. For a regular
+/// all-to-all of m bytes per pair, L_max / P = m.
+struct ModelCost {
+  int64_t startups = 0; // A
+  int64_t traffic = 0;  // B, in units of L_max / P
+  const char *source = "";
+};
+/// The flat model assumes no two messages of a step share a link (§2.1).
+/// Given each stage's most loaded channel on the topology (`stageLoads`, one
+/// per stage; empty: 1 each), a stage's share of the traffic (Theorem 2
+/// bounds the four stages alike; Table 3's totals split evenly) is taken that
+/// many times: its longest step moves that many messages over one link.
+ModelCost modelCost(Algorithm algorithm, int64_t p,
+                    llvm::ArrayRef<int64_t> stageLoads = {});
+
 /// The revised R-Schedule of §3.2.2(B) for one row of the array, as
 /// Figure 10 prints it: entry [s][k] is the receiver of the k-th sender in
 /// step s + 1, senders being the row's C nodes then (for rows m < r) the
@@ -97,11 +116,13 @@ std::vector<std::vector<int64_t>> revisedRowSchedule(const Layout &layout,
 /// incomplete-row node that sends it additional messages, if any.
 std::vector<int64_t> revisedRowSenders(const Layout &layout, int64_t row);
 
-/// A stage as concrete Schedule IR on full(P): step s holds one transfer
-/// `x -> sendTo[s][x]` per sender, each carrying x's own block for that peer
-/// (so causality holds trivially), for verify to prove contention-free and
-/// matched. Correctness is the runtime's job (the data are run-time sized).
+/// A stage as concrete Schedule IR on `topology` (P ranks; full(P) when
+/// null): step s holds one transfer `x -> sendTo[s][x]` per sender, each
+/// carrying x's own block for that peer (so causality holds trivially), for
+/// verify to prove contention-free and matched and to measure the links'
+/// load. Correctness is the runtime's job (the data are run-time sized).
 ir::Schedule stageSchedule(const Pattern &pattern, size_t stage,
-                           llvm::StringRef name);
+                           llvm::StringRef name,
+                           const Topology *topology = nullptr);
 
 } // namespace collc::alltoallv

@@ -644,14 +644,18 @@ collc::emit::emitCpp(const Program &program,
                                            "direct, two_stage_random, "
                                            "two_stage_mesh, four_stage");
       llvm::Expected<alltoallv::EmittedCollective> e =
-          alltoallv::emitCollective(c.name, *algo, c.topology.numRanks(),
-                                    location(c.loc), /*timeoutSeconds=*/60);
+          alltoallv::emitCollective(c.name, *algo, c.topology, location(c.loc),
+                                    /*timeoutSeconds=*/60);
       if (!e)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        location(c.loc) + ": " +
                                            llvm::toString(e.takeError()));
       header << e->declaration;
       source << e->definition;
+      localHeader << e->localDeclaration;
+      localSource << e->localDefinition;
+      if (!e->note.empty())
+        files.notes.push_back(e->note);
       continue;
     }
     if (c.resolved.size() < 2)

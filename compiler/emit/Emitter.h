@@ -18,6 +18,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <string>
+#include <vector>
 
 namespace collc::emit {
 
@@ -37,6 +38,9 @@ struct EmitOptions {
 struct EmittedFiles {
   std::string header;
   std::string source;
+  /// What the user should know though nothing failed: an alltoallv pattern
+  /// that congests on its topology (alltoallv/Emit.h).
+  std::vector<std::string> notes;
 };
 
 /// Emits one function per schedule of `schedules`, and one per collective

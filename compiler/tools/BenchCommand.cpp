@@ -10,6 +10,7 @@
 #include "tools/BenchSupport.h"
 #include "tools/Commands.h"
 
+#include "alltoallv/Patterns.h"
 #include "cost/Cost.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
@@ -91,9 +92,10 @@ const char *const allCollectives[] = {
 /// A library schedule coll_bench can run, priced for one rank count.
 struct Candidate {
   std::string name, spec;
-  const ir::Schedule *schedule = nullptr;
+  const ir::Schedule *schedule = nullptr; // none for an alltoallv
   cost::ScheduleCost cost;
   std::optional<cost::LowerBound> bound;
+  std::string costSource; // where the cost comes from, if not simulation
 };
 
 struct Row {
@@ -122,6 +124,22 @@ struct SpecCache {
   std::map<std::string, Entry> entries;
 
   const ir::Schedule *find(const std::string &path, llvm::StringRef name) {
+    Entry &e = load(path);
+    return e.program ? e.program->findSchedule(name) : nullptr;
+  }
+
+  const CollectiveDef *findCollective(const std::string &path,
+                                      llvm::StringRef name) {
+    Entry &e = load(path);
+    if (e.program)
+      for (const CollectiveDef &c : e.program->collectives)
+        if (c.name == name)
+          return &c;
+    return nullptr;
+  }
+
+private:
+  Entry &load(const std::string &path) {
     auto [it, inserted] = entries.try_emplace(path);
     Entry &e = it->second;
     if (inserted) {
@@ -134,13 +152,43 @@ struct SpecCache {
       else if (!p)
         llvm::consumeError(p.takeError());
     }
-    return e.program ? e.program->findSchedule(name) : nullptr;
+    return e;
   }
 };
 
+/// specs/... or bench/..., as the repository names the file.
 std::string relativeToSpecs(llvm::StringRef path) {
-  size_t at = path.rfind("/specs/");
-  return at == llvm::StringRef::npos ? path.str() : path.substr(at + 1).str();
+  for (llvm::StringRef dir : {"/specs/", "/bench/"})
+    if (size_t at = path.rfind(dir); at != llvm::StringRef::npos)
+      return path.substr(at + 1).str();
+  return path.str();
+}
+
+/// An irregular all-to-all of coll_bench for p ranks: its pattern is built
+/// for one P (compiler/alltoallv), so it fits only that P, and it is priced
+/// by the paper's flat model (Theorem 2 for A4) with m = L_max / P, which
+/// for the regular counts coll_bench runs is the bytes per pair.
+std::optional<Candidate> alltoallvCandidate(SpecCache &specs,
+                                            const std::string &name,
+                                            const std::string &spec, int p) {
+  const CollectiveDef *def = specs.findCollective(spec, name);
+  if (!def || def->collective.kind != ir::CollectiveKind::Alltoallv ||
+      def->topology.numRanks() != p)
+    return std::nullopt;
+  std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
+      def->algorithm.empty() ? "four_stage" : def->algorithm);
+  if (!algorithm)
+    return std::nullopt;
+  alltoallv::ModelCost model = alltoallv::modelCost(*algorithm, p);
+  Candidate c;
+  c.name = name;
+  c.spec = spec;
+  c.cost.p = p;
+  c.cost.startups = model.startups;
+  c.cost.words = model.traffic;
+  c.cost.valid = true;
+  c.costSource = std::string(model.source) + ", m = L_max / P";
+  return c;
 }
 
 /// The seed's bound on the t_w coefficient, or the schedule's own.
@@ -389,6 +437,12 @@ int runBench() {
       // Price every candidate with a member of p ranks.
       std::vector<Candidate> candidates;
       for (const auto &[name, spec] : available[collective]) {
+        if (collective == "alltoallv") {
+          if (std::optional<Candidate> c =
+                  alltoallvCandidate(specs, name, spec, p))
+            candidates.push_back(std::move(*c));
+          continue;
+        }
         const ir::Schedule *s = specs.find(spec, name);
         if (!s)
           continue;
@@ -413,14 +467,19 @@ int runBench() {
         }
         candidates.push_back({name, spec, s, *c,
                               cost::lowerBound(s->collective, s->topology.kind,
-                                               p, model.ports)});
+                                               p, model.ports),
+                              ""});
       }
       if (candidates.empty()) {
         std::string why =
-            available.count(collective) && !available[collective].empty()
-                ? "no library schedule for " + std::to_string(p) + " ranks"
-                : "not yet: no emitted " + collective +
-                      " in the library to time";
+            !available.count(collective) || available[collective].empty()
+                ? "not yet: no emitted " + collective +
+                      " in the library to time"
+            : collective == "alltoallv"
+                ? "no emitted alltoallv for " + std::to_string(p) +
+                      " ranks in " +
+                      relativeToSpecs(available[collective].front().second)
+                : "no library schedule for " + std::to_string(p) + " ranks";
         notes.push_back(collective + " on " + std::to_string(p) +
                         " ranks: " + why);
         if (text)
@@ -460,7 +519,10 @@ int runBench() {
           bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
         std::vector<std::string> args = {
             "--collective", collective, "--schedule", candidate->name,
-            "--root", std::to_string(candidate->schedule->collective.root),
+            "--root",
+            std::to_string(candidate->schedule
+                               ? candidate->schedule->collective.root
+                               : 0),
             "--bytes", bytesArg};
         if (benchIterations > 0) {
           args.push_back("--iterations");
@@ -532,6 +594,8 @@ int runBench() {
         os << "  " << (used ? "runs " : "  (priced, not chosen) ") << c.name
            << " (" << relativeToSpecs(c.spec) << "): "
            << c.cost.startups << "·t_s + " << c.cost.words.str() << "·m·t_w";
+        if (!c.costSource.empty())
+          os << " (" << c.costSource << ")";
         if (c.bound)
           os << "; bound " << c.bound->words.str() << "·m·t_w ("
              << c.bound->source << ")";

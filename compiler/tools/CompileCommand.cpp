@@ -159,6 +159,8 @@ int runCompile() {
   llvm::sys::path::append(source, emitOptions.baseName + ".cpp");
   if (!writeFile(header, files->header) || !writeFile(source, files->source))
     return ExitInputError;
+  for (const std::string &note : files->notes)
+    llvm::outs() << "collc: note: " << note << "\n";
   llvm::outs() << "collc: wrote " << header << " and " << source << " ("
                << plural(verified.size(), "schedule") << ")\n";
   return ExitOk;

@@ -4,6 +4,7 @@
 #include "tools/Commands.h"
 #include "tools/BenchSupport.h"
 
+#include "alltoallv/Emit.h"
 #include "cost/Cost.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
@@ -86,7 +87,7 @@ int runCost() {
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   int exitCode = ExitOk;
   size_t priced = 0;
-  llvm::json::Array jsonSchedules;
+  llvm::json::Array jsonSchedules, jsonAlltoallv;
   for (const std::string &file : costFiles) {
     std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
     llvm::Expected<Program> program = loadResolved(file, diags, &choices);
@@ -231,6 +232,80 @@ int runCost() {
            << model->name << ", m = " << llvm::format("%.0f", costBytes.getValue())
            << " bytes)\n";
     }
+    // An alltoallv collective (001 §3): the flat model of Theorem 2 / Table
+    // 3, each stage's traffic taken as many times as its most loaded
+    // channel on the declared topology carries messages; m = L_max / P.
+    for (const CollectiveDef &def : program->collectives) {
+      if (def.collective.kind != ir::CollectiveKind::Alltoallv ||
+          program->findSchedule(def.algorithm) ||
+          (!costSchedule.empty() && def.name != costSchedule))
+        continue;
+      std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
+          def.algorithm.empty() ? "four_stage" : def.algorithm);
+      if (!algorithm)
+        continue; // sema has reported it
+      const int64_t p = def.topology.numRanks();
+      llvm::Expected<alltoallv::Pattern> pattern =
+          alltoallv::buildPattern(*algorithm, p);
+      llvm::Expected<std::vector<int64_t>> loads =
+          pattern ? alltoallv::stageLoads(*pattern, def.topology)
+                  : llvm::Expected<std::vector<int64_t>>(pattern.takeError());
+      if (!loads) {
+        diags.error(def.loc, "cannot price '" + def.name +
+                                 "': " + llvm::toString(loads.takeError()));
+        exitCode = ExitInputError;
+        continue;
+      }
+      ++priced;
+      alltoallv::ModelCost c = alltoallv::modelCost(*algorithm, p, *loads);
+      std::optional<double> seconds;
+      if (model)
+        seconds = c.startups * model->ts +
+                  c.traffic * costBytes.getValue() * model->twPerByte;
+      if (costFormat == Format::Json) {
+        llvm::json::Array stages;
+        for (size_t i = 0; i < loads->size(); ++i)
+          stages.push_back(llvm::json::Object{
+              {"stage", pattern->stages[i].name},
+              {"steps", static_cast<int64_t>(pattern->stages[i].numSteps())},
+              {"max_load", (*loads)[i]}});
+        llvm::json::Object o{
+            {"collective", def.name},
+            {"algorithm", alltoallv::algorithmName(*algorithm)},
+            {"topology", def.topology.describe()},
+            {"p", p},
+            {"ts", c.startups},
+            {"tw_m", c.traffic},
+            {"m", "L_max/P"},
+            {"source", c.source},
+            {"stages", std::move(stages)}};
+        if (seconds)
+          o["time"] = llvm::json::Object{{"model", model->name},
+                                         {"bytes", costBytes.getValue()},
+                                         {"seconds", *seconds}};
+        jsonAlltoallv.push_back(std::move(o));
+        continue;
+      }
+      llvm::raw_ostream &os = llvm::outs();
+      os << "collective " << def.name << " : alltoallv on "
+         << def.topology.describe() << ", by "
+         << alltoallv::algorithmName(*algorithm) << " (001 §3), p = " << p
+         << "\n";
+      os << "  stage  steps  max load\n";
+      for (size_t i = 0; i < loads->size(); ++i)
+        os << "  " << llvm::left_justify(pattern->stages[i].name, 5)
+           << llvm::right_justify(std::to_string(pattern->stages[i].numSteps()),
+                                  6)
+           << llvm::right_justify(std::to_string((*loads)[i]), 10) << "\n";
+      os << "  total: " << c.startups << "·t_s + " << c.traffic
+         << "·m·t_w, m = L_max/P (" << c.source
+         << "; each stage's traffic times its most loaded channel)\n";
+      if (seconds)
+        os << "  time: " << llvm::format("%.4g", *seconds) << " s (model "
+           << model->name
+           << ", m = " << llvm::format("%.0f", costBytes.getValue())
+           << " bytes)\n";
+    }
   }
   if (!costSchedule.empty() && priced == 0 && !diags.hasErrors() &&
       exitCode == ExitOk) {
@@ -238,10 +313,12 @@ int runCost() {
                  << "'\n";
     return ExitInputError;
   }
-  if (costFormat == Format::Json)
-    llvm::outs() << llvm::formatv(
-        "{0:2}\n", llvm::json::Value(llvm::json::Object{
-                       {"schedules", std::move(jsonSchedules)}}));
+  if (costFormat == Format::Json) {
+    llvm::json::Object out{{"schedules", std::move(jsonSchedules)}};
+    if (!jsonAlltoallv.empty())
+      out["alltoallv"] = std::move(jsonAlltoallv);
+    llvm::outs() << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(out)));
+  }
   return diags.hasErrors() ? ExitInputError : exitCode;
 }
 

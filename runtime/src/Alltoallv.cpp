@@ -1,11 +1,15 @@
 // Irregular all-to-all over a proved static pattern (001 §3; see
-// collc/Alltoallv.h). MPI point-to-point only.
+// collc/Alltoallv.h), on the runtime's backend interface: point-to-point
+// sends and receives of byte messages, MPI or in memory.
 
 #include "collc/Alltoallv.h"
+
+#include "collc/Backend.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 namespace collc::rt {
@@ -20,44 +24,13 @@ struct RunHeader {
   int64_t count;
 };
 
-constexpr int baseTag = 0x2a40;
-
-int dupKeyval = MPI_KEYVAL_INVALID;
-
-int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
-  auto *dup = static_cast<MPI_Comm *>(attribute);
-  MPI_Comm_free(dup);
-  delete dup;
-  return MPI_SUCCESS;
-}
-
-/// A private duplicate of `comm`, made once and kept on it, so our
-/// messages never meet the caller's. It is not the Engine's duplicate
-/// (MpiBackend.cpp) on purpose: the Engine's step tags cover 0..32767, which
-/// overlaps the stage tags here, so sharing one would let a message of one
-/// collective match a receive of another.
-int privateComm(MPI_Comm comm, MPI_Comm *out) {
-  if (dupKeyval == MPI_KEYVAL_INVALID)
-    if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeDuplicate,
-                                        &dupKeyval, nullptr))
-      return rc;
-  void *attribute = nullptr;
-  int found = 0;
-  if (int rc = MPI_Comm_get_attr(comm, dupKeyval, &attribute, &found))
-    return rc;
-  if (!found) {
-    auto *dup = new MPI_Comm;
-    if (int rc = MPI_Comm_dup(comm, dup)) {
-      delete dup;
-      return rc;
-    }
-    if (int rc = MPI_Comm_set_attr(comm, dupKeyval, dup))
-      return rc;
-    attribute = dup;
-  }
-  *out = *static_cast<MPI_Comm *>(attribute);
-  return MPI_SUCCESS;
-}
+// Stage k's messages carry tag base + k. Over MPI they travel on a
+// duplicate of their own (MpiChannel::Alltoallv: the schedule engine's step
+// tags cover every tag MPI guarantees). The local backend has one set of
+// mailboxes per local::run, shared with the engine, and no tag limit: its
+// base lies above every engine tag.
+constexpr int mpiTagBase = 0x2a40;
+constexpr int localTagBase = 1 << 16;
 
 int fail(int code, const char *why) {
   std::fprintf(stderr, "collc alltoallv: %s\n", why);
@@ -92,12 +65,26 @@ int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
   return c;
 }
 
+/// The memory of a call, kept per thread across calls (a rank of the local
+/// backend is a thread): emptied, never freed, so that a call allocates
+/// nothing once it has seen its largest messages. Allocating it afresh made
+/// the heap grow and shrink on every call, and from 32 KiB per pair on the
+/// page faults and TLB flushes cost 10-100 times the exchange itself.
+struct Workspace {
+  bool busy = false;
+  std::vector<std::vector<char>> buckets[2]; // the send buffers, by peer
+  std::vector<std::vector<char>> inbox;      // a stage's received messages
+  std::vector<char> mine; // the bucket a rank keeps for itself
+};
+
 class Exchange {
 public:
-  Exchange(const AlltoallvPlan &plan, int me, size_t elementSize)
-      : plan(plan), me(me), elementSize(elementSize) {
-    for (auto &set : buckets)
-      set.resize(plan.p);
+  Exchange(const AlltoallvPlan &plan, int me, size_t elementSize, Workspace &ws)
+      : plan(plan), me(me), elementSize(elementSize), buckets(ws.buckets) {
+    for (int set = 0; set < 2; ++set) {
+      buckets[set].resize(plan.p);
+      elements[set].assign(plan.p, 0);
+    }
   }
 
   int rowOf(int x) const { return x / plan.columns; }
@@ -118,6 +105,7 @@ public:
     kinds[set] = plan.stages[stage].kind;
     for (auto &b : buckets[set])
       b.clear();
+    std::fill(elements[set].begin(), elements[set].end(), 0);
     std::vector<int64_t> &counter = counters[set];
     AlltoallvStageKind kind = kinds[set];
     counter.assign(plan.p, 0);
@@ -197,11 +185,30 @@ public:
     return at == bytes;
   }
 
+  /// The elements of a message: its runs' counts (up to a malformed run).
+  int64_t elementsOf(const char *data, size_t bytes) const {
+    int64_t n = 0;
+    forEachRun(data, bytes, [&](const RunHeader &h, const char *) {
+      n += h.count;
+      return true;
+    });
+    return n;
+  }
+
   std::vector<char> &bucket(int set, int peer) { return buckets[set][peer]; }
+  int64_t bucketElements(int set, int peer) const {
+    return elements[set][peer];
+  }
   size_t bucketBytes(int set) const {
     size_t total = 0;
     for (const auto &b : buckets[set])
       total += b.size();
+    return total;
+  }
+  int64_t setElements(int set) const {
+    int64_t total = 0;
+    for (int64_t n : elements[set])
+      total += n;
     return total;
   }
 
@@ -217,7 +224,8 @@ private:
       if (part.count == 0)
         continue;
       append(target(b), part,
-             payload + static_cast<size_t>(part.offset - h.offset) * elementSize);
+             payload +
+                 static_cast<size_t>(part.offset - h.offset) * elementSize);
       part.offset += part.count;
     }
     counter[h.dest] += h.count;
@@ -227,6 +235,7 @@ private:
     if (h.count == 0)
       return;
     std::vector<char> &b = buckets[current][peer];
+    elements[current][peer] += h.count;
     size_t at = b.size();
     size_t n = static_cast<size_t>(h.count) * elementSize;
     b.resize(at + sizeof h + n);
@@ -237,7 +246,8 @@ private:
   const AlltoallvPlan &plan;
   int me;
   size_t elementSize;
-  std::vector<std::vector<char>> buckets[2];
+  std::vector<std::vector<char>> (&buckets)[2];
+  std::vector<int64_t> elements[2]; // per bucket, headers not counted
   int current = 0;
   AlltoallvStageKind kinds[2] = {AlltoallvStageKind::Direct,
                                  AlltoallvStageKind::Direct};
@@ -249,13 +259,19 @@ private:
 int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
               const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
               void *recvbuf, const int *recvcounts, const int *rdispls,
-              MPI_Datatype recvtype, MPI_Comm comm, AlltoallvMode mode,
+              MPI_Datatype recvtype, CommRef comm, AlltoallvMode mode,
               AlltoallvStats *stats) {
-  int size = 0, me = 0;
-  if (int rc = MPI_Comm_size(comm, &size))
-    return rc;
-  if (int rc = MPI_Comm_rank(comm, &me))
-    return rc;
+  std::unique_ptr<Backend> owned; // the local backend's
+  Backend *backend = nullptr;
+  if (comm.local) {
+    if (int rc = makeLocalBackend(*comm.local, owned))
+      return fail(rc, "invalid local communicator");
+    backend = owned.get();
+  } else if (int rc =
+                 makeMpiBackend(comm.mpi, backend, MpiChannel::Alltoallv)) {
+    return fail(rc, "cannot duplicate the communicator");
+  }
+  const int size = backend->size(), me = backend->rank();
   if (size != plan.p)
     return fail(MPI_ERR_COMM, "the communicator's size is not the one the "
                               "schedule was proved for");
@@ -263,14 +279,27 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   if (es == 0 || es != contiguousSize(recvtype))
     return fail(MPI_ERR_TYPE, "only contiguous types of the same size are "
                               "supported");
-  MPI_Comm priv;
-  if (int rc = privateComm(comm, &priv))
-    return rc;
+  // Every request is waited for before a normal return; the backend then
+  // forgets them (on an error return too, so the next call starts clean).
+  struct Forget {
+    Backend *backend;
+    ~Forget() { backend->reset(); }
+  } forget{backend};
+  const int tagBase = comm.local ? localTagBase : mpiTagBase;
 
   const size_t stages = plan.stages.size();
   const bool dual = mode == AlltoallvMode::NonBlockingDual;
-  Exchange ex(plan, me, es);
+  thread_local Workspace threadWorkspace;
+  Workspace ownWorkspace; // for a call inside another on this thread
+  Workspace &ws = threadWorkspace.busy ? ownWorkspace : threadWorkspace;
+  struct Release {
+    Workspace &ws;
+    ~Release() { ws.busy = false; }
+  } release{ws};
+  ws.busy = true;
+  Exchange ex(plan, me, es, ws);
   AlltoallvStats local;
+  local.stages.resize(stages);
   bool overflow = false;
   char *out = static_cast<char *>(recvbuf);
   auto deliver = [&](const RunHeader &h, const char *payload) {
@@ -283,57 +312,80 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
                 payload, static_cast<size_t>(h.count) * es);
     return true;
   };
+  auto waitAll = [&](std::vector<int> &requests) -> int {
+    for (int request : requests) {
+      size_t bytes = 0;
+      if (int rc = backend->wait(request, bytes))
+        return rc;
+    }
+    requests.clear();
+    return MPI_SUCCESS;
+  };
 
   // Stage 0's buckets come straight from the send buffer (R-Distribute
   // scans it once).
   ex.startStage(0, 0);
   const char *in = static_cast<const char *>(sendbuf);
   for (int j = 0; j < size; ++j)
-    ex.distribute(0,
-                  RunHeader{me, j, 0, static_cast<int64_t>(sendcounts[j])},
+    ex.distribute(0, RunHeader{me, j, 0, static_cast<int64_t>(sendcounts[j])},
                   in + static_cast<size_t>(sdispls[j]) * es);
 
-  std::vector<MPI_Request> previousSends;
+  std::vector<int> previousSends;
   for (size_t k = 0; k < stages; ++k) {
     const AlltoallvStage &stage = plan.stages[k];
+    AlltoallvStageStats &st = local.stages[k];
     const int set = dual ? static_cast<int>(k % 2) : 0;
     const int next = dual ? 1 - set : 0;
     const bool last = k + 1 == stages;
-    const int tag = baseTag + static_cast<int>(k);
-    std::vector<char> mine = std::move(ex.bucket(set, me));
+    const int tag = tagBase + static_cast<int>(k);
+    // The bucket a rank keeps for itself: Lemma 1's message from itself.
+    const int64_t mineElements = ex.bucketElements(set, me);
+    st.sendBuffer = ex.setElements(set);
+    st.received = 1;
+    st.longestReceived = mineElements;
+    st.receiveBuffer = mineElements;
+    std::vector<char> &mine = ws.mine;
+    mine.swap(ex.bucket(set, me));
     ex.bucket(set, me).clear();
     if (dual && !last) {
       // The other buffer was the stage before's: its sends must be done
       // before it fills again.
-      if (int rc = MPI_Waitall(static_cast<int>(previousSends.size()),
-                               previousSends.data(), MPI_STATUSES_IGNORE))
+      if (int rc = waitAll(previousSends))
         return rc;
-      previousSends.clear();
       ex.startStage(k + 1, next);
     }
-    std::vector<std::vector<char>> received;
+    // Messages kept until the stage's end (single send buffer): the
+    // first `kept` of the inbox.
+    size_t kept = 0;
     size_t receivedBytes = 0;
-    auto onMessage = [&](std::vector<char> &&m) {
+    auto onMessage = [&](const std::vector<char> &m) {
       receivedBytes += m.size();
+      const int64_t n = ex.elementsOf(m.data(), m.size());
+      ++st.received;
+      st.longestReceived = std::max(st.longestReceived, n);
+      st.receiveBuffer += n;
       if (last)
         overflow |= !ex.forEachRun(m.data(), m.size(), deliver);
       else if (dual)
         overflow |= !ex.distributeMessage(next, m.data(), m.size());
       else
-        received.push_back(std::move(m));
+        ++kept;
     };
     auto receiveFrom = [&](int from) -> int {
-      MPI_Status st;
-      if (int rc = MPI_Probe(from, tag, priv, &st))
+      // The size is the sender's business: ask for it, then take it whole.
+      size_t bytes = 0;
+      if (int rc = backend->probe(from, tag, bytes))
         return rc;
-      int bytes = 0;
-      if (int rc = MPI_Get_count(&st, MPI_BYTE, &bytes))
+      if (ws.inbox.size() <= kept)
+        ws.inbox.resize(kept + 1);
+      std::vector<char> &m = ws.inbox[kept];
+      m.resize(bytes);
+      int request = 0;
+      if (int rc = backend->irecv(from, tag, {Piece{m.data(), bytes}}, request))
         return rc;
-      std::vector<char> m(static_cast<size_t>(bytes));
-      if (int rc = MPI_Recv(m.data(), bytes, MPI_BYTE, from, tag, priv,
-                            MPI_STATUS_IGNORE))
+      if (int rc = backend->wait(request, bytes))
         return rc;
-      onMessage(std::move(m));
+      onMessage(m);
       return MPI_SUCCESS;
     };
     auto sendTo = [&](int step) { return stage.sendTo[step * size + me]; };
@@ -343,15 +395,22 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
           return x;
       return -1;
     };
-    std::vector<MPI_Request> sends;
+    for (int s = 0; s < stage.steps; ++s)
+      if (sendTo(s) >= 0 &&
+          ex.bucket(set, sendTo(s)).size() > static_cast<size_t>(INT32_MAX))
+        return fail(MPI_ERR_COUNT, "a message exceeds 2 GiB");
+    std::vector<int> sends;
     auto post = [&](int peer) -> int {
       std::vector<char> &b = ex.bucket(set, peer);
-      if (b.size() > static_cast<size_t>(INT32_MAX))
-        return fail(MPI_ERR_COUNT, "a message exceeds 2 GiB");
-      sends.emplace_back();
       ++local.messages;
-      return MPI_Isend(b.data(), static_cast<int>(b.size()), MPI_BYTE, peer,
-                       tag, priv, &sends.back());
+      ++st.sent;
+      st.longestSent = std::max(st.longestSent, ex.bucketElements(set, peer));
+      int request = 0;
+      if (int rc =
+              backend->isend(peer, tag, {Piece{b.data(), b.size()}}, request))
+        return rc;
+      sends.push_back(request);
+      return MPI_SUCCESS;
     };
     size_t bucketBytes = ex.bucketBytes(set) + mine.size();
     if (mode == AlltoallvMode::Blocking) {
@@ -362,10 +421,8 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
         if (int from = receiveFromOf(s); from >= 0)
           if (int rc = receiveFrom(from))
             return rc;
-        if (int rc = MPI_Waitall(static_cast<int>(sends.size()), sends.data(),
-                                 MPI_STATUSES_IGNORE))
+        if (int rc = waitAll(sends))
           return rc;
-        sends.clear();
       }
     } else {
       for (int s = 0; s < stage.steps; ++s)
@@ -381,8 +438,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
         local.largestBuffer, static_cast<int64_t>(bucketBytes + receivedBytes));
     if (dual) {
       previousSends.insert(previousSends.end(), sends.begin(), sends.end());
-    } else if (int rc = MPI_Waitall(static_cast<int>(sends.size()),
-                                    sends.data(), MPI_STATUSES_IGNORE)) {
+    } else if (int rc = waitAll(sends)) {
       return rc;
     }
     // What this rank kept for itself goes on like a received message.
@@ -392,15 +448,15 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       if (!dual)
         ex.startStage(k + 1, next);
       overflow |= !ex.distributeMessage(next, mine.data(), mine.size());
-      for (const std::vector<char> &m : received)
-        overflow |= !ex.distributeMessage(next, m.data(), m.size());
+      for (size_t i = 0; i < kept; ++i)
+        overflow |=
+            !ex.distributeMessage(next, ws.inbox[i].data(), ws.inbox[i].size());
     }
   }
-  if (int rc = MPI_Waitall(static_cast<int>(previousSends.size()),
-                           previousSends.data(), MPI_STATUSES_IGNORE))
+  if (int rc = waitAll(previousSends))
     return rc;
   if (stats)
-    *stats = local;
+    *stats = std::move(local);
   if (overflow)
     return fail(MPI_ERR_TRUNCATE, "received data does not fit recvcounts");
   return MPI_SUCCESS;

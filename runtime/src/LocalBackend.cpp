@@ -18,8 +18,10 @@
 namespace collc::rt {
 
 namespace {
-/// A request's completion, written under the world's lock.
+/// A request's completion, written under the world's lock; `owner` is the
+/// rank that waits for it.
 struct Completion {
+  int owner = 0;
   bool done = false;
   int rc = MPI_SUCCESS;
   size_t bytes = 0;
@@ -31,6 +33,13 @@ struct Posted {
   std::vector<Piece> pieces;
   Completion *completion = nullptr;
 };
+
+size_t totalBytes(const std::vector<Piece> &pieces) {
+  size_t n = 0;
+  for (const Piece &p : pieces)
+    n += p.bytes;
+  return n;
+}
 
 /// Copies the concatenation of `from` into `to`; the received size, or an
 /// error when `to` is too small.
@@ -60,7 +69,9 @@ int copyPieces(const std::vector<Piece> &from, const std::vector<Piece> &to,
 
 class LocalWorld {
 public:
-  explicit LocalWorld(int size) : sends(size), recvs(size), ranks(size) {}
+  explicit LocalWorld(int size)
+      : sends(size), recvs(size), wake(static_cast<size_t>(size)), ranks(size) {
+  }
   int size() const { return ranks; }
 
   void send(int from, int to, int tag, const std::vector<Piece> &pieces,
@@ -77,6 +88,8 @@ public:
         return;
       }
     sends[static_cast<size_t>(to)].push_back({from, tag, pieces, &c});
+    // A probe at `to` may be waiting for it.
+    wake[static_cast<size_t>(to)].notify_all();
   }
 
   void recv(int at, int from, int tag, const std::vector<Piece> &pieces,
@@ -97,24 +110,44 @@ public:
 
   int wait(Completion &c, size_t &bytes) {
     std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return c.done; });
+    wake[static_cast<size_t>(c.owner)].wait(lock, [&] { return c.done; });
     bytes = c.bytes;
     return c.rc;
   }
 
+  /// The size of the first unreceived send from `from` to `at` with `tag`,
+  /// once there is one.
+  size_t probe(int at, int from, int tag) {
+    std::unique_lock<std::mutex> lock(mutex);
+    const auto &waiting = sends[static_cast<size_t>(at)];
+    size_t bytes = 0;
+    wake[static_cast<size_t>(at)].wait(lock, [&] {
+      for (const Posted &p : waiting)
+        if (p.peer == from && p.tag == tag) {
+          bytes = totalBytes(p.pieces);
+          return true;
+        }
+      return false;
+    });
+    return bytes;
+  }
+
 private:
+  // One condition per rank, so that a completion wakes only the rank that
+  // waits for it (with 64 ranks, one shared condition woke all 64 threads
+  // for every message).
   void complete(Completion &c, int rc, size_t bytes) {
     c.done = true;
     c.rc = rc;
     c.bytes = bytes;
-    changed.notify_all();
+    wake[static_cast<size_t>(c.owner)].notify_all();
   }
 
   std::mutex mutex;
-  std::condition_variable changed;
   // Per receiving rank: sends not yet received, receives not yet matched,
   // each in posting order (so one sender's messages match in order).
   std::vector<std::list<Posted>> sends, recvs;
+  std::vector<std::condition_variable> wake;
   int ranks;
 };
 
@@ -131,7 +164,7 @@ public:
     if (peer < 0 || peer >= size())
       return MPI_ERR_RANK;
     request = static_cast<int>(completions.size());
-    completions.emplace_back();
+    completions.emplace_back().owner = rank();
     comm.channels().send(rank(), peer, tag, pieces, completions.back());
     return MPI_SUCCESS;
   }
@@ -140,13 +173,19 @@ public:
     if (peer < 0 || peer >= size())
       return MPI_ERR_RANK;
     request = static_cast<int>(completions.size());
-    completions.emplace_back();
+    completions.emplace_back().owner = rank();
     comm.channels().recv(rank(), peer, tag, pieces, completions.back());
     return MPI_SUCCESS;
   }
   int wait(int request, size_t &bytes) override {
     return comm.channels().wait(completions[static_cast<size_t>(request)],
                                 bytes);
+  }
+  int probe(int peer, int tag, size_t &bytes) override {
+    if (peer < 0 || peer >= size())
+      return MPI_ERR_RANK;
+    bytes = comm.channels().probe(rank(), peer, tag);
+    return MPI_SUCCESS;
   }
   void reset() override { completions.clear(); }
 

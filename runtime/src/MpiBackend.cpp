@@ -56,6 +56,17 @@ public:
     return MPI_SUCCESS;
   }
 
+  int probe(int peer, int tag, size_t &bytes) override {
+    MPI_Status status;
+    if (int rc = MPI_Probe(peer, tag, comm, &status))
+      return rc;
+    int n = 0;
+    if (int rc = MPI_Get_count(&status, MPI_BYTE, &n))
+      return rc;
+    bytes = static_cast<size_t>(n);
+    return MPI_SUCCESS;
+  }
+
   void reset() override {
     for (MPI_Datatype &t : types)
       MPI_Type_free(&t);
@@ -119,7 +130,7 @@ struct Duplicate {
   std::unique_ptr<MpiBackend> backend;
 };
 
-int dupKeyval = MPI_KEYVAL_INVALID;
+int dupKeyvals[2] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID}; // by channel
 
 // The duplicate lives as long as the user's communicator: MPI calls this when
 // that one is freed (or at MPI_Finalize for the predefined ones).
@@ -133,9 +144,10 @@ int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
 
 } // namespace
 
-int makeMpiBackend(MPI_Comm comm, Backend *&backend) {
+int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
   if (comm == MPI_COMM_NULL)
     return MPI_ERR_COMM;
+  int &dupKeyval = dupKeyvals[channel == MpiChannel::Schedules ? 0 : 1];
   if (dupKeyval == MPI_KEYVAL_INVALID)
     if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeDuplicate,
                                         &dupKeyval, nullptr))

@@ -13,6 +13,12 @@
 //   - C-Collect / R-Collect: everything for column k (row k) in bucket k.
 // Messages are self-describing runs (origin, destination, offset, count) of
 // elements, so a receiver needs no model of the sender's counts.
+//
+// It runs on either backend of the runtime (collc/Backend.h): MPI, on a
+// private duplicate of the communicator, or the local one, ranks as threads
+// (collc/Local.h).
+
+#include "collc/Runtime.h"
 
 #include <mpi.h>
 
@@ -55,20 +61,35 @@ struct AlltoallvPlan {
 /// buffer while this stage's sends are still in flight).
 enum class AlltoallvMode { Blocking, NonBlocking, NonBlockingDual };
 
-/// What a call did at this rank, for the benchmark.
+/// One stage at one rank, in elements: the unit in which 001 §3.2.4 states
+/// Lemmas 1 and 3 and Theorem 1 (run headers not counted).
+struct AlltoallvStageStats {
+  int64_t sent = 0;     // messages to other ranks (start-ups)
+  int64_t received = 0; // messages received, counting the one a rank keeps
+                        // for itself, as Lemma 1 does
+  int64_t longestReceived = 0; // the longest of those (own one included)
+  int64_t longestSent = 0;     // the longest message sent to another rank
+  int64_t sendBuffer = 0;      // sBUF: every bucket, own one included
+  int64_t receiveBuffer = 0;   // rBUF: everything received, own one included
+};
+
+/// What a call did at this rank, for the benchmark and the tests.
 struct AlltoallvStats {
   int64_t messages = 0;      // start-ups: messages sent to other ranks
   int64_t largestBuffer = 0; // bytes: send buckets + received, largest stage
+                             // (run headers included: the memory used)
+  std::vector<AlltoallvStageStats> stages; // one per plan stage
 };
 
-/// MPI_Alltoallv's contract. Both types must be contiguous with the same
-/// size. Returns MPI_SUCCESS or an MPI error code (and prints why) when the
-/// communicator's size is not plan.p, a type is not contiguous, or what
-/// arrives does not fit recvcounts.
+/// MPI_Alltoallv's contract, on an MPI communicator or a rank of
+/// local::run. Both types must be contiguous with the same size. Returns
+/// MPI_SUCCESS or an MPI error code (and prints why) when the communicator's
+/// size is not plan.p, a type is not contiguous, or what arrives does not
+/// fit recvcounts.
 int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
               const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
               void *recvbuf, const int *recvcounts, const int *rdispls,
-              MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Datatype recvtype, CommRef comm,
               AlltoallvMode mode = AlltoallvMode::NonBlockingDual,
               AlltoallvStats *stats = nullptr);
 

@@ -38,15 +38,27 @@ public:
                     int &request) = 0;
   /// Waits for `request`; for a receive, `bytes` is the message's size.
   virtual int wait(int request, size_t &bytes) = 0;
+  /// Waits until the next message from `peer` with `tag` has arrived and
+  /// sets `bytes` to its size, leaving it to the next irecv from `peer` with
+  /// `tag`. For messages whose size only the sender knows: the irregular
+  /// all-to-all's (Alltoallv.cpp) depend on every rank's counts.
+  virtual int probe(int peer, int tag, size_t &bytes) = 0;
   /// Forgets every request (all of them have been waited for).
   virtual void reset() = 0;
 };
 
-/// Point-to-point over a private duplicate of `comm`, created on first use and
-/// cached on `comm` with an attribute (with the backend itself, which lives
-/// as long as `comm`), so that no user message (not even an MPI_ANY_TAG
-/// receive) can match a schedule's message. Errors: an MPI code.
-int makeMpiBackend(MPI_Comm comm, Backend *&backend);
+/// Which private duplicate of a communicator a backend runs on: the schedule
+/// engine's step tags span the whole tag range MPI guarantees (0..32767), so
+/// the irregular all-to-all, whose stage tags would overlap them, has its own.
+enum class MpiChannel { Schedules, Alltoallv };
+
+/// Point-to-point over a private duplicate of `comm` (one per channel),
+/// created on first use and cached on `comm` with an attribute (with the
+/// backend itself, which lives as long as `comm`), so that no user message
+/// (not even an MPI_ANY_TAG receive) can match a collective's message.
+/// Errors: an MPI code.
+int makeMpiBackend(MPI_Comm comm, Backend *&backend,
+                   MpiChannel channel = MpiChannel::Schedules);
 
 /// In-memory channels between the threads of a local::run (Local.h).
 int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);

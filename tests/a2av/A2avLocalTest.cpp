@@ -1,0 +1,166 @@
+// The irregular all-to-all on the local backend: ranks as threads of this
+// process (collc/Local.h), no mpirun. A4 in each mode of 001 §3.4, A1, A2
+// and A3 (at perfect squares) run over the proved patterns on 2 to 64 ranks,
+// on Figure 14's Pattern 1 (spike) and Pattern 2 (transpose), random sizes,
+// all-zero sizes and one huge pair; every rank's receive buffer must equal
+// a serial computation of the all-to-all, gaps between blocks untouched.
+// The functions `collc compile` emitted for a2av_local.coll run through
+// their twins in namespace `local` the same way.
+
+#include "A2avCases.h"
+#include "a2av_local.h"
+
+#include "collc/Local.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+using namespace collc;
+using namespace collc::a2av_test;
+
+namespace {
+
+const int rankCounts[] = {2, 3, 5, 8, 13, 24, 35, 55, 61, 64};
+const char *const patterns[] = {"spike", "transpose", "random", "zero", "huge"};
+
+using Fn =
+    std::function<int(const RankBuffers &, RankBuffers &, rt::LocalComm &)>;
+
+/// Runs `fn` on p ranks for every pattern (one local::run) and compares
+/// each rank's result with the serial all-to-all.
+void checkAll(const std::string &name, int p, const Fn &fn) {
+  std::vector<std::vector<int>> matrices;
+  for (const char *pattern : patterns)
+    matrices.push_back(countMatrix(pattern, p, 50, 5000));
+  const size_t n = matrices.size();
+  std::vector<std::vector<std::vector<int64_t>>> got(
+      n, std::vector<std::vector<int64_t>>(static_cast<size_t>(p)));
+  std::vector<std::vector<int>> codes(
+      n, std::vector<int>(static_cast<size_t>(p), -1));
+  ASSERT_EQ(rt::local::run(p,
+                           [&](rt::LocalComm &comm) {
+                             const int me = comm.rank();
+                             for (size_t c = 0; c < n; ++c) {
+                               RankBuffers b = buffersFor(matrices[c], p, me);
+                               codes[c][me] = fn(b, b, comm);
+                               got[c][me] = std::move(b.recv);
+                             }
+                           }),
+            MPI_SUCCESS);
+  for (size_t c = 0; c < n; ++c)
+    for (int me = 0; me < p; ++me) {
+      SCOPED_TRACE(name + " on " + std::to_string(p) + " ranks, " +
+                   patterns[c] + ", rank " + std::to_string(me));
+      EXPECT_EQ(codes[c][me], MPI_SUCCESS);
+      EXPECT_EQ(got[c][me], expectedRecv(matrices[c], p, me));
+    }
+}
+
+/// The pattern of `a` on p ranks, run in `mode`.
+void checkPlan(alltoallv::Algorithm a, rt::AlltoallvMode mode,
+               const std::string &name, int p) {
+  llvm::Expected<alltoallv::Pattern> pattern = alltoallv::buildPattern(a, p);
+  ASSERT_TRUE(static_cast<bool>(pattern))
+      << llvm::toString(pattern.takeError());
+  OwnedPlan plan = toPlan(*pattern);
+  checkAll(name, p,
+           [&](const RankBuffers &in, RankBuffers &out, rt::LocalComm &comm) {
+             return rt::alltoallv(plan.plan, in.send.data(),
+                                  in.sendcounts.data(), in.sdispls.data(),
+                                  MPI_INT64_T, out.recv.data(),
+                                  in.recvcounts.data(), in.rdispls.data(),
+                                  MPI_INT64_T, comm, mode);
+           });
+}
+
+TEST(A2avLocal, A4Blocking) {
+  for (int p : rankCounts)
+    checkPlan(alltoallv::Algorithm::FourStage, rt::AlltoallvMode::Blocking,
+              "A4-b", p);
+}
+
+TEST(A2avLocal, A4NonBlocking) {
+  for (int p : rankCounts)
+    checkPlan(alltoallv::Algorithm::FourStage, rt::AlltoallvMode::NonBlocking,
+              "A4-n1", p);
+}
+
+TEST(A2avLocal, A4DualBuffers) {
+  for (int p : rankCounts)
+    checkPlan(alltoallv::Algorithm::FourStage,
+              rt::AlltoallvMode::NonBlockingDual, "A4-n2", p);
+}
+
+TEST(A2avLocal, A1Direct) {
+  for (int p : rankCounts)
+    checkPlan(alltoallv::Algorithm::Direct, rt::AlltoallvMode::NonBlocking,
+              "A1", p);
+}
+
+TEST(A2avLocal, A2TwoStageRandom) {
+  for (int p : rankCounts)
+    checkPlan(alltoallv::Algorithm::TwoStageRandom,
+              rt::AlltoallvMode::NonBlockingDual, "A2", p);
+}
+
+// 001 §3.1.3: A3 only on perfect squares.
+TEST(A2avLocal, A3TwoStageMeshOnSquares) {
+  for (int p : {4, 9, 16, 36, 64})
+    checkPlan(alltoallv::Algorithm::TwoStageMesh, rt::AlltoallvMode::Blocking,
+              "A3", p);
+}
+
+// What `collc compile` wrote, through the twins in namespace `local`, in
+// their default mode (dual buffers) and blocking.
+using EmittedFn = int (*)(const void *, const int *, const int *, MPI_Datatype,
+                          void *, const int *, const int *, MPI_Datatype,
+                          rt::LocalComm &, rt::AlltoallvMode);
+
+void checkEmitted(const std::string &name, int p, EmittedFn fn) {
+  for (rt::AlltoallvMode mode :
+       {rt::AlltoallvMode::NonBlockingDual, rt::AlltoallvMode::Blocking})
+    checkAll(name, p,
+             [&](const RankBuffers &in, RankBuffers &out, rt::LocalComm &comm) {
+               return fn(in.send.data(), in.sendcounts.data(),
+                         in.sdispls.data(), MPI_INT64_T, out.recv.data(),
+                         in.recvcounts.data(), in.rdispls.data(), MPI_INT64_T,
+                         comm, mode);
+             });
+}
+
+TEST(A2avLocal, EmittedTwins) {
+  namespace gen = a2av_local::local;
+  const std::pair<int, EmittedFn> a4[] = {
+      {2, gen::a4_2},   {3, gen::a4_3},   {5, gen::a4_5},   {8, gen::a4_8},
+      {13, gen::a4_13}, {24, gen::a4_24}, {35, gen::a4_35}, {55, gen::a4_55},
+      {61, gen::a4_61}, {64, gen::a4_64}};
+  for (auto [p, fn] : a4)
+    checkEmitted("emitted a4_" + std::to_string(p), p, fn);
+  checkEmitted("emitted a1_13", 13, gen::a1_13);
+  checkEmitted("emitted a2_8", 8, gen::a2_8);
+  checkEmitted("emitted a3_9", 9, gen::a3_9);
+}
+
+// The emitted function refuses a communicator of another size, as the MPI
+// one does, instead of running a schedule proved for a different P.
+TEST(A2avLocal, EmittedRefusesOtherSize) {
+  std::vector<int> rc(3, -1);
+  ASSERT_EQ(rt::local::run(3,
+                           [&](rt::LocalComm &comm) {
+                             RankBuffers b =
+                                 buffersFor(countMatrix("random", 3, 5, 0), 3,
+                                            comm.rank());
+                             rc[comm.rank()] = a2av_local::local::a4_2(
+                                 b.send.data(), b.sendcounts.data(),
+                                 b.sdispls.data(), MPI_INT64_T, b.recv.data(),
+                                 b.recvcounts.data(), b.rdispls.data(),
+                                 MPI_INT64_T, comm);
+                           }),
+            MPI_SUCCESS);
+  for (int code : rc)
+    EXPECT_EQ(code, MPI_ERR_COMM);
+}
+
+} // namespace
