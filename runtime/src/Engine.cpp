@@ -149,18 +149,8 @@ int Engine::connect(const Call &c) {
     return fail(MPI_ERR_COUNT, "negative count");
   if (call.type == MPI_DATATYPE_NULL)
     return fail(MPI_ERR_TYPE, "null datatype");
-  int typeSize = 0;
-  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
-  if (MPI_Type_size(call.type, &typeSize) != MPI_SUCCESS ||
-      MPI_Type_get_extent(call.type, &lb, &extent) != MPI_SUCCESS ||
-      MPI_Type_get_true_extent(call.type, &trueLb, &trueExtent) !=
-          MPI_SUCCESS)
-    return fail(MPI_ERR_TYPE, "invalid datatype");
-  // Chunks are moved as bytes: the type must be contiguous.
-  if (lb != 0 || trueLb != 0 || typeSize != extent || trueExtent != extent ||
-      extent == 0)
-    return fail(MPI_ERR_TYPE,
-                "only contiguous datatypes are supported (size == extent)");
+  if (int rc = checkType())
+    return rc;
   int rc = MPI_SUCCESS;
   if (call.local) {
     rc = makeLocalBackend(*call.local, ownedBackend);
@@ -178,11 +168,62 @@ int Engine::connect(const Call &c) {
   if (isReduction(call.kind)) {
     if (call.op == MPI_OP_NULL)
       return fail(MPI_ERR_OP, "null reduction operator");
-    int flag = 1;
-    if (MPI_Op_commutative(call.op, &flag) != MPI_SUCCESS)
-      return fail(MPI_ERR_OP, "invalid reduction operator");
-    commutative = flag != 0;
+    if (int rc = checkOp())
+      return rc;
   }
+  return MPI_SUCCESS;
+}
+
+// A predefined datatype or operator is never freed, so what was learnt about
+// the last one a thread used stays true: a program that calls collectives
+// on one type asks MPI once, not at every call.
+namespace {
+thread_local MPI_Datatype lastNamedType = MPI_DATATYPE_NULL;
+thread_local MPI_Aint lastNamedExtent = 0;
+thread_local MPI_Op lastNamedOp = MPI_OP_NULL;
+} // namespace
+
+int Engine::checkType() {
+  if (call.type == lastNamedType) {
+    extent = lastNamedExtent;
+    return MPI_SUCCESS;
+  }
+  int typeSize = 0;
+  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
+  if (MPI_Type_size(call.type, &typeSize) != MPI_SUCCESS ||
+      MPI_Type_get_extent(call.type, &lb, &extent) != MPI_SUCCESS ||
+      MPI_Type_get_true_extent(call.type, &trueLb, &trueExtent) !=
+          MPI_SUCCESS)
+    return fail(MPI_ERR_TYPE, "invalid datatype");
+  // Chunks are moved as bytes: the type must be contiguous.
+  if (lb != 0 || trueLb != 0 || typeSize != extent || trueExtent != extent ||
+      extent == 0)
+    return fail(MPI_ERR_TYPE,
+                "only contiguous datatypes are supported (size == extent)");
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (MPI_Type_get_envelope(call.type, &integers, &addresses, &types,
+                            &combiner) == MPI_SUCCESS &&
+      combiner == MPI_COMBINER_NAMED) {
+    lastNamedType = call.type;
+    lastNamedExtent = extent;
+  }
+  return MPI_SUCCESS;
+}
+
+int Engine::checkOp() {
+  if (call.op == lastNamedOp) {
+    commutative = true; // every predefined operator is
+    return MPI_SUCCESS;
+  }
+  int flag = 1;
+  if (MPI_Op_commutative(call.op, &flag) != MPI_SUCCESS)
+    return fail(MPI_ERR_OP, "invalid reduction operator");
+  commutative = flag != 0;
+  for (MPI_Op named : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
+                       MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
+                       MPI_MAXLOC})
+    if (call.op == named)
+      lastNamedOp = call.op;
   return MPI_SUCCESS;
 }
 

@@ -176,6 +176,10 @@ private:
     int request = -1;
   };
 
+  /// connect()'s checks of the datatype (contiguous; sets `extent`) and
+  /// the operator (sets `commutative`).
+  int checkType();
+  int checkOp();
   // A block of `count` elements splits into `chunks` chunks, the first
   // count % chunks of them one element longer (as the simulator splits).
   int64_t chunkBegin(int64_t k) const {
