@@ -35,6 +35,9 @@ constexpr size_t headerBytes = 16;
 // A message this small goes out eagerly in MPI libraries over shared memory
 // and networks alike, so a blocking send of it returns at once.
 constexpr size_t blockingSendLimit = 4096;
+// Calls whose headers a thread remembers (Engine::Recall): a program's few
+// collectives with large messages.
+constexpr size_t recallKeep = 8;
 
 bool isReduction(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce ||
@@ -295,13 +298,22 @@ int64_t Engine::blockOf(int64_t origin, int64_t dest) const {
   return -1;
 }
 
-char *Engine::writable(int buffer, int64_t block) {
+char *Engine::writable(int buffer, int64_t block, int64_t skipFrom,
+                       int64_t skipTo) {
   Block &b = buffers[static_cast<size_t>(buffer)].blocks[static_cast<size_t>(block)];
   if (b.data && !b.readOnly)
     return b.data;
   char *to = b.home ? b.home : scratch(blockBytes);
-  if (b.data && blockBytes)
-    std::memcpy(to, b.data, blockBytes);
+  if (b.data && blockBytes) {
+    const size_t from = static_cast<size_t>(chunkBegin(skipFrom) * extent);
+    const size_t until = static_cast<size_t>(chunkBegin(skipTo) * extent);
+    if (from < until) {
+      std::memcpy(to, b.data, from);
+      std::memcpy(to + until, b.data + until, blockBytes - until);
+    } else {
+      std::memcpy(to, b.data, blockBytes);
+    }
+  }
   b.data = to;
   b.readOnly = false;
   return to;
@@ -373,6 +385,20 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
+  // Split messages: the headers of the last call like this one, if any.
+  recall = nullptr;
+  recalled = 0;
+  recording.headers.clear();
+  recording.offsets.assign(1, 0);
+  recording.senders.clear();
+  if (maxMessageBytes > inlineLimit) {
+    recording.signature = {backend,    call.name, call.kind, p,
+                           me,         call.count, chunks,   call.root,
+                           call.shift, extent,     numBuffers};
+    for (Recall &r : recalls)
+      if (r.signature == recording.signature)
+        recall = &r;
+  }
   // The result goes straight where this rank outputs it.
   for (size_t blk = 0; blk < numBlocks; ++blk)
     buffers[0].blocks[blk].home = nullptr;
@@ -444,9 +470,14 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
                     const char *bytes, bool reduce) {
   Buffer &buffer = buffers[static_cast<size_t>(into)];
   Slot &held = buffer.slots[static_cast<size_t>(slot)];
-  const int64_t k = chunkOf(slot);
+  const int64_t blk = blockOfSlot(slot), k = chunkOf(slot);
   const size_t n = static_cast<size_t>(chunkLength(k));
-  char *to = writable(into, blockOfSlot(slot)) + chunkBegin(k) * extent;
+  const size_t offset = static_cast<size_t>(chunkBegin(k) * extent);
+  // The held value stays where it is, so that a block still in the user's
+  // input is copied out without this chunk and the fold writes it once.
+  const Block &block = buffer.blocks[static_cast<size_t>(blk)];
+  const char *old = block.data ? block.data + offset : nullptr;
+  char *to = writable(into, blk, k, k + 1) + offset;
   if (!reduce || !held.held) {
     if (n)
       std::memcpy(to, bytes, n * static_cast<size_t>(extent));
@@ -456,6 +487,11 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
     held.ordered = r.ordered != 0;
     return MPI_SUCCESS;
   }
+  return fold(held, r, old, bytes, to, n);
+}
+
+int Engine::fold(Slot &held, const Record &r, const char *old,
+                 const char *incoming, char *to, size_t n) {
   const bool ordered = r.ordered != 0;
   const bool adjacent = ordered && held.ordered &&
                         (r.hi + 1 == held.lo || held.hi + 1 == r.lo);
@@ -465,13 +501,56 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
   // Rank order whenever the operands allow it, so every rank computes the
   // same floating-point value.
   const bool incomingIsLower = r.lo < held.lo;
-  if (int rc = reduceInto(bytes, to, static_cast<int>(n), call.type, call.op,
-                          incomingIsLower))
+  if (int rc = combine(incomingIsLower ? incoming : old,
+                       incomingIsLower ? old : incoming, to,
+                       static_cast<int>(n), call.type, call.op))
     return fail(rc, "reduction failed");
   held.ordered = adjacent;
   held.lo = std::min(held.lo, r.lo);
   held.hi = std::max(held.hi, r.hi);
   return MPI_SUCCESS;
+}
+
+void Engine::placeDirect(const Expected &e) {
+  const int b = e.directBuffer;
+  Buffer &buffer = buffers[static_cast<size_t>(b)];
+  pieces.clear();
+  for (size_t r = 0; r < e.records;) {
+    // The records of one block, in chunk order when the sender's slots are.
+    const int32_t first = recordAt(e, r).slot;
+    const int64_t blk = blockOfSlot(first);
+    size_t last = r + 1;
+    bool consecutive = true;
+    for (; last < e.records; ++last) {
+      const int32_t slot = recordAt(e, last).slot;
+      if (blockOfSlot(slot) != blk)
+        break;
+      consecutive = consecutive && slot == recordAt(e, last - 1).slot + 1;
+    }
+    Block &block = buffer.blocks[static_cast<size_t>(blk)];
+    if (!block.data || block.readOnly) // not yet taken out of the input
+      block.previous = block.data;
+    const int64_t from = chunkOf(first);
+    char *data = consecutive ? writable(b, blk, from, from + int64_t(last - r))
+                             : writable(b, blk);
+    for (; r < last; ++r) {
+      const int32_t slot = recordAt(e, r).slot;
+      const size_t bytes = slotBytes(slot);
+      if (!bytes)
+        continue;
+      char *at = data + chunkBegin(chunkOf(slot)) * extent;
+      if (!pieces.empty() && pieces.back().data + pieces.back().bytes == at)
+        pieces.back().bytes += bytes;
+      else
+        pieces.push_back({at, bytes});
+    }
+  }
+}
+
+Engine::Record Engine::recordAt(const Expected &e, size_t r) {
+  Record rec;
+  std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record), sizeof rec);
+  return rec;
 }
 
 int Engine::readHeader(Expected &e, size_t bytes, bool whole,
@@ -489,9 +568,7 @@ int Engine::readHeader(Expected &e, size_t bytes, bool whole,
     return MPI_ERR_INTERN;
   size_t expected = 0;
   for (size_t r = 0; r < e.records; ++r) {
-    Record rec;
-    std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
-                sizeof rec);
+    const Record rec = recordAt(e, r);
     if (rec.slot < 0 || static_cast<size_t>(rec.slot) >= numSlots)
       return MPI_ERR_INTERN;
     expected += slotBytes(rec.slot);
@@ -507,14 +584,24 @@ int Engine::deliverAll() {
   for (const Expected &e : receives) {
     const char *data = e.data;
     for (size_t r = 0; r < e.records; ++r) {
-      Record rec;
-      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
-                  sizeof rec);
+      const Record rec = recordAt(e, r);
       for (uint64_t m = e.intoMask; m; m &= m - 1) {
         const int b = std::countr_zero(m);
-        if (e.direct && b == e.directBuffer) {
-          Slot &s = buffers[static_cast<size_t>(b)]
-                        .slots[static_cast<size_t>(rec.slot)];
+        if ((e.direct || e.fused) && b == e.directBuffer) {
+          // The data is in place; a fused reduce folds the held value in.
+          Buffer &buffer = buffers[static_cast<size_t>(b)];
+          Slot &s = buffer.slots[static_cast<size_t>(rec.slot)];
+          if (e.fused && s.held) {
+            const int64_t k = chunkOf(rec.slot);
+            const Block &block =
+                buffer.blocks[static_cast<size_t>(blockOfSlot(rec.slot))];
+            const size_t offset = static_cast<size_t>(chunkBegin(k) * extent);
+            char *at = block.data + offset;
+            if (int rc = fold(s, rec, block.previous + offset, at, at,
+                              static_cast<size_t>(chunkLength(k))))
+              return rc;
+            continue;
+          }
           s.held = true;
           s.lo = rec.lo;
           s.hi = rec.hi;
@@ -617,14 +704,46 @@ int Engine::exchangeWhole(int tag, size_t bound, char *bytes) {
   return MPI_SUCCESS;
 }
 
+bool Engine::predictHeaders() {
+  if (!recall || recalled + receives.size() > recall->senders.size())
+    return false;
+  for (size_t i = 0; i < receives.size(); ++i)
+    if (recall->senders[recalled + i] != receives[i].sender) {
+      recall = nullptr; // the calls went different ways
+      return false;
+    }
+  for (size_t i = 0; i < receives.size(); ++i)
+    receives[i].header =
+        recall->headers.data() + recall->offsets[recalled + i];
+  return true;
+}
+
+void Engine::remember() {
+  if (recording.senders.empty())
+    return;
+  Recall *into = recall;
+  if (!into) {
+    if (recalls.size() < recallKeep)
+      recalls.emplace_back();
+    into = &recalls.back(); // the least recently used
+  }
+  std::swap(into->headers, recording.headers);
+  std::swap(into->offsets, recording.offsets);
+  std::swap(into->senders, recording.senders);
+  into->signature = recording.signature;
+  std::rotate(recalls.begin(), recalls.begin() + (into - recalls.data()),
+              recalls.begin() + (into - recalls.data()) + 1);
+  recall = nullptr;
+}
+
 int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
                           char *bytes) {
   const size_t numSlots = buffers.front().slots.size();
   int requests = 0, request = 0; // as in exchangeWhole
   for (Expected &e : receives) {
-    e.header = bytes;
+    e.header = e.landing = bytes;
     bytes += bound;
-    single.assign(1, {e.header, bound});
+    single.assign(1, {e.landing, bound});
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
                                 e.request))
       return rc;
@@ -643,12 +762,23 @@ int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
       requests = request + 1;
     }
   }
-  // Headers: what each message carries.
+  // Headers: what each message carries. A call like the previous one
+  // (same function, communicator and arguments) receives the same headers,
+  // since what a rank holds at each step follows from them alone; so the
+  // data receives are posted now, straight into place, without waiting a
+  // message's latency for the headers, which are checked when they come.
   const int numReceives = static_cast<int>(receives.size());
   received.resize(receives.size());
   dataBytes.assign(receives.size(), 0);
-  if (int rc = backend->waitAll(0, numReceives, received.data()))
+  const bool predicted = predictHeaders();
+  if (predicted) {
+    for (size_t i = 0; i < receives.size(); ++i)
+      received[i] = recall->offsets[recalled + i + 1] -
+                    recall->offsets[recalled + i];
+    recalled += receives.size();
+  } else if (int rc = backend->waitAll(0, numReceives, received.data())) {
     return rc;
+  }
   for (size_t i = 0; i < receives.size(); ++i)
     if (int rc = readHeader(receives[i], received[i], false, dataBytes[i]))
       return rc;
@@ -661,56 +791,78 @@ int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
   for (const Outgoing &o : sends)
     for (size_t i = o.first; i < o.last; ++i)
       touched[static_cast<size_t>(o.buffer)][static_cast<size_t>(sendList[i])] = 2;
-  auto records = [](const Expected &e, size_t r) {
-    Record rec;
-    std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
-                sizeof rec);
-    return rec;
-  };
-  for (const Expected &e : receives)
+  uint64_t receivedOnce = 0, receivedTwice = 0; // buffers, by receives
+  for (const Expected &e : receives) {
+    receivedTwice |= receivedOnce & e.intoMask;
+    receivedOnce |= e.intoMask;
     for (uint64_t m = e.intoMask; m; m &= m - 1)
       for (size_t r = 0; r < e.records; ++r) {
         uint16_t &t = touched[static_cast<size_t>(std::countr_zero(m))]
-                             [static_cast<size_t>(records(e, r).slot)];
+                             [static_cast<size_t>(recordAt(e, r).slot)];
         t = static_cast<uint16_t>(std::min(t + 1, 2));
       }
+  }
   for (size_t i = 0; i < receives.size(); ++i) {
     Expected &e = receives[i];
     if (!dataBytes[i])
       continue;
-    e.direct = !e.reduce && std::popcount(e.intoMask) == 1;
-    if (e.direct) {
-      e.directBuffer = std::countr_zero(e.intoMask);
-      for (size_t r = 0; r < e.records && e.direct; ++r)
-        e.direct = touched[static_cast<size_t>(e.directBuffer)]
-                          [static_cast<size_t>(records(e, r).slot)] == 1;
+    const bool single = std::popcount(e.intoMask) == 1;
+    e.directBuffer = std::countr_zero(e.intoMask);
+    const auto &t = touched[static_cast<size_t>(e.directBuffer)];
+    e.direct = !e.reduce && single;
+    for (size_t r = 0; r < e.records && e.direct; ++r)
+      e.direct = t[static_cast<size_t>(recordAt(e, r).slot)] == 1;
+    // A reduce's operand lands where the result will live, and is folded
+    // there with the held value, when that value is elsewhere (still in the
+    // user's input, where this step's sends read it) and no other receive
+    // writes the buffer: no copy of the input first, no scratch.
+    e.fused = e.reduce && single && !(receivedTwice >> e.directBuffer & 1);
+    const Buffer &into = buffers[static_cast<size_t>(e.directBuffer)];
+    for (size_t r = 0; r < e.records && e.fused; ++r) {
+      const Block &block = into.blocks[static_cast<size_t>(
+          blockOfSlot(recordAt(e, r).slot))];
+      e.fused = !block.data || block.readOnly;
     }
-    pieces.clear();
-    if (e.direct) {
-      for (size_t r = 0; r < e.records; ++r) {
-        const int32_t slot = records(e, r).slot;
-        const size_t bytes = slotBytes(slot);
-        if (!bytes)
-          continue;
-        char *data = writable(e.directBuffer, blockOfSlot(slot)) +
-                     chunkBegin(chunkOf(slot)) * extent;
-        if (!pieces.empty() &&
-            pieces.back().data + pieces.back().bytes == data)
-          pieces.back().bytes += bytes;
-        else
-          pieces.push_back({data, bytes});
-      }
+    if (e.direct || e.fused) {
+      placeDirect(e);
     } else {
       e.data = scratch(dataBytes[i]);
-      pieces.push_back({e.data, dataBytes[i]});
+      pieces.assign(1, {e.data, dataBytes[i]});
     }
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
                                 e.request))
       return rc;
     requests = e.request + 1;
   }
-  // The data and every send.
-  return backend->waitAll(numReceives, requests, nullptr);
+  // The data and every send (and predicted headers, which must be what
+  // they were).
+  if (!predicted) {
+    if (int rc = backend->waitAll(numReceives, requests, nullptr))
+      return rc;
+  } else {
+    received.resize(static_cast<size_t>(requests));
+    if (int rc = backend->waitAll(0, requests, received.data()))
+      return rc;
+    for (size_t i = 0; i < receives.size(); ++i) {
+      const Expected &e = receives[i];
+      const size_t length = headerBytes + e.records * sizeof(Record);
+      if (received[i] != length ||
+          std::memcmp(e.landing, e.header, length) != 0) {
+        recall->senders.clear(); // never predict from it again
+        recall = nullptr;
+        return fail(MPI_ERR_INTERN, "a message's chunks differ from those "
+                                    "of the last call like this one");
+      }
+    }
+  }
+  for (const Expected &e : receives) {
+    const size_t length = headerBytes + e.records * sizeof(Record);
+    recording.headers.insert(recording.headers.end(), e.header,
+                             e.header + length);
+    recording.offsets.push_back(recording.headers.size());
+    recording.senders.push_back(e.sender);
+  }
+  return MPI_SUCCESS;
 }
 
 int Engine::endStep(int64_t step, const char *name) {
@@ -835,6 +987,8 @@ int Engine::finish() {
     if (block.data != home && blockBytes)
       std::memmove(home, block.data, blockBytes);
   });
+  if (rc == MPI_SUCCESS)
+    remember();
   return rc;
 }
 

@@ -101,11 +101,11 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend,
 /// In-memory channels between the threads of a local::run (Local.h).
 int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);
 
-/// inout[i] = lower[i] op inout[i] when `incomingIsLower`, else
-/// inout[i] = inout[i] op in[i]: the operands in rank order, as a
-/// non-commutative op needs them. Predefined ops on MPI's basic types run as
+/// out[i] = lower[i] op upper[i]: the operands in rank order, as a
+/// non-commutative op needs them; `out` may be either operand or neither,
+/// so a fold needs no copy first. Predefined ops on MPI's basic types run as
 /// typed loops; anything else goes through MPI_Reduce_local.
-int reduceInto(const void *in, void *inout, int count, MPI_Datatype type,
-               MPI_Op op, bool incomingIsLower);
+int combine(const void *lower, const void *upper, void *out, int count,
+            MPI_Datatype type, MPI_Op op);
 
 } // namespace collc::rt

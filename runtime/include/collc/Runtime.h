@@ -149,6 +149,9 @@ private:
     char *data = nullptr;
     char *home = nullptr;
     bool readOnly = false;
+    // Where the held values were until a fused reduce of this step took
+    // the block out of the user's input (see exchangeSplit).
+    const char *previous = nullptr;
   };
   struct Buffer {
     std::vector<Block> blocks;
@@ -168,10 +171,12 @@ private:
     uint64_t intoMask = 0;
     bool reduce = false;
     // Filled by endStep.
-    char *header = nullptr;
+    char *header = nullptr;  // the message's header (or its prediction)
+    char *landing = nullptr; // where a predicted header is received
     size_t records = 0;
     char *data = nullptr; // the chunks' bytes, in record order
     bool direct = false;  // received in place into `directBuffer`
+    bool fused = false;   // ... a reduce's operand, folded there
     int directBuffer = 0;
     int request = -1;
   };
@@ -206,7 +211,19 @@ private:
   /// The block index of (origin, dest), or -1 outside the collective's.
   int64_t blockOf(int64_t origin, int64_t dest) const;
   /// Makes a block writable (copying the user's input out first).
-  char *writable(int buffer, int64_t block);
+  /// A block still in the user's input is copied to where it will live,
+  /// except chunks [skipFrom, skipTo), which a delivery is about to write
+  /// whole.
+  char *writable(int buffer, int64_t block, int64_t skipFrom = 0,
+                 int64_t skipTo = 0);
+  /// Makes the blocks that a direct receive lands in writable (keeping a
+  /// block's old place in `previous`) and lists where its chunks go in
+  /// `pieces`.
+  void placeDirect(const Expected &e);
+  /// Folds `incoming` (n elements, its ranks in `r`) with the value `held`
+  /// describes, at `old`, into `to` (which may be either operand).
+  int fold(Slot &held, const Record &r, const char *old, const char *incoming,
+           char *to, size_t n);
   char *slotData(const Block &b, int64_t k) const {
     return b.data + chunkBegin(k) * extent;
   }
@@ -229,6 +246,37 @@ private:
   /// error code.
   int readHeader(Expected &e, size_t received, bool whole,
                  size_t &dataBytes) const;
+  /// What makes two calls exchange the same headers: the emitted function
+  /// on the same communicator with the same arguments (but the buffers).
+  struct Signature {
+    const Backend *backend = nullptr;
+    const char *name = nullptr;
+    Kind kind = Kind::Broadcast;
+    int64_t p = 0, me = 0, count = 0, chunks = 0, root = 0, shift = 0;
+    MPI_Aint extent = 0;
+    int buffers = 0;
+    bool operator==(const Signature &o) const {
+      return backend == o.backend && name == o.name && kind == o.kind &&
+             p == o.p && me == o.me && count == o.count &&
+             chunks == o.chunks && root == o.root && shift == o.shift &&
+             extent == o.extent && buffers == o.buffers;
+    }
+  };
+  /// The headers a call received, in order (split messages only), with
+  /// their senders: the next call with the same signature expects them.
+  struct Recall {
+    Signature signature;
+    std::vector<char> headers;
+    std::vector<size_t> offsets; // header i is [offsets[i], offsets[i + 1])
+    std::vector<int64_t> senders;
+  };
+  /// Whether this step's headers are known from `recall`; sets each
+  /// receive's header to its prediction.
+  bool predictHeaders();
+  /// Keeps what this call received for the next one like it.
+  void remember();
+  /// Record r of a received message's header.
+  static Record recordAt(const Expected &e, size_t r);
   /// Performs the step's deliveries, in the order the receives were
   /// declared.
   int deliverAll();
@@ -256,6 +304,8 @@ private:
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
     std::vector<std::vector<uint16_t>> touched;
+    std::vector<Recall> recalls; // most recently used first
+    Recall recording;            // this call's, while it runs
   };
   /// This thread's workspace, or a new one for an Engine inside another
   /// (not something emitted code does).
@@ -289,6 +339,10 @@ private:
   std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
   size_t &stepCapacity = workspace->stepCapacity;
   std::vector<std::vector<uint16_t>> &touched = workspace->touched;
+  std::vector<Recall> &recalls = workspace->recalls;
+  Recall &recording = workspace->recording;
+  Recall *recall = nullptr; // the previous like call's, when there is one
+  size_t recalled = 0;      // its headers used so far
 };
 
 } // namespace collc::rt
