@@ -8,7 +8,8 @@
 //   follows from its index and the call's count, which every rank shares).
 // Where every message of the call is small (the whole buffer fits in
 // inlineLimit), header and data travel as one message, received into a
-// buffer posted before the step's sends. Otherwise the header goes first
+// buffer posted before the step's sends (a step of one receive and at most
+// one send is a single MPI_Recv or MPI_Sendrecv). Otherwise the header goes first
 // (tag 2s) and the data follows (tag 2s + 1), so the receiver, knowing its
 // layout, receives a copy straight into the destination chunks, and a
 // reduce's operand into a scratch buffer it folds from.
@@ -31,6 +32,12 @@ constexpr int64_t tagSteps = 16383; // two tags a step below the least
                                     // MPI_TAG_UB the standard allows
 constexpr size_t inlineLimit = 16384;
 constexpr size_t headerBytes = 16;
+// A message this small goes out eagerly in MPI libraries over shared memory
+// and networks alike, so a blocking send of it returns at once.
+constexpr size_t blockingSendLimit = 4096;
+// Calls whose headers a thread remembers (Engine::Recall): a program's few
+// collectives with large messages.
+constexpr size_t recallKeep = 8;
 
 bool isReduction(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce ||
@@ -65,62 +72,32 @@ uint64_t getU64(const char *&in) {
 }
 } // namespace
 
-/// The containers of an Engine, kept per thread between calls.
-struct Engine::Workspace {
-  bool busy = false;
-  std::vector<int64_t> blockOrigin, blockDest;
-  std::vector<Buffer> buffers;
-  std::vector<int32_t> sendList;
-  std::vector<Outgoing> sends;
-  std::vector<Expected> receives;
-  std::vector<std::pair<char *, size_t>> taken;
-  std::vector<Piece> pieces, single;
-  std::vector<int> sendRequests;
-  std::vector<size_t> dataBytes;
-  std::vector<std::vector<uint16_t>> touched;
+Engine::Workspace &Engine::threadWorkspace() {
+  thread_local Workspace mine;
+  return mine;
+}
 
-  void swap(Engine &e) {
-    std::swap(blockOrigin, e.blockOrigin);
-    std::swap(blockDest, e.blockDest);
-    std::swap(buffers, e.buffers);
-    std::swap(sendList, e.sendList);
-    std::swap(sends, e.sends);
-    std::swap(receives, e.receives);
-    std::swap(taken, e.taken);
-    std::swap(pieces, e.pieces);
-    std::swap(single, e.single);
-    std::swap(sendRequests, e.sendRequests);
-    std::swap(dataBytes, e.dataBytes);
-    std::swap(touched, e.touched);
-  }
-};
-
-Engine::Engine() {
-  thread_local Workspace threadWorkspace;
-  // An Engine inside another on this thread (not something emitted code
-  // does) keeps its own containers.
-  if (!threadWorkspace.busy) {
-    workspace = &threadWorkspace;
-    workspace->busy = true;
-    workspace->swap(*this);
-  }
+Engine::Workspace *Engine::takeWorkspace() {
+  Workspace &mine = threadWorkspace();
+  Workspace *w = mine.busy ? new Workspace : &mine;
+  w->busy = true;
+  return w;
 }
 
 Engine::~Engine() {
   if (backend)
     backend->reset();
-  if (workspace) {
-    sends.clear();
-    sendList.clear();
-    receives.clear();
-    // Leave the buffers' tables sized: start() reassigns them in place.
-    workspace->swap(*this);
-    workspace->busy = false;
-  }
-  auto &returned = workspace ? workspace->taken : taken;
-  for (auto &entry : returned)
+  for (auto &entry : taken)
     threadPool.free.push_back(entry);
-  returned.clear();
+  taken.clear();
+  sends.clear();
+  sendList.clear();
+  receives.clear();
+  // Leave the buffers' tables sized: start() reassigns them in place.
+  if (workspace == &threadWorkspace())
+    workspace->busy = false;
+  else
+    delete workspace;
   while (threadPool.free.size() > poolKeep) {
     auto smallest = std::min_element(
         threadPool.free.begin(), threadPool.free.end(),
@@ -148,6 +125,14 @@ char *Engine::scratch(size_t bytes) {
   return entry.first;
 }
 
+char *Engine::stepBytes(size_t bytes) {
+  if (bytes > stepCapacity) {
+    stepStore.reset(new char[bytes]);
+    stepCapacity = bytes;
+  }
+  return stepStore.get();
+}
+
 int CommRef::rank() const {
   if (local)
     return local->rank();
@@ -167,18 +152,8 @@ int Engine::connect(const Call &c) {
     return fail(MPI_ERR_COUNT, "negative count");
   if (call.type == MPI_DATATYPE_NULL)
     return fail(MPI_ERR_TYPE, "null datatype");
-  int typeSize = 0;
-  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
-  if (MPI_Type_size(call.type, &typeSize) != MPI_SUCCESS ||
-      MPI_Type_get_extent(call.type, &lb, &extent) != MPI_SUCCESS ||
-      MPI_Type_get_true_extent(call.type, &trueLb, &trueExtent) !=
-          MPI_SUCCESS)
-    return fail(MPI_ERR_TYPE, "invalid datatype");
-  // Chunks are moved as bytes: the type must be contiguous.
-  if (lb != 0 || trueLb != 0 || typeSize != extent || trueExtent != extent ||
-      extent == 0)
-    return fail(MPI_ERR_TYPE,
-                "only contiguous datatypes are supported (size == extent)");
+  if (int rc = checkType())
+    return rc;
   int rc = MPI_SUCCESS;
   if (call.local) {
     rc = makeLocalBackend(*call.local, ownedBackend);
@@ -196,20 +171,63 @@ int Engine::connect(const Call &c) {
   if (isReduction(call.kind)) {
     if (call.op == MPI_OP_NULL)
       return fail(MPI_ERR_OP, "null reduction operator");
-    int flag = 1;
-    if (MPI_Op_commutative(call.op, &flag) != MPI_SUCCESS)
-      return fail(MPI_ERR_OP, "invalid reduction operator");
-    commutative = flag != 0;
+    if (int rc = checkOp())
+      return rc;
   }
   return MPI_SUCCESS;
 }
 
-int64_t Engine::chunkBegin(int64_t k) const {
-  int64_t base = call.count / chunks, extra = call.count % chunks;
-  return k * base + std::min(k, extra);
+// A predefined datatype or operator is never freed, so what was learnt about
+// the last one a thread used stays true: a program that calls collectives
+// on one type asks MPI once, not at every call.
+namespace {
+thread_local MPI_Datatype lastNamedType = MPI_DATATYPE_NULL;
+thread_local MPI_Aint lastNamedExtent = 0;
+thread_local MPI_Op lastNamedOp = MPI_OP_NULL;
+} // namespace
+
+int Engine::checkType() {
+  if (call.type == lastNamedType) {
+    extent = lastNamedExtent;
+    return MPI_SUCCESS;
+  }
+  int typeSize = 0;
+  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
+  if (MPI_Type_size(call.type, &typeSize) != MPI_SUCCESS ||
+      MPI_Type_get_extent(call.type, &lb, &extent) != MPI_SUCCESS ||
+      MPI_Type_get_true_extent(call.type, &trueLb, &trueExtent) !=
+          MPI_SUCCESS)
+    return fail(MPI_ERR_TYPE, "invalid datatype");
+  // Chunks are moved as bytes: the type must be contiguous.
+  if (lb != 0 || trueLb != 0 || typeSize != extent || trueExtent != extent ||
+      extent == 0)
+    return fail(MPI_ERR_TYPE,
+                "only contiguous datatypes are supported (size == extent)");
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (MPI_Type_get_envelope(call.type, &integers, &addresses, &types,
+                            &combiner) == MPI_SUCCESS &&
+      combiner == MPI_COMBINER_NAMED) {
+    lastNamedType = call.type;
+    lastNamedExtent = extent;
+  }
+  return MPI_SUCCESS;
 }
-int64_t Engine::chunkLength(int64_t k) const {
-  return call.count / chunks + (k < call.count % chunks ? 1 : 0);
+
+int Engine::checkOp() {
+  if (call.op == lastNamedOp) {
+    commutative = true; // every predefined operator is
+    return MPI_SUCCESS;
+  }
+  int flag = 1;
+  if (MPI_Op_commutative(call.op, &flag) != MPI_SUCCESS)
+    return fail(MPI_ERR_OP, "invalid reduction operator");
+  commutative = flag != 0;
+  for (MPI_Op named : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
+                       MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
+                       MPI_MAXLOC})
+    if (call.op == named)
+      lastNamedOp = call.op;
+  return MPI_SUCCESS;
 }
 
 const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
@@ -280,13 +298,22 @@ int64_t Engine::blockOf(int64_t origin, int64_t dest) const {
   return -1;
 }
 
-char *Engine::writable(int buffer, int64_t block) {
+char *Engine::writable(int buffer, int64_t block, int64_t skipFrom,
+                       int64_t skipTo) {
   Block &b = buffers[static_cast<size_t>(buffer)].blocks[static_cast<size_t>(block)];
   if (b.data && !b.readOnly)
     return b.data;
   char *to = b.home ? b.home : scratch(blockBytes);
-  if (b.data && blockBytes)
-    std::memcpy(to, b.data, blockBytes);
+  if (b.data && blockBytes) {
+    const size_t from = static_cast<size_t>(chunkBegin(skipFrom) * extent);
+    const size_t until = static_cast<size_t>(chunkBegin(skipTo) * extent);
+    if (from < until) {
+      std::memcpy(to, b.data, from);
+      std::memcpy(to + until, b.data + until, blockBytes - until);
+    } else {
+      std::memcpy(to, b.data, blockBytes);
+    }
+  }
   b.data = to;
   b.readOnly = false;
   return to;
@@ -296,6 +323,10 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   if (numChunks < 1 || numChunks > maxChunkIndices)
     return fail(MPI_ERR_ARG, "chunk count outside 1..2^23");
   chunks = numChunks;
+  chunkBase = call.count / chunks;
+  chunkExtra = call.count % chunks;
+  bufferMask = numBuffers >= 64 ? ~uint64_t(0)
+                                : (uint64_t(1) << numBuffers) - 1;
   blockBytes = static_cast<size_t>(extent) * static_cast<size_t>(call.count);
   const int64_t root = call.root;
   const int64_t q = ((call.shift % p) + p) % p;
@@ -354,6 +385,20 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
+  // Split messages: the headers of the last call like this one, if any.
+  recall = nullptr;
+  recalled = 0;
+  recording.headers.clear();
+  recording.offsets.assign(1, 0);
+  recording.senders.clear();
+  if (maxMessageBytes > inlineLimit) {
+    recording.signature = {backend,    call.name, call.kind, p,
+                           me,         call.count, chunks,   call.root,
+                           call.shift, extent,     numBuffers};
+    for (Recall &r : recalls)
+      if (r.signature == recording.signature)
+        recall = &r;
+  }
   // The result goes straight where this rank outputs it.
   for (size_t blk = 0; blk < numBlocks; ++blk)
     buffers[0].blocks[blk].home = nullptr;
@@ -367,43 +412,7 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   // results overwrite it.
   const bool inputInRecv =
       call.kind == Kind::Broadcast || call.send == MPI_IN_PLACE;
-  std::vector<std::pair<int64_t, int64_t>> blocks; // (origin, dest)
-  switch (call.kind) {
-  case Kind::Broadcast:
-    if (me == root)
-      blocks.push_back({root, 0});
-    break;
-  case Kind::Reduce:
-    blocks.push_back({0, root});
-    break;
-  case Kind::Allreduce:
-  case Kind::Scan:
-    blocks.push_back({0, 0});
-    break;
-  case Kind::Allgather:
-    blocks.push_back({me, 0});
-    break;
-  case Kind::ReduceScatter:
-    for (int64_t t = 0; t < p; ++t)
-      blocks.push_back({0, t});
-    break;
-  case Kind::Scatter:
-    if (me == root)
-      for (int64_t t = 0; t < p; ++t)
-        blocks.push_back({root, t});
-    break;
-  case Kind::Gather:
-    blocks.push_back({me, root});
-    break;
-  case Kind::Alltoall:
-    for (int64_t t = 0; t < p; ++t)
-      blocks.push_back({me, t});
-    break;
-  case Kind::Shift:
-    blocks.push_back({me, (me + q) % p});
-    break;
-  }
-  for (auto [origin, dest] : blocks) {
+  forEachInput([&](int64_t origin, int64_t dest) {
     const char *input = inputBlock(origin, dest);
     const size_t blk = static_cast<size_t>(blockOf(origin, dest));
     for (size_t b = 0; b < buffers.size(); ++b) {
@@ -426,14 +435,14 @@ int Engine::start(int numBuffers, int64_t numChunks) {
         s.ordered = true;
       }
     }
-  }
+  });
   return MPI_SUCCESS;
 }
 
 void Engine::receive(int64_t sender, uint64_t intoMask, bool reduce) {
   Expected e;
   e.sender = sender;
-  e.intoMask = intoMask;
+  e.intoMask = intoMask & bufferMask;
   e.reduce = reduce;
   receives.push_back(e);
 }
@@ -443,13 +452,12 @@ int Engine::collect(int fromBuffer, size_t first, size_t last,
   pieces.clear();
   const Buffer &b = buffers[static_cast<size_t>(fromBuffer)];
   for (size_t i = first; i < last; ++i) {
-    const size_t s = static_cast<size_t>(sendList[i]);
-    const size_t blk = s / static_cast<size_t>(chunks);
-    const int64_t k = static_cast<int64_t>(s % static_cast<size_t>(chunks));
-    const size_t bytes = static_cast<size_t>(chunkLength(k) * extent);
+    const int64_t s = sendList[i];
+    const size_t bytes = slotBytes(s);
     if (!bytes)
       continue;
-    char *data = slotData(b.blocks[blk], k);
+    char *data = slotData(b.blocks[static_cast<size_t>(blockOfSlot(s))],
+                          chunkOf(s));
     if (!pieces.empty() && pieces.back().data + pieces.back().bytes == data)
       pieces.back().bytes += bytes;
     else
@@ -462,9 +470,14 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
                     const char *bytes, bool reduce) {
   Buffer &buffer = buffers[static_cast<size_t>(into)];
   Slot &held = buffer.slots[static_cast<size_t>(slot)];
-  const int64_t blk = slot / chunks, k = slot % chunks;
+  const int64_t blk = blockOfSlot(slot), k = chunkOf(slot);
   const size_t n = static_cast<size_t>(chunkLength(k));
-  char *to = writable(into, blk) + chunkBegin(k) * extent;
+  const size_t offset = static_cast<size_t>(chunkBegin(k) * extent);
+  // The held value stays where it is, so that a block still in the user's
+  // input is copied out without this chunk and the fold writes it once.
+  const Block &block = buffer.blocks[static_cast<size_t>(blk)];
+  const char *old = block.data ? block.data + offset : nullptr;
+  char *to = writable(into, blk, k, k + 1) + offset;
   if (!reduce || !held.held) {
     if (n)
       std::memcpy(to, bytes, n * static_cast<size_t>(extent));
@@ -474,6 +487,11 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
     held.ordered = r.ordered != 0;
     return MPI_SUCCESS;
   }
+  return fold(held, r, old, bytes, to, n);
+}
+
+int Engine::fold(Slot &held, const Record &r, const char *old,
+                 const char *incoming, char *to, size_t n) {
   const bool ordered = r.ordered != 0;
   const bool adjacent = ordered && held.ordered &&
                         (r.hi + 1 == held.lo || held.hi + 1 == r.lo);
@@ -483,8 +501,9 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
   // Rank order whenever the operands allow it, so every rank computes the
   // same floating-point value.
   const bool incomingIsLower = r.lo < held.lo;
-  if (int rc = reduceInto(bytes, to, static_cast<int>(n), call.type, call.op,
-                          incomingIsLower))
+  if (int rc = combine(incomingIsLower ? incoming : old,
+                       incomingIsLower ? old : incoming, to,
+                       static_cast<int>(n), call.type, call.op))
     return fail(rc, "reduction failed");
   held.ordered = adjacent;
   held.lo = std::min(held.lo, r.lo);
@@ -492,204 +511,421 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
   return MPI_SUCCESS;
 }
 
-int Engine::endStep(int64_t step, const char *name) {
-  const int tagHeader = static_cast<int>(2 * (step % tagSteps));
-  const int tagData = tagHeader + 1;
-  const bool inlined = maxMessageBytes <= inlineLimit;
-  const size_t numSlots = buffers.front().slots.size();
-  const size_t headerBound =
-      inlined ? maxMessageBytes : headerBytes + numSlots * sizeof(Record);
-  auto failed = [&](int rc) {
-    backend->reset();
-    sends.clear();
-    sendList.clear();
-    receives.clear();
-    std::string why = std::string("communication failed in ") + name;
-    return fail(rc, why.c_str());
-  };
-  int request = 0;
-  // Receives first, so small messages land straight in their buffers.
-  for (Expected &e : receives) {
-    e.header = scratch(headerBound);
-    pieces.assign(1, {e.header, headerBound});
-    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, pieces,
-                                e.request))
-      return failed(rc);
-  }
-  sendRequests.clear();
-  for (const Outgoing &o : sends) {
-    const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
-    collect(o.buffer, o.first, o.last, pieces);
-    size_t messageData = 0;
-    for (const Piece &piece : pieces)
-      messageData += piece.bytes;
-    const size_t n = o.last - o.first;
-    const size_t head = headerBytes + n * sizeof(Record);
-    char *message = scratch(head + (inlined ? messageData : 0));
-    char *out = message;
-    putU64(out, n);
-    putU64(out, messageData);
-    for (size_t i = o.first; i < o.last; ++i) {
-      const Slot &s = b.slots[static_cast<size_t>(sendList[i])];
-      Record r{sendList[i], s.lo, s.hi, s.ordered ? 1 : 0};
-      std::memcpy(out, &r, sizeof r);
-      out += sizeof r;
+void Engine::placeDirect(const Expected &e) {
+  const int b = e.directBuffer;
+  Buffer &buffer = buffers[static_cast<size_t>(b)];
+  pieces.clear();
+  for (size_t r = 0; r < e.records;) {
+    // The records of one block, in chunk order when the sender's slots are.
+    const int32_t first = recordAt(e, r).slot;
+    const int64_t blk = blockOfSlot(first);
+    size_t last = r + 1;
+    bool consecutive = true;
+    for (; last < e.records; ++last) {
+      const int32_t slot = recordAt(e, last).slot;
+      if (blockOfSlot(slot) != blk)
+        break;
+      consecutive = consecutive && slot == recordAt(e, last - 1).slot + 1;
     }
-    if (inlined) {
-      for (const Piece &piece : pieces) {
-        std::memcpy(out, piece.data, piece.bytes);
-        out += piece.bytes;
-      }
-      single.assign(1, {message, head + messageData});
-      if (int rc = backend->isend(o.peer, tagHeader, single, request))
-        return failed(rc);
-      sendRequests.push_back(request);
-      continue;
-    }
-    single.assign(1, {message, head});
-    if (int rc = backend->isend(o.peer, tagHeader, single, request))
-      return failed(rc);
-    sendRequests.push_back(request);
-    if (messageData) {
-      if (int rc = backend->isend(o.peer, tagData, pieces, request))
-        return failed(rc);
-      sendRequests.push_back(request);
-    }
-  }
-  // Headers: what each message carries.
-  dataBytes.assign(receives.size(), 0);
-  for (size_t i = 0; i < receives.size(); ++i) {
-    Expected &e = receives[i];
-    size_t bytes = 0;
-    if (int rc = backend->wait(e.request, bytes))
-      return failed(rc);
-    const char *in = e.header;
-    if (bytes < headerBytes)
-      return failed(MPI_ERR_INTERN);
-    e.records = getU64(in);
-    dataBytes[i] = getU64(in);
-    const size_t head = headerBytes + e.records * sizeof(Record);
-    if (e.records > numSlots ||
-        bytes != head + (inlined ? dataBytes[i] : 0))
-      return failed(MPI_ERR_INTERN);
-    size_t expected = 0;
-    for (size_t r = 0; r < e.records; ++r) {
-      Record rec;
-      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
-                  sizeof rec);
-      if (rec.slot < 0 || static_cast<size_t>(rec.slot) >= numSlots)
-        return failed(MPI_ERR_INTERN);
-      expected += static_cast<size_t>(chunkLength(rec.slot % chunks) * extent);
-    }
-    if (expected != dataBytes[i])
-      return failed(MPI_ERR_INTERN);
-    if (inlined)
-      e.data = e.header + head;
-  }
-  if (!inlined) {
-    // A copy into one buffer lands in place when nothing else in this step
-    // touches its slots there: no send reads them, no other receive writes
-    // them (deliveries keep the declared order).
-    touched.resize(buffers.size());
-    for (auto &t : touched)
-      t.assign(numSlots, 0);
-    for (const Outgoing &o : sends)
-      for (size_t i = o.first; i < o.last; ++i)
-        touched[static_cast<size_t>(o.buffer)][static_cast<size_t>(sendList[i])] = 2;
-    auto records = [](const Expected &e, size_t r) {
-      Record rec;
-      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
-                  sizeof rec);
-      return rec;
-    };
-    for (const Expected &e : receives)
-      for (int b = 0; b < 64; ++b)
-        if (e.intoMask >> b & 1 && static_cast<size_t>(b) < buffers.size())
-          for (size_t r = 0; r < e.records; ++r) {
-            uint16_t &t = touched[static_cast<size_t>(b)][static_cast<size_t>(records(e, r).slot)];
-            t = static_cast<uint16_t>(std::min(t + 1, 2));
-          }
-    for (size_t i = 0; i < receives.size(); ++i) {
-      Expected &e = receives[i];
-      if (!dataBytes[i])
+    Block &block = buffer.blocks[static_cast<size_t>(blk)];
+    if (!block.data || block.readOnly) // not yet taken out of the input
+      block.previous = block.data;
+    const int64_t from = chunkOf(first);
+    char *data = consecutive ? writable(b, blk, from, from + int64_t(last - r))
+                             : writable(b, blk);
+    for (; r < last; ++r) {
+      const int32_t slot = recordAt(e, r).slot;
+      const size_t bytes = slotBytes(slot);
+      if (!bytes)
         continue;
-      e.direct = !e.reduce && std::popcount(e.intoMask) == 1 &&
-                 static_cast<size_t>(std::countr_zero(e.intoMask)) <
-                     buffers.size();
-      if (e.direct) {
-        e.directBuffer = std::countr_zero(e.intoMask);
-        for (size_t r = 0; r < e.records && e.direct; ++r)
-          e.direct = touched[static_cast<size_t>(e.directBuffer)]
-                            [static_cast<size_t>(records(e, r).slot)] == 1;
-      }
-      pieces.clear();
-      if (e.direct) {
-        for (size_t r = 0; r < e.records; ++r) {
-          const int32_t slot = records(e, r).slot;
-          const int64_t k = slot % chunks;
-          const size_t bytes = static_cast<size_t>(chunkLength(k) * extent);
-          if (!bytes)
-            continue;
-          char *data = writable(e.directBuffer, slot / chunks) +
-                       chunkBegin(k) * extent;
-          if (!pieces.empty() &&
-              pieces.back().data + pieces.back().bytes == data)
-            pieces.back().bytes += bytes;
-          else
-            pieces.push_back({data, bytes});
-        }
-      } else {
-        e.data = scratch(dataBytes[i]);
-        pieces.push_back({e.data, dataBytes[i]});
-      }
-      if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
-                                  e.request))
-        return failed(rc);
-    }
-    for (size_t i = 0; i < receives.size(); ++i) {
-      size_t bytes = 0;
-      if (dataBytes[i])
-        if (int rc = backend->wait(receives[i].request, bytes))
-          return failed(rc);
+      char *at = data + chunkBegin(chunkOf(slot)) * extent;
+      if (!pieces.empty() && pieces.back().data + pieces.back().bytes == at)
+        pieces.back().bytes += bytes;
+      else
+        pieces.push_back({at, bytes});
     }
   }
-  for (int r : sendRequests) {
-    size_t bytes = 0;
-    if (int rc = backend->wait(r, bytes))
-      return failed(rc);
+}
+
+Engine::Record Engine::recordAt(const Expected &e, size_t r) {
+  Record rec;
+  std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record), sizeof rec);
+  return rec;
+}
+
+int Engine::readHeader(Expected &e, size_t bytes, bool whole,
+                       size_t &data) const {
+  const size_t numSlots = buffers.front().slots.size();
+  if (bytes < headerBytes)
+    return MPI_ERR_INTERN;
+  const char *in = e.header;
+  e.records = getU64(in);
+  data = getU64(in);
+  if (e.records > numSlots)
+    return MPI_ERR_INTERN;
+  const size_t head = headerBytes + e.records * sizeof(Record);
+  if (bytes != head + (whole ? data : 0))
+    return MPI_ERR_INTERN;
+  size_t expected = 0;
+  for (size_t r = 0; r < e.records; ++r) {
+    const Record rec = recordAt(e, r);
+    if (rec.slot < 0 || static_cast<size_t>(rec.slot) >= numSlots)
+      return MPI_ERR_INTERN;
+    expected += slotBytes(rec.slot);
   }
-  backend->reset();
-  // Deliveries, in the order the receives were declared.
-  int rc = MPI_SUCCESS;
+  if (expected != data)
+    return MPI_ERR_INTERN;
+  if (whole)
+    e.data = e.header + head;
+  return MPI_SUCCESS;
+}
+
+int Engine::deliverAll() {
   for (const Expected &e : receives) {
     const char *data = e.data;
-    for (size_t r = 0; r < e.records && rc == MPI_SUCCESS; ++r) {
-      Record rec;
-      std::memcpy(&rec, e.header + headerBytes + r * sizeof(Record),
-                  sizeof rec);
-      const size_t bytes =
-          static_cast<size_t>(chunkLength(rec.slot % chunks) * extent);
-      for (int b = 0; b < 64 && rc == MPI_SUCCESS; ++b) {
-        if (!(e.intoMask >> b & 1) || static_cast<size_t>(b) >= buffers.size())
-          continue;
-        if (e.direct && b == e.directBuffer) {
-          Slot &s = buffers[static_cast<size_t>(b)].slots[static_cast<size_t>(rec.slot)];
+    for (size_t r = 0; r < e.records; ++r) {
+      const Record rec = recordAt(e, r);
+      for (uint64_t m = e.intoMask; m; m &= m - 1) {
+        const int b = std::countr_zero(m);
+        if ((e.direct || e.fused) && b == e.directBuffer) {
+          // The data is in place; a fused reduce folds the held value in.
+          Buffer &buffer = buffers[static_cast<size_t>(b)];
+          Slot &s = buffer.slots[static_cast<size_t>(rec.slot)];
+          if (e.fused && s.held) {
+            const int64_t k = chunkOf(rec.slot);
+            const Block &block =
+                buffer.blocks[static_cast<size_t>(blockOfSlot(rec.slot))];
+            const size_t offset = static_cast<size_t>(chunkBegin(k) * extent);
+            char *at = block.data + offset;
+            if (int rc = fold(s, rec, block.previous + offset, at, at,
+                              static_cast<size_t>(chunkLength(k))))
+              return rc;
+            continue;
+          }
           s.held = true;
           s.lo = rec.lo;
           s.hi = rec.hi;
           s.ordered = rec.ordered != 0;
           continue;
         }
-        rc = deliver(b, rec.slot, rec, data, e.reduce);
+        if (int rc = deliver(b, rec.slot, rec, data, e.reduce))
+          return rc;
       }
       if (data)
-        data += bytes;
+        data += slotBytes(rec.slot);
     }
   }
+  return MPI_SUCCESS;
+}
+
+size_t Engine::encode(const Outgoing &o, char *out, bool whole) {
+  const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
+  collect(o.buffer, o.first, o.last, pieces);
+  size_t data = 0;
+  for (const Piece &piece : pieces)
+    data += piece.bytes;
+  const size_t n = o.last - o.first;
+  putU64(out, n);
+  putU64(out, data);
+  for (size_t i = o.first; i < o.last; ++i) {
+    const Slot &s = b.slots[static_cast<size_t>(sendList[i])];
+    Record r{sendList[i], s.lo, s.hi, s.ordered ? 1 : 0};
+    std::memcpy(out, &r, sizeof r);
+    out += sizeof r;
+  }
+  if (whole)
+    for (const Piece &piece : pieces) {
+      std::memcpy(out, piece.data, piece.bytes);
+      out += piece.bytes;
+    }
+  return headerBytes + n * sizeof(Record) + (whole ? data : 0);
+}
+
+int Engine::exchangeWhole(int tag, size_t bound, char *bytes) {
+  dataBytes.assign(receives.size(), 0);
+  // One receive and at most one send (every step of a hypercube or
+  // pairwise schedule, at most ranks): one blocking call, no requests.
+  if (receives.size() == 1 && sends.size() <= 1) {
+    Expected &e = receives.front();
+    e.header = bytes;
+    single.assign(1, {e.header, bound});
+    size_t got = 0;
+    if (sends.empty()) {
+      if (int rc = backend->recv(static_cast<int>(e.sender), tag, single,
+                                 got))
+        return rc;
+    } else {
+      char *message = bytes + bound;
+      const size_t length = encode(sends.front(), message, true);
+      pieces.assign(1, {message, length});
+      if (int rc = backend->sendrecv(sends.front().peer, tag, pieces,
+                                     static_cast<int>(e.sender), tag, single,
+                                     got))
+        return rc;
+    }
+    return readHeader(e, got, true, dataBytes.front());
+  }
+  // Receives first, so that the messages land straight in their buffers;
+  // requests are numbered from 0 in the order they start (a blocking send
+  // may take one too), so `requests` counts them.
+  int requests = 0, request = 0;
+  for (Expected &e : receives) {
+    e.header = bytes;
+    bytes += bound;
+    single.assign(1, {e.header, bound});
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tag, single,
+                                e.request))
+      return rc;
+    requests = e.request + 1;
+  }
+  for (const Outgoing &o : sends) {
+    char *message = bytes;
+    bytes += bound;
+    const size_t length = encode(o, message, true);
+    single.assign(1, {message, length});
+    // Every receive of the step is posted, so a blocking send cannot wait
+    // on this rank; it saves a request. Several large ones would wait for
+    // each other's receivers in turn, so those go non-blocking.
+    if (sends.size() == 1 || length <= blockingSendLimit) {
+      if (int rc = backend->send(o.peer, tag, single))
+        return rc;
+      continue;
+    }
+    if (int rc = backend->isend(o.peer, tag, single, request))
+      return rc;
+    requests = request + 1;
+  }
+  received.resize(static_cast<size_t>(requests));
+  if (int rc = backend->waitAll(0, requests, received.data()))
+    return rc;
+  for (size_t i = 0; i < receives.size(); ++i)
+    if (int rc = readHeader(receives[i], received[i], true, dataBytes[i]))
+      return rc;
+  return MPI_SUCCESS;
+}
+
+bool Engine::predictHeaders() {
+  if (!recall || recalled + receives.size() > recall->senders.size())
+    return false;
+  for (size_t i = 0; i < receives.size(); ++i)
+    if (recall->senders[recalled + i] != receives[i].sender) {
+      recall = nullptr; // the calls went different ways
+      return false;
+    }
+  for (size_t i = 0; i < receives.size(); ++i)
+    receives[i].header =
+        recall->headers.data() + recall->offsets[recalled + i];
+  return true;
+}
+
+void Engine::remember() {
+  if (recording.senders.empty())
+    return;
+  Recall *into = recall;
+  if (!into) {
+    if (recalls.size() < recallKeep)
+      recalls.emplace_back();
+    into = &recalls.back(); // the least recently used
+  }
+  std::swap(into->headers, recording.headers);
+  std::swap(into->offsets, recording.offsets);
+  std::swap(into->senders, recording.senders);
+  into->signature = recording.signature;
+  std::rotate(recalls.begin(), recalls.begin() + (into - recalls.data()),
+              recalls.begin() + (into - recalls.data()) + 1);
+  recall = nullptr;
+}
+
+int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
+                          char *bytes) {
+  const size_t numSlots = buffers.front().slots.size();
+  int requests = 0, request = 0; // as in exchangeWhole
+  for (Expected &e : receives) {
+    e.header = e.landing = bytes;
+    bytes += bound;
+    single.assign(1, {e.landing, bound});
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
+                                e.request))
+      return rc;
+    requests = e.request + 1;
+  }
+  for (const Outgoing &o : sends) {
+    char *message = bytes;
+    bytes += bound;
+    single.assign(1, {message, encode(o, message, false)});
+    if (int rc = backend->isend(o.peer, tagHeader, single, request))
+      return rc;
+    requests = request + 1;
+    if (!pieces.empty()) {
+      if (int rc = backend->isend(o.peer, tagData, pieces, request))
+        return rc;
+      requests = request + 1;
+    }
+  }
+  // Headers: what each message carries. A call like the previous one
+  // (same function, communicator and arguments) receives the same headers,
+  // since what a rank holds at each step follows from them alone; so the
+  // data receives are posted now, straight into place, without waiting a
+  // message's latency for the headers, which are checked when they come.
+  const int numReceives = static_cast<int>(receives.size());
+  received.resize(receives.size());
+  dataBytes.assign(receives.size(), 0);
+  const bool predicted = predictHeaders();
+  if (predicted) {
+    for (size_t i = 0; i < receives.size(); ++i)
+      received[i] = recall->offsets[recalled + i + 1] -
+                    recall->offsets[recalled + i];
+    recalled += receives.size();
+  } else if (int rc = backend->waitAll(0, numReceives, received.data())) {
+    return rc;
+  }
+  for (size_t i = 0; i < receives.size(); ++i)
+    if (int rc = readHeader(receives[i], received[i], false, dataBytes[i]))
+      return rc;
+  // A copy into one buffer lands in place when nothing else in this step
+  // touches its slots there: no send reads them, no other receive writes
+  // them (deliveries keep the declared order).
+  touched.resize(buffers.size());
+  for (auto &t : touched)
+    t.assign(numSlots, 0);
+  for (const Outgoing &o : sends)
+    for (size_t i = o.first; i < o.last; ++i)
+      touched[static_cast<size_t>(o.buffer)][static_cast<size_t>(sendList[i])] = 2;
+  uint64_t receivedOnce = 0, receivedTwice = 0; // buffers, by receives
+  for (const Expected &e : receives) {
+    receivedTwice |= receivedOnce & e.intoMask;
+    receivedOnce |= e.intoMask;
+    for (uint64_t m = e.intoMask; m; m &= m - 1)
+      for (size_t r = 0; r < e.records; ++r) {
+        uint16_t &t = touched[static_cast<size_t>(std::countr_zero(m))]
+                             [static_cast<size_t>(recordAt(e, r).slot)];
+        t = static_cast<uint16_t>(std::min(t + 1, 2));
+      }
+  }
+  for (size_t i = 0; i < receives.size(); ++i) {
+    Expected &e = receives[i];
+    if (!dataBytes[i])
+      continue;
+    const bool single = std::popcount(e.intoMask) == 1;
+    e.directBuffer = std::countr_zero(e.intoMask);
+    const auto &t = touched[static_cast<size_t>(e.directBuffer)];
+    e.direct = !e.reduce && single;
+    for (size_t r = 0; r < e.records && e.direct; ++r)
+      e.direct = t[static_cast<size_t>(recordAt(e, r).slot)] == 1;
+    // A reduce's operand lands where the result will live, and is folded
+    // there with the held value, when that value is elsewhere (still in the
+    // user's input, where this step's sends read it) and no other receive
+    // writes the buffer: no copy of the input first, no scratch.
+    e.fused = e.reduce && single && !(receivedTwice >> e.directBuffer & 1);
+    const Buffer &into = buffers[static_cast<size_t>(e.directBuffer)];
+    for (size_t r = 0; r < e.records && e.fused; ++r) {
+      const Block &block = into.blocks[static_cast<size_t>(
+          blockOfSlot(recordAt(e, r).slot))];
+      e.fused = !block.data || block.readOnly;
+    }
+    if (e.direct || e.fused) {
+      placeDirect(e);
+    } else {
+      e.data = scratch(dataBytes[i]);
+      pieces.assign(1, {e.data, dataBytes[i]});
+    }
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
+                                e.request))
+      return rc;
+    requests = e.request + 1;
+  }
+  // The data and every send (and predicted headers, which must be what
+  // they were).
+  if (!predicted) {
+    if (int rc = backend->waitAll(numReceives, requests, nullptr))
+      return rc;
+  } else {
+    received.resize(static_cast<size_t>(requests));
+    if (int rc = backend->waitAll(0, requests, received.data()))
+      return rc;
+    for (size_t i = 0; i < receives.size(); ++i) {
+      const Expected &e = receives[i];
+      const size_t length = headerBytes + e.records * sizeof(Record);
+      if (received[i] != length ||
+          std::memcmp(e.landing, e.header, length) != 0) {
+        recall->senders.clear(); // never predict from it again
+        recall = nullptr;
+        return fail(MPI_ERR_INTERN, "a message's chunks differ from those "
+                                    "of the last call like this one");
+      }
+    }
+  }
+  for (const Expected &e : receives) {
+    const size_t length = headerBytes + e.records * sizeof(Record);
+    recording.headers.insert(recording.headers.end(), e.header,
+                             e.header + length);
+    recording.offsets.push_back(recording.headers.size());
+    recording.senders.push_back(e.sender);
+  }
+  return MPI_SUCCESS;
+}
+
+int Engine::endStep(int64_t step, const char *name) {
+  const int tagHeader = static_cast<int>(2 * (step % tagSteps));
+  const bool whole = maxMessageBytes <= inlineLimit;
+  // Room for a whole message when small ones travel whole, else a header;
+  // either bounds what a send writes, too.
+  const size_t bound =
+      whole ? maxMessageBytes
+            : headerBytes + buffers.front().slots.size() * sizeof(Record);
+  char *bytes = stepBytes((receives.size() + sends.size()) * bound);
+  int rc = whole ? exchangeWhole(tagHeader, bound, bytes)
+                 : exchangeSplit(tagHeader, tagHeader + 1, bound, bytes);
+  backend->reset();
+  if (rc == MPI_SUCCESS)
+    rc = deliverAll();
+  else
+    rc = fail(rc, (std::string("communication failed in ") + name).c_str());
   sends.clear();
   sendList.clear();
   receives.clear();
   return rc;
+}
+
+template <typename Fn> void Engine::forEachInput(Fn &&fn) const {
+  // Pre-condition per kind: compiler/simulate/Semantics.h's table.
+  const int64_t root = call.root;
+  const int64_t q = ((call.shift % p) + p) % p;
+  switch (call.kind) {
+  case Kind::Broadcast:
+    if (me == root)
+      fn(root, 0);
+    break;
+  case Kind::Reduce:
+    fn(0, root);
+    break;
+  case Kind::Allreduce:
+  case Kind::Scan:
+    fn(0, 0);
+    break;
+  case Kind::Allgather:
+    fn(me, 0);
+    break;
+  case Kind::ReduceScatter:
+    for (int64_t t = 0; t < p; ++t)
+      fn(0, t);
+    break;
+  case Kind::Scatter:
+    if (me == root)
+      for (int64_t t = 0; t < p; ++t)
+        fn(root, t);
+    break;
+  case Kind::Gather:
+    fn(me, root);
+    break;
+  case Kind::Alltoall:
+    for (int64_t t = 0; t < p; ++t)
+      fn(me, t);
+    break;
+  case Kind::Shift:
+    fn(me, (me + q) % p);
+    break;
+  }
 }
 
 template <typename Fn> void Engine::forEachOutput(Fn &&fn) const {
@@ -751,6 +987,8 @@ int Engine::finish() {
     if (block.data != home && blockBytes)
       std::memmove(home, block.data, blockBytes);
   });
+  if (rc == MPI_SUCCESS)
+    remember();
   return rc;
 }
 

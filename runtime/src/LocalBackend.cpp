@@ -181,6 +181,16 @@ public:
     return comm.channels().wait(completions[static_cast<size_t>(request)],
                                 bytes);
   }
+  int waitAll(int first, int last, size_t *bytes) override {
+    for (int r = first; r < last; ++r) {
+      size_t n = 0;
+      if (int rc = wait(r, n))
+        return rc;
+      if (bytes)
+        bytes[r - first] = n;
+    }
+    return MPI_SUCCESS;
+  }
   int probe(int peer, int tag, size_t &bytes) override {
     if (peer < 0 || peer >= size())
       return MPI_ERR_RANK;

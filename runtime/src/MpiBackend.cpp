@@ -4,7 +4,9 @@
 
 #include "collc/Backend.h"
 
+#include <atomic>
 #include <climits>
+#include <cstdint>
 
 namespace collc::rt {
 namespace {
@@ -31,6 +33,39 @@ public:
                      &requests.back());
   }
 
+  int send(int peer, int tag, const std::vector<Piece> &pieces) override {
+    Layout l;
+    if (int rc = layout(pieces, l))
+      return rc;
+    return MPI_Send(l.base, l.count, l.type, peer, tag, comm);
+  }
+
+  int recv(int peer, int tag, const std::vector<Piece> &pieces,
+           size_t &bytes) override {
+    Layout l;
+    if (int rc = layout(pieces, l))
+      return rc;
+    MPI_Status status;
+    if (int rc = MPI_Recv(l.base, l.count, l.type, peer, tag, comm, &status))
+      return rc;
+    return received(l, status, bytes);
+  }
+
+  int sendrecv(int dest, int sendTag, const std::vector<Piece> &out,
+               int source, int recvTag, const std::vector<Piece> &in,
+               size_t &bytes) override {
+    Layout o, i;
+    if (int rc = layout(out, o))
+      return rc;
+    if (int rc = layout(in, i))
+      return rc;
+    MPI_Status status;
+    if (int rc = MPI_Sendrecv(o.base, o.count, o.type, dest, sendTag, i.base,
+                              i.count, i.type, source, recvTag, comm, &status))
+      return rc;
+    return received(i, status, bytes);
+  }
+
   int irecv(int peer, int tag, const std::vector<Piece> &pieces,
             int &request) override {
     Layout l;
@@ -52,6 +87,27 @@ public:
       int n = 0;
       MPI_Get_count(&status, MPI_BYTE, &n);
       bytes = static_cast<size_t>(n);
+    }
+    return MPI_SUCCESS;
+  }
+
+  int waitAll(int first, int last, size_t *bytes) override {
+    const size_t n = static_cast<size_t>(last - first);
+    if (!n)
+      return MPI_SUCCESS;
+    MPI_Request *r = &requests[static_cast<size_t>(first)];
+    if (!bytes)
+      return MPI_Waitall(static_cast<int>(n), r, MPI_STATUSES_IGNORE);
+    statuses.resize(n);
+    if (int rc = MPI_Waitall(static_cast<int>(n), r, statuses.data()))
+      return rc;
+    for (size_t i = 0; i < n; ++i) {
+      bytes[i] = 0;
+      if (counted[static_cast<size_t>(first) + i]) {
+        int count = 0;
+        MPI_Get_count(&statuses[i], MPI_BYTE, &count);
+        bytes[i] = static_cast<size_t>(count);
+      }
     }
     return MPI_SUCCESS;
   }
@@ -81,6 +137,19 @@ private:
     int count = 0;
     MPI_Datatype type = MPI_BYTE;
   };
+
+  /// A blocking receive's size, as wait() reports it.
+  static int received(const Layout &l, const MPI_Status &status,
+                      size_t &bytes) {
+    bytes = 0;
+    if (l.type != MPI_BYTE)
+      return MPI_SUCCESS;
+    int n = 0;
+    if (int rc = MPI_Get_count(&status, MPI_BYTE, &n))
+      return rc;
+    bytes = static_cast<size_t>(n);
+    return MPI_SUCCESS;
+  }
 
   int layout(const std::vector<Piece> &pieces, Layout &l) {
     size_t total = 0;
@@ -118,6 +187,7 @@ private:
   MPI_Comm comm;
   int myRank = 0, numRanks = 0;
   std::vector<MPI_Request> requests;
+  std::vector<MPI_Status> statuses;
   std::vector<bool> counted; // a receive of plain bytes: report its size
   std::vector<MPI_Datatype> types;
   std::vector<int> lengths;
@@ -132,9 +202,22 @@ struct Duplicate {
 
 int dupKeyvals[2] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID}; // by channel
 
+/// Each thread remembers the communicator it used last and its backend, so
+/// that a program calling collectives on one communicator skips the
+/// attribute lookup. Freeing any duplicate invalidates every thread's entry
+/// (a new communicator may reuse a freed one's handle).
+std::atomic<uint64_t> duplicatesFreed{0};
+struct LastUsed {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Backend *backend = nullptr;
+  uint64_t generation = 0;
+};
+thread_local LastUsed lastUsed[2]; // by channel
+
 // The duplicate lives as long as the user's communicator: MPI calls this when
 // that one is freed (or at MPI_Finalize for the predefined ones).
 int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
+  duplicatesFreed.fetch_add(1);
   auto *dup = static_cast<Duplicate *>(attribute);
   dup->backend.reset();
   int rc = MPI_Comm_free(&dup->comm);
@@ -147,7 +230,14 @@ int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
 int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
   if (comm == MPI_COMM_NULL)
     return MPI_ERR_COMM;
-  int &dupKeyval = dupKeyvals[channel == MpiChannel::Schedules ? 0 : 1];
+  const int c = channel == MpiChannel::Schedules ? 0 : 1;
+  LastUsed &last = lastUsed[c];
+  const uint64_t generation = duplicatesFreed.load();
+  if (last.comm == comm && last.generation == generation) {
+    backend = last.backend;
+    return MPI_SUCCESS;
+  }
+  int &dupKeyval = dupKeyvals[c];
   if (dupKeyval == MPI_KEYVAL_INVALID)
     if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeDuplicate,
                                         &dupKeyval, nullptr))
@@ -171,6 +261,7 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
     attribute = dup;
   }
   backend = static_cast<Duplicate *>(attribute)->backend.get();
+  last = {comm, backend, generation};
   return MPI_SUCCESS;
 }
 

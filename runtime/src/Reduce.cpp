@@ -58,31 +58,29 @@ template <typename Fn> bool withBasicType(MPI_Datatype t, Fn &&fn) {
   return false;
 }
 
-// The fold of one operator over n elements, operands in rank order.
+// The fold of one operator over n elements, operands in rank order; `out`
+// may be either operand.
 template <typename T, typename Combine>
-void foldLoop(const T *in, T *inout, size_t n, bool incomingIsLower,
+void foldLoop(const T *lower, const T *upper, T *out, size_t n,
               Combine combine) {
-  if (incomingIsLower)
-    for (size_t i = 0; i < n; ++i)
-      inout[i] = combine(in[i], inout[i]);
-  else
-    for (size_t i = 0; i < n; ++i)
-      inout[i] = combine(inout[i], in[i]);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = combine(lower[i], upper[i]);
 }
 
 // Which predefined operators MPI defines on each family (MPI 4.0 §6.9.2).
 template <typename T>
-bool typedFold(const void *inBytes, void *inoutBytes, size_t n, MPI_Op op,
-               Family family, bool lower) {
-  const T *in = static_cast<const T *>(inBytes);
-  T *inout = static_cast<T *>(inoutBytes);
+bool typedFold(const void *lowerBytes, const void *upperBytes, void *outBytes,
+               size_t n, MPI_Op op, Family family) {
+  const T *lower = static_cast<const T *>(lowerBytes);
+  const T *upper = static_cast<const T *>(upperBytes);
+  T *out = static_cast<T *>(outBytes);
   if (family != Family::Bool) {
     if (op == MPI_SUM) {
-      foldLoop(in, inout, n, lower, [](T a, T b) { return T(a + b); });
+      foldLoop(lower, upper, out, n, [](T a, T b) { return T(a + b); });
       return true;
     }
     if (op == MPI_PROD) {
-      foldLoop(in, inout, n, lower, [](T a, T b) { return T(a * b); });
+      foldLoop(lower, upper, out, n, [](T a, T b) { return T(a * b); });
       return true;
     }
   }
@@ -91,40 +89,39 @@ bool typedFold(const void *inBytes, void *inoutBytes, size_t n, MPI_Op op,
                 !std::is_same_v<T, std::complex<long double>>) {
     if (family == Family::Integer || family == Family::Floating) {
       if (op == MPI_MIN) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return std::min(a, b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return std::min(a, b); });
         return true;
       }
       if (op == MPI_MAX) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return std::max(a, b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return std::max(a, b); });
         return true;
       }
     }
     if (family == Family::Integer || family == Family::Bool) {
       if (op == MPI_LAND) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a && b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a && b); });
         return true;
       }
       if (op == MPI_LOR) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a || b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a || b); });
         return true;
       }
       if (op == MPI_LXOR) {
-        foldLoop(in, inout, n, lower,
-                 [](T a, T b) { return T(bool(a) != bool(b)); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return T(bool(a) != bool(b)); });
         return true;
       }
     }
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (op == MPI_BAND) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a & b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a & b); });
         return true;
       }
       if (op == MPI_BOR) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a | b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a | b); });
         return true;
       }
       if (op == MPI_BXOR) {
-        foldLoop(in, inout, n, lower, [](T a, T b) { return T(a ^ b); });
+        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a ^ b); });
         return true;
       }
     }
@@ -134,31 +131,34 @@ bool typedFold(const void *inBytes, void *inoutBytes, size_t n, MPI_Op op,
 
 } // namespace
 
-int reduceInto(const void *in, void *inout, int count, MPI_Datatype type,
-               MPI_Op op, bool incomingIsLower) {
+int combine(const void *lower, const void *upper, void *out, int count,
+            MPI_Datatype type, MPI_Op op) {
   if (count == 0)
     return MPI_SUCCESS;
   bool done = false;
   withBasicType(type, [&](auto tag, Family family) {
     using T = typename decltype(tag)::type;
-    done = typedFold<T>(in, inout, static_cast<size_t>(count), op, family,
-                        incomingIsLower);
+    done = typedFold<T>(lower, upper, out, static_cast<size_t>(count), op,
+                        family);
   });
   if (done)
     return MPI_SUCCESS;
-  // MPI_Reduce_local(in, inout) computes inout = in op inout: the incoming
-  // operand first. For the other order, fold the held value into a copy of
-  // the incoming one.
-  if (incomingIsLower)
-    return MPI_Reduce_local(in, inout, count, type, op);
+  // MPI_Reduce_local(in, inout) computes inout = in op inout: the upper
+  // operand must be in `out` first, or in a copy when `out` is the lower.
   MPI_Aint lb = 0, extent = 0;
   MPI_Type_get_extent(type, &lb, &extent);
-  size_t bytes = static_cast<size_t>(extent) * static_cast<size_t>(count);
-  std::vector<char> scratch(static_cast<const char *>(in),
-                            static_cast<const char *>(in) + bytes);
-  if (int rc = MPI_Reduce_local(inout, scratch.data(), count, type, op))
+  const size_t bytes = static_cast<size_t>(extent) * static_cast<size_t>(count);
+  if (out == upper)
+    return MPI_Reduce_local(lower, out, count, type, op);
+  if (out != lower) {
+    std::memcpy(out, upper, bytes);
+    return MPI_Reduce_local(lower, out, count, type, op);
+  }
+  std::vector<char> scratch(static_cast<const char *>(upper),
+                            static_cast<const char *>(upper) + bytes);
+  if (int rc = MPI_Reduce_local(lower, scratch.data(), count, type, op))
     return rc;
-  std::memcpy(inout, scratch.data(), bytes);
+  std::memcpy(out, scratch.data(), bytes);
   return MPI_SUCCESS;
 }
 

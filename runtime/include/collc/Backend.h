@@ -32,12 +32,50 @@ public:
   /// (a small integer, valid until reset()); returns an MPI error code.
   virtual int isend(int peer, int tag, const std::vector<Piece> &pieces,
                     int &request) = 0;
+  /// Sends the concatenation of `pieces` to `peer` and returns when the
+  /// pieces may be reused. Only for a message whose receive is posted, or
+  /// will be without waiting on this rank (a step's receives are all posted
+  /// before its sends), else two ranks sending to each other could wait
+  /// forever. Saves the request an isend costs.
+  virtual int send(int peer, int tag, const std::vector<Piece> &pieces) {
+    int request = 0;
+    size_t bytes = 0;
+    if (int rc = isend(peer, tag, pieces, request))
+      return rc;
+    return wait(request, bytes);
+  }
+  /// Receives the next message from `peer` with `tag` into `pieces` and
+  /// sets `bytes` to its size.
+  virtual int recv(int peer, int tag, const std::vector<Piece> &pieces,
+                   size_t &bytes) {
+    int request = 0;
+    if (int rc = irecv(peer, tag, pieces, request))
+      return rc;
+    return wait(request, bytes);
+  }
+  /// send(dest, sendTag, out) and recv(source, recvTag, in, bytes) at once,
+  /// the receive posted first: a step's one exchange in one call.
+  virtual int sendrecv(int dest, int sendTag, const std::vector<Piece> &out,
+                       int source, int recvTag, const std::vector<Piece> &in,
+                       size_t &bytes) {
+    int request = 0;
+    if (int rc = irecv(source, recvTag, in, request))
+      return rc;
+    if (int rc = send(dest, sendTag, out))
+      return rc;
+    return wait(request, bytes);
+  }
   /// Starts receiving the next message from `peer` with `tag` into `pieces`
   /// (in order; at most their total size).
   virtual int irecv(int peer, int tag, const std::vector<Piece> &pieces,
                     int &request) = 0;
   /// Waits for `request`; for a receive, `bytes` is the message's size.
   virtual int wait(int request, size_t &bytes) = 0;
+  /// Waits for requests first .. last - 1 at once (requests are numbered
+  /// 0, 1, ... from the last reset()); for a receive among them,
+  /// bytes[request - first] is the message's size (`bytes` may be null).
+  /// One call for a step's messages instead of one wait each.
+  virtual int waitAll(int first, int last, size_t *bytes) = 0;
   /// Waits until the next message from `peer` with `tag` has arrived and
   /// sets `bytes` to its size, leaving it to the next irecv from `peer` with
   /// `tag`. For messages whose size only the sender knows: the irregular
@@ -63,11 +101,11 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend,
 /// In-memory channels between the threads of a local::run (Local.h).
 int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);
 
-/// inout[i] = lower[i] op inout[i] when `incomingIsLower`, else
-/// inout[i] = inout[i] op in[i]: the operands in rank order, as a
-/// non-commutative op needs them. Predefined ops on MPI's basic types run as
+/// out[i] = lower[i] op upper[i]: the operands in rank order, as a
+/// non-commutative op needs them; `out` may be either operand or neither,
+/// so a fold needs no copy first. Predefined ops on MPI's basic types run as
 /// typed loops; anything else goes through MPI_Reduce_local.
-int reduceInto(const void *in, void *inout, int count, MPI_Datatype type,
-               MPI_Op op, bool incomingIsLower);
+int combine(const void *lower, const void *upper, void *out, int count,
+            MPI_Datatype type, MPI_Op op);
 
 } // namespace collc::rt

@@ -28,6 +28,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -85,7 +86,7 @@ class Engine {
 public:
   /// Borrows this thread's containers (kept across calls, so a call
   /// allocates nothing in the steady state).
-  Engine();
+  Engine() = default;
   /// Returns the containers and the call's scratch memory.
   ~Engine();
   Engine(const Engine &) = delete;
@@ -112,9 +113,9 @@ public:
     const size_t first = sendList.size();
     for (size_t s = 0; s < b.slots.size(); ++s)
       if (b.slots[s].held) {
-        const size_t block = s / static_cast<size_t>(chunks);
-        if (select(blockOrigin[block], blockDest[block],
-                   static_cast<int64_t>(s % static_cast<size_t>(chunks))))
+        const int64_t slot = static_cast<int64_t>(s);
+        const size_t block = static_cast<size_t>(blockOfSlot(slot));
+        if (select(blockOrigin[block], blockDest[block], chunkOf(slot)))
           sendList.push_back(static_cast<int32_t>(s));
       }
     sends.push_back({static_cast<int>(peer), fromBuffer, first,
@@ -148,6 +149,9 @@ private:
     char *data = nullptr;
     char *home = nullptr;
     bool readOnly = false;
+    // Where the held values were until a fused reduce of this step took
+    // the block out of the user's input (see exchangeSplit).
+    const char *previous = nullptr;
   };
   struct Buffer {
     std::vector<Block> blocks;
@@ -167,16 +171,39 @@ private:
     uint64_t intoMask = 0;
     bool reduce = false;
     // Filled by endStep.
-    char *header = nullptr;
+    char *header = nullptr;  // the message's header (or its prediction)
+    char *landing = nullptr; // where a predicted header is received
     size_t records = 0;
     char *data = nullptr; // the chunks' bytes, in record order
     bool direct = false;  // received in place into `directBuffer`
+    bool fused = false;   // ... a reduce's operand, folded there
     int directBuffer = 0;
     int request = -1;
   };
 
-  int64_t chunkBegin(int64_t k) const;
-  int64_t chunkLength(int64_t k) const;
+  /// connect()'s checks of the datatype (contiguous; sets `extent`) and
+  /// the operator (sets `commutative`).
+  int checkType();
+  int checkOp();
+  // A block of `count` elements splits into `chunks` chunks, the first
+  // count % chunks of them one element longer (as the simulator splits).
+  int64_t chunkBegin(int64_t k) const {
+    return k * chunkBase + std::min(k, chunkExtra);
+  }
+  int64_t chunkLength(int64_t k) const {
+    return chunkBase + (k < chunkExtra ? 1 : 0);
+  }
+  /// A slot's chunk index within its block (most schedules have one chunk
+  /// a block, so no division).
+  int64_t chunkOf(int64_t slot) const {
+    return chunks == 1 ? 0 : slot % chunks;
+  }
+  int64_t blockOfSlot(int64_t slot) const {
+    return chunks == 1 ? slot : slot / chunks;
+  }
+  size_t slotBytes(int64_t slot) const {
+    return static_cast<size_t>(chunkLength(chunkOf(slot)) * extent);
+  }
   /// Where a block starts in the user's input / output at this rank (null
   /// when the collective gives this rank no such block).
   const char *inputBlock(int64_t origin, int64_t dest) const;
@@ -184,40 +211,138 @@ private:
   /// The block index of (origin, dest), or -1 outside the collective's.
   int64_t blockOf(int64_t origin, int64_t dest) const;
   /// Makes a block writable (copying the user's input out first).
-  char *writable(int buffer, int64_t block);
+  /// A block still in the user's input is copied to where it will live,
+  /// except chunks [skipFrom, skipTo), which a delivery is about to write
+  /// whole.
+  char *writable(int buffer, int64_t block, int64_t skipFrom = 0,
+                 int64_t skipTo = 0);
+  /// Makes the blocks that a direct receive lands in writable (keeping a
+  /// block's old place in `previous`) and lists where its chunks go in
+  /// `pieces`.
+  void placeDirect(const Expected &e);
+  /// Folds `incoming` (n elements, its ranks in `r`) with the value `held`
+  /// describes, at `old`, into `to` (which may be either operand).
+  int fold(Slot &held, const Record &r, const char *old, const char *incoming,
+           char *to, size_t n);
   char *slotData(const Block &b, int64_t k) const {
     return b.data + chunkBegin(k) * extent;
   }
   /// Bytes from the pool, valid until the call ends.
   char *scratch(size_t bytes);
+  /// Bytes for this step's headers (and small messages whole), valid until
+  /// the next call; kept per thread, so the steady state allocates nothing.
+  char *stepBytes(size_t bytes);
+  /// Writes a send's message at `out`: the header, and when `whole` the
+  /// data after it; returns its length. Leaves the data's pieces in
+  /// `pieces`.
+  size_t encode(const Outgoing &o, char *out, bool whole);
+  /// A step's messages when every message of the call is small: header
+  /// and data in one, received into `bytes` (`bound` each) and decoded.
+  int exchangeWhole(int tag, size_t bound, char *bytes);
+  /// Otherwise: headers first, then the data, straight into place where
+  /// the step allows.
+  int exchangeSplit(int tagHeader, int tagData, size_t bound, char *bytes);
+  /// Decodes and checks the header of a received message; returns an MPI
+  /// error code.
+  int readHeader(Expected &e, size_t received, bool whole,
+                 size_t &dataBytes) const;
+  /// What makes two calls exchange the same headers: the emitted function
+  /// on the same communicator with the same arguments (but the buffers).
+  struct Signature {
+    const Backend *backend = nullptr;
+    const char *name = nullptr;
+    Kind kind = Kind::Broadcast;
+    int64_t p = 0, me = 0, count = 0, chunks = 0, root = 0, shift = 0;
+    MPI_Aint extent = 0;
+    int buffers = 0;
+    bool operator==(const Signature &o) const {
+      return backend == o.backend && name == o.name && kind == o.kind &&
+             p == o.p && me == o.me && count == o.count &&
+             chunks == o.chunks && root == o.root && shift == o.shift &&
+             extent == o.extent && buffers == o.buffers;
+    }
+  };
+  /// The headers a call received, in order (split messages only), with
+  /// their senders: the next call with the same signature expects them.
+  struct Recall {
+    Signature signature;
+    std::vector<char> headers;
+    std::vector<size_t> offsets; // header i is [offsets[i], offsets[i + 1])
+    std::vector<int64_t> senders;
+  };
+  /// Whether this step's headers are known from `recall`; sets each
+  /// receive's header to its prediction.
+  bool predictHeaders();
+  /// Keeps what this call received for the next one like it.
+  void remember();
+  /// Record r of a received message's header.
+  static Record recordAt(const Expected &e, size_t r);
+  /// Performs the step's deliveries, in the order the receives were
+  /// declared.
+  int deliverAll();
   int deliver(int into, int32_t slot, const Record &r, const char *bytes,
               bool reduce);
   int collect(int fromBuffer, size_t first, size_t last,
               std::vector<Piece> &pieces);
+  /// Calls fn(origin, dest) for each block this rank starts with.
+  template <typename Fn> void forEachInput(Fn &&fn) const;
   /// Calls fn(origin, dest) for each block this rank outputs.
   template <typename Fn> void forEachOutput(Fn &&fn) const;
+
+  /// The containers of an Engine, kept per thread between calls (so a call
+  /// allocates nothing in the steady state).
+  struct Workspace {
+    bool busy = false;
+    std::vector<int64_t> blockOrigin, blockDest;
+    std::vector<Buffer> buffers;
+    std::vector<int32_t> sendList;
+    std::vector<Outgoing> sends;
+    std::vector<Expected> receives;
+    std::vector<std::pair<char *, size_t>> taken;
+    std::vector<Piece> pieces, single;
+    std::vector<size_t> dataBytes, received;
+    std::unique_ptr<char[]> stepStore;
+    size_t stepCapacity = 0;
+    std::vector<std::vector<uint16_t>> touched;
+    std::vector<Recall> recalls; // most recently used first
+    Recall recording;            // this call's, while it runs
+  };
+  /// This thread's workspace, or a new one for an Engine inside another
+  /// (not something emitted code does).
+  static Workspace *takeWorkspace();
+  static Workspace &threadWorkspace();
 
   Call call;
   std::unique_ptr<Backend> ownedBackend; // the local backend's
   Backend *backend = nullptr;
-  int64_t me = 0, p = 0, chunks = 1;
+  int64_t me = 0, p = 0, chunks = 1, chunkBase = 0, chunkExtra = 0;
+  uint64_t bufferMask = 0; // a bit per buffer of the schedule
   MPI_Aint extent = 0;
   size_t blockBytes = 0;
-  bool commutative = true;
-  std::vector<int64_t> blockOrigin, blockDest;
-  std::vector<Buffer> buffers;
-  std::vector<int32_t> sendList; // slots of this step's sends
-  std::vector<Outgoing> sends;
-  std::vector<Expected> receives;
-  std::vector<std::pair<char *, size_t>> taken; // scratch of this call
   size_t maxMessageBytes = 0;
+  bool commutative = true;
+  // The workspace's containers, by name (bound, not swapped: binding costs
+  // nothing per call).
+  Workspace *workspace = takeWorkspace();
+  std::vector<int64_t> &blockOrigin = workspace->blockOrigin,
+                       &blockDest = workspace->blockDest;
+  std::vector<Buffer> &buffers = workspace->buffers;
+  std::vector<int32_t> &sendList = workspace->sendList; // this step's sends
+  std::vector<Outgoing> &sends = workspace->sends;
+  std::vector<Expected> &receives = workspace->receives;
+  std::vector<std::pair<char *, size_t>> &taken =
+      workspace->taken; // scratch of this call
   // endStep's working lists.
-  std::vector<Piece> pieces, single;
-  std::vector<int> sendRequests;
-  std::vector<size_t> dataBytes;
-  std::vector<std::vector<uint16_t>> touched;
-  struct Workspace;
-  Workspace *workspace = nullptr; // the containers came from here
+  std::vector<Piece> &pieces = workspace->pieces, &single = workspace->single;
+  std::vector<size_t> &dataBytes = workspace->dataBytes,
+                      &received = workspace->received;
+  std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
+  size_t &stepCapacity = workspace->stepCapacity;
+  std::vector<std::vector<uint16_t>> &touched = workspace->touched;
+  std::vector<Recall> &recalls = workspace->recalls;
+  Recall &recording = workspace->recording;
+  Recall *recall = nullptr; // the previous like call's, when there is one
+  size_t recalled = 0;      // its headers used so far
 };
 
 } // namespace collc::rt
