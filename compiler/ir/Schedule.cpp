@@ -64,6 +64,8 @@ void collc::ir::rewriteBody(
         onLoop(*copy);
       copy->lo = fn(copy->lo, ExprRole::LoopBound);
       copy->hi = fn(copy->hi, ExprRole::LoopBound);
+      for (Invariant &inv : copy->invariants)
+        inv.holds = fn(inv.holds, ExprRole::Invariant);
       rewriteBody(copy->body, fn, onLoop);
       *loop = std::move(copy);
       continue;

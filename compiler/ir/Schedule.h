@@ -96,6 +96,19 @@ struct Step {
   llvm::SMLoc loc;
 };
 
+/// `invariant [buffer:] holds` on a loop: at the head of the iteration for
+/// each value of the loop variable (and after the last one, with the value
+/// past it), rank r's buffer holds chunk (origin, dest, index) exactly when
+/// `holds` is nonzero. For a reduction, `holds` also reads the schedule's
+/// `contributor` slot: the chunk's value includes that rank's contribution
+/// (once) exactly when it is nonzero. For a copy collective, "exactly" may
+/// be "at least". prove/Induction.h checks it.
+struct Invariant {
+  unsigned buffer = 0;
+  ExprRef holds;
+  llvm::SMLoc loc;
+};
+
 struct Loop;
 using BodyItem = std::variant<Step, std::shared_ptr<Loop>>;
 
@@ -106,6 +119,7 @@ struct Loop {
   std::string var;
   ExprRef lo, hi;
   bool reverse = false;
+  std::vector<Invariant> invariants; // at most one per buffer
   std::vector<BodyItem> body;
   llvm::SMLoc loc;
 };
@@ -156,6 +170,9 @@ struct Schedule {
   /// A composition's parts, in order. Sema leaves the body empty; the
   /// library stage (library/Compose.h) fills it with the parts' steps.
   std::vector<PartRef> parts;
+  /// The slot of `contributor` (a contributing rank) in invariants; none when no
+  /// invariant names it.
+  std::optional<unsigned> contributorSlot;
   llvm::SMLoc loc;
 
   unsigned numSlots() const { return static_cast<unsigned>(slotNames.size()); }
@@ -163,7 +180,14 @@ struct Schedule {
 };
 
 /// Which expression of a body a rewrite is given.
-enum class ExprRole { Guard, Peer, Selector, DeliveryWhen, LoopBound };
+enum class ExprRole {
+  Guard,
+  Peer,
+  Selector,
+  DeliveryWhen,
+  LoopBound,
+  Invariant
+};
 
 /// Rewrites every expression of `body` in place through `fn` (a null
 /// expression is passed as null), and every loop through `onLoop` before its

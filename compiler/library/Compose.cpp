@@ -197,8 +197,11 @@ void library::compose(ir::Schedule &composite,
       });
     };
     std::vector<ir::BodyItem> body = part->body;
-    ir::rewriteBody(body, rename,
-                    [&](ir::Loop &loop) { loop.slot = slotFor(loop.slot); });
+    // A part's invariants describe its own chunks, not the pieces.
+    ir::rewriteBody(body, rename, [&](ir::Loop &loop) {
+      loop.slot = slotFor(loop.slot);
+      loop.invariants.clear();
+    });
     for (ir::BodyItem &item : body)
       composite.body.push_back(std::move(item));
   }

@@ -261,12 +261,24 @@ void relabel(ir::Schedule &s, const Symmetry &sigma) {
       return nullptr;
     });
   };
+  // An invariant's `contributor` is a rank too.
+  auto ofState = [&](const ExprRef &e) {
+    ExprRef chunk = ofChunk(e);
+    if (!s.contributorSlot)
+      return chunk;
+    return ir::substitute(chunk, [&](const Expr &v) -> ExprRef {
+      return v.slot == *s.contributorSlot ? sigma.forward(Expr::var("contributor", v.slot))
+                                   : nullptr;
+    });
+  };
   ir::rewriteBody(s.body, [&](const ExprRef &e, ir::ExprRole role) {
     switch (role) {
     case ir::ExprRole::Peer:
       return sigma.inverse(ofRank(e));
     case ir::ExprRole::Selector:
       return ofChunk(e);
+    case ir::ExprRole::Invariant:
+      return ofState(e);
     default:
       return ofRank(e);
     }

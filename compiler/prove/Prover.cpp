@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 
 using namespace collc;
@@ -870,6 +871,20 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
   if (property == Property::Congestion) {
     if (!llvm::is_contained(r1, channel) || !llvm::is_contained(r2, channel))
       return fail("channel " + channelText(channel) + " is not on both routes");
+    // The model names some shared channel; the report (and the cost) wants
+    // the most loaded one, which the enumerated sends give.
+    if (all) {
+      std::map<std::pair<int64_t, int64_t>, int64_t> load;
+      for (const ConcreteSend &s : *all)
+        for (const Channel &ch : routeOf(s))
+          ++load[{ch.from, ch.to}];
+      int64_t most = load[{channel.from, channel.to}];
+      for (const auto &[ch, n] : load)
+        if (n > most) {
+          most = n;
+          channel = {ch.first, ch.second};
+        }
+    }
     cex.channel = {channel.from, channel.to};
     cex.transfers = involved([&](const ConcreteSend &s) {
       return llvm::is_contained(routeOf(s), channel);

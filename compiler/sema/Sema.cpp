@@ -197,6 +197,10 @@ private:
                                Scope &scope, std::optional<int64_t> ranks);
   /// Whether a loop variable's name is free here; reports it if not.
   bool freshName(const ast::Identifier &var, const Scope &scope);
+  /// Lowers `inv` into `loop`, over the loop's scope and a chunk's
+  /// coordinates (and `from`, for a reduction).
+  bool invariant(const ast::Invariant &inv, ir::Schedule &schedule,
+                 Scope &scope, ir::Loop &loop);
   bool ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
                 Scope &scope, std::optional<int64_t> ranks,
                 std::vector<ir::TransferRule> &out);
@@ -1078,6 +1082,8 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
       schedule.slotNames.push_back(loop.var.name);
       size_t mark = scope.size();
       scope.add(loop.var.name, l->slot, locOf(loop.var));
+      for (const ast::Invariant &inv : loop.invariants)
+        ok &= invariant(inv, schedule, scope, *l);
       ok &= body(loop.body, schedule, scope, l->body, ranks);
       scope.truncate(mark);
       out.emplace_back(std::move(l));
@@ -1160,6 +1166,51 @@ static std::pair<int64_t, int64_t> parameterLimits(const ir::Schedule &s,
         s.topology.kind == TopologyKind::Hypercube)
       return {1, llvm::Log2_64(maxRanks)};
   return {1, maxRanks};
+}
+
+bool Analyzer::invariant(const ast::Invariant &inv, ir::Schedule &schedule,
+                         Scope &scope, ir::Loop &loop) {
+  unsigned buffer = 0;
+  if (inv.buffer) {
+    auto b = bufferIndex(schedule, *inv.buffer);
+    if (!b)
+      return false;
+    buffer = *b;
+  }
+  if (llvm::any_of(loop.invariants,
+                   [&](const ir::Invariant &i) { return i.buffer == buffer; })) {
+    diags.error(locOf(inv),
+                "buffer '" + schedule.buffers[buffer].name +
+                    "' already has an invariant on this loop",
+                rangeOf(inv));
+    return false;
+  }
+  if (!schedule.contributorSlot) {
+    schedule.contributorSlot = static_cast<unsigned>(schedule.slotNames.size());
+    schedule.slotNames.push_back("contributor");
+  }
+  size_t mark = scope.size();
+  scope.add("origin", ir::SlotOrigin);
+  scope.add("dest", ir::SlotDest);
+  scope.add("index", ir::SlotIndex);
+  scope.add("contributor", *schedule.contributorSlot);
+  ExprRef holds = lower(inv.holds, scope);
+  scope.truncate(mark);
+  if (!holds)
+    return false;
+  holds = ir::fold(holds);
+  if (!ir::isReduction(schedule.collective.kind) &&
+      mentions(*holds, *schedule.contributorSlot)) {
+    diags.error(locOf(locatedOf(inv.holds)),
+                "'contributor' names a contribution to a reduction; a "
+                "chunk of " +
+                    ir::collectiveKindName(schedule.collective.kind).str() +
+                    " holds its origin's data only",
+                rangeOf(locatedOf(inv.holds)));
+    return false;
+  }
+  loop.invariants.push_back({buffer, holds, locOf(inv)});
+  return true;
 }
 
 bool Analyzer::freshName(const ast::Identifier &var, const Scope &scope) {

@@ -6,6 +6,10 @@
 
 #include <cassert>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 using namespace collc::smt;
 using collc::smt::detail::Access;
@@ -50,21 +54,63 @@ int64_t Result::value(const Term &t) const {
 namespace {
 
 /// Word-level simplification, then elimination of variables that are
-/// defined by an equation or unconstrained; then Z3's CDCL(T) core for up
-/// to 100 ms, and past that bit-blasting to the SAT solver. Small queries
-/// (concrete topologies) cost about 1 ms in the core, where the SAT back
-/// end's set-up alone takes 3; hard ones (remainders by a symbolic size:
-/// ring congestion for p in 2..64) take the SAT solver about half the time
-/// of either the core or Z3's QF_BV strategy (0.9 s against 1.6 to 2 s).
-z3::solver bitVectorSolver(z3::context &z) {
-  z3::tactic preprocess =
-      z3::tactic(z, "simplify") & z3::tactic(z, "propagate-values") &
-      z3::tactic(z, "solve-eqs") & z3::tactic(z, "elim-uncnstr") &
-      z3::tactic(z, "simplify");
-  z3::tactic quick = z3::try_for(z3::tactic(z, "smt"), 100);
-  z3::tactic thorough = z3::tactic(z, "bit-blast") & z3::tactic(z, "sat");
-  return (preprocess & (quick | thorough)).mk_solver();
+/// defined by an equation or unconstrained.
+z3::tactic preprocessing(z3::context &z) {
+  return z3::tactic(z, "simplify") & z3::tactic(z, "propagate-values") &
+         z3::tactic(z, "solve-eqs") & z3::tactic(z, "elim-uncnstr") &
+         z3::tactic(z, "simplify");
 }
+
+/// First Z3's CDCL(T) core for up to quickMs, then bit-blasting to the SAT
+/// solver. Small queries (concrete topologies) cost about 1 ms in the
+/// core, where the SAT back end's set-up alone takes 3; hard ones
+/// (remainders by a symbolic size: ring congestion for p in 2..64) take the
+/// SAT solver about half the time of either the core or Z3's QF_BV
+/// strategy (0.9 s against 1.6 to 2 s).
+constexpr unsigned quickMs = 100;
+z3::solver coreSolver(z3::context &z) {
+  return (preprocessing(z) & z3::tactic(z, "smt")).mk_solver();
+}
+z3::solver satSolver(z3::context &z) {
+  return (preprocessing(z) & z3::tactic(z, "bit-blast") & z3::tactic(z, "sat"))
+      .mk_solver();
+}
+
+/// Interrupts the context's running check once a time limit has passed.
+/// Z3's own timers (the solver's "timeout", try_for) can deadlock in
+/// 4.8.10 to 4.8.12 when one expires, in the thread pool behind
+/// scoped_timer (Z3Prover/z3#5371), so no query uses them.
+class Watchdog {
+public:
+  Watchdog(z3::context &z, std::chrono::milliseconds limit) : z(z) {
+    thread = std::thread([this, limit] {
+      std::unique_lock<std::mutex> lock(mutex);
+      if (!woken.wait_for(lock, limit, [this] { return done; })) {
+        expired = true;
+        this->z.interrupt();
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    woken.notify_all();
+    thread.join();
+  }
+  bool fired() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return expired;
+  }
+
+private:
+  z3::context &z;
+  std::mutex mutex;
+  std::condition_variable woken;
+  bool done = false, expired = false;
+  std::thread thread;
+};
 
 } // namespace
 
@@ -95,17 +141,22 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
   auto start = std::chrono::steady_clock::now();
   try {
     z3::context &z = Access::z3Of(ctx);
-    // A fresh solver per query keeps queries independent.
-    auto attempt = [&](z3::solver solver) {
-      if (timeoutMs != 0)
-        solver.set("timeout", timeoutMs);
+    // A fresh solver per query keeps queries independent. Each attempt
+    // runs until it answers or its limit passes (0: no limit).
+    auto attempt = [&](z3::solver solver, unsigned limitMs) {
       for (const Term *t : live)
         solver.add(Access::toZ3(*t));
       if (dump && verbose)
         *verbose << "; query " << name << "\n" << solver.to_smt2() << "\n";
       r.model.reset();
       r.reasonValue.clear();
-      switch (solver.check()) {
+      std::optional<Watchdog> watchdog;
+      if (limitMs != 0)
+        watchdog.emplace(z, std::chrono::milliseconds(limitMs));
+      z3::check_result answer = solver.check();
+      bool expired = watchdog && watchdog->fired();
+      watchdog.reset();
+      switch (answer) {
       case z3::sat:
         r.kindValue = Result::Kind::Sat;
         r.model =
@@ -116,17 +167,29 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
         break;
       case z3::unknown:
         r.kindValue = Result::Kind::Unknown;
-        r.reasonValue = solver.reason_unknown();
+        r.reasonValue = expired ? "timeout" : solver.reason_unknown();
         break;
       }
     };
-    attempt(bitVectorSolver(z));
+    auto left = [&]() -> unsigned {
+      if (timeoutMs == 0)
+        return 0;
+      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+      return spent >= timeoutMs ? 1 : timeoutMs - static_cast<unsigned>(spent);
+    };
+    attempt(coreSolver(z), timeoutMs == 0 ? quickMs
+                                          : std::min(quickMs, timeoutMs));
+    if (r.kindValue == Result::Kind::Unknown &&
+        (timeoutMs == 0 || timeoutMs > quickMs))
+      attempt(satSolver(z), left());
     // Should the pipeline give up other than by timing out, Z3's own QF_BV
     // strategy has its turn.
     if (r.kindValue == Result::Kind::Unknown &&
         r.reasonValue.find("timeout") == std::string::npos &&
         r.reasonValue.find("canceled") == std::string::npos)
-      attempt(z3::solver(z, "QF_BV"));
+      attempt(z3::solver(z, "QF_BV"), left());
   } catch (const z3::exception &e) {
     r.kindValue = Result::Kind::Error;
     r.reasonValue = e.msg();

@@ -202,7 +202,16 @@ Term srem(const Term &a, const Term &b) {
   assert(sameWidth(a, b));
   if (a.value && b.value)
     return folded(a, foldSrem(*a.value, *b.value));
-  return bits(a, z3::srem(toZ3(a), toZ3(b)));
+  Term rem = bits(a, z3::srem(toZ3(a), toZ3(b)));
+  if (b.value)
+    return rem;
+  // Schedules take ranks modulo a symbolic size, (r + k) % p, where the
+  // dividend is below twice the divisor. Naming those two cases lets the
+  // SAT solver settle them with comparators instead of reasoning through
+  // a divider circuit; the value is srem's in every case.
+  Term zero = a.context()->bitVec(0, a.width());
+  return ite(sge(a, zero) && slt(a, b), a,
+             ite(sgt(b, zero) && sge(a, b) && slt(a - b, b), a - b, rem));
 }
 
 Term shl(const Term &a, const Term &b) {

@@ -193,12 +193,21 @@ struct BodyItem
   using base_type::operator=;
 };
 
-/// for i in [reverse] lo .. hi { ... }
+/// `invariant [buffer:] expr` on a loop: which chunks (and, for a
+/// reduction, which contributions `from`) a buffer holds at the head of
+/// every iteration.
+struct Invariant : Located {
+  boost::optional<Identifier> buffer;
+  Expr holds;
+};
+
+/// for i in [reverse] lo .. hi [invariant ...]* { ... }
 struct ForLoop : Located {
   Identifier var;
   bool reverse = false;
   Expr lo;
   Expr hi;
+  std::vector<Invariant> invariants;
   std::vector<BodyItem> body;
 };
 

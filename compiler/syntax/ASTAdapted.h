@@ -31,7 +31,9 @@ BOOST_FUSION_ADAPT_STRUCT(collc::ast::RuleLoop, var, lo, hi, transfers)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Step, label, transfers)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::BufferDecl, names)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ChunksDecl, count)
-BOOST_FUSION_ADAPT_STRUCT(collc::ast::ForLoop, var, reverse, lo, hi, body)
+BOOST_FUSION_ADAPT_STRUCT(collc::ast::Invariant, buffer, holds)
+BOOST_FUSION_ADAPT_STRUCT(collc::ast::ForLoop, var, reverse, lo, hi, invariants,
+                          body)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ParamRange, name, lo, hi)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Composition, first, rest)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ScheduleDecl, name, what, on, algorithm,

@@ -77,6 +77,7 @@ COLLC_KEYWORD(kw_when, "when")
 COLLC_KEYWORD(kw_where, "where")
 COLLC_KEYWORD(kw_if, "if")
 COLLC_KEYWORD(kw_then, "then")
+COLLC_KEYWORD(kw_invariant, "invariant")
 #undef COLLC_KEYWORD
 
 // Multi-character punctuation, named so errors read "expected '->'".
@@ -90,7 +91,7 @@ BOOST_SPIRIT_DEFINE(arrow, dots)
 const auto reserved =
     lexeme[(lit("and") | "or" | "not" | "when" | "where" | "from" | "into" |
             "copy" | "reduce" | "using" | "on" | "in" | "reverse" | "if" |
-            "then" |
+            "then" | "invariant" |
             "step" | "for" | "buffer" | "chunks" | "topology" | "model" |
             "collective" | "schedule") >>
            !idchar];
@@ -143,6 +144,7 @@ struct transfer_class : annotate {};
 struct rule_loop_class : annotate {};
 struct step_item_class : annotate {};
 struct step_class : annotate {};
+struct invariant_class : annotate {};
 struct for_loop_class : annotate {};
 struct buffer_decl_class : annotate {};
 struct chunks_decl_class : annotate {};
@@ -215,6 +217,8 @@ const x3::rule<rule_loop_class, ast::RuleLoop> rule_loop =
 const x3::rule<step_item_class, ast::StepItem> step_item =
     "a transfer like 0 -> 1, or 'for'";
 const x3::rule<step_class, ast::Step> step = "a step";
+const x3::rule<invariant_class, ast::Invariant> invariant =
+    "an invariant like 'invariant origin == r'";
 const x3::rule<for_loop_class, ast::ForLoop> for_loop = "a loop";
 const x3::rule<buffer_decl_class, ast::BufferDecl> buffer_decl =
     "a buffer declaration";
@@ -359,11 +363,15 @@ const auto rule_loop_def = kw_for > identifier > kw_in > expr > dots > expr >
                            lit('{') > (transfer % ';') > -lit(';') > lit('}');
 /// step_item ::= rule_loop | transfer
 const auto step_item_def = rule_loop | transfer;
+/// invariant ::= 'invariant' [identifier ':'] expr
+const auto invariant_def =
+    kw_invariant > -(&(identifier >> ':' >> !lit(':')) >> identifier >> ':') >
+    expr;
 /// for_loop ::= 'for' identifier 'in' ['reverse'] expr '..' expr
-///              '{' body_item* '}'
+///              invariant* '{' body_item* '}'
 const auto for_loop_def = kw_for > identifier > kw_in > x3::matches[kw_reverse] >
-                          expr > dots > expr > lit('{') > *body_item >
-                          lit('}');
+                          expr > dots > expr > *invariant > lit('{') >
+                          *body_item > lit('}');
 /// buffer_decl ::= 'buffer' identifier (',' identifier)* ';'
 const auto buffer_decl_def = kw_buffer > (identifier % ',') > lit(';');
 /// chunks_decl ::= 'chunks' expr ';'
@@ -401,7 +409,7 @@ BOOST_SPIRIT_DEFINE(identifier, kind_name, number, expr, conditional, edge_list,
                     neg_expr, pow_expr, pow_op, pow_operand, primary, call,
                     argument, edge, topology_expr, topology_ref, topology_decl,
                     quantity, field, model_decl, collective_expr,
-                    collective_decl, target, mode, transfer, rule_loop, step_item, step, for_loop,
+                    collective_decl, target, mode, transfer, rule_loop, step_item, step, invariant, for_loop,
                     buffer_decl, chunks_decl, body_item, param_range,
                     then_part, then_parts, composition, schedule_body, schedule_decl,
                     declaration)

@@ -40,7 +40,7 @@ cl::opt<std::string> compileNamespace("namespace",
 cl::list<std::string> compileParams(
     "param",
     cl::desc("Emit for this range of a schedule parameter only, e.g. "
-             "d=1..4 (proved over that range)"),
+             "d=1..4 (proved over that range, within the declared one)"),
     cl::value_desc("NAME=LO..HI"), cl::sub(compileCommand),
     cl::cat(category()));
 cl::opt<bool> compileAllPort("all-port",
@@ -92,12 +92,21 @@ int runCompile() {
   std::vector<emit::VerifiedSchedule> verified;
   int exitCode = ExitOk;
   for (const ir::Schedule &schedule : program->schedules) {
-    // A --param names one family's parameter; others keep their own range.
+    // A --param names one family's parameter; others keep their own range,
+    // and a declared range limits the one given (the code is for what the
+    // spec declares, and a build may prove less of it).
     verify::VerifyOptions own = options;
-    llvm::erase_if(own.params, [&](const verify::ParamRange &r) {
-      return llvm::none_of(schedule.params, [&](const ir::Parameter &q) {
+    llvm::erase_if(own.params, [&](verify::ParamRange &r) {
+      auto q = llvm::find_if(schedule.params, [&](const ir::Parameter &q) {
         return q.name == r.name;
       });
+      if (q == schedule.params.end())
+        return true;
+      if (q->range) {
+        r.lo = std::max(r.lo, q->range->first);
+        r.hi = std::min(r.hi, q->range->second);
+      }
+      return false;
     });
     llvm::Expected<verify::ScheduleReport> report =
         verify::verifySchedule(schedule, own);

@@ -1,6 +1,7 @@
 #include "verify/Verifier.h"
 
 #include "ir/Instantiate.h"
+#include "prove/Induction.h"
 #include "prove/Prover.h"
 #include "simulate/Simulator.h"
 #include "topology/Topology.h"
@@ -22,6 +23,8 @@ llvm::Error inputError(const llvm::Twine &message) {
 }
 
 using Clock = std::chrono::steady_clock;
+/// How long simulation cross-checks a family proved by induction.
+constexpr double crossCheckSeconds = 5;
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -309,6 +312,36 @@ collc::verify::verifySchedule(const ir::Schedule &s,
         proved.push_back(prover->prove(p));
   }
 
+  // Z3 by induction over the loops' invariants: causality and correctness
+  // over the whole range. Once they hold, simulation is a cross-check of
+  // the smaller sizes, not the verdict.
+  std::vector<PropertyResult> induced;
+  bool inductionWanted = wanted(options, Property::Causality) ||
+                         wanted(options, Property::Correctness);
+  if (inductionWanted && prove::hasInvariants(s)) {
+    prove::InductionOptions io;
+    for (const ParamRange &r : *ranges)
+      io.ranges.push_back({r.name, r.lo, r.hi});
+    io.timeoutMs = options.timeoutSeconds * 1000;
+    io.verbose = options.verbose;
+    induced = prove::proveByInduction(s, io);
+  }
+  bool inducedAll =
+      !induced.empty() && llvm::all_of(induced, [](const PropertyResult &r) {
+        return r.status == Status::Proved;
+      });
+  auto provedByZ3 = [&](Property p) {
+    return llvm::any_of(llvm::concat<const PropertyResult>(proved, induced),
+                        [&](const PropertyResult &r) {
+                          return r.property == p && r.status == Status::Proved;
+                        }) ||
+           !wanted(options, p);
+  };
+  double simulationBudget =
+      inducedAll ? std::min(options.simulationBudgetSeconds,
+                            crossCheckSeconds)
+                 : options.simulationBudgetSeconds;
+
   // Simulation: every member of the family, smallest first.
   std::vector<std::vector<int64_t>> members{{}};
   for (const ParamRange &r : *ranges) {
@@ -347,9 +380,9 @@ collc::verify::verifySchedule(const ir::Schedule &s,
                    " ranks are not simulated";
       break;
     }
-    if (simulated > 0 && secondsSince(simStart) > options.simulationBudgetSeconds) {
+    if (simulated > 0 && secondsSince(simStart) > simulationBudget) {
       stopReason = llvm::formatv("the simulation budget of {0} s ran out",
-                                 options.simulationBudgetSeconds);
+                                 simulationBudget);
       break;
     }
     llvm::Expected<simulate::SimulationResult> result =
@@ -368,8 +401,14 @@ collc::verify::verifySchedule(const ir::Schedule &s,
           firstFailure[i] = r;
       }
     }
-    // Once every property has failed somewhere, larger sizes add nothing.
-    if (llvm::all_of(firstFailure, [](const auto &f) { return f.has_value(); }))
+    // Once every property has failed somewhere, larger sizes add nothing;
+    // nor, past the cross-check, where Z3 proved the rest.
+    bool decided = true, crossChecked =
+                             secondsSince(simStart) > crossCheckSeconds;
+    for (size_t i = 0; i < firstFailure.size(); ++i)
+      decided &= firstFailure[i].has_value() ||
+                 (crossChecked && provedByZ3(static_cast<Property>(i)));
+    if (decided)
       break;
   }
   bool complete = simulated == members.size();
@@ -410,13 +449,24 @@ collc::verify::verifySchedule(const ir::Schedule &s,
       continue;
     bool symbolic = p == Property::Contention || p == Property::Congestion ||
                     p == Property::Matching;
-    if (!symbolic) {
+    const std::vector<PropertyResult> &fromZ3 = symbolic ? proved : induced;
+    auto byZ3 = llvm::find_if(
+        fromZ3, [&](const PropertyResult &r) { return r.property == p; });
+    if (byZ3 == fromZ3.end()) {
       report.properties.push_back(simulationVerdict(p));
       continue;
     }
-    PropertyResult z3 = *llvm::find_if(
-        proved, [&](const PropertyResult &r) { return r.property == p; });
+    PropertyResult z3 = *byZ3;
     PropertyResult sim = simulationVerdict(p);
+    if (!symbolic && z3.status == Status::Proved &&
+        sim.status != Status::Counterexample)
+      z3.detail = "for every size; simulation agrees on " + report.simulated;
+    if (!symbolic && z3.status == Status::Unknown &&
+        sim.status == Status::Unknown) {
+      // Neither decides: say what each got to.
+      sim.detail += "; z3 (induction): " + z3.detail;
+      z3 = sim;
+    }
     if (z3.status == Status::Proved &&
         sim.status == Status::Counterexample) {
       // The two checkers are independent; if they disagree one is wrong,
@@ -437,7 +487,9 @@ collc::verify::verifySchedule(const ir::Schedule &s,
       // still decides; otherwise the simulator's concrete violation does.
       if (sim.status == Status::Counterexample ||
           sim.status == Status::Proved) {
-        sim.detail += "; z3: " + z3.detail;
+        sim.detail += (sim.detail.empty() ? "" : "; ") +
+                      std::string(symbolic ? "z3: " : "z3 (induction): ") +
+                      z3.detail;
         z3 = sim;
       }
     }

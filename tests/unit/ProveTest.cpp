@@ -564,8 +564,14 @@ TEST(Prover, PortModelsDecideContention) {
 // A 1 ms budget on a query that bit-blasts 64-bit shifts and xors cannot
 // finish: the result is Unknown with the timeout, never Proved.
 TEST(Prover, TimeoutIsUnknown) {
-  Schedule s = pairwiseExchange(TopologyKind::Hypercube, false);
-  Prover prover = makeProver(s, {{"d", 1, 16}}, PortModel::Single, 1);
+  // Ring congestion for every ring up to 4096 ranks: remainders by a
+  // symbolic size, far more than a millisecond's work.
+  Builder b(TopologyKind::Ring, {});
+  ExprRef p = b.param("p");
+  b.s.topology.dims = {p};
+  b.s.body.push_back(Builder::step({Builder::rule(
+      bin(ExprOp::Mod, bin(ExprOp::Add, rankVar(), lit(1)), sizeVar()))}));
+  Prover prover = makeProver(b.s, {{"p", 2, 4096}}, PortModel::Single, 1);
   verify::PropertyResult r = prover.prove(Property::Congestion);
   EXPECT_EQ(r.status, Status::Unknown) << describe(r);
   EXPECT_EQ(r.detail.rfind("timeout after ", 0), 0u) << r.detail;

@@ -1,0 +1,934 @@
+#include "prove/Induction.h"
+#include "prove/ExprToSmt.h"
+#include "prove/Width.h"
+#include "smt/Solver.h"
+#include "smt/Term.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+using namespace collc;
+using namespace collc::prove;
+using ir::CollectiveKind;
+using ir::Expr;
+using ir::ExprOp;
+using ir::ExprRef;
+using smt::Term;
+using verify::Property;
+using verify::PropertyResult;
+using verify::Status;
+
+bool prove::hasInvariants(const ir::Schedule &schedule) {
+  std::function<bool(const std::vector<ir::BodyItem> &)> any =
+      [&](const std::vector<ir::BodyItem> &body) {
+        for (const ir::BodyItem &item : body)
+          if (const auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item))
+            if (!(*loop)->invariants.empty() || any((*loop)->body))
+              return true;
+        return false;
+      };
+  return any(schedule.body);
+}
+
+namespace {
+
+bool mentions(const Expr &e, unsigned slot) {
+  std::vector<unsigned> slots;
+  ir::collectSlots(e, slots);
+  return llvm::is_contained(slots, slot);
+}
+
+/// At most this many candidate senders per rule.
+constexpr size_t maxCandidates = 8;
+
+/// Appends solutions s of `e`(s) == `target` (s read from slot r) as
+/// expressions over `target`, where the rank occurs once on the way down.
+void invert(const ExprRef &e, const ExprRef &target, std::vector<ExprRef> &out) {
+  if (out.size() >= maxCandidates)
+    return;
+  auto has = [](const ExprRef &x) { return mentions(*x, ir::SlotRank); };
+  auto bin = [](ExprOp op, const ExprRef &a, const ExprRef &b) {
+    return Expr::binary(op, a, b);
+  };
+  switch (e->op) {
+  case ExprOp::Var:
+    if (e->slot == ir::SlotRank)
+      out.push_back(target);
+    return;
+  case ExprOp::Add:
+  case ExprOp::Sub:
+  case ExprOp::BitXor: {
+    const ExprRef &a = e->args[0], &b = e->args[1];
+    if (has(a) == has(b))
+      return;
+    if (e->op == ExprOp::BitXor)
+      return invert(has(a) ? a : b, bin(ExprOp::BitXor, target, has(a) ? b : a),
+                    out);
+    if (e->op == ExprOp::Add)
+      return invert(has(a) ? a : b, bin(ExprOp::Sub, target, has(a) ? b : a),
+                    out);
+    // a - b == t: a == t + b, or b == a - t.
+    return has(a) ? invert(a, bin(ExprOp::Add, target, b), out)
+                  : invert(b, bin(ExprOp::Sub, a, target), out);
+  }
+  case ExprOp::Neg:
+  case ExprOp::BitNot:
+    return invert(e->args[0], Expr::unary(e->op, target), out);
+  case ExprOp::Mod: {
+    // x % m == t for a rank plus an offset, x in 0 .. 2m - 1: x is t or
+    // t + m. The sender is a rank, so where the first solution is one it
+    // is the one (with m = p, both cannot be ranks).
+    const ExprRef &x = e->args[0], &m = e->args[1];
+    if (!has(x) || has(m))
+      return;
+    std::vector<ExprRef> low, high;
+    invert(x, target, low);
+    invert(x, bin(ExprOp::Add, target, m), high);
+    if (low.size() != 1 || high.size() != 1) {
+      out.insert(out.end(), low.begin(), low.end());
+      out.insert(out.end(), high.begin(), high.end());
+      return;
+    }
+    ExprRef size = Expr::var("p", ir::SlotSize);
+    ExprRef isRank = bin(ExprOp::And, bin(ExprOp::Ge, low[0], Expr::constant(0)),
+                         bin(ExprOp::Lt, low[0], size));
+    out.push_back(Expr::select(isRank, low[0], high[0]));
+    return;
+  }
+  case ExprOp::Select:
+    invert(e->args[1], target, out);
+    invert(e->args[2], target, out);
+    return;
+  default:
+    return;
+  }
+}
+
+/// The ranks a guard fixes: conjuncts `r == e` with e free of r.
+void guardRanks(const ExprRef &guard, std::vector<ExprRef> &out) {
+  if (!guard)
+    return;
+  if (guard->op == ExprOp::And) {
+    guardRanks(guard->args[0], out);
+    guardRanks(guard->args[1], out);
+    return;
+  }
+  if (guard->op != ExprOp::Eq)
+    return;
+  for (int side = 0; side < 2; ++side) {
+    const ExprRef &v = guard->args[side], &e = guard->args[1 - side];
+    if (v->op == ExprOp::Var && v->slot == ir::SlotRank &&
+        !mentions(*e, ir::SlotRank) && out.size() < maxCandidates)
+      out.push_back(e);
+  }
+}
+
+struct Chunk {
+  Term origin, dest, index;
+};
+
+/// Which ranks' data a buffer holds: `under` surely, `over` at most. Terms
+/// from `under` may hold fresh variables read universally, so they appear
+/// only negated in a query; those from `over` existentially, so only
+/// positively. A copy collective's state ignores `f` and has no `over`.
+using StateFn =
+    std::function<Term(const Term &r, const Chunk &c, const Term &f)>;
+struct BufferState {
+  StateFn under, over;
+};
+using State = std::vector<BufferState>;
+
+/// The values every query at one place in the body shares.
+struct Frame {
+  std::vector<Term> env; // parameters, p, loop variables by slot
+  std::vector<Term> assumptions;
+  std::vector<std::pair<std::string, Term>> named; // shown in failures
+};
+
+/// What a failed obligation is about.
+enum class Concern { Causality, Correctness };
+
+class Inductor {
+public:
+  Inductor(const ir::Schedule &schedule, const InductionOptions &options)
+      : schedule(schedule), options(options) {
+    solver.setVerbose(options.verbose);
+  }
+
+  std::vector<PropertyResult> run();
+
+private:
+  // --- set-up ---------------------------------------------------------------
+  std::optional<std::string> setUp(Frame &top);
+  unsigned chooseWidth(const ExprRef &numRanks);
+  void requireBody(WidthAnalysis &w, const std::vector<ir::BodyItem> &body);
+
+  // --- expressions ----------------------------------------------------------
+  std::vector<Term> envAt(const Frame &fr, const Term *r, const Chunk *c,
+                          const Term *f) const {
+    std::vector<Term> env = fr.env;
+    if (r)
+      env[ir::SlotRank] = *r;
+    if (c) {
+      env[ir::SlotOrigin] = c->origin;
+      env[ir::SlotDest] = c->dest;
+      env[ir::SlotIndex] = c->index;
+    }
+    if (f && schedule.contributorSlot)
+      env[*schedule.contributorSlot] = *f;
+    return env;
+  }
+  /// `e` is defined and nonzero.
+  Term holds(const Expr &e, const std::vector<Term> &env) {
+    ExprToSmt tr(ctx, env);
+    return tr.translate(e).defined && tr.nonzero(e);
+  }
+  Term var(const std::string &name) { return ctx.bitVecVar(name, width); }
+  Term isRank(const Term &t) { return sge(t, 0) && slt(t, p); }
+  Chunk freshChunk() {
+    return {var("origin"), var("dest"), var("index")};
+  }
+  Term universe(const Chunk &c);
+  Term initial(const Term &r, const Chunk &c, const Term &f);
+  Term required(const Term &r, const Chunk &c);
+  Term wanted(const Term &r, const Term &f);
+
+  // --- steps ----------------------------------------------------------------
+  struct Delivery {
+    const ir::TransferRule *rule;
+    unsigned buffer;
+    const ExprRef *when;
+  };
+  Term fires(const ir::TransferRule &rule, const Frame &fr, const Term &s);
+  /// Sender s's delivery `d` reaches rank r with chunk c (reading `st`
+  /// from below when `over` is false, from above when it is true).
+  Term arrives(const Delivery &d, const Frame &fr, const State &st,
+               const Term &s, const Term &r, const Chunk &c, bool over);
+  Term held(const State &st, unsigned buffer, const Term &s, const Chunk &c,
+            bool over);
+  std::vector<Term> candidates(const ir::TransferRule &rule, const Frame &fr,
+                               const Term &r);
+  std::vector<Delivery> deliveries(const ir::Step &step) const;
+  void checkStep(const ir::Step &step, const Frame &fr, const State &st);
+  State afterStep(const ir::Step &step, const Frame &fr, const State &st);
+  void walk(const std::vector<ir::BodyItem> &body, const Frame &fr,
+            State &st);
+  void loop(const ir::Loop &loop, const Frame &fr, State &st);
+  void checkResult(const Frame &fr, const State &st);
+
+  // --- queries --------------------------------------------------------------
+  /// Whether `terms` (with the frame's assumptions) is unsatisfiable;
+  /// otherwise records why not, with the values of `shown`.
+  bool obligation(Concern concern, const std::string &what, const Frame &fr,
+                  std::vector<Term> terms,
+                  std::vector<std::pair<std::string, Term>> shown);
+  std::vector<std::pair<std::string, Term>>
+  chunkShown(const Chunk &c) const;
+  void unsupported(const std::string &why) {
+    if (!failure)
+      failure = {Concern::Causality, why};
+  }
+  bool failed() const { return failure.has_value(); }
+
+  const ir::Schedule &schedule;
+  const InductionOptions &options;
+  smt::Context ctx;
+  smt::Solver solver{ctx};
+  unsigned width = smt::DefaultWidth;
+  unsigned numSlots = 0;
+  bool reduction = false;
+  std::optional<int64_t> fixedOrigin, fixedDest;
+  Term p, chunks;
+  std::map<const ir::TransferRule *, std::vector<ExprRef>> senders;
+  std::optional<std::pair<Concern, std::string>> failure;
+};
+
+// --- set-up -----------------------------------------------------------------
+
+std::optional<std::string> Inductor::setUp(Frame &top) {
+  const ir::Collective &coll = schedule.collective;
+  reduction = ir::isReduction(coll.kind);
+  if (reduction && !coll.commutative)
+    return "the fold order of a non-commutative reduction is checked by "
+           "simulation only";
+  switch (coll.kind) {
+  case CollectiveKind::Broadcast:
+    fixedOrigin = coll.root, fixedDest = 0;
+    break;
+  case CollectiveKind::Reduce:
+    fixedOrigin = 0, fixedDest = coll.root;
+    break;
+  case CollectiveKind::Allreduce:
+  case CollectiveKind::Scan:
+    fixedOrigin = 0, fixedDest = 0;
+    break;
+  case CollectiveKind::Allgather:
+    fixedDest = 0;
+    break;
+  case CollectiveKind::ReduceScatter:
+    fixedOrigin = 0;
+    break;
+  case CollectiveKind::Scatter:
+    fixedOrigin = coll.root;
+    break;
+  case CollectiveKind::Gather:
+    fixedDest = coll.root;
+    break;
+  case CollectiveKind::Alltoall:
+  case CollectiveKind::Alltoallv:
+  case CollectiveKind::Shift:
+    break;
+  }
+
+  ExprRef numRanks =
+      symbolic::numRanks(schedule.topology.kind, schedule.topology.dims);
+  if (!numRanks)
+    return "the number of ranks of " +
+           topologyKindName(schedule.topology.kind).str() +
+           " has no closed form";
+
+  numSlots = std::max<unsigned>(schedule.numSlots(), ir::NumFixedSlots);
+  width = chooseWidth(numRanks);
+  top.env.assign(numSlots, ctx.bitVec(0, width));
+  for (const ir::Parameter &param : schedule.params) {
+    auto range = llvm::find_if(options.ranges, [&](const auto &r) {
+      return r.name == param.name;
+    });
+    if (range == options.ranges.end())
+      return "no range for parameter '" + param.name + "'";
+    Term v = var(param.name);
+    top.env[param.slot] = v;
+    top.assumptions.push_back(sge(v, range->lo) && sle(v, range->hi));
+    top.named.push_back({param.name, v});
+  }
+  bool sizeIsParam = llvm::any_of(
+      schedule.params, [](const ir::Parameter &q) { return q.name == "p"; });
+  SmtExpr size = ExprToSmt(ctx, top.env).translate(*numRanks);
+  p = size.value;
+  top.assumptions.push_back(size.defined && sge(p, 1));
+  top.env[ir::SlotSize] = p;
+  if (!sizeIsParam)
+    top.named.push_back({"p", p});
+  chunks = ctx.bitVec(1, width);
+  if (schedule.chunks) {
+    SmtExpr k = ExprToSmt(ctx, top.env).translate(*schedule.chunks);
+    chunks = k.value;
+    top.assumptions.push_back(k.defined && sge(chunks, 1));
+  }
+  for (const ir::TransferRule *rule : [&] {
+         std::vector<const ir::TransferRule *> all;
+         std::function<void(const std::vector<ir::BodyItem> &)> collect =
+             [&](const std::vector<ir::BodyItem> &body) {
+               for (const ir::BodyItem &item : body) {
+                 if (const auto *st = std::get_if<ir::Step>(&item)) {
+                   for (const ir::TransferRule &r : st->rules)
+                     all.push_back(&r);
+                   continue;
+                 }
+                 collect(std::get<std::shared_ptr<ir::Loop>>(item)->body);
+               }
+             };
+         collect(schedule.body);
+         return all;
+       }()) {
+    if (!reduction && rule->mode == ir::TransferMode::Reduce)
+      return "a " + ir::collectiveKindName(coll.kind).str() +
+             " schedule that folds is checked by simulation only";
+    std::vector<ExprRef> &cands = senders[rule];
+    guardRanks(rule->guard, cands);
+    invert(rule->peer, Expr::var("r", ir::SlotRank), cands);
+  }
+  return std::nullopt;
+}
+
+unsigned Inductor::chooseWidth(const ExprRef &numRanks) {
+  unsigned slots = numSlots;
+  WidthAnalysis w(slots);
+  for (const ir::Parameter &param : schedule.params) {
+    auto range = llvm::find_if(options.ranges, [&](const auto &r) {
+      return r.name == param.name;
+    });
+    if (range == options.ranges.end())
+      continue;
+    Interval i{range->lo, range->hi};
+    w.require(i);
+    w.setSlot(param.slot, i);
+  }
+  Interval size = w.require(*numRanks);
+  size.lo = std::max<int64_t>(size.lo, 1);
+  if (size.hi < size.lo)
+    return smt::DefaultWidth;
+  w.setSlot(ir::SlotSize, size);
+  // Ranks, and sums of two of them (a shift's origin + q, t + m).
+  Interval rank{0, size.hi - 1};
+  int64_t shift = schedule.collective.shift;
+  w.require(Interval{-2 * size.hi - std::abs(shift),
+                     2 * size.hi + std::abs(shift)});
+  for (unsigned slot : {unsigned(ir::SlotRank), unsigned(ir::SlotOrigin),
+                        unsigned(ir::SlotDest)})
+    w.setSlot(slot, rank);
+  if (schedule.contributorSlot)
+    w.setSlot(*schedule.contributorSlot, rank);
+  Interval k = schedule.chunks ? w.require(*schedule.chunks) : Interval{1, 1};
+  w.setSlot(ir::SlotIndex, Interval{0, std::max<int64_t>(k.hi - 1, 0)});
+  requireBody(w, schedule.body);
+  return w.width();
+}
+
+void Inductor::requireBody(WidthAnalysis &w,
+                           const std::vector<ir::BodyItem> &body) {
+  for (const ir::BodyItem &item : body) {
+    if (const auto *step = std::get_if<ir::Step>(&item)) {
+      for (const ir::TransferRule &rule : step->rules) {
+        if (rule.guard)
+          w.require(*rule.guard);
+        w.require(*rule.peer);
+        if (rule.selector)
+          w.require(*rule.selector);
+        for (const ir::Delivery &d : rule.into)
+          if (d.when)
+            w.require(*d.when);
+        std::vector<ExprRef> cands;
+        guardRanks(rule.guard, cands);
+        invert(rule.peer, Expr::var("r", ir::SlotRank), cands);
+        for (const ExprRef &c : cands)
+          w.require(*c);
+      }
+      continue;
+    }
+    const ir::Loop &loop = *std::get<std::shared_ptr<ir::Loop>>(item);
+    Interval lo = w.require(*loop.lo), hi = w.require(*loop.hi);
+    Interval k = lo.hull(hi);
+    // The invariant is read one value past either end.
+    k = Interval::fromWide(static_cast<__int128>(k.lo) - 1,
+                           static_cast<__int128>(k.hi) + 1);
+    w.require(k);
+    w.setSlot(loop.slot, k);
+    for (const ir::Invariant &inv : loop.invariants)
+      w.require(*inv.holds);
+    requireBody(w, loop.body);
+  }
+}
+
+// --- the collective ---------------------------------------------------------
+
+Term Inductor::universe(const Chunk &c) {
+  Term origin = fixedOrigin ? c.origin == *fixedOrigin : isRank(c.origin);
+  Term dest;
+  if (fixedDest)
+    dest = c.dest == *fixedDest;
+  else if (schedule.collective.kind == CollectiveKind::Shift)
+    dest = c.dest ==
+           srem(c.origin + ctx.bitVec(schedule.collective.shift, width), p);
+  else
+    dest = isRank(c.dest);
+  return origin && dest && sge(c.index, 0) && slt(c.index, chunks);
+}
+
+Term Inductor::initial(const Term &r, const Chunk &c, const Term &f) {
+  const ir::Collective &coll = schedule.collective;
+  if (reduction)
+    return f == r;
+  switch (coll.kind) {
+  case CollectiveKind::Broadcast:
+  case CollectiveKind::Scatter:
+    return r == coll.root;
+  default:
+    return c.origin == r;
+  }
+}
+
+Term Inductor::required(const Term &r, const Chunk &c) {
+  const ir::Collective &coll = schedule.collective;
+  switch (coll.kind) {
+  case CollectiveKind::Reduce:
+  case CollectiveKind::Gather:
+    return r == coll.root;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::Scatter:
+  case CollectiveKind::Alltoall:
+  case CollectiveKind::Alltoallv:
+  case CollectiveKind::Shift:
+    return c.dest == r;
+  default:
+    return ctx.boolean(true);
+  }
+}
+
+Term Inductor::wanted(const Term &r, const Term &f) {
+  if (schedule.collective.kind == CollectiveKind::Scan)
+    return sge(f, 0) && sle(f, r);
+  return isRank(f);
+}
+
+// --- steps ------------------------------------------------------------------
+
+Term Inductor::fires(const ir::TransferRule &rule, const Frame &fr,
+                     const Term &s) {
+  std::vector<Term> env = envAt(fr, &s, nullptr, nullptr);
+  ExprToSmt tr(ctx, env);
+  Term guard = ctx.boolean(true);
+  if (rule.guard)
+    guard = tr.translate(*rule.guard).defined && tr.nonzero(*rule.guard);
+  SmtExpr peer = tr.translate(*rule.peer);
+  return isRank(s) && guard && peer.defined && isRank(peer.value) &&
+         peer.value != s;
+}
+
+Term Inductor::held(const State &st, unsigned buffer, const Term &s,
+                    const Chunk &c, bool over) {
+  if (reduction) // every rank holds a value of every chunk, its own at first
+    return universe(c);
+  Term none = ctx.bitVec(0, width);
+  return universe(c) &&
+         (over ? st[buffer].over : st[buffer].under)(s, c, none);
+}
+
+Term Inductor::arrives(const Delivery &d, const Frame &fr, const State &st,
+                       const Term &s, const Term &r, const Chunk &c,
+                       bool over) {
+  const ir::TransferRule &rule = *d.rule;
+  std::vector<Term> env = envAt(fr, &s, &c, nullptr);
+  Term sent = rule.selector ? universe(c) && holds(*rule.selector, env)
+                            : held(st, rule.fromBuffer, s, c, over);
+  Term when = *d.when ? holds(**d.when, env) : ctx.boolean(true);
+  SmtExpr peer = ExprToSmt(ctx, env).translate(*rule.peer);
+  return fires(rule, fr, s) && peer.value == r && when && sent;
+}
+
+std::vector<Term> Inductor::candidates(const ir::TransferRule &rule,
+                                       const Frame &fr, const Term &r) {
+  std::vector<Term> out;
+  std::vector<Term> env = envAt(fr, &r, nullptr, nullptr);
+  for (const ExprRef &e : senders[&rule])
+    out.push_back(ExprToSmt(ctx, env).translate(*e).value);
+  return out;
+}
+
+std::vector<Inductor::Delivery>
+Inductor::deliveries(const ir::Step &step) const {
+  std::vector<Delivery> out;
+  for (const ir::TransferRule &rule : step.rules)
+    for (const ir::Delivery &d : rule.into)
+      out.push_back({&rule, d.buffer, &d.when});
+  return out;
+}
+
+void Inductor::checkStep(const ir::Step &step, const Frame &fr,
+                         const State &st) {
+  for (const ir::TransferRule &rule : step.rules) {
+    if (failed())
+      return;
+    if (!rule.selector) {
+      // A message of everything the sender holds must not be empty. The
+      // witness is a chunk a rank keeps once it has it: its own block, or
+      // the first piece of the root's.
+      if (reduction)
+        continue;
+      Term s = var("sender");
+      Chunk own{fixedOrigin ? ctx.bitVec(*fixedOrigin, width) : s,
+                fixedDest ? ctx.bitVec(*fixedDest, width) : s,
+                ctx.bitVec(0, width)};
+      if (schedule.collective.kind == CollectiveKind::Shift)
+        own.dest =
+            srem(own.origin + ctx.bitVec(schedule.collective.shift, width), p);
+      if (!obligation(Concern::Causality,
+                      "a rank may send everything it holds while holding "
+                      "nothing (or not its own first chunk)",
+                      fr, {fires(rule, fr, s), !held(st, rule.fromBuffer, s, own, false)},
+                      {{"sender", s}}))
+        return;
+      continue;
+    }
+    Term s = var("sender");
+    Chunk c = freshChunk();
+    std::vector<Term> env = envAt(fr, &s, &c, nullptr);
+    auto shown = chunkShown(c);
+    shown.insert(shown.begin(), {"sender", s});
+    if (!obligation(Concern::Causality, "a selector is undefined", fr,
+                    {fires(rule, fr, s), universe(c),
+                     !ExprToSmt(ctx, env).translate(*rule.selector).defined},
+                    shown))
+      return;
+    if (!reduction &&
+        !obligation(Concern::Causality,
+                    "a rank may send a chunk it does not hold", fr,
+                    {fires(rule, fr, s), holds(*rule.selector, env),
+                     universe(c), !held(st, rule.fromBuffer, s, c, false)},
+                    shown))
+      return;
+  }
+  if (!reduction || failed())
+    return;
+  // Reductions: a chunk of a rank takes one copy, or folds that add
+  // contributions it does not have yet.
+  std::vector<Delivery> all = deliveries(step);
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (size_t j = i; j < all.size(); ++j) {
+      const Delivery &a = all[i], &b = all[j];
+      if (a.buffer != b.buffer || failed())
+        continue;
+      Term r = var("r"), s1 = var("sender"), s2 = var("sender");
+      Chunk c = freshChunk();
+      std::vector<Term> terms = {arrives(a, fr, st, s1, r, c, true),
+                                 arrives(b, fr, st, s2, r, c, true)};
+      if (i == j)
+        terms.push_back(s1 != s2);
+      auto shown = chunkShown(c);
+      shown.insert(shown.begin(), {{"receiver", r}, {"sender", s1},
+                                   {"other sender", s2}});
+      bool copies = a.rule->mode == ir::TransferMode::Copy ||
+                    b.rule->mode == ir::TransferMode::Copy;
+      if (copies) {
+        obligation(Concern::Correctness,
+                   "a chunk may receive a copy and another value in one step",
+                   fr, terms, shown);
+        continue;
+      }
+      Term f = var("contributor");
+      terms.push_back(st[a.rule->fromBuffer].over(s1, c, f));
+      terms.push_back(st[b.rule->fromBuffer].over(s2, c, f));
+      shown.push_back({"contributor", f});
+      obligation(Concern::Correctness,
+                 "two folds of one step may add the same contribution", fr,
+                 terms, shown);
+    }
+    const Delivery &d = all[i];
+    if (d.rule->mode != ir::TransferMode::Reduce || failed())
+      continue;
+    Term r = var("r"), s = var("sender"), f = var("contributor");
+    Chunk c = freshChunk();
+    auto shown = chunkShown(c);
+    shown.insert(shown.begin(), {{"receiver", r}, {"sender", s}});
+    shown.push_back({"contributor", f});
+    obligation(Concern::Correctness,
+               "a fold may add a contribution the value has already", fr,
+               {arrives(d, fr, st, s, r, c, true),
+                st[d.rule->fromBuffer].over(s, c, f),
+                st[d.buffer].over(r, c, f)},
+               shown);
+  }
+}
+
+State Inductor::afterStep(const ir::Step &step, const Frame &fr,
+                          const State &st) {
+  std::vector<Delivery> all = deliveries(step);
+  State next = st;
+  for (unsigned b = 0; b < st.size(); ++b) {
+    std::vector<Delivery> copies, folds;
+    for (const Delivery &d : all)
+      if (d.buffer == b)
+        (d.rule->mode == ir::TransferMode::Copy ? copies : folds).push_back(d);
+    if (copies.empty() && folds.empty())
+      continue;
+    // Each arrival from a named candidate sender, with what it brings.
+    auto fromCandidates = [this, fr, st](const std::vector<Delivery> &ds,
+                                         const Term &r, const Chunk &c,
+                                         const Term &f, bool carries) {
+      std::vector<Term> any;
+      for (const Delivery &d : ds)
+        for (const Term &w : candidates(*d.rule, fr, r)) {
+          Term t = arrives(d, fr, st, w, r, c, false);
+          if (carries)
+            t = t && st[d.rule->fromBuffer].under(w, c, f);
+          any.push_back(t);
+        }
+      return ctx.any(any);
+    };
+    if (!reduction) {
+      BufferState old = st[b];
+      next[b].under = [=, this](const Term &r, const Chunk &c, const Term &f) {
+        return old.under(r, c, f) || fromCandidates(copies, r, c, f, false);
+      };
+      continue;
+    }
+    // Some sender, named by a fresh variable (read as "there is one").
+    auto fromSome = [this, fr, st](const std::vector<Delivery> &ds,
+                                   const Term &r, const Chunk &c,
+                                   const Term *f) {
+      std::vector<Term> any;
+      for (const Delivery &d : ds) {
+        Term s = var("sender");
+        Term t = arrives(d, fr, st, s, r, c, true);
+        if (f)
+          t = t && st[d.rule->fromBuffer].over(s, c, *f);
+        any.push_back(t);
+      }
+      return ctx.any(any);
+    };
+    BufferState old = st[b];
+    next[b].under = [=, this](const Term &r, const Chunk &c, const Term &f) {
+      Term noCopy = !fromSome(copies, r, c, nullptr);
+      return fromCandidates(copies, r, c, f, true) ||
+             (noCopy &&
+              (old.under(r, c, f) || fromCandidates(folds, r, c, f, true)));
+    };
+    next[b].over = [=, this](const Term &r, const Chunk &c, const Term &f) {
+      Term surelyCopied = fromCandidates(copies, r, c, f, false);
+      return fromSome(copies, r, c, &f) || (!surelyCopied && old.over(r, c, f)) ||
+             fromSome(folds, r, c, &f);
+    };
+  }
+  return next;
+}
+
+void Inductor::walk(const std::vector<ir::BodyItem> &body, const Frame &fr,
+                    State &st) {
+  for (const ir::BodyItem &item : body) {
+    if (failed())
+      return;
+    if (const auto *step = std::get_if<ir::Step>(&item)) {
+      checkStep(*step, fr, st);
+      st = afterStep(*step, fr, st);
+      continue;
+    }
+    loop(*std::get<std::shared_ptr<ir::Loop>>(item), fr, st);
+  }
+}
+
+void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
+  std::set<unsigned> written;
+  std::function<void(const std::vector<ir::BodyItem> &)> collect =
+      [&](const std::vector<ir::BodyItem> &body) {
+        for (const ir::BodyItem &item : body) {
+          if (const auto *step = std::get_if<ir::Step>(&item)) {
+            for (const ir::TransferRule &rule : step->rules)
+              for (const ir::Delivery &d : rule.into)
+                written.insert(d.buffer);
+            continue;
+          }
+          collect(std::get<std::shared_ptr<ir::Loop>>(item)->body);
+        }
+      };
+  collect(loop.body);
+  for (unsigned b : written)
+    if (!llvm::any_of(loop.invariants,
+                      [&](const ir::Invariant &i) { return i.buffer == b; }))
+      return unsupported("the loop over '" + loop.var +
+                         "' writes buffer '" + schedule.buffers[b].name +
+                         "' and has no invariant for it");
+
+  ExprToSmt outer(ctx, fr.env);
+  SmtExpr lo = outer.translate(*loop.lo), hi = outer.translate(*loop.hi);
+  Term nonEmpty = lo.defined && hi.defined && sle(lo.value, hi.value);
+  Term first = loop.reverse ? hi.value : lo.value;
+  Term past = loop.reverse ? lo.value - 1 : hi.value + 1;
+  auto invariantAt = [this, &fr, &loop](const ir::Invariant &inv,
+                                         const Term &k) -> StateFn {
+    Frame at = fr;
+    at.env[loop.slot] = k;
+    const ExprRef holdsExpr = inv.holds;
+    return [this, at, holdsExpr](const Term &r, const Chunk &c,
+                                 const Term &f) {
+      return holds(*holdsExpr, envAt(at, &r, &c, &f));
+    };
+  };
+  auto exact = [](StateFn fn) { return BufferState{fn, fn}; };
+  std::string name = "the invariant of the loop over '" + loop.var + "'";
+
+  // Entry.
+  Frame entry = fr;
+  entry.assumptions.push_back(nonEmpty);
+  entry.named.push_back({loop.var, first});
+  for (const ir::Invariant &inv : loop.invariants) {
+    Term r = var("r"), f = var("contributor");
+    Chunk c = freshChunk();
+    auto shown = chunkShown(c);
+    shown.insert(shown.begin(), {"rank", r});
+    if (reduction)
+      shown.push_back({"contributor", f});
+    StateFn at = invariantAt(inv, first);
+    std::vector<Term> base = {isRank(r), universe(c)};
+    if (reduction)
+      base.push_back(isRank(f));
+    std::vector<Term> claims = base;
+    claims.push_back(at(r, c, f));
+    claims.push_back(!st[inv.buffer].under(r, c, f));
+    if (!obligation(Concern::Causality,
+                    name + " claims a chunk the rank does not hold on entry",
+                    entry, claims, shown))
+      return;
+    if (!reduction)
+      continue;
+    std::vector<Term> misses = base;
+    misses.push_back(st[inv.buffer].over(r, c, f));
+    misses.push_back(!at(r, c, f));
+    if (!obligation(Concern::Causality,
+                    name + " leaves out a contribution on entry", entry,
+                    misses, shown))
+      return;
+  }
+
+  // One iteration, from the invariant at k.
+  Frame body = fr;
+  Term k = var(loop.var);
+  body.env[loop.slot] = k;
+  body.assumptions.push_back(lo.defined && hi.defined && sle(lo.value, k) &&
+                             sle(k, hi.value));
+  body.named.push_back({loop.var, k});
+  State inside = st;
+  for (const ir::Invariant &inv : loop.invariants)
+    inside[inv.buffer] = exact(invariantAt(inv, k));
+  walk(loop.body, body, inside);
+  if (failed())
+    return;
+  Term next = loop.reverse ? k - 1 : k + 1;
+  for (const ir::Invariant &inv : loop.invariants) {
+    Term r = var("r"), f = var("contributor");
+    Chunk c = freshChunk();
+    auto shown = chunkShown(c);
+    shown.insert(shown.begin(), {"rank", r});
+    if (reduction)
+      shown.push_back({"contributor", f});
+    StateFn after = invariantAt(inv, next);
+    std::vector<Term> base = {isRank(r), universe(c)};
+    if (reduction)
+      base.push_back(isRank(f));
+    std::vector<Term> claims = base;
+    claims.push_back(after(r, c, f));
+    claims.push_back(!inside[inv.buffer].under(r, c, f));
+    if (!obligation(Concern::Causality,
+                    name + " is not preserved: after an iteration it claims "
+                           "a chunk the rank does not hold",
+                    body, claims, shown))
+      return;
+    if (!reduction)
+      continue;
+    std::vector<Term> misses = base;
+    misses.push_back(inside[inv.buffer].over(r, c, f));
+    misses.push_back(!after(r, c, f));
+    if (!obligation(Concern::Causality,
+                    name + " is not preserved: after an iteration it leaves "
+                           "out a contribution",
+                    body, misses, shown))
+      return;
+  }
+
+  // After the loop: the invariant past the last value, unless it ran no
+  // iteration.
+  for (const ir::Invariant &inv : loop.invariants) {
+    StateFn end = invariantAt(inv, past);
+    BufferState before = st[inv.buffer];
+    st[inv.buffer].under = [=](const Term &r, const Chunk &c, const Term &f) {
+      return ite(nonEmpty, end(r, c, f), before.under(r, c, f));
+    };
+    if (reduction)
+      st[inv.buffer].over = [=](const Term &r, const Chunk &c,
+                                const Term &f) {
+        return ite(nonEmpty, end(r, c, f), before.over(r, c, f));
+      };
+  }
+}
+
+void Inductor::checkResult(const Frame &fr, const State &st) {
+  Term r = var("r"), f = var("contributor");
+  Chunk c = freshChunk();
+  auto shown = chunkShown(c);
+  shown.insert(shown.begin(), {"rank", r});
+  if (!reduction) {
+    obligation(Concern::Correctness,
+               "a rank may lack a chunk of its result", fr,
+               {isRank(r), universe(c), required(r, c),
+                !st[0].under(r, c, ctx.bitVec(0, width))},
+               shown);
+    return;
+  }
+  shown.push_back({"contributor", f});
+  if (!obligation(Concern::Correctness,
+                  "a result may lack a contribution", fr,
+                  {isRank(r), universe(c), required(r, c), wanted(r, f),
+                   !st[0].under(r, c, f)},
+                  shown))
+    return;
+  obligation(Concern::Correctness,
+             "a result may include a contribution it must not", fr,
+             {isRank(r), universe(c), required(r, c), isRank(f),
+              !wanted(r, f), st[0].over(r, c, f)},
+             shown);
+}
+
+// --- queries ----------------------------------------------------------------
+
+std::vector<std::pair<std::string, Term>>
+Inductor::chunkShown(const Chunk &c) const {
+  std::vector<std::pair<std::string, Term>> out;
+  if (!fixedOrigin)
+    out.push_back({"origin", c.origin});
+  if (!fixedDest && schedule.collective.kind != CollectiveKind::Shift)
+    out.push_back({"dest", c.dest});
+  if (schedule.chunks)
+    out.push_back({"index", c.index});
+  return out;
+}
+
+bool Inductor::obligation(Concern concern, const std::string &what,
+                          const Frame &fr, std::vector<Term> terms,
+                          std::vector<std::pair<std::string, Term>> shown) {
+  if (failed())
+    return false;
+  terms.insert(terms.end(), fr.assumptions.begin(), fr.assumptions.end());
+  smt::Result res = solver.check("induction", terms, options.timeoutMs);
+  if (res.isUnsat())
+    return true;
+  std::string why = what;
+  if (res.isSat()) {
+    std::string values;
+    for (const auto &[name, term] : fr.named)
+      values += (values.empty() ? "" : ", ") + name + " = " +
+                std::to_string(res.value(term));
+    for (const auto &[name, term] : shown)
+      values += (values.empty() ? "" : ", ") + name + " " +
+                std::to_string(res.value(term));
+    why += " (" + values + ")";
+  } else {
+    why += "? the solver could not tell (" +
+           (res.reason().empty() ? std::string("unknown") : res.reason()) +
+           ")";
+  }
+  failure = {concern, why};
+  return false;
+}
+
+std::vector<PropertyResult> Inductor::run() {
+  Frame top;
+  if (auto problem = setUp(top))
+    unsupported(*problem);
+  State st;
+  if (!failed()) {
+    for (size_t b = 0; b < schedule.buffers.size(); ++b) {
+      StateFn init = [this](const Term &r, const Chunk &c, const Term &f) {
+        return initial(r, c, f);
+      };
+      st.push_back({init, reduction ? init : StateFn()});
+    }
+    walk(schedule.body, top, st);
+  }
+  bool causalityShown = !failed();
+  if (!failed())
+    checkResult(top, st);
+
+  auto result = [&](Property property, bool shown) {
+    PropertyResult r;
+    r.property = property;
+    r.method = "z3 (induction)";
+    r.status = shown ? Status::Proved : Status::Unknown;
+    if (!shown)
+      r.detail = failure ? failure->second : "not shown";
+    return r;
+  };
+  return {result(Property::Causality, causalityShown),
+          result(Property::Correctness, !failed())};
+}
+
+} // namespace
+
+std::vector<PropertyResult>
+prove::proveByInduction(const ir::Schedule &schedule,
+                        const InductionOptions &options) {
+  return Inductor(schedule, options).run();
+}

@@ -1,0 +1,225 @@
+// Causality and correctness by induction over loop invariants
+// (prove/Induction.h): proofs for whole families, and the obligation that
+// fails, with the values that show it, when an invariant or a schedule is
+// wrong.
+
+#include "prove/Induction.h"
+#include "sema/Sema.h"
+#include "verify/Verifier.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace collc;
+using verify::Property;
+using verify::PropertyResult;
+using verify::Status;
+
+namespace {
+
+class InductionTest : public ::testing::Test {
+protected:
+  /// The schedules of `text`, analysed.
+  Program load(const std::string &text) {
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, "test.coll");
+    llvm::Expected<Program> program = loadSource(std::move(buffer), diags);
+    EXPECT_TRUE(static_cast<bool>(program)) << errors;
+    if (!program) {
+      llvm::consumeError(program.takeError());
+      return {};
+    }
+    return std::move(*program);
+  }
+
+  /// Causality and correctness of the first schedule of `text`, for
+  /// parameter p in lo .. hi.
+  std::vector<PropertyResult> induce(const std::string &text, int64_t lo,
+                                     int64_t hi) {
+    program = load(text);
+    EXPECT_FALSE(program.schedules.empty());
+    if (program.schedules.empty())
+      return {};
+    prove::InductionOptions options;
+    options.ranges.push_back({"p", lo, hi});
+    return prove::proveByInduction(program.schedules.front(), options);
+  }
+
+  std::string errors;
+  llvm::raw_string_ostream errorStream{errors};
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags{sourceMgr, errorStream, false};
+  Program program;
+};
+
+const char *ringAllgather = R"(
+schedule ring_allgather : allgather on ring(p) where p in 2 .. 4096 {
+  for k in 0 .. p - 2 invariant (r - origin + p) % p <= k {
+    step { r -> (r + 1) % p : origin == (r - k + p) % p }
+  }
+}
+)";
+
+TEST_F(InductionTest, Alg4_4_RingAllgatherHoldsForEveryRingUpTo4096) {
+  auto results = induce(ringAllgather, 2, 4096);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].property, Property::Causality);
+  EXPECT_EQ(results[1].property, Property::Correctness);
+  for (const PropertyResult &r : results) {
+    EXPECT_EQ(r.status, Status::Proved) << r.detail;
+    EXPECT_EQ(r.method, "z3 (induction)");
+  }
+}
+
+TEST_F(InductionTest, VerifyTakesTheInductionAsTheVerdict) {
+  program = load(ringAllgather);
+  ASSERT_FALSE(program.schedules.empty());
+  verify::VerifyOptions options;
+  llvm::Expected<verify::ScheduleReport> report =
+      verify::verifySchedule(program.schedules.front(), options);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_EQ(report->verdict(), Status::Proved);
+  for (const PropertyResult &r : report->properties)
+    if (r.property == Property::Correctness ||
+        r.property == Property::Causality) {
+      EXPECT_EQ(r.method, "z3 (induction)");
+      // Simulation only cross-checks the smaller sizes.
+      EXPECT_NE(r.detail.find("simulation agrees on"), std::string::npos)
+          << r.detail;
+    }
+}
+
+TEST_F(InductionTest, AnInvariantThatClaimsTooMuchIsNotPreserved) {
+  auto results = induce(R"(
+schedule s : allgather on ring(p) where p in 2 .. 64 {
+  for k in 0 .. p - 2 invariant (r - origin + p) % p <= k + 1 {
+    step { r -> (r + 1) % p : origin == (r - k + p) % p }
+  }
+}
+)",
+                        2, 64);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status, Status::Unknown);
+  EXPECT_NE(results[0].detail.find("claims a chunk the rank does not hold on "
+                                   "entry"),
+            std::string::npos)
+      << results[0].detail;
+  // The values that show it: a size, the loop's first value, a rank and
+  // the chunk it does not hold.
+  EXPECT_NE(results[0].detail.find("k = 0"), std::string::npos)
+      << results[0].detail;
+  EXPECT_NE(results[0].detail.find("origin"), std::string::npos);
+}
+
+TEST_F(InductionTest, OneStepShortLacksAChunkAtTheEnd) {
+  auto results = induce(R"(
+schedule s : allgather on ring(p) where p in 2 .. 64 {
+  for k in 0 .. p - 3 invariant (r - origin + p) % p <= k {
+    step { r -> (r + 1) % p : origin == (r - k + p) % p }
+  }
+}
+)",
+                        2, 64);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status, Status::Proved) << results[0].detail;
+  EXPECT_EQ(results[1].status, Status::Unknown);
+  EXPECT_NE(results[1].detail.find("a rank may lack a chunk of its result"),
+            std::string::npos)
+      << results[1].detail;
+}
+
+TEST_F(InductionTest, SendingAChunkNotYetReceivedIsACausalityFailure) {
+  // Each rank forwards the block two behind it, which it gets a step late.
+  auto results = induce(R"(
+schedule s : allgather on ring(p) where p in 3 .. 64 {
+  for k in 0 .. p - 2 invariant (r - origin + p) % p <= k {
+    step { r -> (r + 1) % p : origin == (r - k - 1 + 2 * p) % p }
+  }
+}
+)",
+                        3, 64);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status, Status::Unknown);
+  EXPECT_NE(results[0].detail.find("may send a chunk it does not hold"),
+            std::string::npos)
+      << results[0].detail;
+}
+
+const char *ringReduceScatter = R"(
+schedule s : reduce_scatter(op: sum) on ring(p) where p in 2 .. 64 {
+  for k in 1 .. p - 1
+      invariant contributor == r or (r - dest - 1 + p) % p + 1 <= k
+        and (contributor - dest - 1 + p) % p <= (r - dest - 1 + p) % p {
+    step { r -> (r + 1) % p : dest == (r - k + p) % p }
+  }
+}
+)";
+
+TEST_F(InductionTest, Alg4_5_RingReduceScatterCountsEveryContributionOnce) {
+  auto results = induce(ringReduceScatter, 2, 64);
+  ASSERT_EQ(results.size(), 2u);
+  for (const PropertyResult &r : results)
+    EXPECT_EQ(r.status, Status::Proved) << r.detail;
+}
+
+TEST_F(InductionTest, AReductionInvariantMustBeExact) {
+  // Leaves out the partial sums' contributions: true of what the ranks
+  // hold, but not all of it.
+  auto results = induce(R"(
+schedule s : reduce_scatter(op: sum) on ring(p) where p in 2 .. 64 {
+  for k in 1 .. p - 1 invariant contributor == r {
+    step { r -> (r + 1) % p : dest == (r - k + p) % p }
+  }
+}
+)",
+                        2, 64);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].status, Status::Unknown);
+  EXPECT_NE(results[1].detail.find("leaves out a contribution"),
+            std::string::npos)
+      << results[1].detail;
+}
+
+TEST_F(InductionTest, FoldingTheSameContributionTwiceIsCaught) {
+  // Two rounds of the ring reduction: the second adds every contribution
+  // again.
+  auto results = induce(R"(
+schedule s : allreduce(op: sum) on ring(p) where p in 2 .. 32 {
+  for k in 0 .. 1 invariant k == 0 ? contributor == r : 1 {
+    step { r -> (r + 1) % p }
+  }
+}
+)",
+                        2, 32);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].status, Status::Unknown);
+  EXPECT_NE(results[1].detail.find("a fold may add a contribution the value "
+                                   "has already"),
+            std::string::npos)
+      << results[1].detail;
+}
+
+TEST_F(InductionTest, ALoopThatWritesWithoutAnInvariantIsNotInducted) {
+  auto results = induce(R"(
+schedule s : allgather on ring(p) where p in 2 .. 64 {
+  for j in 0 .. 0 invariant origin == r {
+    step { r -> (r + 1) % p : origin == r }
+  }
+  for k in 1 .. p - 2 {
+    step { r -> (r + 1) % p : origin == (r - k + p) % p }
+  }
+}
+)",
+                        2, 64);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status, Status::Unknown);
+  EXPECT_NE(results[0].detail.find("the loop over 'k' writes buffer"),
+            std::string::npos)
+      << results[0].detail;
+}
+
+} // namespace
