@@ -6,13 +6,15 @@
 //   header: uint64 n, uint64 dataBytes, then n records {int32 slot, lo, hi,
 //   ordered}; data: the n chunks' bytes in record order (a chunk's length
 //   follows from its index and the call's count, which every rank shares).
-// Where every message of the call is small (the whole buffer fits in
-// inlineLimit), header and data travel as one message, received into a
-// buffer posted before the step's sends (a step of one receive and at most
-// one send is a single MPI_Recv or MPI_Sendrecv). Otherwise the header goes first
-// (tag 2s) and the data follows (tag 2s + 1), so the receiver, knowing its
-// layout, receives a copy straight into the destination chunks, and a
-// reduce's operand into a scratch buffer it folds from.
+// A message of at most wholeLimit bytes travels whole (tag 2s), received
+// into a buffer posted before the step's sends (a step of one receive and
+// at most one such send is a single MPI_Recv or MPI_Sendrecv). A longer one
+// sends its header alone (tag 2s, the receiver tells which from the
+// length) and its data after it (tag 2s + 1), so that the receiver, knowing
+// the layout, takes a copy straight into the destination chunks and a
+// reduce's operand where the result goes, or into scratch memory it folds
+// from. A call like the previous one posts those data receives before the
+// headers come (Engine::Recall).
 
 #include "collc/Runtime.h"
 
@@ -30,11 +32,13 @@ namespace {
 constexpr int64_t maxChunkIndices = int64_t(1) << 23; // as the simulator
 constexpr int64_t tagSteps = 16383; // two tags a step below the least
                                     // MPI_TAG_UB the standard allows
-constexpr size_t inlineLimit = 16384;
+// A message of at most this many bytes travels whole, its data after its
+// header; a longer one sends its header first, so that the receiver takes
+// the data straight into place. Open MPI over shared memory sends up to
+// 4 KiB (its own header included) eagerly, and past that a whole message
+// would cost a rendezvous and two copies more than a split one.
+constexpr size_t wholeLimit = 4032;
 constexpr size_t headerBytes = 16;
-// A message this small goes out eagerly in MPI libraries over shared memory
-// and networks alike, so a blocking send of it returns at once.
-constexpr size_t blockingSendLimit = 4096;
 // Calls whose headers a thread remembers (Engine::Recall): a program's few
 // collectives with large messages.
 constexpr size_t recallKeep = 8;
@@ -59,6 +63,12 @@ struct Pool {
 };
 thread_local Pool threadPool;
 constexpr size_t poolKeep = 64;
+
+/// encode()'s rule, which readHeader() checks: a message travels whole
+/// when it is small or has no data.
+bool wholeMessage(size_t head, size_t data) {
+  return data == 0 || head + data <= wholeLimit;
+}
 
 void putU64(char *&out, uint64_t v) {
   std::memcpy(out, &v, sizeof v);
@@ -391,7 +401,8 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   recording.headers.clear();
   recording.offsets.assign(1, 0);
   recording.senders.clear();
-  if (maxMessageBytes > inlineLimit) {
+  remembering = maxMessageBytes > wholeLimit;
+  if (remembering) {
     recording.signature = {backend,    call.name, call.kind, p,
                            me,         call.count, chunks,   call.root,
                            call.shift, extent,     numBuffers};
@@ -553,18 +564,19 @@ Engine::Record Engine::recordAt(const Expected &e, size_t r) {
   return rec;
 }
 
-int Engine::readHeader(Expected &e, size_t bytes, bool whole,
-                       size_t &data) const {
+int Engine::readHeader(Expected &e, size_t bytes) const {
   const size_t numSlots = buffers.front().slots.size();
   if (bytes < headerBytes)
     return MPI_ERR_INTERN;
   const char *in = e.header;
   e.records = getU64(in);
-  data = getU64(in);
+  e.dataBytes = getU64(in);
   if (e.records > numSlots)
     return MPI_ERR_INTERN;
   const size_t head = headerBytes + e.records * sizeof(Record);
-  if (bytes != head + (whole ? data : 0))
+  // The data came with the header, or comes after it (encode's rule).
+  e.whole = bytes == head + e.dataBytes;
+  if (!e.whole && (bytes != head || wholeMessage(head, e.dataBytes)))
     return MPI_ERR_INTERN;
   size_t expected = 0;
   for (size_t r = 0; r < e.records; ++r) {
@@ -573,10 +585,9 @@ int Engine::readHeader(Expected &e, size_t bytes, bool whole,
       return MPI_ERR_INTERN;
     expected += slotBytes(rec.slot);
   }
-  if (expected != data)
+  if (expected != e.dataBytes)
     return MPI_ERR_INTERN;
-  if (whole)
-    e.data = e.header + head;
+  e.data = e.whole ? e.landing + head : nullptr;
   return MPI_SUCCESS;
 }
 
@@ -618,92 +629,6 @@ int Engine::deliverAll() {
   return MPI_SUCCESS;
 }
 
-size_t Engine::encode(const Outgoing &o, char *out, bool whole) {
-  const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
-  collect(o.buffer, o.first, o.last, pieces);
-  size_t data = 0;
-  for (const Piece &piece : pieces)
-    data += piece.bytes;
-  const size_t n = o.last - o.first;
-  putU64(out, n);
-  putU64(out, data);
-  for (size_t i = o.first; i < o.last; ++i) {
-    const Slot &s = b.slots[static_cast<size_t>(sendList[i])];
-    Record r{sendList[i], s.lo, s.hi, s.ordered ? 1 : 0};
-    std::memcpy(out, &r, sizeof r);
-    out += sizeof r;
-  }
-  if (whole)
-    for (const Piece &piece : pieces) {
-      std::memcpy(out, piece.data, piece.bytes);
-      out += piece.bytes;
-    }
-  return headerBytes + n * sizeof(Record) + (whole ? data : 0);
-}
-
-int Engine::exchangeWhole(int tag, size_t bound, char *bytes) {
-  dataBytes.assign(receives.size(), 0);
-  // One receive and at most one send (every step of a hypercube or
-  // pairwise schedule, at most ranks): one blocking call, no requests.
-  if (receives.size() == 1 && sends.size() <= 1) {
-    Expected &e = receives.front();
-    e.header = bytes;
-    single.assign(1, {e.header, bound});
-    size_t got = 0;
-    if (sends.empty()) {
-      if (int rc = backend->recv(static_cast<int>(e.sender), tag, single,
-                                 got))
-        return rc;
-    } else {
-      char *message = bytes + bound;
-      const size_t length = encode(sends.front(), message, true);
-      pieces.assign(1, {message, length});
-      if (int rc = backend->sendrecv(sends.front().peer, tag, pieces,
-                                     static_cast<int>(e.sender), tag, single,
-                                     got))
-        return rc;
-    }
-    return readHeader(e, got, true, dataBytes.front());
-  }
-  // Receives first, so that the messages land straight in their buffers;
-  // requests are numbered from 0 in the order they start (a blocking send
-  // may take one too), so `requests` counts them.
-  int requests = 0, request = 0;
-  for (Expected &e : receives) {
-    e.header = bytes;
-    bytes += bound;
-    single.assign(1, {e.header, bound});
-    if (int rc = backend->irecv(static_cast<int>(e.sender), tag, single,
-                                e.request))
-      return rc;
-    requests = e.request + 1;
-  }
-  for (const Outgoing &o : sends) {
-    char *message = bytes;
-    bytes += bound;
-    const size_t length = encode(o, message, true);
-    single.assign(1, {message, length});
-    // Every receive of the step is posted, so a blocking send cannot wait
-    // on this rank; it saves a request. Several large ones would wait for
-    // each other's receivers in turn, so those go non-blocking.
-    if (sends.size() == 1 || length <= blockingSendLimit) {
-      if (int rc = backend->send(o.peer, tag, single))
-        return rc;
-      continue;
-    }
-    if (int rc = backend->isend(o.peer, tag, single, request))
-      return rc;
-    requests = request + 1;
-  }
-  received.resize(static_cast<size_t>(requests));
-  if (int rc = backend->waitAll(0, requests, received.data()))
-    return rc;
-  for (size_t i = 0; i < receives.size(); ++i)
-    if (int rc = readHeader(receives[i], received[i], true, dataBytes[i]))
-      return rc;
-  return MPI_SUCCESS;
-}
-
 bool Engine::predictHeaders() {
   if (!recall || recalled + receives.size() > recall->senders.size())
     return false;
@@ -736,55 +661,46 @@ void Engine::remember() {
   recall = nullptr;
 }
 
-int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
-                          char *bytes) {
-  const size_t numSlots = buffers.front().slots.size();
-  int requests = 0, request = 0; // as in exchangeWhole
-  for (Expected &e : receives) {
-    e.header = e.landing = bytes;
-    bytes += bound;
-    single.assign(1, {e.landing, bound});
-    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
-                                e.request))
-      return rc;
-    requests = e.request + 1;
+void Engine::encode(Outgoing &o) {
+  const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
+  collect(o.buffer, o.first, o.last, pieces);
+  size_t data = 0;
+  for (const Piece &piece : pieces)
+    data += piece.bytes;
+  const size_t n = o.last - o.first;
+  char *out = o.message;
+  putU64(out, n);
+  putU64(out, data);
+  for (size_t i = o.first; i < o.last; ++i) {
+    const Slot &s = b.slots[static_cast<size_t>(sendList[i])];
+    Record r{sendList[i], s.lo, s.hi, s.ordered ? 1 : 0};
+    std::memcpy(out, &r, sizeof r);
+    out += sizeof r;
   }
-  for (const Outgoing &o : sends) {
-    char *message = bytes;
-    bytes += bound;
-    single.assign(1, {message, encode(o, message, false)});
-    if (int rc = backend->isend(o.peer, tagHeader, single, request))
-      return rc;
-    requests = request + 1;
-    if (!pieces.empty()) {
-      if (int rc = backend->isend(o.peer, tagData, pieces, request))
-        return rc;
-      requests = request + 1;
+  const size_t head = headerBytes + n * sizeof(Record);
+  o.whole = wholeMessage(head, data);
+  o.length = head + (o.whole ? data : 0);
+  o.piecesFirst = o.piecesLast = sendPieces.size();
+  if (o.whole) {
+    for (const Piece &piece : pieces) {
+      std::memcpy(out, piece.data, piece.bytes);
+      out += piece.bytes;
     }
+  } else {
+    sendPieces.insert(sendPieces.end(), pieces.begin(), pieces.end());
+    o.piecesLast = sendPieces.size();
   }
-  // Headers: what each message carries. A call like the previous one
-  // (same function, communicator and arguments) receives the same headers,
-  // since what a rank holds at each step follows from them alone; so the
-  // data receives are posted now, straight into place, without waiting a
-  // message's latency for the headers, which are checked when they come.
-  const int numReceives = static_cast<int>(receives.size());
-  received.resize(receives.size());
-  dataBytes.assign(receives.size(), 0);
-  const bool predicted = predictHeaders();
-  if (predicted) {
-    for (size_t i = 0; i < receives.size(); ++i)
-      received[i] = recall->offsets[recalled + i + 1] -
-                    recall->offsets[recalled + i];
-    recalled += receives.size();
-  } else if (int rc = backend->waitAll(0, numReceives, received.data())) {
-    return rc;
-  }
-  for (size_t i = 0; i < receives.size(); ++i)
-    if (int rc = readHeader(receives[i], received[i], false, dataBytes[i]))
-      return rc;
+}
+
+int Engine::receiveData(int tagData, int &first, int &last) {
+  first = last = -1;
+  if (std::all_of(receives.begin(), receives.end(),
+                  [](const Expected &e) { return e.whole || !e.dataBytes; }))
+    return MPI_SUCCESS;
   // A copy into one buffer lands in place when nothing else in this step
   // touches its slots there: no send reads them, no other receive writes
   // them (deliveries keep the declared order).
+  const size_t numSlots = buffers.front().slots.size();
   touched.resize(buffers.size());
   for (auto &t : touched)
     t.assign(numSlots, 0);
@@ -802,9 +718,8 @@ int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
         t = static_cast<uint16_t>(std::min(t + 1, 2));
       }
   }
-  for (size_t i = 0; i < receives.size(); ++i) {
-    Expected &e = receives[i];
-    if (!dataBytes[i])
+  for (Expected &e : receives) {
+    if (e.whole || !e.dataBytes)
       continue;
     const bool single = std::popcount(e.intoMask) == 1;
     e.directBuffer = std::countr_zero(e.intoMask);
@@ -826,35 +741,142 @@ int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
     if (e.direct || e.fused) {
       placeDirect(e);
     } else {
-      e.data = scratch(dataBytes[i]);
-      pieces.assign(1, {e.data, dataBytes[i]});
+      e.data = scratch(e.dataBytes);
+      pieces.assign(1, {e.data, e.dataBytes});
     }
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
                                 e.request))
       return rc;
+    if (first < 0)
+      first = e.request;
+    last = e.request + 1;
+  }
+  return MPI_SUCCESS;
+}
+
+int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
+  sendPieces.clear();
+  for (size_t i = 0; i < sends.size(); ++i) {
+    sends[i].message = bytes + (receives.size() + i) * bound;
+    encode(sends[i]);
+  }
+  for (size_t i = 0; i < receives.size(); ++i)
+    receives[i].landing = receives[i].header = bytes + i * bound;
+  // A call like the previous one (same function, communicator and
+  // arguments) receives the same headers, since what a rank holds at each
+  // step follows from those alone; so the data receives are posted at once,
+  // straight into place, without waiting a message's latency for the
+  // headers, which are checked when they come.
+  const bool predicted = predictHeaders();
+  int first = -1, last = -1; // the data receives' requests
+  if (!predicted && receives.size() == 1 && sends.size() <= 1 &&
+      (sends.empty() || sends.front().whole)) {
+    // One receive and at most one small send (each step of a hypercube
+    // or pairwise-exchange schedule): one blocking call.
+    Expected &e = receives.front();
+    single.assign(1, {e.landing, bound});
+    size_t got = 0;
+    if (sends.empty()) {
+      if (int rc = backend->recv(static_cast<int>(e.sender), tagHeader,
+                                 single, got))
+        return rc;
+    } else {
+      const Outgoing &o = sends.front();
+      pieces.assign(1, {o.message, o.length});
+      if (int rc = backend->sendrecv(o.peer, tagHeader, pieces,
+                                     static_cast<int>(e.sender), tagHeader,
+                                     single, got))
+        return rc;
+    }
+    if (int rc = readHeader(e, got))
+      return rc;
+    if (int rc = receiveData(tagData, first, last))
+      return rc;
+    if (first >= 0)
+      if (int rc = backend->waitAll(first, last, nullptr))
+        return rc;
+    rememberHeaders();
+    return MPI_SUCCESS;
+  }
+  // Receives first, so that the messages land straight in their buffers;
+  // requests are numbered from 0 in the order they start (a blocking send
+  // may take one too), so `requests` counts them.
+  int requests = 0, request = 0;
+  for (Expected &e : receives) {
+    single.assign(1, {e.landing, bound});
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
+                                e.request))
+      return rc;
     requests = e.request + 1;
   }
-  // The data and every send (and predicted headers, which must be what
-  // they were).
-  if (!predicted) {
-    if (int rc = backend->waitAll(numReceives, requests, nullptr))
+  for (const Outgoing &o : sends) {
+    single.assign(1, {o.message, o.length});
+    // A small message goes out eagerly, and every receive of the step is
+    // posted, so a blocking send returns at once and saves a request.
+    if (o.whole) {
+      if (int rc = backend->send(o.peer, tagHeader, single))
+        return rc;
+      continue;
+    }
+    if (int rc = backend->isend(o.peer, tagHeader, single, request))
       return rc;
-  } else {
+    pieces.assign(sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesFirst),
+                  sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesLast));
+    if (int rc = backend->isend(o.peer, tagData, pieces, request))
+      return rc;
+    requests = request + 1;
+  }
+  const int numReceives = static_cast<int>(receives.size());
+  if (predicted) {
+    for (size_t i = 0; i < receives.size(); ++i)
+      if (int rc = readHeader(receives[i], firstMessageBytes(receives[i])))
+        return rc;
+    if (int rc = receiveData(tagData, first, last))
+      return rc;
+    requests = std::max(requests, last);
     received.resize(static_cast<size_t>(requests));
     if (int rc = backend->waitAll(0, requests, received.data()))
       return rc;
     for (size_t i = 0; i < receives.size(); ++i) {
       const Expected &e = receives[i];
-      const size_t length = headerBytes + e.records * sizeof(Record);
-      if (received[i] != length ||
-          std::memcmp(e.landing, e.header, length) != 0) {
+      if (received[i] != firstMessageBytes(e) ||
+          std::memcmp(e.landing, e.header,
+                      headerBytes + e.records * sizeof(Record)) != 0) {
         recall->senders.clear(); // never predict from it again
         recall = nullptr;
         return fail(MPI_ERR_INTERN, "a message's chunks differ from those "
                                     "of the last call like this one");
       }
     }
+    recalled += receives.size();
+  } else {
+    received.resize(receives.size());
+    if (int rc = backend->waitAll(0, numReceives, received.data()))
+      return rc;
+    for (size_t i = 0; i < receives.size(); ++i)
+      if (int rc = readHeader(receives[i], received[i]))
+        return rc;
+    if (int rc = receiveData(tagData, first, last))
+      return rc;
+    // The data and every send.
+    if (int rc = backend->waitAll(numReceives, std::max(requests, last),
+                                  nullptr))
+      return rc;
   }
+  rememberHeaders();
+  return MPI_SUCCESS;
+}
+
+size_t Engine::firstMessageBytes(const Expected &e) {
+  const char *in = e.header;
+  const size_t records = getU64(in), data = getU64(in);
+  const size_t head = headerBytes + records * sizeof(Record);
+  return head + (wholeMessage(head, data) ? data : 0);
+}
+
+void Engine::rememberHeaders() {
+  if (!remembering)
+    return;
   for (const Expected &e : receives) {
     const size_t length = headerBytes + e.records * sizeof(Record);
     recording.headers.insert(recording.headers.end(), e.header,
@@ -862,20 +884,18 @@ int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
     recording.offsets.push_back(recording.headers.size());
     recording.senders.push_back(e.sender);
   }
-  return MPI_SUCCESS;
 }
 
 int Engine::endStep(int64_t step, const char *name) {
   const int tagHeader = static_cast<int>(2 * (step % tagSteps));
-  const bool whole = maxMessageBytes <= inlineLimit;
-  // Room for a whole message when small ones travel whole, else a header;
-  // either bounds what a send writes, too.
+  // Room for any receive's first message: a small message whole, or a
+  // header; either bounds what a send writes first, too.
+  const size_t headerBound =
+      headerBytes + buffers.front().slots.size() * sizeof(Record);
   const size_t bound =
-      whole ? maxMessageBytes
-            : headerBytes + buffers.front().slots.size() * sizeof(Record);
+      std::min(maxMessageBytes, std::max(headerBound, wholeLimit));
   char *bytes = stepBytes((receives.size() + sends.size()) * bound);
-  int rc = whole ? exchangeWhole(tagHeader, bound, bytes)
-                 : exchangeSplit(tagHeader, tagHeader + 1, bound, bytes);
+  int rc = exchange(tagHeader, tagHeader + 1, bound, bytes);
   backend->reset();
   if (rc == MPI_SUCCESS)
     rc = deliverAll();

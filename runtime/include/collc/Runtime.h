@@ -150,7 +150,7 @@ private:
     char *home = nullptr;
     bool readOnly = false;
     // Where the held values were until a fused reduce of this step took
-    // the block out of the user's input (see exchangeSplit).
+    // the block out of the user's input (see receiveData).
     const char *previous = nullptr;
   };
   struct Buffer {
@@ -165,6 +165,11 @@ private:
     int peer = 0;
     int buffer = 0;
     size_t first = 0, last = 0; // its slots: sendSlots[first, last)
+    // Filled by endStep.
+    char *message = nullptr; // header, and the data when whole
+    size_t length = 0;
+    bool whole = true;
+    size_t piecesFirst = 0, piecesLast = 0; // its data: sendPieces[...)
   };
   struct Expected {
     int64_t sender = 0;
@@ -172,8 +177,10 @@ private:
     bool reduce = false;
     // Filled by endStep.
     char *header = nullptr;  // the message's header (or its prediction)
-    char *landing = nullptr; // where a predicted header is received
+    char *landing = nullptr; // where its first message is received
     size_t records = 0;
+    size_t dataBytes = 0;
+    bool whole = true;    // the data came with the header
     char *data = nullptr; // the chunks' bytes, in record order
     bool direct = false;  // received in place into `directBuffer`
     bool fused = false;   // ... a reduce's operand, folded there
@@ -232,20 +239,23 @@ private:
   /// Bytes for this step's headers (and small messages whole), valid until
   /// the next call; kept per thread, so the steady state allocates nothing.
   char *stepBytes(size_t bytes);
-  /// Writes a send's message at `out`: the header, and when `whole` the
-  /// data after it; returns its length. Leaves the data's pieces in
-  /// `pieces`.
-  size_t encode(const Outgoing &o, char *out, bool whole);
-  /// A step's messages when every message of the call is small: header
-  /// and data in one, received into `bytes` (`bound` each) and decoded.
-  int exchangeWhole(int tag, size_t bound, char *bytes);
-  /// Otherwise: headers first, then the data, straight into place where
-  /// the step allows.
-  int exchangeSplit(int tagHeader, int tagData, size_t bound, char *bytes);
-  /// Decodes and checks the header of a received message; returns an MPI
-  /// error code.
-  int readHeader(Expected &e, size_t received, bool whole,
-                 size_t &dataBytes) const;
+  /// Writes a send's message at o.message: its header, and the data after
+  /// it when the whole message is small; sets o.length and o.whole and
+  /// keeps the data's pieces in sendPieces.
+  void encode(Outgoing &o);
+  /// The step's messages (endStep): each receive's first message, a small
+  /// message whole or a header, lands in `bound` bytes at `bytes`.
+  int exchange(int tagHeader, int tagData, size_t bound, char *bytes);
+  /// Posts the data receives of the receives whose data did not come with
+  /// their headers: straight into place where the step allows.
+  int receiveData(int tagData, int &first, int &last);
+  /// The length of a receive's first message, from its header.
+  static size_t firstMessageBytes(const Expected &e);
+  /// Adds this step's received headers to `recording`.
+  void rememberHeaders();
+  /// Decodes and checks the header of a receive's first message, `bytes`
+  /// long; returns an MPI error code.
+  int readHeader(Expected &e, size_t bytes) const;
   /// What makes two calls exchange the same headers: the emitted function
   /// on the same communicator with the same arguments (but the buffers).
   struct Signature {
@@ -299,8 +309,8 @@ private:
     std::vector<Outgoing> sends;
     std::vector<Expected> receives;
     std::vector<std::pair<char *, size_t>> taken;
-    std::vector<Piece> pieces, single;
-    std::vector<size_t> dataBytes, received;
+    std::vector<Piece> pieces, single, sendPieces;
+    std::vector<size_t> received;
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
     std::vector<std::vector<uint16_t>> touched;
@@ -333,9 +343,9 @@ private:
   std::vector<std::pair<char *, size_t>> &taken =
       workspace->taken; // scratch of this call
   // endStep's working lists.
-  std::vector<Piece> &pieces = workspace->pieces, &single = workspace->single;
-  std::vector<size_t> &dataBytes = workspace->dataBytes,
-                      &received = workspace->received;
+  std::vector<Piece> &pieces = workspace->pieces, &single = workspace->single,
+                     &sendPieces = workspace->sendPieces;
+  std::vector<size_t> &received = workspace->received;
   std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
   size_t &stepCapacity = workspace->stepCapacity;
   std::vector<std::vector<uint16_t>> &touched = workspace->touched;
@@ -343,6 +353,7 @@ private:
   Recall &recording = workspace->recording;
   Recall *recall = nullptr; // the previous like call's, when there is one
   size_t recalled = 0;      // its headers used so far
+  bool remembering = false; // whether this call's messages may be split
 };
 
 } // namespace collc::rt
