@@ -395,20 +395,25 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
-  // Split messages: the headers of the last call like this one, if any.
+  // Split messages: the last like call's headers, where the communicator
+  // keeps them.
+  remembering = maxMessageBytes > wholeLimit && backend->outlivesCalls();
+  memory = nullptr;
   recall = nullptr;
-  recalled = 0;
-  recording.headers.clear();
-  recording.offsets.assign(1, 0);
-  recording.senders.clear();
-  remembering = maxMessageBytes > wholeLimit;
+  recalled = resent = 0;
   if (remembering) {
-    recording.signature = {backend,    call.name, call.kind, p,
-                           me,         call.count, chunks,   call.root,
-                           call.shift, extent,     numBuffers};
-    for (Recall &r : recalls)
-      if (r.signature == recording.signature)
+    if (!backend->engineMemory)
+      backend->engineMemory = std::make_shared<Memory>();
+    memory = static_cast<Memory *>(backend->engineMemory.get());
+    memory->recording.clear();
+    memory->recording.signature = {call.name,  call.kind, call.count,
+                                   chunks,     call.root, call.shift,
+                                   extent,     numBuffers};
+    for (const CallRecord &r : memory->calls)
+      if (r.signature == memory->recording.signature) {
         recall = &r;
+        break;
+      }
   }
   // The result goes straight where this rank outputs it.
   for (size_t blk = 0; blk < numBlocks; ++blk)
@@ -630,34 +635,58 @@ int Engine::deliverAll() {
 }
 
 bool Engine::predictHeaders() {
-  if (!recall || recalled + receives.size() > recall->senders.size())
+  if (!recall)
     return false;
-  for (size_t i = 0; i < receives.size(); ++i)
-    if (recall->senders[recalled + i] != receives[i].sender) {
-      recall = nullptr; // the calls went different ways
-      return false;
-    }
-  for (size_t i = 0; i < receives.size(); ++i)
+  if (recalled + receives.size() > recall->senders.size())
+    diverged("more messages than the last call like this one");
+  for (size_t i = 0; i < receives.size(); ++i) {
+    if (recall->senders[recalled + i] != receives[i].sender)
+      diverged("messages from other ranks than in the last call like this "
+               "one");
     receives[i].header =
-        recall->headers.data() + recall->offsets[recalled + i];
+        recall->received.data() + recall->receivedAt[recalled + i];
+  }
   return true;
 }
 
+int Engine::checkSent(const Outgoing &o) {
+  const size_t length = headerBytes + (o.last - o.first) * sizeof(Record);
+  if (resent >= recall->receivers.size() ||
+      recall->receivers[resent] != o.peer ||
+      recall->sentAt[resent + 1] - recall->sentAt[resent] != length ||
+      std::memcmp(recall->sent.data() + recall->sentAt[resent], o.message,
+                  length) != 0)
+    diverged("a message's chunks differ from those of the last call like "
+             "this one");
+  ++resent;
+  return MPI_SUCCESS;
+}
+
+void Engine::diverged(const char *why) const {
+  std::fprintf(stderr, "collc: %s: internal error: %s\n", call.name, why);
+  // The other ranks may be leaving out headers this rank would wait for:
+  // returning would hang them.
+  MPI_Abort(call.comm, MPI_ERR_INTERN);
+  std::abort();
+}
+
 void Engine::remember() {
-  if (recording.senders.empty())
+  if (!remembering)
     return;
-  Recall *into = recall;
-  if (!into) {
-    if (recalls.size() < recallKeep)
-      recalls.emplace_back();
-    into = &recalls.back(); // the least recently used
+  // Most recent first: a repeated call moves its record to the front, a new
+  // one's record takes the place of the oldest.
+  std::vector<CallRecord> &calls = memory->calls;
+  size_t at = 0;
+  if (recall) {
+    at = static_cast<size_t>(recall - calls.data());
+  } else {
+    if (calls.size() < recallKeep)
+      calls.emplace_back();
+    at = calls.size() - 1;
+    std::swap(calls[at], memory->recording);
   }
-  std::swap(into->headers, recording.headers);
-  std::swap(into->offsets, recording.offsets);
-  std::swap(into->senders, recording.senders);
-  into->signature = recording.signature;
-  std::rotate(recalls.begin(), recalls.begin() + (into - recalls.data()),
-              recalls.begin() + (into - recalls.data()) + 1);
+  std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
+              calls.begin() + static_cast<ptrdiff_t>(at) + 1);
   recall = nullptr;
 }
 
@@ -760,13 +789,15 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
     sends[i].message = bytes + (receives.size() + i) * bound;
     encode(sends[i]);
   }
-  for (size_t i = 0; i < receives.size(); ++i)
-    receives[i].landing = receives[i].header = bytes + i * bound;
-  // A call like the previous one (same function, communicator and
-  // arguments) receives the same headers, since what a rank holds at each
-  // step follows from those alone; so the data receives are posted at once,
-  // straight into place, without waiting a message's latency for the
-  // headers, which are checked when they come.
+  for (size_t i = 0; i < receives.size(); ++i) {
+    receives[i].landing = bytes + i * bound;
+    receives[i].header = receives[i].landing;
+  }
+  // A call like one before it on this communicator (same function and
+  // arguments) exchanges the same headers, since what a rank holds at each
+  // step follows from those alone: its split messages go without headers,
+  // each end knowing them from the last like call (Memory), and the data
+  // receives are posted at once, straight into place.
   const bool predicted = predictHeaders();
   int first = -1, last = -1; // the data receives' requests
   if (!predicted && receives.size() == 1 && sends.size() <= 1 &&
@@ -800,9 +831,17 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   }
   // Receives first, so that the messages land straight in their buffers;
   // requests are numbered from 0 in the order they start (a blocking send
-  // may take one too), so `requests` counts them.
+  // may take one too), so `requests` counts them. A repeated call knows
+  // which first messages are headers alone, and posts no receive for them:
+  // their senders leave them out.
+  if (predicted)
+    for (Expected &e : receives)
+      if (int rc = readHeader(e, firstMessageBytes(e)))
+        return rc;
   int requests = 0, request = 0;
   for (Expected &e : receives) {
+    if (predicted && !e.whole)
+      continue;
     single.assign(1, {e.landing, bound});
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
                                 e.request))
@@ -818,8 +857,19 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
         return rc;
       continue;
     }
-    if (int rc = backend->isend(o.peer, tagHeader, single, request))
-      return rc;
+    if (recall) {
+      if (int rc = checkSent(o))
+        return rc;
+    } else {
+      if (remembering) {
+        CallRecord &r = memory->recording;
+        r.sent.insert(r.sent.end(), o.message, o.message + o.length);
+        r.sentAt.push_back(r.sent.size());
+        r.receivers.push_back(o.peer);
+      }
+      if (int rc = backend->isend(o.peer, tagHeader, single, request))
+        return rc;
+    }
     pieces.assign(sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesFirst),
                   sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesLast));
     if (int rc = backend->isend(o.peer, tagData, pieces, request))
@@ -828,41 +878,39 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   }
   const int numReceives = static_cast<int>(receives.size());
   if (predicted) {
-    for (size_t i = 0; i < receives.size(); ++i)
-      if (int rc = readHeader(receives[i], firstMessageBytes(receives[i])))
-        return rc;
     if (int rc = receiveData(tagData, first, last))
       return rc;
     requests = std::max(requests, last);
     received.resize(static_cast<size_t>(requests));
     if (int rc = backend->waitAll(0, requests, received.data()))
       return rc;
-    for (size_t i = 0; i < receives.size(); ++i) {
-      const Expected &e = receives[i];
-      if (received[i] != firstMessageBytes(e) ||
-          std::memcmp(e.landing, e.header,
-                      headerBytes + e.records * sizeof(Record)) != 0) {
-        recall->senders.clear(); // never predict from it again
-        recall = nullptr;
-        return fail(MPI_ERR_INTERN, "a message's chunks differ from those "
-                                    "of the last call like this one");
-      }
+    // What came must be what was foreseen (a data message received in
+    // pieces reports no length).
+    for (const Expected &e : receives) {
+      const size_t got = received[static_cast<size_t>(e.request)];
+      if (e.whole ? got != firstMessageBytes(e) ||
+                        std::memcmp(e.landing, e.header,
+                                    headerBytes +
+                                        e.records * sizeof(Record)) != 0
+                  : e.dataBytes && got && got != e.dataBytes)
+        diverged("a message differs from the one the last call like this "
+                 "one received");
     }
     recalled += receives.size();
-  } else {
-    received.resize(receives.size());
-    if (int rc = backend->waitAll(0, numReceives, received.data()))
-      return rc;
-    for (size_t i = 0; i < receives.size(); ++i)
-      if (int rc = readHeader(receives[i], received[i]))
-        return rc;
-    if (int rc = receiveData(tagData, first, last))
-      return rc;
-    // The data and every send.
-    if (int rc = backend->waitAll(numReceives, std::max(requests, last),
-                                  nullptr))
-      return rc;
+    return MPI_SUCCESS;
   }
+  received.resize(receives.size());
+  if (int rc = backend->waitAll(0, numReceives, received.data()))
+    return rc;
+  for (size_t i = 0; i < receives.size(); ++i)
+    if (int rc = readHeader(receives[i], received[i]))
+      return rc;
+  if (int rc = receiveData(tagData, first, last))
+    return rc;
+  // The data and every send.
+  if (int rc = backend->waitAll(numReceives, std::max(requests, last),
+                                nullptr))
+    return rc;
   rememberHeaders();
   return MPI_SUCCESS;
 }
@@ -877,12 +925,12 @@ size_t Engine::firstMessageBytes(const Expected &e) {
 void Engine::rememberHeaders() {
   if (!remembering)
     return;
+  CallRecord &r = memory->recording;
   for (const Expected &e : receives) {
     const size_t length = headerBytes + e.records * sizeof(Record);
-    recording.headers.insert(recording.headers.end(), e.header,
-                             e.header + length);
-    recording.offsets.push_back(recording.headers.size());
-    recording.senders.push_back(e.sender);
+    r.received.insert(r.received.end(), e.header, e.header + length);
+    r.receivedAt.push_back(r.received.size());
+    r.senders.push_back(e.sender);
   }
 }
 

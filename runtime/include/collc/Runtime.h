@@ -176,7 +176,7 @@ private:
     uint64_t intoMask = 0;
     bool reduce = false;
     // Filled by endStep.
-    char *header = nullptr;  // the message's header (or its prediction)
+    const char *header = nullptr; // the message's header (or its prediction)
     char *landing = nullptr; // where its first message is received
     size_t records = 0;
     size_t dataBytes = 0;
@@ -257,34 +257,57 @@ private:
   /// long; returns an MPI error code.
   int readHeader(Expected &e, size_t bytes) const;
   /// What makes two calls exchange the same headers: the emitted function
-  /// on the same communicator with the same arguments (but the buffers).
+  /// with the same arguments (but the buffers and the operator), on the
+  /// same communicator.
   struct Signature {
-    const Backend *backend = nullptr;
     const char *name = nullptr;
     Kind kind = Kind::Broadcast;
-    int64_t p = 0, me = 0, count = 0, chunks = 0, root = 0, shift = 0;
+    int64_t count = 0, chunks = 0, root = 0, shift = 0;
     MPI_Aint extent = 0;
     int buffers = 0;
     bool operator==(const Signature &o) const {
-      return backend == o.backend && name == o.name && kind == o.kind &&
-             p == o.p && me == o.me && count == o.count &&
+      return name == o.name && kind == o.kind && count == o.count &&
              chunks == o.chunks && root == o.root && shift == o.shift &&
              extent == o.extent && buffers == o.buffers;
     }
   };
-  /// The headers a call received, in order (split messages only), with
-  /// their senders: the next call with the same signature expects them.
-  struct Recall {
+  /// The headers a call received (with their senders) and those of the
+  /// split messages it sent (with their receivers), in order.
+  struct CallRecord {
     Signature signature;
-    std::vector<char> headers;
-    std::vector<size_t> offsets; // header i is [offsets[i], offsets[i + 1])
-    std::vector<int64_t> senders;
+    std::vector<char> received, sent;
+    std::vector<size_t> receivedAt, sentAt; // header i: [at[i], at[i + 1])
+    std::vector<int64_t> senders, receivers;
+    void clear() {
+      received.clear();
+      sent.clear();
+      receivedAt.assign(1, 0);
+      sentAt.assign(1, 0);
+      senders.clear();
+      receivers.clear();
+    }
+  };
+  /// The calls with split messages on one communicator, most recent first
+  /// (kept by its backend). Every rank makes the same calls on it in the
+  /// same order (MPI's rule for collectives), so every rank finds a call
+  /// here exactly when the others do: then its split messages go without
+  /// headers, each end knowing them from the last like call.
+  struct Memory {
+    std::vector<CallRecord> calls;
+    CallRecord recording; // this call's, while it runs
   };
   /// Whether this step's headers are known from `recall`; sets each
   /// receive's header to its prediction.
   bool predictHeaders();
-  /// Keeps what this call received for the next one like it.
+  /// Keeps what this call received and sent for the next one like it.
   void remember();
+  /// Checks that a split message's header is the one the last like call
+  /// sent, which its receiver expects in its stead.
+  int checkSent(const Outgoing &o);
+  /// A repeated call found its messages differ from the last like call's
+  /// (a bug, not a user's error): prints why and aborts, since other ranks
+  /// may be waiting for what this rank no longer sends.
+  [[noreturn]] void diverged(const char *why) const;
   /// Record r of a received message's header.
   static Record recordAt(const Expected &e, size_t r);
   /// Performs the step's deliveries, in the order the receives were
@@ -314,8 +337,6 @@ private:
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
     std::vector<std::vector<uint16_t>> touched;
-    std::vector<Recall> recalls; // most recently used first
-    Recall recording;            // this call's, while it runs
   };
   /// This thread's workspace, or a new one for an Engine inside another
   /// (not something emitted code does).
@@ -349,11 +370,10 @@ private:
   std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
   size_t &stepCapacity = workspace->stepCapacity;
   std::vector<std::vector<uint16_t>> &touched = workspace->touched;
-  std::vector<Recall> &recalls = workspace->recalls;
-  Recall &recording = workspace->recording;
-  Recall *recall = nullptr; // the previous like call's, when there is one
-  size_t recalled = 0;      // its headers used so far
+  Memory *memory = nullptr; // this communicator's, when its backend keeps one
   bool remembering = false; // whether this call's messages may be split
+  const CallRecord *recall = nullptr; // the last like call's, if any
+  size_t recalled = 0, resent = 0;    // its headers used so far
 };
 
 } // namespace collc::rt
