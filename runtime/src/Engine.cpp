@@ -38,6 +38,9 @@ constexpr int64_t tagSteps = 16383; // two tags a step below the least
 // 4 KiB (its own header included) eagerly, and past that a whole message
 // would cost a rendezvous and two copies more than a split one.
 constexpr size_t wholeLimit = 4032;
+// Data a repeated call receives in the step's bytes rather than in place
+// (exchangeRepeat); below about 1 KiB copying it costs less than placing.
+constexpr size_t landingLimit = 1024;
 constexpr size_t headerBytes = 16;
 // Calls whose headers a thread remembers (Engine::Recall): a program's few
 // collectives with large messages.
@@ -395,9 +398,8 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
-  // Split messages: the last like call's headers, where the communicator
-  // keeps them.
-  remembering = maxMessageBytes > wholeLimit && backend->outlivesCalls();
+  // The last like call's headers, where the communicator keeps them.
+  remembering = backend->outlivesCalls();
   memory = nullptr;
   recall = nullptr;
   recalled = resent = 0;
@@ -570,18 +572,25 @@ Engine::Record Engine::recordAt(const Expected &e, size_t r) {
 }
 
 int Engine::readHeader(Expected &e, size_t bytes) const {
-  const size_t numSlots = buffers.front().slots.size();
   if (bytes < headerBytes)
     return MPI_ERR_INTERN;
-  const char *in = e.header;
-  e.records = getU64(in);
-  e.dataBytes = getU64(in);
-  if (e.records > numSlots)
-    return MPI_ERR_INTERN;
+  if (int rc = parseHeader(e))
+    return rc;
   const size_t head = headerBytes + e.records * sizeof(Record);
   // The data came with the header, or comes after it (encode's rule).
   e.whole = bytes == head + e.dataBytes;
   if (!e.whole && (bytes != head || wholeMessage(head, e.dataBytes)))
+    return MPI_ERR_INTERN;
+  e.data = e.whole ? e.landing + head : nullptr;
+  return MPI_SUCCESS;
+}
+
+int Engine::parseHeader(Expected &e) const {
+  const size_t numSlots = buffers.front().slots.size();
+  const char *in = e.header;
+  e.records = getU64(in);
+  e.dataBytes = getU64(in);
+  if (e.records > numSlots)
     return MPI_ERR_INTERN;
   size_t expected = 0;
   for (size_t r = 0; r < e.records; ++r) {
@@ -592,7 +601,6 @@ int Engine::readHeader(Expected &e, size_t bytes) const {
   }
   if (expected != e.dataBytes)
     return MPI_ERR_INTERN;
-  e.data = e.whole ? e.landing + head : nullptr;
   return MPI_SUCCESS;
 }
 
@@ -707,28 +715,41 @@ void Engine::encode(Outgoing &o) {
     out += sizeof r;
   }
   const size_t head = headerBytes + n * sizeof(Record);
+  o.dataBytes = data;
   o.whole = wholeMessage(head, data);
   o.length = head + (o.whole ? data : 0);
-  o.piecesFirst = o.piecesLast = sendPieces.size();
-  if (o.whole) {
+  o.piecesFirst = sendPieces.size();
+  sendPieces.insert(sendPieces.end(), pieces.begin(), pieces.end());
+  o.piecesLast = sendPieces.size();
+  // A repeated call sends the data alone (exchangeRepeat).
+  if (o.whole && !recall)
     for (const Piece &piece : pieces) {
       std::memcpy(out, piece.data, piece.bytes);
       out += piece.bytes;
     }
-  } else {
-    sendPieces.insert(sendPieces.end(), pieces.begin(), pieces.end());
-    o.piecesLast = sendPieces.size();
-  }
 }
 
-int Engine::receiveData(int tagData, int &first, int &last) {
-  first = last = -1;
+void Engine::planData() {
   if (std::all_of(receives.begin(), receives.end(),
                   [](const Expected &e) { return e.whole || !e.dataBytes; }))
-    return MPI_SUCCESS;
+    return; // nothing to place
   // A copy into one buffer lands in place when nothing else in this step
   // touches its slots there: no send reads them, no other receive writes
   // them (deliveries keep the declared order).
+  if (receives.size() == 1) {
+    // No other receive: only the sends can touch the slots.
+    Expected &e = receives.front();
+    if (!e.whole && e.dataBytes)
+      planOne(e, [&](int32_t slot) {
+        for (const Outgoing &o : sends)
+          if (o.buffer == e.directBuffer)
+            for (size_t i = o.first; i < o.last; ++i)
+              if (sendList[i] == slot)
+                return false;
+        return true;
+      }, false);
+    return;
+  }
   const size_t numSlots = buffers.front().slots.size();
   touched.resize(buffers.size());
   for (auto &t : touched)
@@ -750,35 +771,165 @@ int Engine::receiveData(int tagData, int &first, int &last) {
   for (Expected &e : receives) {
     if (e.whole || !e.dataBytes)
       continue;
-    const bool single = std::popcount(e.intoMask) == 1;
-    e.directBuffer = std::countr_zero(e.intoMask);
-    const auto &t = touched[static_cast<size_t>(e.directBuffer)];
-    e.direct = !e.reduce && single;
-    for (size_t r = 0; r < e.records && e.direct; ++r)
-      e.direct = t[static_cast<size_t>(recordAt(e, r).slot)] == 1;
-    // A reduce's operand lands where the result will live, and is folded
-    // there with the held value, when that value is elsewhere (still in the
-    // user's input, where this step's sends read it) and no other receive
-    // writes the buffer: no copy of the input first, no scratch.
-    e.fused = e.reduce && single && !(receivedTwice >> e.directBuffer & 1);
-    const Buffer &into = buffers[static_cast<size_t>(e.directBuffer)];
-    for (size_t r = 0; r < e.records && e.fused; ++r) {
-      const Block &block = into.blocks[static_cast<size_t>(
-          blockOfSlot(recordAt(e, r).slot))];
-      e.fused = !block.data || block.readOnly;
-    }
-    if (e.direct || e.fused) {
-      placeDirect(e);
-    } else {
-      e.data = scratch(e.dataBytes);
-      pieces.assign(1, {e.data, e.dataBytes});
-    }
+    const int b = std::countr_zero(e.intoMask);
+    planOne(e, [&](int32_t slot) {
+      return touched[static_cast<size_t>(b)][static_cast<size_t>(slot)] == 1;
+    }, receivedTwice >> b & 1);
+  }
+}
+
+template <typename Alone>
+void Engine::planOne(Expected &e, Alone &&alone, bool bufferShared) {
+  const bool single = std::popcount(e.intoMask) == 1;
+  e.directBuffer = std::countr_zero(e.intoMask);
+  e.direct = !e.reduce && single;
+  for (size_t r = 0; r < e.records && e.direct; ++r)
+    e.direct = alone(recordAt(e, r).slot);
+  // A reduce's operand lands where the result will live, and is folded
+  // there with the held value, when that value is elsewhere (still in the
+  // user's input, where this step's sends read it) and no other receive
+  // writes the buffer: no copy of the input first, no scratch.
+  e.fused = e.reduce && single && !bufferShared;
+  const Buffer &into = buffers[static_cast<size_t>(e.directBuffer)];
+  for (size_t r = 0; r < e.records && e.fused; ++r) {
+    const Block &block =
+        into.blocks[static_cast<size_t>(blockOfSlot(recordAt(e, r).slot))];
+    e.fused = !block.data || block.readOnly;
+  }
+}
+
+void Engine::landData(Expected &e) {
+  if (e.whole)
+    pieces.assign(1, {e.landing, e.dataBytes});
+  else
+    placeData(e);
+}
+
+void Engine::placeData(Expected &e) {
+  if (e.direct || e.fused) {
+    placeDirect(e);
+  } else {
+    e.data = scratch(e.dataBytes);
+    pieces.assign(1, {e.data, e.dataBytes});
+  }
+}
+
+int Engine::receiveData(int tagData, int &first, int &last) {
+  first = last = -1;
+  planData();
+  for (Expected &e : receives) {
+    if (e.whole || !e.dataBytes)
+      continue;
+    placeData(e);
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
                                 e.request))
       return rc;
     if (first < 0)
       first = e.request;
     last = e.request + 1;
+  }
+  return MPI_SUCCESS;
+}
+
+void Engine::dataOf(Outgoing &o) {
+  const size_t head = headerBytes + (o.last - o.first) * sizeof(Record);
+  const size_t n = o.piecesLast - o.piecesFirst;
+  if (n == 1 || !o.whole) {
+    pieces.assign(sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesFirst),
+                  sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesLast));
+    return;
+  }
+  // A small message in several pieces is packed after its header: cheaper
+  // than a derived datatype.
+  char *out = o.message + head;
+  for (size_t i = o.piecesFirst; i < o.piecesLast; ++i) {
+    std::memcpy(out, sendPieces[i].data, sendPieces[i].bytes);
+    out += sendPieces[i].bytes;
+  }
+  pieces.assign(1, {o.message + head, static_cast<size_t>(out - o.message) - head});
+}
+
+int Engine::exchangeRepeat(int tagData) {
+  // Every header is known: each end takes them from the last like call,
+  // and only data moves, straight into place.
+  for (Expected &e : receives) {
+    if (int rc = parseHeader(e))
+      return rc;
+    // A little data lands in the step's bytes, to be copied or folded from
+    // there as from a whole message: cheaper than working out its place.
+    e.whole = e.dataBytes <= landingLimit;
+    e.data = e.whole && e.dataBytes ? e.landing : nullptr;
+  }
+  for (const Outgoing &o : sends)
+    checkSent(o);
+  recalled += receives.size();
+  planData();
+  if (receives.size() <= 1 && sends.size() <= 1) {
+    // At most one receive and one send (each step of a hypercube or
+    // pairwise-exchange schedule): one blocking call.
+    Expected *e = receives.empty() || !receives.front().dataBytes
+                      ? nullptr
+                      : &receives.front();
+    Outgoing *o = sends.empty() || sends.front().dataBytes == 0
+                      ? nullptr
+                      : &sends.front();
+    if (e)
+      landData(*e);
+    std::swap(single, pieces); // the receive's pieces
+    if (o)
+      dataOf(*o);
+    size_t got = 0;
+    int rc = MPI_SUCCESS;
+    if (e && o)
+      rc = backend->sendrecv(o->peer, tagData, pieces,
+                             static_cast<int>(e->sender), tagData, single,
+                             got);
+    else if (e)
+      rc = backend->recv(static_cast<int>(e->sender), tagData, single, got);
+    else if (o)
+      rc = backend->send(o->peer, tagData, pieces);
+    if (rc)
+      return rc;
+    if (e && got && got != e->dataBytes)
+      diverged("a message differs from the one the last call like this one "
+               "received");
+    return MPI_SUCCESS;
+  }
+  int requests = 0, request = 0;
+  for (Expected &e : receives) {
+    if (!e.dataBytes)
+      continue;
+    landData(e);
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
+                                e.request))
+      return rc;
+    requests = e.request + 1;
+  }
+  for (Outgoing &o : sends) {
+    if (!o.dataBytes)
+      continue;
+    dataOf(o);
+    // Every receive of the step is posted, so a blocking send of a small
+    // message returns at once.
+    if (o.whole) {
+      if (int rc = backend->send(o.peer, tagData, pieces))
+        return rc;
+      continue;
+    }
+    if (int rc = backend->isend(o.peer, tagData, pieces, request))
+      return rc;
+    requests = request + 1;
+  }
+  received.resize(static_cast<size_t>(requests));
+  if (int rc = backend->waitAll(0, requests, received.data()))
+    return rc;
+  for (const Expected &e : receives) {
+    if (!e.dataBytes)
+      continue;
+    const size_t got = received[static_cast<size_t>(e.request)];
+    if (got && got != e.dataBytes) // a message in pieces reports no length
+      diverged("a message differs from the one the last call like this one "
+               "received");
   }
   return MPI_SUCCESS;
 }
@@ -795,12 +946,13 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   }
   // A call like one before it on this communicator (same function and
   // arguments) exchanges the same headers, since what a rank holds at each
-  // step follows from those alone: its split messages go without headers,
-  // each end knowing them from the last like call (Memory), and the data
-  // receives are posted at once, straight into place.
-  const bool predicted = predictHeaders();
+  // step follows from those alone: its messages go without them, each end
+  // knowing them from the last like call (Memory).
+  if (predictHeaders())
+    return exchangeRepeat(tagData);
+  recordSends();
   int first = -1, last = -1; // the data receives' requests
-  if (!predicted && receives.size() == 1 && sends.size() <= 1 &&
+  if (receives.size() == 1 && sends.size() <= 1 &&
       (sends.empty() || sends.front().whole)) {
     // One receive and at most one small send (each step of a hypercube
     // or pairwise-exchange schedule): one blocking call.
@@ -831,17 +983,9 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   }
   // Receives first, so that the messages land straight in their buffers;
   // requests are numbered from 0 in the order they start (a blocking send
-  // may take one too), so `requests` counts them. A repeated call knows
-  // which first messages are headers alone, and posts no receive for them:
-  // their senders leave them out.
-  if (predicted)
-    for (Expected &e : receives)
-      if (int rc = readHeader(e, firstMessageBytes(e)))
-        return rc;
+  // may take one too), so `requests` counts them.
   int requests = 0, request = 0;
   for (Expected &e : receives) {
-    if (predicted && !e.whole)
-      continue;
     single.assign(1, {e.landing, bound});
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
                                 e.request))
@@ -857,19 +1001,8 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
         return rc;
       continue;
     }
-    if (recall) {
-      if (int rc = checkSent(o))
-        return rc;
-    } else {
-      if (remembering) {
-        CallRecord &r = memory->recording;
-        r.sent.insert(r.sent.end(), o.message, o.message + o.length);
-        r.sentAt.push_back(r.sent.size());
-        r.receivers.push_back(o.peer);
-      }
-      if (int rc = backend->isend(o.peer, tagHeader, single, request))
-        return rc;
-    }
+    if (int rc = backend->isend(o.peer, tagHeader, single, request))
+      return rc;
     pieces.assign(sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesFirst),
                   sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesLast));
     if (int rc = backend->isend(o.peer, tagData, pieces, request))
@@ -877,28 +1010,6 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
     requests = request + 1;
   }
   const int numReceives = static_cast<int>(receives.size());
-  if (predicted) {
-    if (int rc = receiveData(tagData, first, last))
-      return rc;
-    requests = std::max(requests, last);
-    received.resize(static_cast<size_t>(requests));
-    if (int rc = backend->waitAll(0, requests, received.data()))
-      return rc;
-    // What came must be what was foreseen (a data message received in
-    // pieces reports no length).
-    for (const Expected &e : receives) {
-      const size_t got = received[static_cast<size_t>(e.request)];
-      if (e.whole ? got != firstMessageBytes(e) ||
-                        std::memcmp(e.landing, e.header,
-                                    headerBytes +
-                                        e.records * sizeof(Record)) != 0
-                  : e.dataBytes && got && got != e.dataBytes)
-        diverged("a message differs from the one the last call like this "
-                 "one received");
-    }
-    recalled += receives.size();
-    return MPI_SUCCESS;
-  }
   received.resize(receives.size());
   if (int rc = backend->waitAll(0, numReceives, received.data()))
     return rc;
@@ -915,11 +1026,16 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   return MPI_SUCCESS;
 }
 
-size_t Engine::firstMessageBytes(const Expected &e) {
-  const char *in = e.header;
-  const size_t records = getU64(in), data = getU64(in);
-  const size_t head = headerBytes + records * sizeof(Record);
-  return head + (wholeMessage(head, data) ? data : 0);
+void Engine::recordSends() {
+  if (!remembering)
+    return;
+  CallRecord &r = memory->recording;
+  for (const Outgoing &o : sends) {
+    const size_t head = headerBytes + (o.last - o.first) * sizeof(Record);
+    r.sent.insert(r.sent.end(), o.message, o.message + head);
+    r.sentAt.push_back(r.sent.size());
+    r.receivers.push_back(o.peer);
+  }
 }
 
 void Engine::rememberHeaders() {

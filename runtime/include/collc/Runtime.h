@@ -168,6 +168,7 @@ private:
     // Filled by endStep.
     char *message = nullptr; // header, and the data when whole
     size_t length = 0;
+    size_t dataBytes = 0;
     bool whole = true;
     size_t piecesFirst = 0, piecesLast = 0; // its data: sendPieces[...)
   };
@@ -249,13 +250,29 @@ private:
   /// Posts the data receives of the receives whose data did not come with
   /// their headers: straight into place where the step allows.
   int receiveData(int tagData, int &first, int &last);
-  /// The length of a receive's first message, from its header.
-  static size_t firstMessageBytes(const Expected &e);
-  /// Adds this step's received headers to `recording`.
+  /// receiveData's parts: where each receive's data lands (e.direct,
+  /// e.fused), and the pieces of one receive, in `pieces`.
+  void planData();
+  /// planData for one receive: alone(slot) says whether nothing else in the
+  /// step touches that slot of its buffer; bufferShared, whether another
+  /// receive writes its buffer.
+  template <typename Alone>
+  void planOne(Expected &e, Alone &&alone, bool bufferShared);
+  void placeData(Expected &e);
+  /// A repeated call's receive: the pieces its data lands in.
+  void landData(Expected &e);
+  /// A repeated call's step: only data moves (see Memory).
+  int exchangeRepeat(int tagData);
+  /// A send's data as pieces to send alone, in `pieces`.
+  void dataOf(Outgoing &o);
+  /// Add this step's sent and received headers to the recording.
+  void recordSends();
   void rememberHeaders();
   /// Decodes and checks the header of a receive's first message, `bytes`
   /// long; returns an MPI error code.
   int readHeader(Expected &e, size_t bytes) const;
+  /// Decodes and checks a header (e.header); returns an MPI error code.
+  int parseHeader(Expected &e) const;
   /// What makes two calls exchange the same headers: the emitted function
   /// with the same arguments (but the buffers and the operator), on the
   /// same communicator.
@@ -271,8 +288,8 @@ private:
              extent == o.extent && buffers == o.buffers;
     }
   };
-  /// The headers a call received (with their senders) and those of the
-  /// split messages it sent (with their receivers), in order.
+  /// The headers a call received (with their senders) and sent (with
+  /// their receivers), in order.
   struct CallRecord {
     Signature signature;
     std::vector<char> received, sent;
@@ -287,10 +304,10 @@ private:
       receivers.clear();
     }
   };
-  /// The calls with split messages on one communicator, most recent first
+  /// The last calls on one communicator, most recent first
   /// (kept by its backend). Every rank makes the same calls on it in the
   /// same order (MPI's rule for collectives), so every rank finds a call
-  /// here exactly when the others do: then its split messages go without
+  /// here exactly when the others do: then its messages go without
   /// headers, each end knowing them from the last like call.
   struct Memory {
     std::vector<CallRecord> calls;
@@ -301,8 +318,8 @@ private:
   bool predictHeaders();
   /// Keeps what this call received and sent for the next one like it.
   void remember();
-  /// Checks that a split message's header is the one the last like call
-  /// sent, which its receiver expects in its stead.
+  /// Checks that a message's header is the one the last like call sent,
+  /// which its receiver knows in its stead.
   int checkSent(const Outgoing &o);
   /// A repeated call found its messages differ from the last like call's
   /// (a bug, not a user's error): prints why and aborts, since other ranks
