@@ -13,6 +13,8 @@
 // Usage: verify_bench [SPECS_DIR]   (default: the source tree's specs/)
 
 #include "ir/Instantiate.h"
+#include "library/Compose.h"
+#include "library/Library.h"
 #include "prove/Prover.h"
 #include "sema/Sema.h"
 #include "simulate/Simulator.h"
@@ -110,7 +112,8 @@ void printRow(const std::string &name, const Outcome &o) {
               o.seconds, o.cpuSeconds, o.peakKiB / 1024.0, o.verdict);
 }
 
-/// Loads a .coll file; errors go to stderr.
+/// Loads a .coll file, its compositions composed from its own schedules and
+/// the library's; errors go to stderr.
 std::optional<Program> load(const std::string &path) {
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, llvm::errs());
@@ -119,6 +122,20 @@ std::optional<Program> load(const std::string &path) {
     llvm::consumeError(program.takeError());
     return std::nullopt;
   }
+  static std::optional<library::Library> lib;
+  static llvm::SourceMgr librarySources;
+  if (!lib) {
+    DiagnosticEngine libraryDiags(librarySources, llvm::errs());
+    llvm::Expected<library::Library> loaded =
+        library::load(COLLC_SPECS_DIR "/library", libraryDiags);
+    if (!loaded) {
+      llvm::errs() << llvm::toString(loaded.takeError()) << "\n";
+      return std::nullopt;
+    }
+    lib = std::move(*loaded);
+  }
+  library::composeAll(
+      *program, [&](llvm::StringRef name) { return lib->find(name); }, diags);
   if (diags.hasErrors())
     return std::nullopt;
   return std::move(*program);
@@ -215,8 +232,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < program->schedules.size(); ++i) {
       std::string name = program->schedules[i].name;
       Outcome o = runIsolated([&]() -> std::string {
-        auto report = verify::verifySchedule(program->schedules[i],
-                                             verify::VerifyOptions{});
+        verify::VerifyOptions options;
+        options.ports = program->ports();
+        auto report =
+            verify::verifySchedule(program->schedules[i], options);
         if (!report)
           return llvm::toString(report.takeError());
         return std::string(verify::statusName(report->verdict()));

@@ -79,6 +79,18 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
   cost.params.assign(params.begin(), params.end());
   cost.ports = ports;
   cost.valid = sim->allHold();
+  for (const verify::PropertyResult &r : sim->properties) {
+    if (cost.valid || r.status == verify::Status::Proved)
+      continue;
+    cost.invalidBecause = verify::propertyName(r.property);
+    if (r.counterexample) {
+      if (r.counterexample->step > 0)
+        cost.invalidBecause +=
+            " at step " + std::to_string(r.counterexample->step);
+      cost.invalidBecause += ": " + r.counterexample->message;
+    }
+    break;
+  }
   for (const simulate::StepStats &stats : sim->steps) {
     const ir::InstanceStep &step = instance->steps[stats.step - 1];
     StepCost s;

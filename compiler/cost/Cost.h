@@ -73,6 +73,9 @@ struct ScheduleCost {
   /// Whether the simulation found every property to hold; the cost of a
   /// schedule that congests still counts the congestion.
   bool valid = false;
+  /// When not valid, the first property that fails and how, e.g.
+  /// "contention at step 1: rank 0 sends 3 messages in step 1 (single-port)".
+  std::string invalidBecause;
 
   /// A·t_s + B·m·t_w, in seconds, for m = bytes.
   double seconds(double ts, double twPerByte, double bytes) const {

@@ -325,6 +325,14 @@ llvm::Error Instantiator::runStep(const Step &step) {
 llvm::Expected<Instance>
 collc::ir::instantiate(const Schedule &schedule,
                        llvm::ArrayRef<int64_t> params) {
+  // A composition's steps come from its parts (library/Compose.h); one that
+  // was never composed has none, and must not pass for a schedule that
+  // sends nothing.
+  if (!schedule.parts.empty() && schedule.body.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "schedule '%s' is a composition whose parts were not composed",
+        schedule.name.c_str());
   Instance out;
   Instantiator inst(schedule, out);
   if (auto err = inst.run(params))

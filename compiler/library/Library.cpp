@@ -404,7 +404,8 @@ std::optional<cost::ScheduleCost> price(const Choice &c,
     return std::nullopt;
   }
   if (!priced->valid) {
-    why = "it does not simulate correctly there";
+    why = "it does not simulate correctly there (" + priced->invalidBecause +
+          ")";
     return std::nullopt;
   }
   return std::move(*priced);

@@ -195,6 +195,8 @@ private:
             std::optional<int64_t> ranks);
   std::optional<ir::Step> step(const ast::Step &step, ir::Schedule &schedule,
                                Scope &scope, std::optional<int64_t> ranks);
+  /// Whether a loop variable's name is free here; reports it if not.
+  bool freshName(const ast::Identifier &var, const Scope &scope);
   bool ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
                 Scope &scope, std::optional<int64_t> ranks,
                 std::vector<ir::TransferRule> &out);
@@ -1068,15 +1070,7 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
       }
       l->lo = ir::fold(l->lo);
       l->hi = ir::fold(l->hi);
-      if (const Scope::Entry *e = scope.find(loop.var.name)) {
-        diags.error(locOf(loop.var),
-                    "'" + loop.var.name + "' is already defined",
-                    rangeOf(loop.var));
-        if (e->loc.isValid())
-          diags.note(e->loc, "'" + loop.var.name + "' defined here");
-        else
-          diags.note(locOf(loop.var),
-                     "'r' is the sending rank and 'p' the number of ranks");
+      if (!freshName(loop.var, scope)) {
         ok = false;
         continue;
       }
@@ -1168,6 +1162,20 @@ static std::pair<int64_t, int64_t> parameterLimits(const ir::Schedule &s,
   return {1, maxRanks};
 }
 
+bool Analyzer::freshName(const ast::Identifier &var, const Scope &scope) {
+  const Scope::Entry *e = scope.find(var.name);
+  if (!e)
+    return true;
+  diags.error(locOf(var), "'" + var.name + "' is already defined",
+              rangeOf(var));
+  if (e->loc.isValid())
+    diags.note(e->loc, "'" + var.name + "' defined here");
+  else
+    diags.note(locOf(var),
+               "'r' is the sending rank and 'p' the number of ranks");
+  return false;
+}
+
 bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
                         Scope &scope, std::optional<int64_t> ranks,
                         std::vector<ir::TransferRule> &out) {
@@ -1176,14 +1184,8 @@ bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
   // rules. Unrolling covers every member the topology allows, not just the
   // declared range, so no member is ever missing a rule.
   constexpr int64_t maxRules = 64;
-  if (const Scope::Entry *e = scope.find(loop.var.name)) {
-    diags.error(locOf(loop.var),
-                "'" + loop.var.name + "' is already defined",
-                rangeOf(loop.var));
-    if (e->loc.isValid())
-      diags.note(e->loc, "'" + loop.var.name + "' defined here");
+  if (!freshName(loop.var, scope))
     return false;
-  }
   ExprRef lo = lower(loop.lo, scope), hi = lower(loop.hi, scope);
   if (!lo || !hi)
     return false;

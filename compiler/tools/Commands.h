@@ -48,6 +48,13 @@ llvm::Expected<Program> loadResolved(
     std::vector<std::pair<std::string, std::vector<library::Choice>>>
         *choices = nullptr);
 
+/// The port model a command judges `program`'s schedules under: all-port
+/// when asked (--all-port) or when the file's model says so, as its
+/// collectives were chosen under it.
+inline PortModel portsFor(const Program &program, bool allPortFlag) {
+  return allPortFlag ? PortModel::All : program.ports();
+}
+
 /// The member of a family that `--param NAME=V` options (all parameters),
 /// or else `--p N` (every parameter equal, cost::paramsForRanks) ask for;
 /// a family with one member (a resolved collective) needs neither.

@@ -58,8 +58,6 @@ int runCompile() {
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   verify::VerifyOptions options;
   options.timeoutSeconds = compileTimeout;
-  if (compileAllPort)
-    options.ports = PortModel::All;
   // The namespace becomes C++ source: it must be a qualified identifier.
   for (llvm::StringRef part : llvm::split(compileNamespace, "::")) {
     if (compileNamespace.empty())
@@ -88,9 +86,7 @@ int runCompile() {
   }
   if (diags.hasErrors())
     return ExitInputError;
-  // A file whose model has all ports means its schedules for them.
-  if (program->ports() == PortModel::All)
-    options.ports = PortModel::All;
+  options.ports = portsFor(*program, compileAllPort);
 
   // No code for a schedule that is not proved: verify all, then emit.
   std::vector<emit::VerifiedSchedule> verified;

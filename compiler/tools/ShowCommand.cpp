@@ -100,7 +100,7 @@ struct Row {
 };
 
 int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
-            llvm::raw_ostream &os, DiagnosticEngine &diags) {
+            PortModel ports, llvm::raw_ostream &os, DiagnosticEngine &diags) {
   llvm::Expected<ir::Instance> instance = ir::instantiate(schedule, params);
   if (!instance) {
     diags.error(schedule.loc, "cannot show '" + schedule.name +
@@ -120,7 +120,7 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
   // Each step's rows, filled as the simulator chooses every message's chunks.
   std::vector<std::vector<Row>> rows(instance->steps.size());
   simulate::SimulateOptions options;
-  options.ports = showAllPort ? PortModel::All : PortModel::Single;
+  options.ports = ports;
   options.onTransfer = [&](const ir::InstanceStep &step, size_t ti,
                            llvm::ArrayRef<simulate::IdRange> ids,
                            const simulate::Semantics &sem) {
@@ -221,7 +221,8 @@ int runShow() {
       }
       if (shown++)
         llvm::outs() << "\n";
-      if (int rc = showOne(schedule, *member, llvm::outs(), diags))
+      if (int rc = showOne(schedule, *member, portsFor(*program, showAllPort),
+                           llvm::outs(), diags))
         exitCode = rc;
     }
   }

@@ -300,10 +300,8 @@ int runVerify() {
       worsen(ExitInputError);
       continue;
     }
-    // A file whose model has all ports means its schedules for them.
     verify::VerifyOptions own = options;
-    if (program->ports() == PortModel::All)
-      own.ports = PortModel::All;
+    own.ports = portsFor(*program, verifyAllPort);
     for (const ir::Schedule &schedule : program->schedules) {
       if (!verifySchedule.empty() && schedule.name != verifySchedule)
         continue;

@@ -1,6 +1,7 @@
 // The front end as tables: input -> exact diagnostics, and input -> the
 // Schedule IR it lowers to.
 
+#include "ir/Instantiate.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 
@@ -264,6 +265,23 @@ TEST(Frontend, LoopInsideAStepIsARulePerValue) {
   ASSERT_EQ(second.rules.size(), 2u);
   EXPECT_EQ(ir::print(*second.rules[1].peer), "r ^ 2");
   EXPECT_EQ(ir::print(*second.rules[1].guard), "r < 2");
+}
+
+// Sema records a composition's parts; until the library stage composes
+// them the schedule has no steps, and instantiating it is an error rather
+// than a schedule that sends nothing.
+TEST(Frontend, CompositionHasPartsUntilComposed) {
+  Checked c = check("schedule s : broadcast(root: 0) on hypercube(dim: d)\n"
+                    "    where d in 1 .. 3 = a then b;");
+  ASSERT_TRUE(c.program) << c.diagnostics;
+  const ir::Schedule &s = c.program->schedules[0];
+  ASSERT_EQ(s.parts.size(), 2u);
+  EXPECT_EQ(s.parts[1].name, "b");
+  EXPECT_TRUE(s.body.empty());
+  llvm::Expected<ir::Instance> instance = ir::instantiate(s, {2});
+  ASSERT_FALSE(bool(instance));
+  EXPECT_EQ(llvm::toString(instance.takeError()),
+            "schedule 's' is a composition whose parts were not composed");
 }
 
 TEST(Frontend, ConditionalIsRightAssociativeAndPowerToo) {
