@@ -36,6 +36,7 @@ std::string quote(llvm::StringRef text) {
 bool isReserved(llvm::StringRef name) {
   static const llvm::StringSet<> reserved = {
       "r", "p", "origin", "dest", "index", "me", "eng", "call", "step", "live",
+      "collc_name",
       "fits", "chunks", "rc", "transfers", "t", "auto", "bool", "break",
       "case", "char", "class", "const", "continue", "default", "delete", "do",
       "double", "else", "enum", "false", "float", "for", "goto", "if", "int",
@@ -262,7 +263,11 @@ public:
     os << "static int " << s.name << "(" << commParams(b, "collc::rt::CommRef")
        << ") {\n";
     os << "  collc::rt::Call call;\n";
-    os << "  call.name = " << quote(s.name) << ";\n";
+    // A named array, not a literal: its address is this function's alone
+    // (identical literals of two functions may share one), and the runtime
+    // tells calls of different schedules apart by it (Engine::Signature).
+    os << "  static const char collc_name[] = " << quote(s.name) << ";\n";
+    os << "  call.name = collc_name;\n";
     os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
     if (s.collective.kind == CollectiveKind::Shift)
       os << "  call.shift = " << s.collective.shift << ";\n";

@@ -59,7 +59,10 @@ enum class Kind {
 
 /// The arguments of one call, as MPI names them. Unused ones stay default.
 struct Call {
-  const char *name = "";  // the emitted function, for messages
+  // The emitted function, for messages; its address also identifies the
+  // schedule (each emitted function has its own array), which Signature
+  // compares.
+  const char *name = "";
   Kind kind = Kind::Broadcast;
   const void *send = nullptr; // MPI_IN_PLACE allowed where MPI allows it
   void *recv = nullptr;
@@ -275,7 +278,8 @@ private:
   int parseHeader(Expected &e) const;
   /// What makes two calls exchange the same headers: the emitted function
   /// with the same arguments (but the buffers and the operator), on the
-  /// same communicator.
+  /// same communicator. The function is its name's address, not its text:
+  /// two spec files may each emit a `bc`.
   struct Signature {
     const char *name = nullptr;
     Kind kind = Kind::Broadcast;
