@@ -35,7 +35,8 @@ std::string quote(llvm::StringRef text) {
 /// could collide with: a spec name among them gets a trailing underscore.
 bool isReserved(llvm::StringRef name) {
   static const llvm::StringSet<> reserved = {
-      "r", "p", "origin", "dest", "index", "me", "eng", "call", "step",
+      "r", "p", "origin", "dest", "index", "me", "eng", "call", "step", "live",
+      "collc_name",
       "fits", "chunks", "rc", "transfers", "t", "auto", "bool", "break",
       "case", "char", "class", "const", "continue", "default", "delete", "do",
       "double", "else", "enum", "false", "float", "for", "goto", "if", "int",
@@ -262,7 +263,11 @@ public:
     os << "static int " << s.name << "(" << commParams(b, "collc::rt::CommRef")
        << ") {\n";
     os << "  collc::rt::Call call;\n";
-    os << "  call.name = " << quote(s.name) << ";\n";
+    // A named array, not a literal: its address is this function's alone
+    // (identical literals of two functions may share one), and the runtime
+    // tells calls of different schedules apart by it (Engine::Signature).
+    os << "  static const char collc_name[] = " << quote(s.name) << ";\n";
+    os << "  call.name = collc_name;\n";
     os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
     if (s.collective.kind == CollectiveKind::Shift)
       os << "  call.shift = " << s.collective.shift << ";\n";
@@ -396,8 +401,77 @@ private:
        << ");\n";
   }
 
-  void emitBody(const std::vector<ir::BodyItem> &body, unsigned depth) {
-    for (const ir::BodyItem &item : body) {
+  /// Where the step being emitted is: each enclosing body (outermost
+  /// first), the index of the item being emitted in it, and the loop whose
+  /// body it is (null at the top).
+  struct Frame {
+    const std::vector<ir::BodyItem> *body;
+    size_t index;
+    const ir::Loop *loop;
+  };
+  std::vector<Frame> frames;
+
+  /// Whether any step of items [from, end) of `body` sends from `buffer`.
+  static bool reads(const std::vector<ir::BodyItem> &body, size_t from,
+                    unsigned buffer) {
+    for (size_t i = from; i < body.size(); ++i) {
+      if (const auto *step = std::get_if<ir::Step>(&body[i])) {
+        if (llvm::any_of(step->rules, [&](const ir::TransferRule &rule) {
+              return rule.fromBuffer == buffer;
+            }))
+          return true;
+      } else if (reads(std::get<std::shared_ptr<ir::Loop>>(body[i])->body, 0,
+                       buffer)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// The buffers a delivery of the current step can still matter in, as a
+  /// C++ expression of type uint64_t: the result (finish() reads it), and
+  /// every buffer a later step sends from. A buffer that only an earlier
+  /// iteration of an enclosing loop reads is dead in that loop's last
+  /// iteration (Algorithm 4.9's `msg` in its last step). Empty when every
+  /// buffer stays live.
+  std::string liveBuffers() {
+    std::vector<std::string> bits;
+    bool someDead = false;
+    for (unsigned b = 0; b < s.buffers.size() && b < 64; ++b) {
+      std::string bit = concat({"(uint64_t(1) << ", std::to_string(b), ")"});
+      bool always = b == 0;
+      std::vector<std::string> unlessLast; // loops that read b again
+      for (const Frame &f : frames) {
+        if (always)
+          break;
+        if (reads(*f.body, f.index + 1, b)) {
+          always = true;
+        } else if (f.loop && reads(f.loop->body, 0, b)) {
+          const std::string &v = names[f.loop->slot];
+          std::string last =
+              operand(f.loop->reverse ? *f.loop->lo : *f.loop->hi, names);
+          unlessLast.push_back(v + " != " + last);
+        }
+      }
+      if (always) {
+        bits.push_back(bit);
+      } else if (!unlessLast.empty()) {
+        someDead = true;
+        bits.push_back(concat({"((", llvm::join(unlessLast, " || "), ") ? ",
+                               bit, " : uint64_t(0))"}));
+      } else {
+        someDead = true;
+      }
+    }
+    return someDead ? llvm::join(bits, " | ") : std::string();
+  }
+
+  void emitBody(const std::vector<ir::BodyItem> &body, unsigned depth,
+                const ir::Loop *loop = nullptr) {
+    frames.push_back({&body, 0, loop});
+    for (size_t index = 0; index < body.size(); ++index) {
+      frames.back().index = index;
+      const ir::BodyItem &item = body[index];
       if (const auto *step = std::get_if<ir::Step>(&item)) {
         emitStep(*step, depth);
         continue;
@@ -413,9 +487,10 @@ private:
       else
         os << indent(depth) << "for (int64_t " << v << " = " << lo << "; "
            << v << " <= " << hi << "; ++" << v << ") {\n";
-      emitBody(loop.body, depth + 1);
+      emitBody(loop.body, depth + 1, &loop);
       os << indent(depth) << "}\n";
     }
+    frames.pop_back();
   }
 
   static bool isConstantRule(const ir::TransferRule &rule) {
@@ -441,6 +516,11 @@ private:
     std::string in = indent(depth);
     os << in << "// " << label << "\n";
     os << in << "++step;\n";
+    // A transfer that delivers only into buffers no later step reads is
+    // left out at both ends: it cannot change the result.
+    const std::string live = liveBuffers();
+    if (!live.empty())
+      os << in << "const uint64_t live = " << live << ";\n";
     if (!step.rules.empty() && llvm::all_of(step.rules, isConstantRule)) {
       // A hand-written step: a table of its transfers.
       os << in << "{\n";
@@ -454,37 +534,58 @@ private:
            << (rule.mode == ir::TransferMode::Reduce ? 1 : 0) << "}, // "
            << sourceLine(rule.loc) << "\n";
       os << in << "  };\n";
+      std::string mask = live.empty() ? "static_cast<uint64_t>(t[3])"
+                                      : "(static_cast<uint64_t>(t[3]) & live)";
+      std::string alive = live.empty() ? "" : " && " + mask;
       os << in << "  for (const auto &t : transfers)\n"
-         << in << "    if (t[0] == me)\n"
+         << in << "    if (t[0] == me" << alive << ")\n"
          << in << "      eng.sendAll(t[1], static_cast<int>(t[2]));\n";
       os << in << "  for (const auto &t : transfers)\n"
-         << in << "    if (t[1] == me)\n"
-         << in
-         << "      eng.receive(t[0], static_cast<uint64_t>(t[3]), t[4] != "
-            "0);\n";
+         << in << "    if (t[1] == me" << alive << ")\n"
+         << in << "      eng.receive(t[0], " << mask << ", t[4] != 0);\n";
       os << in << "}\n";
     } else {
       for (const ir::TransferRule &rule : step.rules)
-        emitRule(rule, depth);
+        emitRule(rule, depth, !live.empty());
     }
     os << in << "if (int rc = eng.endStep(step, " << quote(label) << "))\n"
        << in << "  return rc;\n";
   }
 
-  void emitRule(const ir::TransferRule &rule, unsigned depth) {
+  /// One transfer rule; with `live`, only where it delivers into a buffer
+  /// the step's `live` mask keeps.
+  void emitRule(const ir::TransferRule &rule, unsigned depth, bool live) {
     std::string in = indent(depth);
     std::string guard =
         rule.guard ? operand(*rule.guard, names) : std::string();
     std::string peer = operand(*rule.peer, names);
+    // The receiver's buffers, over the sender's environment (r is the
+    // sending rank in every expression).
+    std::string mask;
+    for (const ir::Delivery &d : rule.into) {
+      std::string bit =
+          concat({"(uint64_t(1) << ", std::to_string(d.buffer), ")"});
+      if (d.when)
+        bit = concat({"(", operand(*d.when, names), " ? ", bit,
+                      " : uint64_t(0))"});
+      if (!mask.empty())
+        mask += " | ";
+      mask += bit;
+    }
+    if (live)
+      mask = concat({"((", mask, ") & live)"});
     os << in << "// " << sourceLine(rule.loc) << "\n";
-    // This rank as the sender (r is the sending rank in every expression).
+    // This rank as the sender.
     os << in << "{\n" << in << "  [[maybe_unused]] const int64_t r = me;\n";
     std::string sendIn = in + "  ";
-    if (!guard.empty()) {
-      os << in << "  if " << (rule.guard->op == ExprOp::Var ||
-                             rule.guard->isConst()
-                         ? "(" + guard + ")"
-                         : guard)
+    std::string condition = guard;
+    if (live)
+      condition = (guard.empty() ? "" : guard + " && ") + mask + " != 0";
+    if (!condition.empty()) {
+      // operand() parenthesises all but a variable or a constant.
+      const bool bare = live || rule.guard->op == ExprOp::Var ||
+                        rule.guard->isConst();
+      os << in << "  if " << (bare ? "(" + condition + ")" : condition)
          << "\n";
       sendIn += "  ";
     }
@@ -508,20 +609,9 @@ private:
     }
     os << in << "}\n";
     // This rank as a receiver: every sender whose rule names it.
-    std::string mask;
-    for (const ir::Delivery &d : rule.into) {
-      std::string bit =
-          concat({"(uint64_t(1) << ", std::to_string(d.buffer), ")"});
-      if (d.when)
-        bit = concat({"(", operand(*d.when, names), " ? ", bit,
-                      " : uint64_t(0))"});
-      if (!mask.empty())
-        mask += " | ";
-      mask += bit;
-    }
     os << in << "for (int64_t r = 0; r < p; ++r)\n"
        << in << "  if (" << (guard.empty() ? "" : guard + " && ") << peer
-       << " == me)\n"
+       << " == me" << (live ? " && " + mask + " != 0" : "") << ")\n"
        << in << "    eng.receive(r, " << mask << ", "
        << (rule.mode == ir::TransferMode::Reduce ? "true" : "false")
        << ");\n";

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <vector>
 #include <utility>
 
 namespace collc::rt {
@@ -65,6 +67,23 @@ int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
   return c;
 }
 
+/// Message bytes: a vector that leaves what it grows by uninitialized,
+/// since every byte is written right after (zeroing a bucket before
+/// copying a run into it wrote each byte twice).
+template <typename T> struct Uninitialized : std::allocator<T> {
+  template <typename U> struct rebind {
+    using other = Uninitialized<U>;
+  };
+  Uninitialized() = default;
+  template <typename U> Uninitialized(const Uninitialized<U> &) {}
+  template <typename U> void construct(U *at) { ::new (at) U; }
+  template <typename U, typename... Args>
+  void construct(U *at, Args &&...args) {
+    ::new (at) U(std::forward<Args>(args)...);
+  }
+};
+using Bytes = std::vector<char, Uninitialized<char>>;
+
 /// The memory of a call, kept per thread across calls (a rank of the local
 /// backend is a thread): emptied, never freed, so that a call allocates
 /// nothing once it has seen its largest messages. Allocating it afresh made
@@ -72,9 +91,9 @@ int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
 /// page faults and TLB flushes cost 10-100 times the exchange itself.
 struct Workspace {
   bool busy = false;
-  std::vector<std::vector<char>> buckets[2]; // the send buffers, by peer
-  std::vector<std::vector<char>> inbox;      // a stage's received messages
-  std::vector<char> mine; // the bucket a rank keeps for itself
+  std::vector<Bytes> buckets[2]; // the send buffers, by peer
+  std::vector<Bytes> inbox;      // a stage's received messages
+  Bytes mine; // the bucket a rank keeps for itself
 };
 
 class Exchange {
@@ -195,7 +214,7 @@ public:
     return n;
   }
 
-  std::vector<char> &bucket(int set, int peer) { return buckets[set][peer]; }
+  Bytes &bucket(int set, int peer) { return buckets[set][peer]; }
   int64_t bucketElements(int set, int peer) const {
     return elements[set][peer];
   }
@@ -234,7 +253,7 @@ private:
   void append(int peer, const RunHeader &h, const char *payload) {
     if (h.count == 0)
       return;
-    std::vector<char> &b = buckets[current][peer];
+    Bytes &b = buckets[current][peer];
     elements[current][peer] += h.count;
     size_t at = b.size();
     size_t n = static_cast<size_t>(h.count) * elementSize;
@@ -246,7 +265,7 @@ private:
   const AlltoallvPlan &plan;
   int me;
   size_t elementSize;
-  std::vector<std::vector<char>> (&buckets)[2];
+  std::vector<Bytes> (&buckets)[2];
   std::vector<int64_t> elements[2]; // per bucket, headers not counted
   int current = 0;
   AlltoallvStageKind kinds[2] = {AlltoallvStageKind::Direct,
@@ -344,7 +363,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     st.received = 1;
     st.longestReceived = mineElements;
     st.receiveBuffer = mineElements;
-    std::vector<char> &mine = ws.mine;
+    Bytes &mine = ws.mine;
     mine.swap(ex.bucket(set, me));
     ex.bucket(set, me).clear();
     if (dual && !last) {
@@ -358,7 +377,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     // first `kept` of the inbox.
     size_t kept = 0;
     size_t receivedBytes = 0;
-    auto onMessage = [&](const std::vector<char> &m) {
+    auto onMessage = [&](const Bytes &m) {
       receivedBytes += m.size();
       const int64_t n = ex.elementsOf(m.data(), m.size());
       ++st.received;
@@ -378,7 +397,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
         return rc;
       if (ws.inbox.size() <= kept)
         ws.inbox.resize(kept + 1);
-      std::vector<char> &m = ws.inbox[kept];
+      Bytes &m = ws.inbox[kept];
       m.resize(bytes);
       int request = 0;
       if (int rc = backend->irecv(from, tag, {Piece{m.data(), bytes}}, request))
@@ -401,7 +420,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
         return fail(MPI_ERR_COUNT, "a message exceeds 2 GiB");
     std::vector<int> sends;
     auto post = [&](int peer) -> int {
-      std::vector<char> &b = ex.bucket(set, peer);
+      Bytes &b = ex.bucket(set, peer);
       ++local.messages;
       ++st.sent;
       st.longestSent = std::max(st.longestSent, ex.bucketElements(set, peer));

@@ -6,13 +6,15 @@
 //   header: uint64 n, uint64 dataBytes, then n records {int32 slot, lo, hi,
 //   ordered}; data: the n chunks' bytes in record order (a chunk's length
 //   follows from its index and the call's count, which every rank shares).
-// Where every message of the call is small (the whole buffer fits in
-// inlineLimit), header and data travel as one message, received into a
-// buffer posted before the step's sends (a step of one receive and at most
-// one send is a single MPI_Recv or MPI_Sendrecv). Otherwise the header goes first
-// (tag 2s) and the data follows (tag 2s + 1), so the receiver, knowing its
-// layout, receives a copy straight into the destination chunks, and a
-// reduce's operand into a scratch buffer it folds from.
+// A message of at most wholeLimit bytes travels whole (tag 2s), received
+// into a buffer posted before the step's sends (a step of one receive and
+// at most one such send is a single MPI_Recv or MPI_Sendrecv). A longer one
+// sends its header alone (tag 2s, the receiver tells which from the
+// length) and its data after it (tag 2s + 1), so that the receiver, knowing
+// the layout, takes a copy straight into the destination chunks and a
+// reduce's operand where the result goes, or into scratch memory it folds
+// from. A call like the previous one posts those data receives before the
+// headers come (Engine::Recall).
 
 #include "collc/Runtime.h"
 
@@ -30,11 +32,16 @@ namespace {
 constexpr int64_t maxChunkIndices = int64_t(1) << 23; // as the simulator
 constexpr int64_t tagSteps = 16383; // two tags a step below the least
                                     // MPI_TAG_UB the standard allows
-constexpr size_t inlineLimit = 16384;
+// A message of at most this many bytes travels whole, its data after its
+// header; a longer one sends its header first, so that the receiver takes
+// the data straight into place. Open MPI over shared memory sends up to
+// 4 KiB (its own header included) eagerly, and past that a whole message
+// would cost a rendezvous and two copies more than a split one.
+constexpr size_t wholeLimit = 4032;
+// Data a repeated call receives in the step's bytes rather than in place
+// (exchangeRepeat); below about 1 KiB copying it costs less than placing.
+constexpr size_t landingLimit = 1024;
 constexpr size_t headerBytes = 16;
-// A message this small goes out eagerly in MPI libraries over shared memory
-// and networks alike, so a blocking send of it returns at once.
-constexpr size_t blockingSendLimit = 4096;
 // Calls whose headers a thread remembers (Engine::Recall): a program's few
 // collectives with large messages.
 constexpr size_t recallKeep = 8;
@@ -59,6 +66,12 @@ struct Pool {
 };
 thread_local Pool threadPool;
 constexpr size_t poolKeep = 64;
+
+/// encode()'s rule, which readHeader() checks: a message travels whole
+/// when it is small or has no data.
+bool wholeMessage(size_t head, size_t data) {
+  return data == 0 || head + data <= wholeLimit;
+}
 
 void putU64(char *&out, uint64_t v) {
   std::memcpy(out, &v, sizeof v);
@@ -385,19 +398,24 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
-  // Split messages: the headers of the last call like this one, if any.
+  // The last like call's headers, where the communicator keeps them.
+  remembering = backend->outlivesCalls();
+  memory = nullptr;
   recall = nullptr;
-  recalled = 0;
-  recording.headers.clear();
-  recording.offsets.assign(1, 0);
-  recording.senders.clear();
-  if (maxMessageBytes > inlineLimit) {
-    recording.signature = {backend,    call.name, call.kind, p,
-                           me,         call.count, chunks,   call.root,
-                           call.shift, extent,     numBuffers};
-    for (Recall &r : recalls)
-      if (r.signature == recording.signature)
+  recalled = resent = 0;
+  if (remembering) {
+    if (!backend->engineMemory)
+      backend->engineMemory = std::make_shared<Memory>();
+    memory = static_cast<Memory *>(backend->engineMemory.get());
+    memory->recording.clear();
+    memory->recording.signature = {call.name,  call.kind, call.count,
+                                   chunks,     call.root, call.shift,
+                                   extent,     numBuffers};
+    for (const CallRecord &r : memory->calls)
+      if (r.signature == memory->recording.signature) {
         recall = &r;
+        break;
+      }
   }
   // The result goes straight where this rank outputs it.
   for (size_t blk = 0; blk < numBlocks; ++blk)
@@ -553,18 +571,26 @@ Engine::Record Engine::recordAt(const Expected &e, size_t r) {
   return rec;
 }
 
-int Engine::readHeader(Expected &e, size_t bytes, bool whole,
-                       size_t &data) const {
-  const size_t numSlots = buffers.front().slots.size();
+int Engine::readHeader(Expected &e, size_t bytes) const {
   if (bytes < headerBytes)
     return MPI_ERR_INTERN;
+  if (int rc = parseHeader(e))
+    return rc;
+  const size_t head = headerBytes + e.records * sizeof(Record);
+  // The data came with the header, or comes after it (encode's rule).
+  e.whole = bytes == head + e.dataBytes;
+  if (!e.whole && (bytes != head || wholeMessage(head, e.dataBytes)))
+    return MPI_ERR_INTERN;
+  e.data = e.whole ? e.landing + head : nullptr;
+  return MPI_SUCCESS;
+}
+
+int Engine::parseHeader(Expected &e) const {
+  const size_t numSlots = buffers.front().slots.size();
   const char *in = e.header;
   e.records = getU64(in);
-  data = getU64(in);
+  e.dataBytes = getU64(in);
   if (e.records > numSlots)
-    return MPI_ERR_INTERN;
-  const size_t head = headerBytes + e.records * sizeof(Record);
-  if (bytes != head + (whole ? data : 0))
     return MPI_ERR_INTERN;
   size_t expected = 0;
   for (size_t r = 0; r < e.records; ++r) {
@@ -573,10 +599,8 @@ int Engine::readHeader(Expected &e, size_t bytes, bool whole,
       return MPI_ERR_INTERN;
     expected += slotBytes(rec.slot);
   }
-  if (expected != data)
+  if (expected != e.dataBytes)
     return MPI_ERR_INTERN;
-  if (whole)
-    e.data = e.header + head;
   return MPI_SUCCESS;
 }
 
@@ -618,13 +642,70 @@ int Engine::deliverAll() {
   return MPI_SUCCESS;
 }
 
-size_t Engine::encode(const Outgoing &o, char *out, bool whole) {
+bool Engine::predictHeaders() {
+  if (!recall)
+    return false;
+  if (recalled + receives.size() > recall->senders.size())
+    diverged("more messages than the last call like this one");
+  for (size_t i = 0; i < receives.size(); ++i) {
+    if (recall->senders[recalled + i] != receives[i].sender)
+      diverged("messages from other ranks than in the last call like this "
+               "one");
+    receives[i].header =
+        recall->received.data() + recall->receivedAt[recalled + i];
+  }
+  return true;
+}
+
+int Engine::checkSent(const Outgoing &o) {
+  const size_t length = headerBytes + (o.last - o.first) * sizeof(Record);
+  if (resent >= recall->receivers.size() ||
+      recall->receivers[resent] != o.peer ||
+      recall->sentAt[resent + 1] - recall->sentAt[resent] != length ||
+      std::memcmp(recall->sent.data() + recall->sentAt[resent], o.message,
+                  length) != 0)
+    diverged("a message's chunks differ from those of the last call like "
+             "this one");
+  ++resent;
+  return MPI_SUCCESS;
+}
+
+void Engine::diverged(const char *why) const {
+  std::fprintf(stderr, "collc: %s: internal error: %s\n", call.name, why);
+  // The other ranks may be leaving out headers this rank would wait for:
+  // returning would hang them.
+  MPI_Abort(call.comm, MPI_ERR_INTERN);
+  std::abort();
+}
+
+void Engine::remember() {
+  if (!remembering)
+    return;
+  // Most recent first: a repeated call moves its record to the front, a new
+  // one's record takes the place of the oldest.
+  std::vector<CallRecord> &calls = memory->calls;
+  size_t at = 0;
+  if (recall) {
+    at = static_cast<size_t>(recall - calls.data());
+  } else {
+    if (calls.size() < recallKeep)
+      calls.emplace_back();
+    at = calls.size() - 1;
+    std::swap(calls[at], memory->recording);
+  }
+  std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
+              calls.begin() + static_cast<ptrdiff_t>(at) + 1);
+  recall = nullptr;
+}
+
+void Engine::encode(Outgoing &o) {
   const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
   collect(o.buffer, o.first, o.last, pieces);
   size_t data = 0;
   for (const Piece &piece : pieces)
     data += piece.bytes;
   const size_t n = o.last - o.first;
+  char *out = o.message;
   putU64(out, n);
   putU64(out, data);
   for (size_t i = o.first; i < o.last; ++i) {
@@ -633,158 +714,43 @@ size_t Engine::encode(const Outgoing &o, char *out, bool whole) {
     std::memcpy(out, &r, sizeof r);
     out += sizeof r;
   }
-  if (whole)
+  const size_t head = headerBytes + n * sizeof(Record);
+  o.dataBytes = data;
+  o.whole = wholeMessage(head, data);
+  o.length = head + (o.whole ? data : 0);
+  o.piecesFirst = sendPieces.size();
+  sendPieces.insert(sendPieces.end(), pieces.begin(), pieces.end());
+  o.piecesLast = sendPieces.size();
+  // A repeated call sends the data alone (exchangeRepeat).
+  if (o.whole && !recall)
     for (const Piece &piece : pieces) {
       std::memcpy(out, piece.data, piece.bytes);
       out += piece.bytes;
     }
-  return headerBytes + n * sizeof(Record) + (whole ? data : 0);
 }
 
-int Engine::exchangeWhole(int tag, size_t bound, char *bytes) {
-  dataBytes.assign(receives.size(), 0);
-  // One receive and at most one send (every step of a hypercube or
-  // pairwise schedule, at most ranks): one blocking call, no requests.
-  if (receives.size() == 1 && sends.size() <= 1) {
-    Expected &e = receives.front();
-    e.header = bytes;
-    single.assign(1, {e.header, bound});
-    size_t got = 0;
-    if (sends.empty()) {
-      if (int rc = backend->recv(static_cast<int>(e.sender), tag, single,
-                                 got))
-        return rc;
-    } else {
-      char *message = bytes + bound;
-      const size_t length = encode(sends.front(), message, true);
-      pieces.assign(1, {message, length});
-      if (int rc = backend->sendrecv(sends.front().peer, tag, pieces,
-                                     static_cast<int>(e.sender), tag, single,
-                                     got))
-        return rc;
-    }
-    return readHeader(e, got, true, dataBytes.front());
-  }
-  // Receives first, so that the messages land straight in their buffers;
-  // requests are numbered from 0 in the order they start (a blocking send
-  // may take one too), so `requests` counts them.
-  int requests = 0, request = 0;
-  for (Expected &e : receives) {
-    e.header = bytes;
-    bytes += bound;
-    single.assign(1, {e.header, bound});
-    if (int rc = backend->irecv(static_cast<int>(e.sender), tag, single,
-                                e.request))
-      return rc;
-    requests = e.request + 1;
-  }
-  for (const Outgoing &o : sends) {
-    char *message = bytes;
-    bytes += bound;
-    const size_t length = encode(o, message, true);
-    single.assign(1, {message, length});
-    // Every receive of the step is posted, so a blocking send cannot wait
-    // on this rank; it saves a request. Several large ones would wait for
-    // each other's receivers in turn, so those go non-blocking.
-    if (sends.size() == 1 || length <= blockingSendLimit) {
-      if (int rc = backend->send(o.peer, tag, single))
-        return rc;
-      continue;
-    }
-    if (int rc = backend->isend(o.peer, tag, single, request))
-      return rc;
-    requests = request + 1;
-  }
-  received.resize(static_cast<size_t>(requests));
-  if (int rc = backend->waitAll(0, requests, received.data()))
-    return rc;
-  for (size_t i = 0; i < receives.size(); ++i)
-    if (int rc = readHeader(receives[i], received[i], true, dataBytes[i]))
-      return rc;
-  return MPI_SUCCESS;
-}
-
-bool Engine::predictHeaders() {
-  if (!recall || recalled + receives.size() > recall->senders.size())
-    return false;
-  for (size_t i = 0; i < receives.size(); ++i)
-    if (recall->senders[recalled + i] != receives[i].sender) {
-      recall = nullptr; // the calls went different ways
-      return false;
-    }
-  for (size_t i = 0; i < receives.size(); ++i)
-    receives[i].header =
-        recall->headers.data() + recall->offsets[recalled + i];
-  return true;
-}
-
-void Engine::remember() {
-  if (recording.senders.empty())
-    return;
-  Recall *into = recall;
-  if (!into) {
-    if (recalls.size() < recallKeep)
-      recalls.emplace_back();
-    into = &recalls.back(); // the least recently used
-  }
-  std::swap(into->headers, recording.headers);
-  std::swap(into->offsets, recording.offsets);
-  std::swap(into->senders, recording.senders);
-  into->signature = recording.signature;
-  std::rotate(recalls.begin(), recalls.begin() + (into - recalls.data()),
-              recalls.begin() + (into - recalls.data()) + 1);
-  recall = nullptr;
-}
-
-int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
-                          char *bytes) {
-  const size_t numSlots = buffers.front().slots.size();
-  int requests = 0, request = 0; // as in exchangeWhole
-  for (Expected &e : receives) {
-    e.header = e.landing = bytes;
-    bytes += bound;
-    single.assign(1, {e.landing, bound});
-    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
-                                e.request))
-      return rc;
-    requests = e.request + 1;
-  }
-  for (const Outgoing &o : sends) {
-    char *message = bytes;
-    bytes += bound;
-    single.assign(1, {message, encode(o, message, false)});
-    if (int rc = backend->isend(o.peer, tagHeader, single, request))
-      return rc;
-    requests = request + 1;
-    if (!pieces.empty()) {
-      if (int rc = backend->isend(o.peer, tagData, pieces, request))
-        return rc;
-      requests = request + 1;
-    }
-  }
-  // Headers: what each message carries. A call like the previous one
-  // (same function, communicator and arguments) receives the same headers,
-  // since what a rank holds at each step follows from them alone; so the
-  // data receives are posted now, straight into place, without waiting a
-  // message's latency for the headers, which are checked when they come.
-  const int numReceives = static_cast<int>(receives.size());
-  received.resize(receives.size());
-  dataBytes.assign(receives.size(), 0);
-  const bool predicted = predictHeaders();
-  if (predicted) {
-    for (size_t i = 0; i < receives.size(); ++i)
-      received[i] = recall->offsets[recalled + i + 1] -
-                    recall->offsets[recalled + i];
-    recalled += receives.size();
-  } else if (int rc = backend->waitAll(0, numReceives, received.data())) {
-    return rc;
-  }
-  for (size_t i = 0; i < receives.size(); ++i)
-    if (int rc = readHeader(receives[i], received[i], false, dataBytes[i]))
-      return rc;
+void Engine::planData() {
+  if (std::all_of(receives.begin(), receives.end(),
+                  [](const Expected &e) { return e.whole || !e.dataBytes; }))
+    return; // nothing to place
   // A copy into one buffer lands in place when nothing else in this step
   // touches its slots there: no send reads them, no other receive writes
   // them (deliveries keep the declared order).
+  if (receives.size() == 1) {
+    // No other receive: only the sends can touch the slots.
+    Expected &e = receives.front();
+    if (!e.whole && e.dataBytes)
+      planOne(e, [&](int32_t slot) {
+        for (const Outgoing &o : sends)
+          if (o.buffer == e.directBuffer)
+            for (size_t i = o.first; i < o.last; ++i)
+              if (sendList[i] == slot)
+                return false;
+        return true;
+      }, false);
+    return;
+  }
+  const size_t numSlots = buffers.front().slots.size();
   touched.resize(buffers.size());
   for (auto &t : touched)
     t.assign(numSlots, 0);
@@ -802,80 +768,298 @@ int Engine::exchangeSplit(int tagHeader, int tagData, size_t bound,
         t = static_cast<uint16_t>(std::min(t + 1, 2));
       }
   }
-  for (size_t i = 0; i < receives.size(); ++i) {
-    Expected &e = receives[i];
-    if (!dataBytes[i])
+  for (Expected &e : receives) {
+    if (e.whole || !e.dataBytes)
       continue;
-    const bool single = std::popcount(e.intoMask) == 1;
-    e.directBuffer = std::countr_zero(e.intoMask);
-    const auto &t = touched[static_cast<size_t>(e.directBuffer)];
-    e.direct = !e.reduce && single;
-    for (size_t r = 0; r < e.records && e.direct; ++r)
-      e.direct = t[static_cast<size_t>(recordAt(e, r).slot)] == 1;
-    // A reduce's operand lands where the result will live, and is folded
-    // there with the held value, when that value is elsewhere (still in the
-    // user's input, where this step's sends read it) and no other receive
-    // writes the buffer: no copy of the input first, no scratch.
-    e.fused = e.reduce && single && !(receivedTwice >> e.directBuffer & 1);
-    const Buffer &into = buffers[static_cast<size_t>(e.directBuffer)];
-    for (size_t r = 0; r < e.records && e.fused; ++r) {
-      const Block &block = into.blocks[static_cast<size_t>(
-          blockOfSlot(recordAt(e, r).slot))];
-      e.fused = !block.data || block.readOnly;
-    }
-    if (e.direct || e.fused) {
-      placeDirect(e);
-    } else {
-      e.data = scratch(dataBytes[i]);
-      pieces.assign(1, {e.data, dataBytes[i]});
-    }
+    const int b = std::countr_zero(e.intoMask);
+    planOne(e, [&](int32_t slot) {
+      return touched[static_cast<size_t>(b)][static_cast<size_t>(slot)] == 1;
+    }, receivedTwice >> b & 1);
+  }
+}
+
+template <typename Alone>
+void Engine::planOne(Expected &e, Alone &&alone, bool bufferShared) {
+  const bool single = std::popcount(e.intoMask) == 1;
+  e.directBuffer = std::countr_zero(e.intoMask);
+  e.direct = !e.reduce && single;
+  for (size_t r = 0; r < e.records && e.direct; ++r)
+    e.direct = alone(recordAt(e, r).slot);
+  // A reduce's operand lands where the result will live, and is folded
+  // there with the held value, when that value is elsewhere (still in the
+  // user's input, where this step's sends read it) and no other receive
+  // writes the buffer: no copy of the input first, no scratch.
+  e.fused = e.reduce && single && !bufferShared;
+  const Buffer &into = buffers[static_cast<size_t>(e.directBuffer)];
+  for (size_t r = 0; r < e.records && e.fused; ++r) {
+    const Block &block =
+        into.blocks[static_cast<size_t>(blockOfSlot(recordAt(e, r).slot))];
+    e.fused = !block.data || block.readOnly;
+  }
+}
+
+void Engine::landData(Expected &e) {
+  if (e.whole)
+    pieces.assign(1, {e.landing, e.dataBytes});
+  else
+    placeData(e);
+}
+
+void Engine::placeData(Expected &e) {
+  if (e.direct || e.fused) {
+    placeDirect(e);
+  } else {
+    e.data = scratch(e.dataBytes);
+    pieces.assign(1, {e.data, e.dataBytes});
+  }
+}
+
+int Engine::receiveData(int tagData, int &first, int &last) {
+  first = last = -1;
+  planData();
+  for (Expected &e : receives) {
+    if (e.whole || !e.dataBytes)
+      continue;
+    placeData(e);
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
+                                e.request))
+      return rc;
+    if (first < 0)
+      first = e.request;
+    last = e.request + 1;
+  }
+  return MPI_SUCCESS;
+}
+
+void Engine::dataOf(Outgoing &o) {
+  const size_t head = headerBytes + (o.last - o.first) * sizeof(Record);
+  const size_t n = o.piecesLast - o.piecesFirst;
+  if (n == 1 || !o.whole) {
+    pieces.assign(sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesFirst),
+                  sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesLast));
+    return;
+  }
+  // A small message in several pieces is packed after its header: cheaper
+  // than a derived datatype.
+  char *out = o.message + head;
+  for (size_t i = o.piecesFirst; i < o.piecesLast; ++i) {
+    std::memcpy(out, sendPieces[i].data, sendPieces[i].bytes);
+    out += sendPieces[i].bytes;
+  }
+  pieces.assign(1, {o.message + head, static_cast<size_t>(out - o.message) - head});
+}
+
+int Engine::exchangeRepeat(int tagData) {
+  // Every header is known: each end takes them from the last like call,
+  // and only data moves, straight into place.
+  for (Expected &e : receives) {
+    if (int rc = parseHeader(e))
+      return rc;
+    // A little data lands in the step's bytes, to be copied or folded from
+    // there as from a whole message: cheaper than working out its place.
+    e.whole = e.dataBytes <= landingLimit;
+    e.data = e.whole && e.dataBytes ? e.landing : nullptr;
+  }
+  for (const Outgoing &o : sends)
+    checkSent(o);
+  recalled += receives.size();
+  planData();
+  if (receives.size() <= 1 && sends.size() <= 1) {
+    // At most one receive and one send (each step of a hypercube or
+    // pairwise-exchange schedule): one blocking call.
+    Expected *e = receives.empty() || !receives.front().dataBytes
+                      ? nullptr
+                      : &receives.front();
+    Outgoing *o = sends.empty() || sends.front().dataBytes == 0
+                      ? nullptr
+                      : &sends.front();
+    if (e)
+      landData(*e);
+    std::swap(single, pieces); // the receive's pieces
+    if (o)
+      dataOf(*o);
+    size_t got = 0;
+    int rc = MPI_SUCCESS;
+    if (e && o)
+      rc = backend->sendrecv(o->peer, tagData, pieces,
+                             static_cast<int>(e->sender), tagData, single,
+                             got);
+    else if (e)
+      rc = backend->recv(static_cast<int>(e->sender), tagData, single, got);
+    else if (o)
+      rc = backend->send(o->peer, tagData, pieces);
+    if (rc)
+      return rc;
+    if (e && got && got != e->dataBytes)
+      diverged("a message differs from the one the last call like this one "
+               "received");
+    return MPI_SUCCESS;
+  }
+  int requests = 0, request = 0;
+  for (Expected &e : receives) {
+    if (!e.dataBytes)
+      continue;
+    landData(e);
     if (int rc = backend->irecv(static_cast<int>(e.sender), tagData, pieces,
                                 e.request))
       return rc;
     requests = e.request + 1;
   }
-  // The data and every send (and predicted headers, which must be what
-  // they were).
-  if (!predicted) {
-    if (int rc = backend->waitAll(numReceives, requests, nullptr))
-      return rc;
-  } else {
-    received.resize(static_cast<size_t>(requests));
-    if (int rc = backend->waitAll(0, requests, received.data()))
-      return rc;
-    for (size_t i = 0; i < receives.size(); ++i) {
-      const Expected &e = receives[i];
-      const size_t length = headerBytes + e.records * sizeof(Record);
-      if (received[i] != length ||
-          std::memcmp(e.landing, e.header, length) != 0) {
-        recall->senders.clear(); // never predict from it again
-        recall = nullptr;
-        return fail(MPI_ERR_INTERN, "a message's chunks differ from those "
-                                    "of the last call like this one");
-      }
+  for (Outgoing &o : sends) {
+    if (!o.dataBytes)
+      continue;
+    dataOf(o);
+    // Every receive of the step is posted, so a blocking send of a small
+    // message returns at once.
+    if (o.whole) {
+      if (int rc = backend->send(o.peer, tagData, pieces))
+        return rc;
+      continue;
     }
+    if (int rc = backend->isend(o.peer, tagData, pieces, request))
+      return rc;
+    requests = request + 1;
   }
+  received.resize(static_cast<size_t>(requests));
+  if (int rc = backend->waitAll(0, requests, received.data()))
+    return rc;
   for (const Expected &e : receives) {
-    const size_t length = headerBytes + e.records * sizeof(Record);
-    recording.headers.insert(recording.headers.end(), e.header,
-                             e.header + length);
-    recording.offsets.push_back(recording.headers.size());
-    recording.senders.push_back(e.sender);
+    if (!e.dataBytes)
+      continue;
+    const size_t got = received[static_cast<size_t>(e.request)];
+    if (got && got != e.dataBytes) // a message in pieces reports no length
+      diverged("a message differs from the one the last call like this one "
+               "received");
   }
   return MPI_SUCCESS;
 }
 
+int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
+  sendPieces.clear();
+  for (size_t i = 0; i < sends.size(); ++i) {
+    sends[i].message = bytes + (receives.size() + i) * bound;
+    encode(sends[i]);
+  }
+  for (size_t i = 0; i < receives.size(); ++i) {
+    receives[i].landing = bytes + i * bound;
+    receives[i].header = receives[i].landing;
+  }
+  // A call like one before it on this communicator (same function and
+  // arguments) exchanges the same headers, since what a rank holds at each
+  // step follows from those alone: its messages go without them, each end
+  // knowing them from the last like call (Memory).
+  if (predictHeaders())
+    return exchangeRepeat(tagData);
+  recordSends();
+  int first = -1, last = -1; // the data receives' requests
+  if (receives.size() == 1 && sends.size() <= 1 &&
+      (sends.empty() || sends.front().whole)) {
+    // One receive and at most one small send (each step of a hypercube
+    // or pairwise-exchange schedule): one blocking call.
+    Expected &e = receives.front();
+    single.assign(1, {e.landing, bound});
+    size_t got = 0;
+    if (sends.empty()) {
+      if (int rc = backend->recv(static_cast<int>(e.sender), tagHeader,
+                                 single, got))
+        return rc;
+    } else {
+      const Outgoing &o = sends.front();
+      pieces.assign(1, {o.message, o.length});
+      if (int rc = backend->sendrecv(o.peer, tagHeader, pieces,
+                                     static_cast<int>(e.sender), tagHeader,
+                                     single, got))
+        return rc;
+    }
+    if (int rc = readHeader(e, got))
+      return rc;
+    if (int rc = receiveData(tagData, first, last))
+      return rc;
+    if (first >= 0)
+      if (int rc = backend->waitAll(first, last, nullptr))
+        return rc;
+    rememberHeaders();
+    return MPI_SUCCESS;
+  }
+  // Receives first, so that the messages land straight in their buffers;
+  // requests are numbered from 0 in the order they start (a blocking send
+  // may take one too), so `requests` counts them.
+  int requests = 0, request = 0;
+  for (Expected &e : receives) {
+    single.assign(1, {e.landing, bound});
+    if (int rc = backend->irecv(static_cast<int>(e.sender), tagHeader, single,
+                                e.request))
+      return rc;
+    requests = e.request + 1;
+  }
+  for (const Outgoing &o : sends) {
+    single.assign(1, {o.message, o.length});
+    // A small message goes out eagerly, and every receive of the step is
+    // posted, so a blocking send returns at once and saves a request.
+    if (o.whole) {
+      if (int rc = backend->send(o.peer, tagHeader, single))
+        return rc;
+      continue;
+    }
+    if (int rc = backend->isend(o.peer, tagHeader, single, request))
+      return rc;
+    pieces.assign(sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesFirst),
+                  sendPieces.begin() + static_cast<ptrdiff_t>(o.piecesLast));
+    if (int rc = backend->isend(o.peer, tagData, pieces, request))
+      return rc;
+    requests = request + 1;
+  }
+  const int numReceives = static_cast<int>(receives.size());
+  received.resize(receives.size());
+  if (int rc = backend->waitAll(0, numReceives, received.data()))
+    return rc;
+  for (size_t i = 0; i < receives.size(); ++i)
+    if (int rc = readHeader(receives[i], received[i]))
+      return rc;
+  if (int rc = receiveData(tagData, first, last))
+    return rc;
+  // The data and every send.
+  if (int rc = backend->waitAll(numReceives, std::max(requests, last),
+                                nullptr))
+    return rc;
+  rememberHeaders();
+  return MPI_SUCCESS;
+}
+
+void Engine::recordSends() {
+  if (!remembering)
+    return;
+  CallRecord &r = memory->recording;
+  for (const Outgoing &o : sends) {
+    const size_t head = headerBytes + (o.last - o.first) * sizeof(Record);
+    r.sent.insert(r.sent.end(), o.message, o.message + head);
+    r.sentAt.push_back(r.sent.size());
+    r.receivers.push_back(o.peer);
+  }
+}
+
+void Engine::rememberHeaders() {
+  if (!remembering)
+    return;
+  CallRecord &r = memory->recording;
+  for (const Expected &e : receives) {
+    const size_t length = headerBytes + e.records * sizeof(Record);
+    r.received.insert(r.received.end(), e.header, e.header + length);
+    r.receivedAt.push_back(r.received.size());
+    r.senders.push_back(e.sender);
+  }
+}
+
 int Engine::endStep(int64_t step, const char *name) {
   const int tagHeader = static_cast<int>(2 * (step % tagSteps));
-  const bool whole = maxMessageBytes <= inlineLimit;
-  // Room for a whole message when small ones travel whole, else a header;
-  // either bounds what a send writes, too.
+  // Room for any receive's first message: a small message whole, or a
+  // header; either bounds what a send writes first, too.
+  const size_t headerBound =
+      headerBytes + buffers.front().slots.size() * sizeof(Record);
   const size_t bound =
-      whole ? maxMessageBytes
-            : headerBytes + buffers.front().slots.size() * sizeof(Record);
+      std::min(maxMessageBytes, std::max(headerBound, wholeLimit));
   char *bytes = stepBytes((receives.size() + sends.size()) * bound);
-  int rc = whole ? exchangeWhole(tagHeader, bound, bytes)
-                 : exchangeSplit(tagHeader, tagHeader + 1, bound, bytes);
+  int rc = exchange(tagHeader, tagHeader + 1, bound, bytes);
   backend->reset();
   if (rc == MPI_SUCCESS)
     rc = deliverAll();

@@ -23,6 +23,7 @@
 #include "e2e.h"
 #include "hypercube.h"
 #include "ring.h"
+#include "twin.h"
 
 #include <mpi.h>
 
@@ -191,6 +192,7 @@ const Schedule schedules[] = {
   {"ring",         "ring_allgather",             Kind::Allgather,     erase(collc_test::ring_allgather),        ranks2to8},
   {"ring",         "ring_alltoall",              Kind::Alltoall,      erase(collc_test::ring_alltoall),         ranks2to8},
   // tests/e2e/e2e.coll: kinds and shapes the specs above lack
+  {"twin",         "hypercube_bc",               Kind::Bcast,         erase(twin::hypercube_bc),                cube1to3},
   {"e2e",          "ar_doubling",                Kind::Allreduce,     erase(collc_test::ar_doubling),           cube1to3,   0, 0, true},
   {"e2e",          "reduce_to_0",                Kind::Reduce,        erase(collc_test::reduce_to_0),           cube1to3,   0, 0, true},
   {"e2e",          "gather_to_0",                Kind::Gather,        erase(collc_test::gather_to_0),           cube1to3},
@@ -482,6 +484,29 @@ void runSchedule(const Schedule &s) {
     runCounts<int>(s, MPI_SUM, "sum", {1 << 20, 1 << 20}, false);
 }
 
+// Two schedules named alike (library::hypercube_bc, twin::hypercube_bc)
+// called in turn on one communicator, small and large: the runtime
+// remembers each one's messages apart.
+void runTwins() {
+  for (int count : {4, 1 << 14})
+    for (int call = 0; call < 6; ++call) {
+      std::vector<int> buf(static_cast<size_t>(count));
+      for (int i = 0; i < count; ++i)
+        buf[static_cast<size_t>(i)] = rank == 0 ? i * 7 + call : -1;
+      const bool library = call % 2 == 0;
+      const int rc = library ? library::hypercube_bc(buf.data(), count,
+                                                     MPI_INT, 0, MPI_COMM_WORLD)
+                             : twin::hypercube_bc(buf.data(), count, MPI_INT,
+                                                  0, MPI_COMM_WORLD);
+      bool ok = rc == MPI_SUCCESS;
+      for (int i = 0; i < count && ok; ++i)
+        ok = buf[static_cast<size_t>(i)] == i * 7 + call;
+      check(ok, std::string(library ? "library" : "twin") +
+                    "::hypercube_bc in turn with its twin, count " +
+                    std::to_string(count));
+    }
+}
+
 // The refusals, which every rank must see alike (no hang).
 void runErrors(const Schedule &s) {
   std::vector<int> buf(static_cast<size_t>(4) * size, 1);
@@ -561,6 +586,9 @@ int main(int argc, char **argv) {
       ++refused;
     }
   }
+
+  if (spec == "twin" && cube1to3(size))
+    runTwins();
 
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -83,6 +83,12 @@ public:
   virtual int probe(int peer, int tag, size_t &bytes) = 0;
   /// Forgets every request (all of them have been waited for).
   virtual void reset() = 0;
+
+  /// Whether the backend lives as long as its communicator (MPI's, cached
+  /// on it) rather than one call (the local one), so that the schedule
+  /// engine can keep what it learns about calls in `engineMemory`.
+  virtual bool outlivesCalls() const { return false; }
+  std::shared_ptr<void> engineMemory;
 };
 
 /// Which private duplicate of a communicator a backend runs on: the schedule

@@ -59,7 +59,10 @@ enum class Kind {
 
 /// The arguments of one call, as MPI names them. Unused ones stay default.
 struct Call {
-  const char *name = "";  // the emitted function, for messages
+  // The emitted function, for messages; its address also identifies the
+  // schedule (each emitted function has its own array), which Signature
+  // compares.
+  const char *name = "";
   Kind kind = Kind::Broadcast;
   const void *send = nullptr; // MPI_IN_PLACE allowed where MPI allows it
   void *recv = nullptr;
@@ -150,7 +153,7 @@ private:
     char *home = nullptr;
     bool readOnly = false;
     // Where the held values were until a fused reduce of this step took
-    // the block out of the user's input (see exchangeSplit).
+    // the block out of the user's input (see receiveData).
     const char *previous = nullptr;
   };
   struct Buffer {
@@ -165,15 +168,23 @@ private:
     int peer = 0;
     int buffer = 0;
     size_t first = 0, last = 0; // its slots: sendSlots[first, last)
+    // Filled by endStep.
+    char *message = nullptr; // header, and the data when whole
+    size_t length = 0;
+    size_t dataBytes = 0;
+    bool whole = true;
+    size_t piecesFirst = 0, piecesLast = 0; // its data: sendPieces[...)
   };
   struct Expected {
     int64_t sender = 0;
     uint64_t intoMask = 0;
     bool reduce = false;
     // Filled by endStep.
-    char *header = nullptr;  // the message's header (or its prediction)
-    char *landing = nullptr; // where a predicted header is received
+    const char *header = nullptr; // the message's header (or its prediction)
+    char *landing = nullptr; // where its first message is received
     size_t records = 0;
+    size_t dataBytes = 0;
+    bool whole = true;    // the data came with the header
     char *data = nullptr; // the chunks' bytes, in record order
     bool direct = false;  // received in place into `directBuffer`
     bool fused = false;   // ... a reduce's operand, folded there
@@ -232,49 +243,92 @@ private:
   /// Bytes for this step's headers (and small messages whole), valid until
   /// the next call; kept per thread, so the steady state allocates nothing.
   char *stepBytes(size_t bytes);
-  /// Writes a send's message at `out`: the header, and when `whole` the
-  /// data after it; returns its length. Leaves the data's pieces in
-  /// `pieces`.
-  size_t encode(const Outgoing &o, char *out, bool whole);
-  /// A step's messages when every message of the call is small: header
-  /// and data in one, received into `bytes` (`bound` each) and decoded.
-  int exchangeWhole(int tag, size_t bound, char *bytes);
-  /// Otherwise: headers first, then the data, straight into place where
-  /// the step allows.
-  int exchangeSplit(int tagHeader, int tagData, size_t bound, char *bytes);
-  /// Decodes and checks the header of a received message; returns an MPI
-  /// error code.
-  int readHeader(Expected &e, size_t received, bool whole,
-                 size_t &dataBytes) const;
+  /// Writes a send's message at o.message: its header, and the data after
+  /// it when the whole message is small; sets o.length and o.whole and
+  /// keeps the data's pieces in sendPieces.
+  void encode(Outgoing &o);
+  /// The step's messages (endStep): each receive's first message, a small
+  /// message whole or a header, lands in `bound` bytes at `bytes`.
+  int exchange(int tagHeader, int tagData, size_t bound, char *bytes);
+  /// Posts the data receives of the receives whose data did not come with
+  /// their headers: straight into place where the step allows.
+  int receiveData(int tagData, int &first, int &last);
+  /// receiveData's parts: where each receive's data lands (e.direct,
+  /// e.fused), and the pieces of one receive, in `pieces`.
+  void planData();
+  /// planData for one receive: alone(slot) says whether nothing else in the
+  /// step touches that slot of its buffer; bufferShared, whether another
+  /// receive writes its buffer.
+  template <typename Alone>
+  void planOne(Expected &e, Alone &&alone, bool bufferShared);
+  void placeData(Expected &e);
+  /// A repeated call's receive: the pieces its data lands in.
+  void landData(Expected &e);
+  /// A repeated call's step: only data moves (see Memory).
+  int exchangeRepeat(int tagData);
+  /// A send's data as pieces to send alone, in `pieces`.
+  void dataOf(Outgoing &o);
+  /// Add this step's sent and received headers to the recording.
+  void recordSends();
+  void rememberHeaders();
+  /// Decodes and checks the header of a receive's first message, `bytes`
+  /// long; returns an MPI error code.
+  int readHeader(Expected &e, size_t bytes) const;
+  /// Decodes and checks a header (e.header); returns an MPI error code.
+  int parseHeader(Expected &e) const;
   /// What makes two calls exchange the same headers: the emitted function
-  /// on the same communicator with the same arguments (but the buffers).
+  /// with the same arguments (but the buffers and the operator), on the
+  /// same communicator. The function is its name's address, not its text:
+  /// two spec files may each emit a `bc`.
   struct Signature {
-    const Backend *backend = nullptr;
     const char *name = nullptr;
     Kind kind = Kind::Broadcast;
-    int64_t p = 0, me = 0, count = 0, chunks = 0, root = 0, shift = 0;
+    int64_t count = 0, chunks = 0, root = 0, shift = 0;
     MPI_Aint extent = 0;
     int buffers = 0;
     bool operator==(const Signature &o) const {
-      return backend == o.backend && name == o.name && kind == o.kind &&
-             p == o.p && me == o.me && count == o.count &&
+      return name == o.name && kind == o.kind && count == o.count &&
              chunks == o.chunks && root == o.root && shift == o.shift &&
              extent == o.extent && buffers == o.buffers;
     }
   };
-  /// The headers a call received, in order (split messages only), with
-  /// their senders: the next call with the same signature expects them.
-  struct Recall {
+  /// The headers a call received (with their senders) and sent (with
+  /// their receivers), in order.
+  struct CallRecord {
     Signature signature;
-    std::vector<char> headers;
-    std::vector<size_t> offsets; // header i is [offsets[i], offsets[i + 1])
-    std::vector<int64_t> senders;
+    std::vector<char> received, sent;
+    std::vector<size_t> receivedAt, sentAt; // header i: [at[i], at[i + 1])
+    std::vector<int64_t> senders, receivers;
+    void clear() {
+      received.clear();
+      sent.clear();
+      receivedAt.assign(1, 0);
+      sentAt.assign(1, 0);
+      senders.clear();
+      receivers.clear();
+    }
+  };
+  /// The last calls on one communicator, most recent first
+  /// (kept by its backend). Every rank makes the same calls on it in the
+  /// same order (MPI's rule for collectives), so every rank finds a call
+  /// here exactly when the others do: then its messages go without
+  /// headers, each end knowing them from the last like call.
+  struct Memory {
+    std::vector<CallRecord> calls;
+    CallRecord recording; // this call's, while it runs
   };
   /// Whether this step's headers are known from `recall`; sets each
   /// receive's header to its prediction.
   bool predictHeaders();
-  /// Keeps what this call received for the next one like it.
+  /// Keeps what this call received and sent for the next one like it.
   void remember();
+  /// Checks that a message's header is the one the last like call sent,
+  /// which its receiver knows in its stead.
+  int checkSent(const Outgoing &o);
+  /// A repeated call found its messages differ from the last like call's
+  /// (a bug, not a user's error): prints why and aborts, since other ranks
+  /// may be waiting for what this rank no longer sends.
+  [[noreturn]] void diverged(const char *why) const;
   /// Record r of a received message's header.
   static Record recordAt(const Expected &e, size_t r);
   /// Performs the step's deliveries, in the order the receives were
@@ -299,13 +353,11 @@ private:
     std::vector<Outgoing> sends;
     std::vector<Expected> receives;
     std::vector<std::pair<char *, size_t>> taken;
-    std::vector<Piece> pieces, single;
-    std::vector<size_t> dataBytes, received;
+    std::vector<Piece> pieces, single, sendPieces;
+    std::vector<size_t> received;
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
     std::vector<std::vector<uint16_t>> touched;
-    std::vector<Recall> recalls; // most recently used first
-    Recall recording;            // this call's, while it runs
   };
   /// This thread's workspace, or a new one for an Engine inside another
   /// (not something emitted code does).
@@ -333,16 +385,16 @@ private:
   std::vector<std::pair<char *, size_t>> &taken =
       workspace->taken; // scratch of this call
   // endStep's working lists.
-  std::vector<Piece> &pieces = workspace->pieces, &single = workspace->single;
-  std::vector<size_t> &dataBytes = workspace->dataBytes,
-                      &received = workspace->received;
+  std::vector<Piece> &pieces = workspace->pieces, &single = workspace->single,
+                     &sendPieces = workspace->sendPieces;
+  std::vector<size_t> &received = workspace->received;
   std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
   size_t &stepCapacity = workspace->stepCapacity;
   std::vector<std::vector<uint16_t>> &touched = workspace->touched;
-  std::vector<Recall> &recalls = workspace->recalls;
-  Recall &recording = workspace->recording;
-  Recall *recall = nullptr; // the previous like call's, when there is one
-  size_t recalled = 0;      // its headers used so far
+  Memory *memory = nullptr; // this communicator's, when its backend keeps one
+  bool remembering = false; // whether this call's messages may be split
+  const CallRecord *recall = nullptr; // the last like call's, if any
+  size_t recalled = 0, resent = 0;    // its headers used so far
 };
 
 } // namespace collc::rt
