@@ -85,10 +85,15 @@ public:
   Watchdog(z3::context &z, std::chrono::milliseconds limit) : z(z) {
     thread = std::thread([this, limit] {
       std::unique_lock<std::mutex> lock(mutex);
-      if (!woken.wait_for(lock, limit, [this] { return done; })) {
-        expired = true;
+      if (woken.wait_for(lock, limit, [this] { return done; }))
+        return;
+      expired = true;
+      // An interrupt reaches only a check under way: repeat it until the
+      // check has returned, in case the first came before it started.
+      do
         this->z.interrupt();
-      }
+      while (!woken.wait_for(lock, std::chrono::milliseconds(10),
+                             [this] { return done; }));
     });
   }
   ~Watchdog() {
@@ -153,7 +158,14 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
       std::optional<Watchdog> watchdog;
       if (limitMs != 0)
         watchdog.emplace(z, std::chrono::milliseconds(limitMs));
-      z3::check_result answer = solver.check();
+      z3::check_result answer = z3::unknown;
+      try {
+        answer = solver.check();
+      } catch (const z3::exception &) {
+        // Z3 may throw where an interrupt stops it.
+        if (!watchdog || !watchdog->fired())
+          throw;
+      }
       bool expired = watchdog && watchdog->fired();
       watchdog.reset();
       switch (answer) {
@@ -167,7 +179,8 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
         break;
       case z3::unknown:
         r.kindValue = Result::Kind::Unknown;
-        r.reasonValue = expired ? "timeout" : solver.reason_unknown();
+        r.reasonValue = expired ? std::string("timeout")
+                                : solver.reason_unknown();
         break;
       }
     };

@@ -99,9 +99,10 @@ bool cube1to3(int p) { return powerOfTwo(p) && p <= 8; }
 bool cube2to3(int p) { return powerOfTwo(p) && p >= 4 && p <= 8; }
 bool cube1to8(int p) { return powerOfTwo(p) && p <= 256; }
 bool cube3to8(int p) { return powerOfTwo(p) && p >= 8 && p <= 256; }
+bool cube3(int p) { return p == 8; }
 bool leaves16(int p) { return p == 16; }
-// mesh(a, b) with a in 1..4, b in 2..4; mesh(a, b, c) with a, b in 1..3,
-// c in 2..3: the products of the proved ranges.
+// mesh(a, b) with a in 1..4, b in 2..4; mesh(a, b, c) with a, b in 1..4,
+// c in 2..3: the products of the ranges the build proves.
 bool meshAB(int p) {
   for (int a = 1; a <= 4; ++a)
     for (int b = 2; b <= 4; ++b)
@@ -110,8 +111,8 @@ bool meshAB(int p) {
   return false;
 }
 bool meshABC(int p) {
-  for (int a = 1; a <= 3; ++a)
-    for (int b = 1; b <= 3; ++b)
+  for (int a = 1; a <= 4; ++a)
+    for (int b = 1; b <= 4; ++b)
       for (int c = 2; c <= 3; ++c)
         if (a * b * c == p)
           return true;
@@ -174,7 +175,7 @@ const Schedule schedules[] = {
   {"all_port",     "hypercube_alltoall_trees",   Kind::Alltoall,      erase(library::hypercube_alltoall_trees), cube1to3},
   {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
-  {"shift",        "hypercube_shift_gray",       Kind::Shift,         erase(library::hypercube_shift_gray),     cube2to3,   0, 5},
+  {"shift",        "hypercube_shift_gray",       Kind::Shift,         erase(library::hypercube_shift_gray),     cube3,      0, 5},
   {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},
   {"split",        "hypercube_reduce_split",     Kind::Reduce,        erase(library::hypercube_reduce_split),   cube1to3},
   {"split",        "hypercube_allreduce_split",  Kind::Allreduce,     erase(library::hypercube_allreduce_split), cube1to3},
