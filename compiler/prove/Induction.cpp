@@ -731,38 +731,48 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   auto exact = [](StateFn fn) { return BufferState{fn, fn}; };
   std::string name = "the invariant of the loop over '" + loop.var + "'";
 
+  // The invariant at loop value `at` against the state `actual`: it claims
+  // only what is held and, for a reduction, leaves nothing out.
+  auto matches = [&](const Frame &where, const Term &at, const State &actual,
+                     const std::string &claimsTooMuch,
+                     const std::string &leavesOut) {
+    for (const ir::Invariant &inv : loop.invariants) {
+      Term r = var("r"), f = var("contributor");
+      Chunk c = freshChunk();
+      auto shown = chunkShown(c);
+      shown.insert(shown.begin(), {"rank", r});
+      if (reduction)
+        shown.push_back({"contributor", f});
+      StateFn stated = invariantAt(inv, at);
+      std::vector<Term> base = {isRank(r), universe(c)};
+      if (reduction)
+        base.push_back(isRank(f));
+      std::vector<Term> claims = base;
+      claims.push_back(stated(r, c, f));
+      claims.push_back(!actual[inv.buffer].under(r, c, f));
+      if (!obligation(Concern::Causality, name + claimsTooMuch, where, claims,
+                      shown))
+        return false;
+      if (!reduction)
+        continue;
+      std::vector<Term> misses = base;
+      misses.push_back(actual[inv.buffer].over(r, c, f));
+      misses.push_back(!stated(r, c, f));
+      if (!obligation(Concern::Causality, name + leavesOut, where, misses,
+                      shown))
+        return false;
+    }
+    return true;
+  };
+
   // Entry.
   Frame entry = fr;
   entry.assumptions.push_back(nonEmpty);
   entry.named.push_back({loop.var, first});
-  for (const ir::Invariant &inv : loop.invariants) {
-    Term r = var("r"), f = var("contributor");
-    Chunk c = freshChunk();
-    auto shown = chunkShown(c);
-    shown.insert(shown.begin(), {"rank", r});
-    if (reduction)
-      shown.push_back({"contributor", f});
-    StateFn at = invariantAt(inv, first);
-    std::vector<Term> base = {isRank(r), universe(c)};
-    if (reduction)
-      base.push_back(isRank(f));
-    std::vector<Term> claims = base;
-    claims.push_back(at(r, c, f));
-    claims.push_back(!st[inv.buffer].under(r, c, f));
-    if (!obligation(Concern::Causality,
-                    name + " claims a chunk the rank does not hold on entry",
-                    entry, claims, shown))
-      return;
-    if (!reduction)
-      continue;
-    std::vector<Term> misses = base;
-    misses.push_back(st[inv.buffer].over(r, c, f));
-    misses.push_back(!at(r, c, f));
-    if (!obligation(Concern::Causality,
-                    name + " leaves out a contribution on entry", entry,
-                    misses, shown))
-      return;
-  }
+  if (!matches(entry, first, st,
+               " claims a chunk the rank does not hold on entry",
+               " leaves out a contribution on entry"))
+    return;
 
   // One iteration, from the invariant at k.
   Frame body = fr;
@@ -777,37 +787,12 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   walk(loop.body, body, inside);
   if (failed())
     return;
-  Term next = loop.reverse ? k - 1 : k + 1;
-  for (const ir::Invariant &inv : loop.invariants) {
-    Term r = var("r"), f = var("contributor");
-    Chunk c = freshChunk();
-    auto shown = chunkShown(c);
-    shown.insert(shown.begin(), {"rank", r});
-    if (reduction)
-      shown.push_back({"contributor", f});
-    StateFn after = invariantAt(inv, next);
-    std::vector<Term> base = {isRank(r), universe(c)};
-    if (reduction)
-      base.push_back(isRank(f));
-    std::vector<Term> claims = base;
-    claims.push_back(after(r, c, f));
-    claims.push_back(!inside[inv.buffer].under(r, c, f));
-    if (!obligation(Concern::Causality,
-                    name + " is not preserved: after an iteration it claims "
-                           "a chunk the rank does not hold",
-                    body, claims, shown))
-      return;
-    if (!reduction)
-      continue;
-    std::vector<Term> misses = base;
-    misses.push_back(inside[inv.buffer].over(r, c, f));
-    misses.push_back(!after(r, c, f));
-    if (!obligation(Concern::Causality,
-                    name + " is not preserved: after an iteration it leaves "
-                           "out a contribution",
-                    body, misses, shown))
-      return;
-  }
+  if (!matches(body, loop.reverse ? k - 1 : k + 1, inside,
+               " is not preserved: after an iteration it claims a chunk the "
+               "rank does not hold",
+               " is not preserved: after an iteration it leaves out a "
+               "contribution"))
+    return;
 
   // After the loop: the invariant past the last value, unless it ran no
   // iteration.
