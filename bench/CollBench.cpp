@@ -100,9 +100,16 @@ struct Row {
 #define COLLC_ALLRED(f) [](const Args &a) { return f(a.send, a.recv, a.count, a.type, a.op, a.comm); }
 #define COLLC_GATHERLIKE(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); }
 #define COLLC_ROOTED(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); }
-// bench/alltoallv.coll's A4 on n ranks, in its default mode (dual send
-// buffers, 001 §3.4).
-#define COLLC_A2AV(n) {"four_stage_" #n, COLLC_A2AV_SPEC, [](const Args &a) { return four_stage_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }}
+// bench/alltoallv.coll's ALGO (four_stage: A4, direct: A1) on n ranks, in
+// its default mode (dual send buffers, 001 §3.4).
+#define COLLC_A2AV(algo, n) {#algo "_" #n, COLLC_A2AV_SPEC, [](const Args &a) { return algo##_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }}
+// Every rank count bench/alltoallv.coll has a function for.
+#define COLLC_A2AV_EVERY_P(algo) \
+  COLLC_A2AV(algo, 2), COLLC_A2AV(algo, 3), COLLC_A2AV(algo, 4), COLLC_A2AV(algo, 5), \
+  COLLC_A2AV(algo, 6), COLLC_A2AV(algo, 7), COLLC_A2AV(algo, 8), COLLC_A2AV(algo, 9), \
+  COLLC_A2AV(algo, 10), COLLC_A2AV(algo, 11), COLLC_A2AV(algo, 12), COLLC_A2AV(algo, 13), \
+  COLLC_A2AV(algo, 14), COLLC_A2AV(algo, 15), COLLC_A2AV(algo, 16), COLLC_A2AV(algo, 24), \
+  COLLC_A2AV(algo, 32), COLLC_A2AV(algo, 48), COLLC_A2AV(algo, 64)
 
 const std::vector<Row> &rows() {
   using namespace collc_bench;
@@ -154,11 +161,7 @@ const std::vector<Row> &rows() {
          return MPI_Alltoallv(a.send, a.counts, a.displs, a.type, a.recv,
                               a.counts, a.displs, a.type, a.comm);
        },
-       {COLLC_A2AV(2), COLLC_A2AV(3), COLLC_A2AV(4), COLLC_A2AV(5),
-        COLLC_A2AV(6), COLLC_A2AV(7), COLLC_A2AV(8), COLLC_A2AV(9),
-        COLLC_A2AV(10), COLLC_A2AV(11), COLLC_A2AV(12), COLLC_A2AV(13),
-        COLLC_A2AV(14), COLLC_A2AV(15), COLLC_A2AV(16), COLLC_A2AV(24),
-        COLLC_A2AV(32), COLLC_A2AV(48), COLLC_A2AV(64)}},
+       {COLLC_A2AV_EVERY_P(four_stage), COLLC_A2AV_EVERY_P(direct)}},
   };
   return table;
 }

@@ -273,6 +273,99 @@ private:
   std::vector<int64_t> counters[2];
 };
 
+/// A plan of one Direct stage (A1, 001 §3.1): every message is one whole
+/// block, so it goes from the send buffer straight into the receive buffer,
+/// without run headers or buckets, and its size is the receiver's
+/// recvcounts entry (no probe). The steps' order is the plan's.
+int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
+                   size_t es, const char *in, const int *sendcounts,
+                   const int *sdispls, char *out, const int *recvcounts,
+                   const int *rdispls, AlltoallvMode mode,
+                   AlltoallvStats &stats) {
+  const AlltoallvStage &stage = plan.stages.front();
+  const int size = plan.p, me = backend.rank();
+  AlltoallvStageStats &st = stats.stages.front();
+  auto block = [&](const char *base, const int *displs, const int *counts,
+                   int peer) {
+    return Piece{const_cast<char *>(base) + static_cast<size_t>(displs[peer]) * es,
+                 static_cast<size_t>(counts[peer]) * es};
+  };
+  if (sendcounts[me] > recvcounts[me])
+    return MPI_ERR_TRUNCATE;
+  if (sendcounts[me] > 0)
+    std::memcpy(block(out, rdispls, recvcounts, me).data,
+                block(in, sdispls, sendcounts, me).data,
+                static_cast<size_t>(sendcounts[me]) * es);
+  st.received = 1;
+  st.longestReceived = st.receiveBuffer = recvcounts[me];
+  for (int j = 0; j < size; ++j)
+    st.sendBuffer += sendcounts[j];
+
+  std::vector<int> requests;
+  std::vector<int> from; // per request: the sender, or -1 for a send
+  auto post = [&](int s) -> int {
+    int to = stage.sendTo[s * size + me], request = 0;
+    if (to >= 0) {
+      if (int rc = backend.isend(to, tag, {block(in, sdispls, sendcounts, to)},
+                                 request))
+        return rc;
+      requests.push_back(request);
+      from.push_back(-1);
+      ++stats.messages;
+      ++st.sent;
+      st.longestSent = std::max<int64_t>(st.longestSent, sendcounts[to]);
+    }
+    return MPI_SUCCESS;
+  };
+  auto postReceive = [&](int s) -> int {
+    for (int x = 0; x < size; ++x) {
+      if (stage.sendTo[s * size + x] != me)
+        continue;
+      int request = 0;
+      if (int rc = backend.irecv(x, tag, {block(out, rdispls, recvcounts, x)},
+                                 request))
+        return rc;
+      requests.push_back(request);
+      from.push_back(x);
+    }
+    return MPI_SUCCESS;
+  };
+  auto finish = [&]() -> int {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      size_t bytes = 0;
+      if (int rc = backend.wait(requests[i], bytes))
+        return rc;
+      if (from[i] < 0)
+        continue;
+      ++st.received;
+      st.longestReceived = std::max<int64_t>(st.longestReceived, recvcounts[from[i]]);
+      st.receiveBuffer += recvcounts[from[i]];
+    }
+    requests.clear();
+    from.clear();
+    return MPI_SUCCESS;
+  };
+  if (mode == AlltoallvMode::Blocking) {
+    for (int s = 0; s < stage.steps; ++s) {
+      if (int rc = postReceive(s))
+        return rc;
+      if (int rc = post(s))
+        return rc;
+      if (int rc = finish())
+        return rc;
+    }
+    return MPI_SUCCESS;
+  }
+  // Receives first, so that no message waits as unexpected.
+  for (int s = 0; s < stage.steps; ++s)
+    if (int rc = postReceive(s))
+      return rc;
+  for (int s = 0; s < stage.steps; ++s)
+    if (int rc = post(s))
+      return rc;
+  return finish();
+}
+
 } // namespace
 
 int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
@@ -307,6 +400,18 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   const int tagBase = comm.local ? localTagBase : mpiTagBase;
 
   const size_t stages = plan.stages.size();
+  if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
+    AlltoallvStats local;
+    local.stages.resize(1);
+    if (int rc = directExchange(plan, *backend, tagBase, es,
+                                static_cast<const char *>(sendbuf), sendcounts,
+                                sdispls, static_cast<char *>(recvbuf),
+                                recvcounts, rdispls, mode, local))
+      return fail(rc, "a message does not fit recvcounts, or the backend failed");
+    if (stats)
+      *stats = std::move(local);
+    return MPI_SUCCESS;
+  }
   const bool dual = mode == AlltoallvMode::NonBlockingDual;
   thread_local Workspace threadWorkspace;
   Workspace ownWorkspace; // for a call inside another on this thread
