@@ -61,6 +61,10 @@ struct ProverOptions {
   /// Largest route table (sum of route lengths over all rank pairs) that
   /// tree and graph topologies may encode; larger gives Unknown.
   int64_t maxRouteTableEntries = int64_t(1) << 18;
+  /// A query that has not answered after this long is asked again once per
+  /// value of a loop variable that takes few values (0: at once); see
+  /// Prover.cpp's checkSplit.
+  unsigned splitAfterMs = 500;
 };
 
 class Prover {

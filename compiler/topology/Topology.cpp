@@ -821,17 +821,31 @@ ExprRef symbolic::isChannel(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
 ExprRef symbolic::onRoute(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
                           ExprRef src, ExprRef dst, ExprRef from, ExprRef to,
                           RankOrder order) {
-  if (!hasArity(kind, dims))
+  llvm::SmallVector<ExprRef, 4> legs =
+      onRouteLegs(kind, dims, src, dst, from, to, order);
+  if (legs.empty())
     return nullptr;
+  ExprRef any = lit(0);
+  for (const ExprRef &leg : legs)
+    any = either(any, leg);
+  return any;
+}
+
+llvm::SmallVector<ExprRef, 4>
+symbolic::onRouteLegs(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
+                      ExprRef src, ExprRef dst, ExprRef from, ExprRef to,
+                      RankOrder order) {
+  if (!hasArity(kind, dims))
+    return {};
   // The nodes' routes: G is a bijection, so a rank is on a route exactly
   // when its node is.
   if (order == RankOrder::Gray)
-    return onRoute(kind, dims, gray(src), gray(dst), gray(from), gray(to));
+    return onRouteLegs(kind, dims, gray(src), gray(dst), gray(from), gray(to));
   switch (kind) {
   case TopologyKind::Ring:
-    return ringSegment(src, dst, from, to, dims[0]);
+    return {ringSegment(src, dst, from, to, dims[0])};
   case TopologyKind::Linear:
-    return lineSegment(src, dst, from, to);
+    return {lineSegment(src, dst, from, to)};
   case TopologyKind::Mesh:
   case TopologyKind::Torus: {
     // Dimension-ordered, last dimension first: while dimension i is being
@@ -839,9 +853,9 @@ ExprRef symbolic::onRoute(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
     // stride[i]) already hold dst's coordinates and those before i (the
     // quotient by stride[i-1]) still hold src's. A channel moves along
     // exactly one dimension, so the segment test on coordinate i, which
-    // needs from and to to differ there, picks the dimension.
+    // needs from and to to differ there, picks the dimension: leg i.
     llvm::SmallVector<ExprRef, 4> stride = strideExprs(dims);
-    ExprRef any = lit(0);
+    llvm::SmallVector<ExprRef, 4> legs;
     for (size_t i = 0; i < dims.size(); ++i) {
       ExprRef placed = eq(mod(from, stride[i]), mod(dst, stride[i]));
       if (i > 0)
@@ -854,9 +868,9 @@ ExprRef symbolic::onRoute(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
       ExprRef segment = kind == TopologyKind::Torus
                             ? ringSegment(a, b, x, y, dims[i])
                             : lineSegment(a, b, x, y);
-      any = either(any, both(placed, segment));
+      legs.push_back(both(placed, segment));
     }
-    return any;
+    return legs;
   }
   case TopologyKind::Hypercube: {
     // E-cube (seed 000, section 4.5): channel u -> u ^ 2^k is crossed iff bit
@@ -871,11 +885,11 @@ ExprRef symbolic::onRoute(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
     ExprRef highPending =
         eq(op(ExprOp::BitAnd, op(ExprOp::BitXor, from, src), bitNot(below)),
            lit(0));
-    return both(crossesK, both(lowDone, highPending));
+    return {both(crossesK, both(lowDone, highPending))};
   }
   case TopologyKind::Full:
-    return both(eq(from, src), eq(to, dst));
+    return {both(eq(from, src), eq(to, dst))};
   default:
-    return nullptr;
+    return {};
   }
 }

@@ -183,6 +183,14 @@ ir::ExprRef isChannel(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
 ir::ExprRef onRoute(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
                     ir::ExprRef src, ir::ExprRef dst, ir::ExprRef from,
                     ir::ExprRef to, RankOrder order = RankOrder::Natural);
+/// onRoute in legs, onRoute being their disjunction: a channel lies on leg
+/// k of one route and leg k' of another only when k = k'. A mesh's or
+/// torus's legs are its dimensions (a channel moves along one); the other
+/// topologies have one leg. Empty where onRoute is null.
+llvm::SmallVector<ir::ExprRef, 4>
+onRouteLegs(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
+            ir::ExprRef src, ir::ExprRef dst, ir::ExprRef from, ir::ExprRef to,
+            RankOrder order = RankOrder::Natural);
 } // namespace symbolic
 
 } // namespace collc
