@@ -173,6 +173,15 @@ void library::compose(ir::Schedule &composite,
     std::map<unsigned, ExprRef> bound = bindParameters(composite, *part);
     // Loop variables get fresh slots after the composite's own.
     std::map<unsigned, unsigned> moved;
+    // The parts' `contributor` (a reduce-scatter's invariant reads it) is
+    // the composite's.
+    if (part->contributorSlot) {
+      if (!composite.contributorSlot) {
+        composite.contributorSlot = composite.numSlots();
+        composite.slotNames.push_back("contributor");
+      }
+      moved.emplace(*part->contributorSlot, *composite.contributorSlot);
+    }
     auto slotFor = [&](unsigned slot) {
       auto [it, fresh] = moved.emplace(slot, composite.numSlots());
       if (fresh)
@@ -183,7 +192,8 @@ void library::compose(ir::Schedule &composite,
     auto rename = [&](const ExprRef &e, ir::ExprRole role) {
       return ir::substitute(e, [&](const Expr &v) -> ExprRef {
         if (v.slot < ir::NumFixedSlots) {
-          if (role != ir::ExprRole::Selector)
+          if (role != ir::ExprRole::Selector &&
+              role != ir::ExprRole::Invariant)
             return nullptr;
           if (v.slot == blockOf)
             return block;
@@ -197,11 +207,12 @@ void library::compose(ir::Schedule &composite,
       });
     };
     std::vector<ir::BodyItem> body = part->body;
-    // A part's invariants describe its own chunks, not the pieces.
-    ir::rewriteBody(body, rename, [&](ir::Loop &loop) {
-      loop.slot = slotFor(loop.slot);
-      loop.invariants.clear();
-    });
+    // A part's invariants carry over with its blocks read as pieces, so the
+    // composite is proved by induction wherever its parts are. (A copy
+    // part of a reduction says which ranks hold a piece's final value;
+    // prove/Induction.h reads it so.)
+    ir::rewriteBody(body, rename,
+                    [&](ir::Loop &loop) { loop.slot = slotFor(loop.slot); });
     for (ir::BodyItem &item : body)
       composite.body.push_back(std::move(item));
   }

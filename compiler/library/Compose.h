@@ -15,7 +15,9 @@
 //
 // The composite is an ordinary schedule once composed: its steps are the
 // parts' steps (their source locations kept, so a counterexample points into
-// the part), and it is proved like any other. Composition checks only what
+// the part), and it is proved like any other; the parts' loop invariants
+// come along, renamed like their selectors, so parts proved by induction
+// make a composite proved by induction. Composition checks only what
 // it needs to rename; whether the parts together compute the composite's
 // collective is the verifier's to decide.
 

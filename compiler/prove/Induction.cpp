@@ -718,17 +718,51 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   Term nonEmpty = lo.defined && hi.defined && sle(lo.value, hi.value);
   Term first = loop.reverse ? hi.value : lo.value;
   Term past = loop.reverse ? lo.value - 1 : hi.value + 1;
-  auto invariantAt = [this, &fr, &loop](const ir::Invariant &inv,
-                                         const Term &k) -> StateFn {
+  // In a reduction, an invariant that does not read `contributor` on a loop
+  // that only copies (the all-gather or gather after a reduce-scatter in a
+  // composition) names chunks whose value is final (the collective's
+  // result). Like a copy collective's, it may name fewer than are: any
+  // other chunk holds either the value it had before the loop or the final
+  // one, so it surely has what both have, and at most what either has.
+  bool copiesOnly = true;
+  std::function<void(const std::vector<ir::BodyItem> &)> scanModes =
+      [&](const std::vector<ir::BodyItem> &body) {
+        for (const ir::BodyItem &item : body) {
+          if (const auto *step = std::get_if<ir::Step>(&item)) {
+            for (const ir::TransferRule &rule : step->rules)
+              copiesOnly &= rule.mode == ir::TransferMode::Copy;
+            continue;
+          }
+          scanModes(std::get<std::shared_ptr<ir::Loop>>(item)->body);
+        }
+      };
+  scanModes(loop.body);
+  const State before = st;
+  auto invariantAt = [this, &fr, &loop, &before,
+                      copiesOnly](const ir::Invariant &inv,
+                                  const Term &k) -> BufferState {
     Frame at = fr;
     at.env[loop.slot] = k;
     const ExprRef holdsExpr = inv.holds;
-    return [this, at, holdsExpr](const Term &r, const Chunk &c,
-                                 const Term &f) {
+    StateFn stated = [this, at, holdsExpr](const Term &r, const Chunk &c,
+                                           const Term &f) {
       return holds(*holdsExpr, envAt(at, &r, &c, &f));
     };
+    if (!reduction || !copiesOnly ||
+        (schedule.contributorSlot &&
+         mentions(*holdsExpr, *schedule.contributorSlot)))
+      return {stated, stated};
+    BufferState entry = before[inv.buffer];
+    auto finalOr = [this, stated](StateFn otherwise, bool surely) -> StateFn {
+      return [this, stated, otherwise, surely](const Term &r, const Chunk &c,
+                                               const Term &f) {
+        Term final = wanted(r, f), kept = otherwise(r, c, f);
+        return ite(stated(r, c, f), final,
+                   surely ? kept && final : kept || final);
+      };
+    };
+    return {finalOr(entry.under, true), finalOr(entry.over, false)};
   };
-  auto exact = [](StateFn fn) { return BufferState{fn, fn}; };
   std::string name = "the invariant of the loop over '" + loop.var + "'";
 
   // The invariant at loop value `at` against the state `actual`: it claims
@@ -743,12 +777,12 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
       shown.insert(shown.begin(), {"rank", r});
       if (reduction)
         shown.push_back({"contributor", f});
-      StateFn stated = invariantAt(inv, at);
+      BufferState stated = invariantAt(inv, at);
       std::vector<Term> base = {isRank(r), universe(c)};
       if (reduction)
         base.push_back(isRank(f));
       std::vector<Term> claims = base;
-      claims.push_back(stated(r, c, f));
+      claims.push_back(stated.under(r, c, f));
       claims.push_back(!actual[inv.buffer].under(r, c, f));
       if (!obligation(Concern::Causality, name + claimsTooMuch, where, claims,
                       shown))
@@ -757,7 +791,7 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
         continue;
       std::vector<Term> misses = base;
       misses.push_back(actual[inv.buffer].over(r, c, f));
-      misses.push_back(!stated(r, c, f));
+      misses.push_back(!stated.over(r, c, f));
       if (!obligation(Concern::Causality, name + leavesOut, where, misses,
                       shown))
         return false;
@@ -783,7 +817,7 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   body.named.push_back({loop.var, k});
   State inside = st;
   for (const ir::Invariant &inv : loop.invariants)
-    inside[inv.buffer] = exact(invariantAt(inv, k));
+    inside[inv.buffer] = invariantAt(inv, k);
   walk(loop.body, body, inside);
   if (failed())
     return;
@@ -797,15 +831,15 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   // After the loop: the invariant past the last value, unless it ran no
   // iteration.
   for (const ir::Invariant &inv : loop.invariants) {
-    StateFn end = invariantAt(inv, past);
-    BufferState before = st[inv.buffer];
+    BufferState end = invariantAt(inv, past);
+    BufferState entry = before[inv.buffer];
     st[inv.buffer].under = [=](const Term &r, const Chunk &c, const Term &f) {
-      return ite(nonEmpty, end(r, c, f), before.under(r, c, f));
+      return ite(nonEmpty, end.under(r, c, f), entry.under(r, c, f));
     };
     if (reduction)
       st[inv.buffer].over = [=](const Term &r, const Chunk &c,
                                 const Term &f) {
-        return ite(nonEmpty, end(r, c, f), before.over(r, c, f));
+        return ite(nonEmpty, end.over(r, c, f), entry.over(r, c, f));
       };
   }
 }

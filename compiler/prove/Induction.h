@@ -34,7 +34,13 @@
 // Every buffer a loop delivers into needs an invariant on that loop. For a
 // copy collective (broadcast, scatter, gather, all-gather, all-to-all,
 // shift) an invariant only needs to hold less than the buffer does; for a
-// reduction it must be exact, and it reads `contributor`, the contributing rank.
+// reduction it must be exact, and it reads `contributor`, the contributing rank
+// - except on a loop that only copies, as the all-gather or gather of a
+// composition does after its reduce-scatter (library/Compose.h): there an
+// invariant without `contributor` names chunks whose value is final (the
+// collective's result), and it may name fewer than are, as in a copy
+// collective; any other chunk holds its value from before the loop or the
+// final one.
 
 #include "ir/Schedule.h"
 #include "verify/Verdict.h"
