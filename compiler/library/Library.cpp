@@ -6,6 +6,7 @@
 #include "sema/Sema.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -44,8 +45,8 @@ std::string library::defaultDirectory(const char *argv0) {
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&library::defaultDirectory));
   if (!exe.empty()) {
-    llvm::SmallString<256> dir(llvm::sys::path::parent_path(
-        llvm::sys::path::parent_path(exe)));
+    llvm::SmallString<256> dir(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::sys::path::append(dir, "share", "collc", "library");
     if (llvm::sys::fs::is_directory(dir))
       return std::string(dir);
@@ -177,27 +178,59 @@ ExprRef bin(ExprOp op, ExprRef a, ExprRef b) {
   return Expr::binary(op, std::move(a), std::move(b));
 }
 
-/// Per-coordinate rotation of a row-major array of `dims` by `shift`.
-ExprRef rotate(ExprRef x, llvm::ArrayRef<int64_t> dims,
-               llvm::ArrayRef<int64_t> shift) {
+/// Rank x of a row-major array of `dims` with coordinate i replaced by
+/// move(i, coordinate i).
+ExprRef mapCoordinates(ExprRef x, llvm::ArrayRef<int64_t> dims,
+                       llvm::function_ref<ExprRef(size_t, ExprRef)> move) {
   if (dims.size() == 1)
-    return shift[0] == 0 ? x
-                         : bin(ExprOp::Mod, bin(ExprOp::Add, x, num(shift[0])),
-                               num(dims[0]));
+    return move(0, x);
   ExprRef sum;
   int64_t stride = 1;
   for (size_t i = dims.size(); i-- > 0;) {
-    ExprRef coordinate = bin(ExprOp::Mod, bin(ExprOp::Div, x, num(stride)),
-                             num(dims[i]));
-    ExprRef moved = bin(ExprOp::Mul,
-                        bin(ExprOp::Mod,
-                            bin(ExprOp::Add, coordinate, num(shift[i])),
-                            num(dims[i])),
-                        num(stride));
+    // x is below the product of dims: the first coordinate needs no `%`,
+    // the last no `/`.
+    ExprRef coordinate = stride == 1 ? x : bin(ExprOp::Div, x, num(stride));
+    if (i > 0)
+      coordinate = bin(ExprOp::Mod, coordinate, num(dims[i]));
+    ExprRef moved = move(i, coordinate);
+    if (stride != 1)
+      moved = bin(ExprOp::Mul, moved, num(stride));
     sum = sum ? bin(ExprOp::Add, moved, sum) : moved;
     stride *= dims[i];
   }
   return sum;
+}
+
+/// Per-coordinate rotation by `shift`: a symmetry of a torus or ring.
+ExprRef rotate(ExprRef x, llvm::ArrayRef<int64_t> dims,
+               llvm::ArrayRef<int64_t> shift) {
+  if (llvm::all_of(shift, [](int64_t s) { return s == 0; }))
+    return x;
+  return mapCoordinates(x, dims, [&](size_t i, ExprRef c) {
+    return shift[i] == 0 ? c
+                         : bin(ExprOp::Mod, bin(ExprOp::Add, c, num(shift[i])),
+                               num(dims[i]));
+  });
+}
+
+/// Reflection of the coordinates `flip` marks, c -> dims[i] - 1 - c: a
+/// symmetry of a mesh or linear array that keeps dimension-ordered routes
+/// (each route is reflected with its ends).
+ExprRef reflect(ExprRef x, llvm::ArrayRef<int64_t> dims,
+                const std::vector<bool> &flip) {
+  return mapCoordinates(x, dims, [&](size_t i, ExprRef c) {
+    return flip[i] ? bin(ExprOp::Sub, num(dims[i] - 1), c) : c;
+  });
+}
+
+/// Row-major coordinates of `rank`.
+std::vector<int64_t> coordinatesOf(int64_t rank, llvm::ArrayRef<int64_t> dims) {
+  std::vector<int64_t> c(dims.size());
+  for (size_t i = dims.size(); i-- > 0;) {
+    c[i] = rank % dims[i];
+    rank /= dims[i];
+  }
+  return c;
 }
 
 /// The symmetry of `target` that maps rank `to` to rank `from`, if the
@@ -220,19 +253,38 @@ std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
         target.kind() == TopologyKind::Torus
             ? std::vector<int64_t>(target.dims().begin(), target.dims().end())
             : std::vector<int64_t>{target.numRanks()};
-    // Coordinates of both ranks, row-major.
+    std::vector<int64_t> a = coordinatesOf(to, dims),
+                         b = coordinatesOf(from, dims);
     std::vector<int64_t> forward(dims.size()), backward(dims.size());
-    int64_t a = to, b = from;
-    for (size_t i = dims.size(); i-- > 0;) {
-      int64_t ca = a % dims[i], cb = b % dims[i];
-      a /= dims[i];
-      b /= dims[i];
-      forward[i] = ((cb - ca) % dims[i] + dims[i]) % dims[i];
+    for (size_t i = 0; i < dims.size(); ++i) {
+      forward[i] = ((b[i] - a[i]) % dims[i] + dims[i]) % dims[i];
       backward[i] = (dims[i] - forward[i]) % dims[i];
     }
     return Symmetry{
         [dims, forward](ExprRef e) { return rotate(e, dims, forward); },
         [dims, backward](ExprRef e) { return rotate(e, dims, backward); }};
+  }
+  case TopologyKind::Linear:
+  case TopologyKind::Mesh: {
+    // Without wraparound only reflections are left: each coordinate of
+    // `to` must be `from`'s or its mirror image (a corner for root 0).
+    std::vector<int64_t> dims =
+        target.kind() == TopologyKind::Mesh
+            ? std::vector<int64_t>(target.dims().begin(), target.dims().end())
+            : std::vector<int64_t>{target.numRanks()};
+    std::vector<int64_t> a = coordinatesOf(to, dims),
+                         b = coordinatesOf(from, dims);
+    std::vector<bool> flip(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (a[i] == b[i])
+        continue;
+      if (a[i] != dims[i] - 1 - b[i])
+        return std::nullopt;
+      flip[i] = true;
+    }
+    // A reflection is its own inverse.
+    auto x = [dims, flip](ExprRef e) { return reflect(e, dims, flip); };
+    return Symmetry{x, x};
   }
   default:
     return std::nullopt;
@@ -267,8 +319,9 @@ void relabel(ir::Schedule &s, const Symmetry &sigma) {
     if (!s.contributorSlot)
       return chunk;
     return ir::substitute(chunk, [&](const Expr &v) -> ExprRef {
-      return v.slot == *s.contributorSlot ? sigma.forward(Expr::var("contributor", v.slot))
-                                   : nullptr;
+      return v.slot == *s.contributorSlot
+                 ? sigma.forward(Expr::var("contributor", v.slot))
+                 : nullptr;
     });
   };
   ir::rewriteBody(s.body, [&](const ExprRef &e, ir::ExprRole role) {
@@ -311,17 +364,17 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   std::optional<std::vector<int64_t>> dims =
       embeddedDims(family.topology, target);
   if (!dims && family.topology.kind == target.kind())
-    return fail(llvm::Twine("it numbers the ranks in ") +
-                (family.topology.order == RankOrder::Gray ? "Gray-code"
-                                                          : "natural") +
-                " order, unlike " + target.describe());
+    return fail(
+        llvm::Twine("it numbers the ranks in ") +
+        (family.topology.order == RankOrder::Gray ? "Gray-code" : "natural") +
+        " order, unlike " + target.describe());
   if (!dims)
     return fail("it runs on " +
                 llvm::StringRef(topologyKindName(family.topology.kind)) +
                 ", which " + target.describe() + " does not contain");
   if (dims->size() != family.topology.dims.size())
-    return fail("its topology has " +
-                llvm::Twine(family.topology.dims.size()) + " dimensions");
+    return fail("its topology has " + llvm::Twine(family.topology.dims.size()) +
+                " dimensions");
 
   // Solve the parameters from the dimensions: each dimension is a parameter
   // or a constant (sema keeps them so).
@@ -403,8 +456,7 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
 
 /// Costs a choice under the model's port model; nullopt when it does not
 /// simulate correctly there.
-std::optional<cost::ScheduleCost> price(const Choice &c,
-                                        const CostModel &model,
+std::optional<cost::ScheduleCost> price(const Choice &c, const CostModel &model,
                                         std::string &why) {
   std::vector<int64_t> params;
   for (const ir::Parameter &p : c.schedule.params)
@@ -416,8 +468,8 @@ std::optional<cost::ScheduleCost> price(const Choice &c,
     return std::nullopt;
   }
   if (!priced->valid) {
-    why = "it does not simulate correctly there (" + priced->invalidBecause +
-          ")";
+    why =
+        "it does not simulate correctly there (" + priced->invalidBecause + ")";
     return std::nullopt;
   }
   return std::move(*priced);
@@ -432,24 +484,25 @@ std::string rejections(llvm::ArrayRef<Rejection> rejected) {
 
 } // namespace
 
-llvm::Expected<std::vector<Choice>>
-library::resolve(const CollectiveDef &def, const Program &file,
-                 const Library &lib, const CostModel &model) {
+llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
+                                                     const Program &file,
+                                                     const Library &lib,
+                                                     const CostModel &model) {
   std::string what = ir::collectiveKindName(def.collective.kind).str() +
                      " on " + def.topology.describe();
   bool automatic = def.algorithm.empty() || def.algorithm == "auto";
 
   // `using s` with s a schedule of the file: that one.
-  if (const ir::Schedule *own = automatic ? nullptr
-                                          : file.findSchedule(def.algorithm)) {
+  if (const ir::Schedule *own =
+          automatic ? nullptr : file.findSchedule(def.algorithm)) {
     llvm::Expected<Choice> c = specialise(*own, def);
     if (c)
       c->fromLibrary = false;
     if (!c)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(), "schedule '%s' cannot run %s: %s",
-          own->name.c_str(), what.c_str(),
-          llvm::toString(c.takeError()).c_str());
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "schedule '%s' cannot run %s: %s",
+                                     own->name.c_str(), what.c_str(),
+                                     llvm::toString(c.takeError()).c_str());
     return std::vector<Choice>{std::move(*c)};
   }
 
@@ -481,8 +534,7 @@ library::resolve(const CollectiveDef &def, const Program &file,
         automatic ? "schedule for " : "",
         automatic ? "" : ("'" + def.algorithm + "' schedule for ").c_str(),
         what.c_str(),
-        rejected.empty() ? ""
-                         : ("; it has" + rejections(rejected)).c_str());
+        rejected.empty() ? "" : ("; it has" + rejections(rejected)).c_str());
 
   // A schedule without renaming is preferred to an equal one with it.
   auto cheaper = [&](size_t a, size_t b, double bytes) {
@@ -517,8 +569,8 @@ library::resolve(const CollectiveDef &def, const Program &file,
       double dB = cur.words.toDouble() - o.words.toDouble();
       if (dB <= 0 || model.twPerByte <= 0)
         continue;
-      double at = (o.startups - cur.startups) * model.ts /
-                  (dB * model.twPerByte);
+      double at =
+          (o.startups - cur.startups) * model.ts / (dB * model.twPerByte);
       at = std::max(at, static_cast<double>(from));
       if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
         next = i, nextAt = at;
@@ -533,7 +585,7 @@ library::resolve(const CollectiveDef &def, const Program &file,
 
 std::string library::describe(const Choice &c) {
   std::string out = std::string(c.fromLibrary ? "from library schedule '"
-                                               : "from schedule '") +
+                                              : "from schedule '") +
                     c.source + "'";
   if (!c.schedule.algorithm.empty()) {
     out += " (" + c.schedule.algorithm;
@@ -545,8 +597,8 @@ std::string library::describe(const Choice &c) {
   if (!c.relabelling.empty())
     out += ", " + c.relabelling;
   if (c.fromBytes > 0)
-    out += ", for messages of " + std::to_string(c.fromBytes) +
-           " bytes and more";
+    out +=
+        ", for messages of " + std::to_string(c.fromBytes) + " bytes and more";
   return out;
 }
 

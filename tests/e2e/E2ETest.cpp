@@ -120,6 +120,7 @@ bool meshABC(int p) {
 }
 bool torus3x3(int p) { return p == 9; }
 bool exactly8(int p) { return p == 8; }
+bool exactly6(int p) { return p == 6; }
 
 struct Schedule {
   const char *spec;
@@ -200,6 +201,7 @@ const Schedule schedules[] = {
   {"e2e",          "rs_halving",                 Kind::ReduceScatter, erase(collc_test::rs_halving),            cube1to3},
   {"e2e",          "bc_chunked",                 Kind::Bcast,         erase(collc_test::bc_chunked),            cube1to3},
   {"e2e",          "shift_one",                  Kind::Shift,         erase(collc_test::shift_one),             ranks2to8,  0, 1},
+  {"e2e",          "mesh_corner_reduce",         Kind::Reduce,        erase(collc_test::mesh_corner_reduce),    exactly6,   5},
 };
 // clang-format on
 

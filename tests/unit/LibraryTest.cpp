@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <string>
 
 using namespace collc;
@@ -121,21 +122,36 @@ TEST_F(LibraryTest, Eq4_13_SplitBroadcastAboveTheCutOff) {
   EXPECT_EQ(c[1].words, "15/8");
 }
 
-// Every root of every rooted collective on every topology with a symmetry
-// that moves roots: the renamed schedule keeps all five properties.
-TEST_F(LibraryTest, EveryRootIsProvedAfterRenaming) {
-  const char *topologies[] = {"ring(8)", "hypercube(dim: 3)", "torus(3, 3)",
-                              "full(8)"};
+// Every root that a symmetry of the topology moves to the library's root,
+// for every rooted collective: rotations of rings and tori, XOR on
+// hypercubes, reflections of meshes and linear arrays (their corners and
+// ends). The renamed schedule keeps all five properties.
+TEST_F(LibraryTest, EveryRootASymmetryReachesIsProvedAfterRenaming) {
+  struct Case {
+    const char *topology;
+    std::vector<int> roots;
+  };
+  auto all = [](int ranks) {
+    std::vector<int> roots(ranks);
+    std::iota(roots.begin(), roots.end(), 0);
+    return roots;
+  };
+  const Case cases[] = {{"ring(8)", all(8)},
+                        {"hypercube(dim: 3)", all(8)},
+                        {"torus(3, 3)", all(9)},
+                        {"full(8)", all(8)},
+                        {"mesh(3, 4)", {0, 3, 8, 11}},
+                        {"linear(8)", {0, 7}}};
   const char *kinds[] = {"broadcast(root: R)", "reduce(root: R, op: sum)",
                          "scatter(root: R)", "gather(root: R)"};
   int proved = 0;
-  for (const char *topology : topologies) {
+  for (const Case &c : cases) {
     for (const char *kind : kinds) {
-      int ranks = std::string(topology) == "torus(3, 3)" ? 9 : 8;
-      for (int root = 0; root < ranks; ++root) {
+      for (int root : c.roots) {
         auto [before, after] = llvm::StringRef(kind).split('R');
         std::string what = (before + llvm::Twine(root) + after).str();
-        std::string text = "collective x = " + what + " on " + topology + ";\n";
+        std::string text =
+            "collective x = " + what + " on " + c.topology + ";\n";
         SCOPED_TRACE(text);
         errors.clear();
         Program program = resolve(text);
@@ -156,7 +172,7 @@ TEST_F(LibraryTest, EveryRootIsProvedAfterRenaming) {
           ASSERT_TRUE(static_cast<bool>(run))
               << llvm::toString(run.takeError());
           EXPECT_TRUE(run->allHold());
-          if (root == ranks - 1) {
+          if (root == c.roots.back()) {
             llvm::Expected<verify::ScheduleReport> report =
                 verify::verifySchedule(*s, {});
             ASSERT_TRUE(static_cast<bool>(report))
@@ -168,7 +184,22 @@ TEST_F(LibraryTest, EveryRootIsProvedAfterRenaming) {
       }
     }
   }
-  EXPECT_EQ(proved, 4 * (8 + 8 + 9 + 8));
+  EXPECT_EQ(proved, 4 * (8 + 8 + 9 + 8 + 4 + 2));
+}
+
+TEST_F(LibraryTest, AMeshCornerIsReachedByReflection) {
+  resolve("collective x = broadcast(root: 11) on mesh(3, 4);\n");
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 1u);
+  const std::vector<library::Choice> &c = choices[0].second;
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(c[0].source, "mesh_bc");
+  EXPECT_EQ(c[0].relabelling, "rank r plays (2 - r / 4) * 4 + (3 - r % 4)");
+  // Rank 5 is inside the mesh: no reflection moves it to the corner.
+  resolve("collective y = broadcast(root: 5) on mesh(3, 4);\n");
+  EXPECT_NE(errors.find("mesh(3, 4) has no symmetry that moves it to 5"),
+            std::string::npos)
+      << errors;
 }
 
 TEST_F(LibraryTest, AutoSwitchesScheduleWhereTheCostsCross) {
