@@ -237,8 +237,7 @@ std::vector<int64_t> coordinatesOf(int64_t rank, llvm::ArrayRef<int64_t> dims) {
 /// topology has one that preserves its routes.
 std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
                                         int64_t from) {
-  switch (target.kind()) {
-  case TopologyKind::Hypercube: {
+  if (target.kind() == TopologyKind::Hypercube) {
     // XOR moves nodes, which are ranks only in natural order.
     if (target.order() != RankOrder::Natural)
       return std::nullopt;
@@ -246,15 +245,19 @@ std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
     auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
     return Symmetry{x, x};
   }
+  // The other symmetries act on each coordinate of the ranks, row-major
+  // (a ring, full network or linear array has one).
+  bool grid = target.kind() == TopologyKind::Torus ||
+              target.kind() == TopologyKind::Mesh;
+  std::vector<int64_t> dims =
+      grid ? std::vector<int64_t>(target.dims().begin(), target.dims().end())
+           : std::vector<int64_t>{target.numRanks()};
+  std::vector<int64_t> a = coordinatesOf(to, dims),
+                       b = coordinatesOf(from, dims);
+  switch (target.kind()) {
   case TopologyKind::Ring:
   case TopologyKind::Full:
   case TopologyKind::Torus: {
-    std::vector<int64_t> dims =
-        target.kind() == TopologyKind::Torus
-            ? std::vector<int64_t>(target.dims().begin(), target.dims().end())
-            : std::vector<int64_t>{target.numRanks()};
-    std::vector<int64_t> a = coordinatesOf(to, dims),
-                         b = coordinatesOf(from, dims);
     std::vector<int64_t> forward(dims.size()), backward(dims.size());
     for (size_t i = 0; i < dims.size(); ++i) {
       forward[i] = ((b[i] - a[i]) % dims[i] + dims[i]) % dims[i];
@@ -268,12 +271,6 @@ std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
   case TopologyKind::Mesh: {
     // Without wraparound only reflections are left: each coordinate of
     // `to` must be `from`'s or its mirror image (a corner for root 0).
-    std::vector<int64_t> dims =
-        target.kind() == TopologyKind::Mesh
-            ? std::vector<int64_t>(target.dims().begin(), target.dims().end())
-            : std::vector<int64_t>{target.numRanks()};
-    std::vector<int64_t> a = coordinatesOf(to, dims),
-                         b = coordinatesOf(from, dims);
     std::vector<bool> flip(dims.size());
     for (size_t i = 0; i < dims.size(); ++i) {
       if (a[i] == b[i])
