@@ -3,8 +3,8 @@
 // fails, with the values that show it, when an invariant or a schedule is
 // wrong.
 
-#include "library/Compose.h"
 #include "prove/Induction.h"
+#include "library/Compose.h"
 #include "sema/Sema.h"
 #include "verify/Verifier.h"
 
@@ -42,12 +42,7 @@ protected:
   std::vector<PropertyResult> induce(const std::string &text, int64_t lo,
                                      int64_t hi) {
     program = load(text);
-    EXPECT_FALSE(program.schedules.empty());
-    if (program.schedules.empty())
-      return {};
-    prove::InductionOptions options;
-    options.ranges.push_back({"p", lo, hi});
-    return prove::proveByInduction(program.schedules.front(), options);
+    return induceSchedule(/*last=*/false, lo, hi);
   }
 
   /// The same for the last schedule of `text`, a composition of the others.
@@ -57,12 +52,20 @@ protected:
     EXPECT_TRUE(library::composeAll(
         program, [](llvm::StringRef) { return nullptr; }, diags))
         << errors;
+    return induceSchedule(/*last=*/true, lo, hi);
+  }
+
+  /// Causality and correctness of the loaded program's first or last
+  /// schedule, for p in lo .. hi.
+  std::vector<PropertyResult> induceSchedule(bool last, int64_t lo,
+                                             int64_t hi) {
     EXPECT_FALSE(program.schedules.empty());
     if (program.schedules.empty())
       return {};
     prove::InductionOptions options;
     options.ranges.push_back({"p", lo, hi});
-    return prove::proveByInduction(program.schedules.back(), options);
+    return prove::proveByInduction(
+        last ? program.schedules.back() : program.schedules.front(), options);
   }
 
   std::string errors;
