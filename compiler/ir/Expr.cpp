@@ -395,6 +395,13 @@ void collc::ir::collectSlots(const Expr &e, std::vector<unsigned> &slots) {
     collectSlots(*a, slots);
 }
 
+bool collc::ir::reads(const Expr &e, unsigned slot) {
+  if (e.op == ExprOp::Var)
+    return e.slot == slot;
+  return llvm::any_of(e.args,
+                      [&](const ExprRef &a) { return reads(*a, slot); });
+}
+
 llvm::StringRef collc::ir::describe(EvalError error) {
   switch (error) {
   case EvalError::None:

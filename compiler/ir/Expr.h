@@ -112,6 +112,8 @@ ExprRef substitute(const ExprRef &e,
 
 /// Every slot the expression reads.
 void collectSlots(const Expr &e, std::vector<unsigned> &slots);
+/// Whether the expression reads `slot`.
+bool reads(const Expr &e, unsigned slot);
 
 /// A human-readable message for an evaluation error.
 llvm::StringRef describe(EvalError error);

@@ -1,5 +1,6 @@
 #include "ir/Schedule.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace collc::ir;
@@ -56,7 +57,8 @@ bool collc::ir::isReduction(CollectiveKind kind) {
 void collc::ir::rewriteBody(
     std::vector<BodyItem> &body,
     const std::function<ExprRef(const ExprRef &, ExprRole)> &fn,
-    const std::function<void(Loop &)> &onLoop) {
+    const std::function<void(Loop &)> &onLoop,
+    const std::function<void(TransferRule &)> &onRule) {
   for (BodyItem &item : body) {
     if (auto *loop = std::get_if<std::shared_ptr<Loop>>(&item)) {
       auto copy = std::make_shared<Loop>(**loop);
@@ -66,16 +68,120 @@ void collc::ir::rewriteBody(
       copy->hi = fn(copy->hi, ExprRole::LoopBound);
       for (Invariant &inv : copy->invariants)
         inv.holds = fn(inv.holds, ExprRole::Invariant);
-      rewriteBody(copy->body, fn, onLoop);
+      rewriteBody(copy->body, fn, onLoop, onRule);
       *loop = std::move(copy);
       continue;
     }
     for (TransferRule &rule : std::get<Step>(item).rules) {
+      if (onRule)
+        onRule(rule);
       rule.guard = fn(rule.guard, ExprRole::Guard);
       rule.peer = fn(rule.peer, ExprRole::Peer);
       rule.selector = fn(rule.selector, ExprRole::Selector);
       for (Delivery &d : rule.into)
         d.when = fn(d.when, ExprRole::DeliveryWhen);
+      for (ExprRef &s : rule.senders)
+        s = fn(s, ExprRole::Sender);
     }
   }
+}
+
+namespace {
+
+/// At most this many candidate senders per rule.
+constexpr size_t maxCandidates = 8;
+
+/// Appends solutions s of `e`(s) == `target` (s read from slot r) as
+/// expressions over `target`, where the rank occurs once on the way down.
+void invert(const ExprRef &e, const ExprRef &target,
+            std::vector<ExprRef> &out) {
+  if (out.size() >= maxCandidates)
+    return;
+  auto has = [](const ExprRef &x) { return reads(*x, SlotRank); };
+  auto bin = [](ExprOp op, const ExprRef &a, const ExprRef &b) {
+    return Expr::binary(op, a, b);
+  };
+  switch (e->op) {
+  case ExprOp::Var:
+    if (e->slot == SlotRank)
+      out.push_back(target);
+    return;
+  case ExprOp::Add:
+  case ExprOp::Sub:
+  case ExprOp::BitXor: {
+    const ExprRef &a = e->args[0], &b = e->args[1];
+    if (has(a) == has(b))
+      return;
+    if (e->op == ExprOp::BitXor)
+      return invert(has(a) ? a : b, bin(ExprOp::BitXor, target, has(a) ? b : a),
+                    out);
+    if (e->op == ExprOp::Add)
+      return invert(has(a) ? a : b, bin(ExprOp::Sub, target, has(a) ? b : a),
+                    out);
+    // a - b == t: a == t + b, or b == a - t.
+    return has(a) ? invert(a, bin(ExprOp::Add, target, b), out)
+                  : invert(b, bin(ExprOp::Sub, a, target), out);
+  }
+  case ExprOp::Neg:
+  case ExprOp::BitNot:
+    return invert(e->args[0], Expr::unary(e->op, target), out);
+  case ExprOp::Mod: {
+    // x % m == t for a rank plus an offset, x in 0 .. 2m - 1: x is t or
+    // t + m. The sender is a rank, so where the first solution is one it
+    // is the one (with m = p, both cannot be ranks).
+    const ExprRef &x = e->args[0], &m = e->args[1];
+    if (!has(x) || has(m))
+      return;
+    std::vector<ExprRef> low, high;
+    invert(x, target, low);
+    invert(x, bin(ExprOp::Add, target, m), high);
+    if (low.size() != 1 || high.size() != 1) {
+      out.insert(out.end(), low.begin(), low.end());
+      out.insert(out.end(), high.begin(), high.end());
+      return;
+    }
+    ExprRef size = Expr::var("p", SlotSize);
+    ExprRef isRank =
+        bin(ExprOp::And, bin(ExprOp::Ge, low[0], Expr::constant(0)),
+            bin(ExprOp::Lt, low[0], size));
+    out.push_back(Expr::select(isRank, low[0], high[0]));
+    return;
+  }
+  case ExprOp::Select:
+    invert(e->args[1], target, out);
+    invert(e->args[2], target, out);
+    return;
+  default:
+    return;
+  }
+}
+
+/// The ranks a guard fixes: conjuncts `r == e` with e free of r.
+void guardRanks(const ExprRef &guard, std::vector<ExprRef> &out) {
+  if (!guard)
+    return;
+  if (guard->op == ExprOp::And) {
+    guardRanks(guard->args[0], out);
+    guardRanks(guard->args[1], out);
+    return;
+  }
+  if (guard->op != ExprOp::Eq)
+    return;
+  for (int side = 0; side < 2; ++side) {
+    const ExprRef &v = guard->args[side], &e = guard->args[1 - side];
+    if (v->op == ExprOp::Var && v->slot == SlotRank && !reads(*e, SlotRank) &&
+        out.size() < maxCandidates)
+      out.push_back(e);
+  }
+}
+
+} // namespace
+
+std::vector<ExprRef> collc::ir::sendersOf(const TransferRule &rule) {
+  std::vector<ExprRef> out(rule.senders.begin(), rule.senders.end());
+  if (out.size() > maxCandidates)
+    out.resize(maxCandidates);
+  guardRanks(rule.guard, out);
+  invert(rule.peer, Expr::var("r", SlotRank), out);
+  return out;
 }

@@ -87,8 +87,18 @@ struct TransferRule {
   unsigned fromBuffer = 0;
   llvm::SmallVector<Delivery, 1> into; // never empty
   TransferMode mode = TransferMode::Copy;
+  /// Expressions over the receiving rank (in SlotRank) for ranks that may
+  /// send to it, beyond those sendersOf() finds from the guard and peer
+  /// (a relabelling keeps them; see library/Library.cpp).
+  std::vector<ExprRef> senders;
   llvm::SMLoc loc;
 };
+
+/// Candidates for the ranks that send to rank r (SlotRank) under `rule`, as
+/// expressions over r: rule.senders, the ranks a guard `r == e` fixes, and
+/// the solutions of peer == r where the rank occurs once in the peer. At most
+/// eight; a candidate need not send (the prover checks that it does).
+std::vector<ExprRef> sendersOf(const TransferRule &rule);
 
 struct Step {
   std::string name; // optional label from the source
@@ -185,15 +195,18 @@ enum class ExprRole {
   Peer,
   Selector,
   DeliveryWhen,
+  Sender, // TransferRule::senders, ranks like a peer
   LoopBound,
   Invariant
 };
 
 /// Rewrites every expression of `body` in place through `fn` (a null
-/// expression is passed as null), and every loop through `onLoop` before its
-/// bounds are rewritten. Loops are copied first: schedules share them.
+/// expression is passed as null), every loop through `onLoop` before its
+/// bounds are rewritten, and every rule through `onRule` before its
+/// expressions are. Loops are copied first: schedules share them.
 void rewriteBody(std::vector<BodyItem> &body,
                  const std::function<ExprRef(const ExprRef &, ExprRole)> &fn,
-                 const std::function<void(Loop &)> &onLoop = nullptr);
+                 const std::function<void(Loop &)> &onLoop = nullptr,
+                 const std::function<void(TransferRule &)> &onRule = nullptr);
 
 } // namespace collc::ir

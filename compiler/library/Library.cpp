@@ -167,9 +167,8 @@ embeddedDims(const ir::TopologyTemplate &family, const Topology &target) {
   return std::nullopt;
 }
 
-/// A symmetry of the target that moves ranks: sigma(x) and its inverse as
-/// expressions over x.
-struct Symmetry {
+/// A renaming of ranks: sigma(x) and its inverse as expressions over x.
+struct Relabelling {
   std::function<ExprRef(ExprRef)> forward, inverse;
 };
 
@@ -201,25 +200,27 @@ ExprRef mapCoordinates(ExprRef x, llvm::ArrayRef<int64_t> dims,
   return sum;
 }
 
-/// Per-coordinate rotation by `shift`: a symmetry of a torus or ring.
-ExprRef rotate(ExprRef x, llvm::ArrayRef<int64_t> dims,
-               llvm::ArrayRef<int64_t> shift) {
-  if (llvm::all_of(shift, [](int64_t s) { return s == 0; }))
+/// What a relabelling does to one coordinate c of n: nothing, a reflection
+/// n - 1 - c, or a rotation (c + shift) % n.
+struct CoordinateMove {
+  bool flip = false;
+  int64_t shift = 0;
+
+  bool identity() const { return !flip && shift == 0; }
+  CoordinateMove inverse(int64_t n) const { return {flip, (n - shift) % n}; }
+};
+
+ExprRef moveCoordinates(ExprRef x, llvm::ArrayRef<int64_t> dims,
+                        llvm::ArrayRef<CoordinateMove> moves) {
+  if (llvm::all_of(moves, [](const CoordinateMove &m) { return m.identity(); }))
     return x;
   return mapCoordinates(x, dims, [&](size_t i, ExprRef c) {
-    return shift[i] == 0 ? c
-                         : bin(ExprOp::Mod, bin(ExprOp::Add, c, num(shift[i])),
-                               num(dims[i]));
-  });
-}
-
-/// Reflection of the coordinates `flip` marks, c -> dims[i] - 1 - c: a
-/// symmetry of a mesh or linear array that keeps dimension-ordered routes
-/// (each route is reflected with its ends).
-ExprRef reflect(ExprRef x, llvm::ArrayRef<int64_t> dims,
-                const std::vector<bool> &flip) {
-  return mapCoordinates(x, dims, [&](size_t i, ExprRef c) {
-    return flip[i] ? bin(ExprOp::Sub, num(dims[i] - 1), c) : c;
+    if (moves[i].flip)
+      return bin(ExprOp::Sub, num(dims[i] - 1), c);
+    if (moves[i].shift != 0)
+      return bin(ExprOp::Mod, bin(ExprOp::Add, c, num(moves[i].shift)),
+                 num(dims[i]));
+    return c;
   });
 }
 
@@ -233,20 +234,46 @@ std::vector<int64_t> coordinatesOf(int64_t rank, llvm::ArrayRef<int64_t> dims) {
   return c;
 }
 
-/// The symmetry of `target` that maps rank `to` to rank `from`, if the
-/// topology has one that preserves its routes.
-std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
-                                        int64_t from) {
-  if (target.kind() == TopologyKind::Hypercube) {
-    // XOR moves nodes, which are ranks only in natural order.
-    if (target.order() != RankOrder::Natural)
-      return std::nullopt;
+/// A relabelling of `target`'s ranks that maps rank `to` to rank `from`.
+/// Where the topology has a symmetry that does it, that one:
+/// - XOR on a hypercube in natural order (000 Alg 4.1's "any source");
+/// - a rotation of each coordinate on a ring, torus or full network;
+/// - on a mesh or linear array, a reflection of each coordinate where `to`'s
+///   is `from`'s mirror image; it keeps dimension-ordered routes (each route
+///   is reflected with its ends).
+/// Otherwise a mesh's or linear array's other coordinates are rotated as if
+/// they wrapped around, as 000 §4.1.1 does for a ring. That is no symmetry:
+/// a message that would cross the wraparound travels the long way back along
+/// its line. In recursive doubling at most one message of a step does, in
+/// the direction the others do not use; the relabelled schedule is checked
+/// on the target before it is priced, and proved again when verified. The
+/// ranks of a hypercube in Gray order, a ring embedded in the cube, are
+/// rotated the same way and checked the same way.
+std::optional<Relabelling> relabellingTo(const Topology &target, int64_t to,
+                                         int64_t from) {
+  if (target.kind() == TopologyKind::Hypercube &&
+      target.order() == RankOrder::Natural) {
     int64_t k = to ^ from;
     auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
-    return Symmetry{x, x};
+    return Relabelling{x, x};
   }
-  // The other symmetries act on each coordinate of the ranks, row-major
-  // (a ring, full network or linear array has one).
+  // The others act on each coordinate of the ranks, row-major (a ring, full
+  // network or linear array has one).
+  bool wraps;
+  switch (target.kind()) {
+  case TopologyKind::Ring:
+  case TopologyKind::Full:
+  case TopologyKind::Torus:
+  case TopologyKind::Hypercube: // Gray order: its ranks go round a ring
+    wraps = true;
+    break;
+  case TopologyKind::Linear:
+  case TopologyKind::Mesh:
+    wraps = false;
+    break;
+  default:
+    return std::nullopt;
+  }
   bool grid = target.kind() == TopologyKind::Torus ||
               target.kind() == TopologyKind::Mesh;
   std::vector<int64_t> dims =
@@ -254,43 +281,26 @@ std::optional<Symmetry> symmetryMapping(const Topology &target, int64_t to,
            : std::vector<int64_t>{target.numRanks()};
   std::vector<int64_t> a = coordinatesOf(to, dims),
                        b = coordinatesOf(from, dims);
-  switch (target.kind()) {
-  case TopologyKind::Ring:
-  case TopologyKind::Full:
-  case TopologyKind::Torus: {
-    std::vector<int64_t> forward(dims.size()), backward(dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) {
-      forward[i] = ((b[i] - a[i]) % dims[i] + dims[i]) % dims[i];
-      backward[i] = (dims[i] - forward[i]) % dims[i];
-    }
-    return Symmetry{
-        [dims, forward](ExprRef e) { return rotate(e, dims, forward); },
-        [dims, backward](ExprRef e) { return rotate(e, dims, backward); }};
+  std::vector<CoordinateMove> forward(dims.size()), backward(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (a[i] == b[i])
+      continue;
+    if (!wraps && a[i] == dims[i] - 1 - b[i])
+      forward[i].flip = true;
+    else
+      forward[i].shift = ((b[i] - a[i]) % dims[i] + dims[i]) % dims[i];
+    backward[i] = forward[i].inverse(dims[i]);
   }
-  case TopologyKind::Linear:
-  case TopologyKind::Mesh: {
-    // Without wraparound only reflections are left: each coordinate of
-    // `to` must be `from`'s or its mirror image (a corner for root 0).
-    std::vector<bool> flip(dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) {
-      if (a[i] == b[i])
-        continue;
-      if (a[i] != dims[i] - 1 - b[i])
-        return std::nullopt;
-      flip[i] = true;
-    }
-    // A reflection is its own inverse.
-    auto x = [dims, flip](ExprRef e) { return reflect(e, dims, flip); };
-    return Symmetry{x, x};
-  }
-  default:
-    return std::nullopt;
-  }
+  return Relabelling{
+      [dims, forward](ExprRef e) { return moveCoordinates(e, dims, forward); },
+      [dims, backward](ExprRef e) {
+        return moveCoordinates(e, dims, backward);
+      }};
 }
 
 /// Renames the ranks of `s`: rank x of the result does what rank sigma(x)
 /// does in `s`.
-void relabel(ir::Schedule &s, const Symmetry &sigma) {
+void relabel(ir::Schedule &s, const Relabelling &sigma) {
   CollectiveKind kind = s.collective.kind;
   ExprRef rank = Expr::var("r", ir::SlotRank);
   ExprRef sigmaRank = sigma.forward(rank);
@@ -321,18 +331,26 @@ void relabel(ir::Schedule &s, const Symmetry &sigma) {
                  : nullptr;
     });
   };
-  ir::rewriteBody(s.body, [&](const ExprRef &e, ir::ExprRole role) {
-    switch (role) {
-    case ir::ExprRole::Peer:
-      return sigma.inverse(ofRank(e));
-    case ir::ExprRole::Selector:
-      return ofChunk(e);
-    case ir::ExprRole::Invariant:
-      return ofState(e);
-    default:
-      return ofRank(e);
-    }
-  });
+  // A relabelled peer sigma^-1(peer(sigma(r))) is seldom one the prover can
+  // solve for its sender, so each rule keeps the senders of the original,
+  // relabelled the same way.
+  ir::rewriteBody(
+      s.body,
+      [&](const ExprRef &e, ir::ExprRole role) {
+        switch (role) {
+        case ir::ExprRole::Peer:
+        case ir::ExprRole::Sender:
+          return sigma.inverse(ofRank(e));
+        case ir::ExprRole::Selector:
+          return ofChunk(e);
+        case ir::ExprRole::Invariant:
+          return ofState(e);
+        default:
+          return ofRank(e);
+        }
+      },
+      nullptr,
+      [](ir::TransferRule &rule) { rule.senders = ir::sendersOf(rule); });
   s.chunks = ofRank(s.chunks);
 }
 
@@ -435,12 +453,12 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   s.topology.loc = def.loc;
 
   if (isRooted(want.kind) && family.collective.root != want.root) {
-    std::optional<Symmetry> sigma =
-        symmetryMapping(target, want.root, family.collective.root);
+    std::optional<Relabelling> sigma =
+        relabellingTo(target, want.root, family.collective.root);
     if (!sigma)
       return fail("its root is " + llvm::Twine(family.collective.root) +
                   " and " + target.describe() +
-                  " has no symmetry that moves it to " +
+                  " has no relabelling that moves it to " +
                   llvm::Twine(want.root));
     relabel(s, *sigma);
     choice.relabelling =
@@ -493,6 +511,11 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   if (const ir::Schedule *own =
           automatic ? nullptr : file.findSchedule(def.algorithm)) {
     llvm::Expected<Choice> c = specialise(*own, def);
+    std::string why;
+    // A renaming that is no symmetry (see relabellingTo) must still run.
+    if (c && !c->relabelling.empty() && !price(*c, model, why))
+      c = llvm::createStringError(llvm::inconvertibleErrorCode(), "with %s %s",
+                                  c->relabelling.c_str(), why.c_str());
     if (c)
       c->fromLibrary = false;
     if (!c)

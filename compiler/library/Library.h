@@ -15,11 +15,15 @@
 //   ranks and channels (a linear array in a ring, a mesh in a torus of the
 //   same shape, anything in full(n));
 // - its parameters are solved from T's dimensions;
-// - a different root is reached by relabelling ranks with a symmetry of T
-//   that maps the library's root to the declared one (rotation on a ring,
-//   torus or full network, XOR on a hypercube, 000 Alg 4.1's "any source"):
-//   a symmetry maps channels to channels, so what the schedule sends on
-//   which link is the same up to names.
+// - a different root is reached by relabelling ranks so that the library's
+//   root becomes the declared one: with a symmetry of T where there is one
+//   (rotation on a ring, torus or full network, XOR on a hypercube, 000 Alg
+//   4.1's "any source", reflection on a mesh or linear array), which maps
+//   channels to channels, so what the schedule sends on which link is the
+//   same up to names; else, on a mesh or linear array, by rotating
+//   coordinates as if they wrapped around, which keeps the steps and their
+//   sizes but sends some messages the long way; the relabelled schedule must
+//   then simulate correctly on T (no contention, no congestion) to fit.
 // The result is a schedule with a single member, proved again like any other
 // before it is priced or emitted: resolution chooses, verification decides.
 

@@ -37,97 +37,6 @@ bool prove::hasInvariants(const ir::Schedule &schedule) {
 
 namespace {
 
-bool mentions(const Expr &e, unsigned slot) {
-  std::vector<unsigned> slots;
-  ir::collectSlots(e, slots);
-  return llvm::is_contained(slots, slot);
-}
-
-/// At most this many candidate senders per rule.
-constexpr size_t maxCandidates = 8;
-
-/// Appends solutions s of `e`(s) == `target` (s read from slot r) as
-/// expressions over `target`, where the rank occurs once on the way down.
-void invert(const ExprRef &e, const ExprRef &target, std::vector<ExprRef> &out) {
-  if (out.size() >= maxCandidates)
-    return;
-  auto has = [](const ExprRef &x) { return mentions(*x, ir::SlotRank); };
-  auto bin = [](ExprOp op, const ExprRef &a, const ExprRef &b) {
-    return Expr::binary(op, a, b);
-  };
-  switch (e->op) {
-  case ExprOp::Var:
-    if (e->slot == ir::SlotRank)
-      out.push_back(target);
-    return;
-  case ExprOp::Add:
-  case ExprOp::Sub:
-  case ExprOp::BitXor: {
-    const ExprRef &a = e->args[0], &b = e->args[1];
-    if (has(a) == has(b))
-      return;
-    if (e->op == ExprOp::BitXor)
-      return invert(has(a) ? a : b, bin(ExprOp::BitXor, target, has(a) ? b : a),
-                    out);
-    if (e->op == ExprOp::Add)
-      return invert(has(a) ? a : b, bin(ExprOp::Sub, target, has(a) ? b : a),
-                    out);
-    // a - b == t: a == t + b, or b == a - t.
-    return has(a) ? invert(a, bin(ExprOp::Add, target, b), out)
-                  : invert(b, bin(ExprOp::Sub, a, target), out);
-  }
-  case ExprOp::Neg:
-  case ExprOp::BitNot:
-    return invert(e->args[0], Expr::unary(e->op, target), out);
-  case ExprOp::Mod: {
-    // x % m == t for a rank plus an offset, x in 0 .. 2m - 1: x is t or
-    // t + m. The sender is a rank, so where the first solution is one it
-    // is the one (with m = p, both cannot be ranks).
-    const ExprRef &x = e->args[0], &m = e->args[1];
-    if (!has(x) || has(m))
-      return;
-    std::vector<ExprRef> low, high;
-    invert(x, target, low);
-    invert(x, bin(ExprOp::Add, target, m), high);
-    if (low.size() != 1 || high.size() != 1) {
-      out.insert(out.end(), low.begin(), low.end());
-      out.insert(out.end(), high.begin(), high.end());
-      return;
-    }
-    ExprRef size = Expr::var("p", ir::SlotSize);
-    ExprRef isRank = bin(ExprOp::And, bin(ExprOp::Ge, low[0], Expr::constant(0)),
-                         bin(ExprOp::Lt, low[0], size));
-    out.push_back(Expr::select(isRank, low[0], high[0]));
-    return;
-  }
-  case ExprOp::Select:
-    invert(e->args[1], target, out);
-    invert(e->args[2], target, out);
-    return;
-  default:
-    return;
-  }
-}
-
-/// The ranks a guard fixes: conjuncts `r == e` with e free of r.
-void guardRanks(const ExprRef &guard, std::vector<ExprRef> &out) {
-  if (!guard)
-    return;
-  if (guard->op == ExprOp::And) {
-    guardRanks(guard->args[0], out);
-    guardRanks(guard->args[1], out);
-    return;
-  }
-  if (guard->op != ExprOp::Eq)
-    return;
-  for (int side = 0; side < 2; ++side) {
-    const ExprRef &v = guard->args[side], &e = guard->args[1 - side];
-    if (v->op == ExprOp::Var && v->slot == ir::SlotRank &&
-        !mentions(*e, ir::SlotRank) && out.size() < maxCandidates)
-      out.push_back(e);
-  }
-}
-
 struct Chunk {
   Term origin, dest, index;
 };
@@ -339,9 +248,7 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     if (!reduction && rule->mode == ir::TransferMode::Reduce)
       return "a " + ir::collectiveKindName(coll.kind).str() +
              " schedule that folds is checked by simulation only";
-    std::vector<ExprRef> &cands = senders[rule];
-    guardRanks(rule->guard, cands);
-    invert(rule->peer, Expr::var("r", ir::SlotRank), cands);
+    senders[rule] = ir::sendersOf(*rule);
   }
   return std::nullopt;
 }
@@ -393,10 +300,7 @@ void Inductor::requireBody(WidthAnalysis &w,
         for (const ir::Delivery &d : rule.into)
           if (d.when)
             w.require(*d.when);
-        std::vector<ExprRef> cands;
-        guardRanks(rule.guard, cands);
-        invert(rule.peer, Expr::var("r", ir::SlotRank), cands);
-        for (const ExprRef &c : cands)
+        for (const ExprRef &c : ir::sendersOf(rule))
           w.require(*c);
       }
       continue;
@@ -750,7 +654,7 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
     };
     if (!reduction || !copiesOnly ||
         (schedule.contributorSlot &&
-         mentions(*holdsExpr, *schedule.contributorSlot)))
+         ir::reads(*holdsExpr, *schedule.contributorSlot)))
       return {stated, stated};
     BufferState entry = before[inv.buffer];
     auto finalOr = [this, stated](StateFn otherwise, bool surely) -> StateFn {

@@ -217,7 +217,6 @@ private:
   std::optional<int64_t> constant(const ast::Operand &operand,
                                   llvm::StringRef what);
   std::optional<int64_t> number(const ast::Number &n);
-  bool mentions(const ir::Expr &e, unsigned slot);
 
   DiagnosticEngine &diags;
   Program program;
@@ -385,12 +384,6 @@ std::optional<int64_t> Analyzer::constant(const ast::Operand &operand,
     return std::nullopt;
   }
   return r.value;
-}
-
-bool Analyzer::mentions(const ir::Expr &e, unsigned slot) {
-  std::vector<unsigned> slots;
-  ir::collectSlots(e, slots);
-  return llvm::is_contained(slots, slot);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1200,7 +1193,7 @@ bool Analyzer::invariant(const ast::Invariant &inv, ir::Schedule &schedule,
     return false;
   holds = ir::fold(holds);
   if (!ir::isReduction(schedule.collective.kind) &&
-      mentions(*holds, *schedule.contributorSlot)) {
+      ir::reads(*holds, *schedule.contributorSlot)) {
     diags.error(locOf(locatedOf(inv.holds)),
                 "'contributor' names a contribution to a reduction; a "
                 "chunk of " +
@@ -1353,7 +1346,7 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule,
   // `r -> ...` is a rule for every rank; `a -> ...` with `a` free of `r` is
   // the rule guarded by r == a.
   bool symbolicSender = src->op == ExprOp::Var && src->slot == ir::SlotRank;
-  if (!symbolicSender && mentions(*src, ir::SlotRank)) {
+  if (!symbolicSender && ir::reads(*src, ir::SlotRank)) {
     diags.error(locOf(locatedOf(t.src)),
                 "the sender must be 'r' (every rank) or an expression "
                 "without 'r' (one rank)",

@@ -202,6 +202,8 @@ const Schedule schedules[] = {
   {"e2e",          "bc_chunked",                 Kind::Bcast,         erase(collc_test::bc_chunked),            cube1to3},
   {"e2e",          "shift_one",                  Kind::Shift,         erase(collc_test::shift_one),             ranks2to8,  0, 1},
   {"e2e",          "mesh_corner_reduce",         Kind::Reduce,        erase(collc_test::mesh_corner_reduce),    exactly6,   5},
+  {"e2e",          "mesh_inner_bcast",           Kind::Bcast,         erase(collc_test::mesh_inner_bcast),      exactly6,   4},
+  {"e2e",          "linear_inner_gather",        Kind::Gather,        erase(collc_test::linear_inner_gather),   exactly6,   2},
 };
 // clang-format on
 
