@@ -236,7 +236,9 @@ std::vector<int64_t> coordinatesOf(int64_t rank, llvm::ArrayRef<int64_t> dims) {
 
 /// A relabelling of `target`'s ranks that maps rank `to` to rank `from`.
 /// Where the topology has a symmetry that does it, that one:
-/// - XOR on a hypercube in natural order (000 Alg 4.1's "any source");
+/// - XOR on a hypercube in natural order (000 Alg 4.1's "any source"), and
+///   on the leaves of a balanced binary tree (it swaps the two subtrees of
+///   the switches at the levels of k's bits);
 /// - a rotation of each coordinate on a ring, torus or full network;
 /// - on a mesh or linear array, a reflection of each coordinate where `to`'s
 ///   is `from`'s mirror image; it keeps dimension-ordered routes (each route
@@ -251,8 +253,9 @@ std::vector<int64_t> coordinatesOf(int64_t rank, llvm::ArrayRef<int64_t> dims) {
 /// rotated the same way and checked the same way.
 std::optional<Relabelling> relabellingTo(const Topology &target, int64_t to,
                                          int64_t from) {
-  if (target.kind() == TopologyKind::Hypercube &&
-      target.order() == RankOrder::Natural) {
+  if ((target.kind() == TopologyKind::Hypercube &&
+       target.order() == RankOrder::Natural) ||
+      target.kind() == TopologyKind::Tree) {
     int64_t k = to ^ from;
     auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
     return Relabelling{x, x};
