@@ -108,7 +108,17 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
 }
 
 llvm::Expected<std::vector<int64_t>>
-collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p) {
+collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
+                            std::optional<int64_t> amount) {
+  const ir::ExprRef &shiftOf = schedule.collective.shiftOf;
+  if (shiftOf && !amount)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'%s' is a family over the shift amount; give it (--param %s=N)",
+        schedule.name.c_str(), shiftOf->name.c_str());
+  auto isAmount = [&](const ir::Parameter &param) {
+    return shiftOf && param.slot == shiftOf->slot;
+  };
   auto noMember = [&](llvm::StringRef why) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -120,7 +130,7 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p) {
   auto ranksAt = [&](int64_t v) -> std::optional<int64_t> {
     std::vector<int64_t> env(schedule.numSlots(), 0);
     for (const ir::Parameter &param : schedule.params)
-      env[param.slot] = v;
+      env[param.slot] = isAmount(param) ? *amount : v;
     std::vector<int64_t> dims;
     for (const ir::ExprRef &d : schedule.topology.dims) {
       ir::EvalResult value = ir::evaluate(*d, env);
@@ -147,8 +157,12 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p) {
     std::optional<int64_t> n = ranksAt(v);
     if (!n)
       continue;
-    if (*n == p)
-      return std::vector<int64_t>(schedule.params.size(), v);
+    if (*n == p) {
+      std::vector<int64_t> values;
+      for (const ir::Parameter &param : schedule.params)
+        values.push_back(isAmount(param) ? *amount : v);
+      return values;
+    }
     if (*n > p)
       break;
   }

@@ -91,9 +91,12 @@ llvm::Expected<ScheduleCost> costOf(const ir::Schedule &schedule,
 
 /// Parameter values that give `schedule` exactly p ranks: its own size for
 /// a schedule without parameters, else the same value for every parameter
-/// (a square or cubic mesh). Errors say that no such member exists.
-llvm::Expected<std::vector<int64_t>> paramsForRanks(const ir::Schedule &schedule,
-                                                    int64_t p);
+/// of its topology (a square or cubic mesh). A family over the shift amount
+/// (`shift(q: q)`) takes `amount` for it. Errors say that no such member
+/// exists, or that the amount is missing.
+llvm::Expected<std::vector<int64_t>>
+paramsForRanks(const ir::Schedule &schedule, int64_t p,
+               std::optional<int64_t> amount = std::nullopt);
 
 /// A lower bound on the t_w coefficient (in units of m) that the seeds
 /// state for a collective, with where they state it.

@@ -108,8 +108,8 @@ std::string blockBytes(CollectiveKind kind) {
          count + ") * size;\n";
 }
 
-std::optional<Binding> bindingFor(CollectiveKind kind) {
-  switch (kind) {
+std::optional<Binding> bindingFor(const ir::Collective &c) {
+  switch (c.kind) {
   case CollectiveKind::Broadcast:
     return Binding{"Broadcast",
                    "void *buf, int count, MPI_Datatype type, int root, "
@@ -129,7 +129,7 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
                    ""};
   case CollectiveKind::Allreduce:
   case CollectiveKind::Scan:
-    return Binding{kind == CollectiveKind::Scan ? "Scan" : "Allreduce",
+    return Binding{c.kind == CollectiveKind::Scan ? "Scan" : "Allreduce",
                    "const void *send, void *recv, int count, MPI_Datatype "
                    "type, MPI_Op op, MPI_Comm comm",
                    "send, recv, count, type, op, comm",
@@ -148,7 +148,7 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
   case CollectiveKind::Allgather:
   case CollectiveKind::Alltoall:
     return Binding{
-        kind == CollectiveKind::Allgather ? "Allgather" : "Alltoall",
+        c.kind == CollectiveKind::Allgather ? "Allgather" : "Alltoall",
         "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
         "int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
         "send, sendcount, sendtype, recv, recvcount, recvtype, comm",
@@ -188,6 +188,15 @@ std::optional<Binding> bindingFor(CollectiveKind kind) {
         "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
         "and receive count and type must be equal\");\n"};
   case CollectiveKind::Shift:
+    // A family over the amount (`shift(q: q)`) takes it at run time.
+    if (c.shiftOf)
+      return Binding{"Shift",
+                     "const void *send, void *recv, int count, MPI_Datatype "
+                     "type, int q, MPI_Comm comm",
+                     "send, recv, count, type, q, comm",
+                     "call.send = send;\n  call.recv = recv;\n  call.count = "
+                     "count;\n  call.type = type;\n  call.shift = q;\n",
+                     ""};
     return Binding{"Shift",
                    "const void *send, void *recv, int count, MPI_Datatype "
                    "type, MPI_Comm comm",
@@ -253,8 +262,11 @@ public:
       : s(*v.schedule), report(v.report), options(options), os(os) {
     names = s.slotNames;
     for (unsigned slot = ir::NumFixedSlots; slot < names.size(); ++slot)
-      if (isReserved(names[slot]))
+      if (isReserved(names[slot]) || names[slot] == "q")
         names[slot] += "_";
+    // A family's shift amount is the function's argument `q`.
+    if (s.collective.shiftOf)
+      names[s.collective.shiftOf->slot] = "q";
   }
 
   void emitFunction(const Binding &b) {
@@ -269,7 +281,7 @@ public:
     os << "  static const char collc_name[] = " << quote(s.name) << ";\n";
     os << "  call.name = collc_name;\n";
     os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
-    if (s.collective.kind == CollectiveKind::Shift)
+    if (s.collective.kind == CollectiveKind::Shift && !s.collective.shiftOf)
       os << "  call.shift = " << s.collective.shift << ";\n";
     os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n  "
        << b.setup;
@@ -372,13 +384,25 @@ private:
           r = &candidate;
       return r;
     };
-    for (const ir::Parameter &param : s.params)
-      if (rangeOf(param) && param.slot != ir::SlotSize)
+    // The shift amount is the caller's, within the proved range.
+    auto isAmount = [&](const ir::Parameter &param) {
+      return s.collective.shiftOf && s.collective.shiftOf->slot == param.slot;
+    };
+    for (const ir::Parameter &param : s.params) {
+      const verify::ParamRange *r = rangeOf(param);
+      if (r && isAmount(param))
+        os << "  if (q < " << r->lo << " || q > " << r->hi
+           << ")\n    return eng.fail(MPI_ERR_ARG, "
+           << quote("the schedule is proved for q in " + std::to_string(r->lo) +
+                    ".." + std::to_string(r->hi))
+           << ");\n";
+      else if (r && param.slot != ir::SlotSize)
         os << "  int64_t " << names[param.slot] << " = 0;\n";
+    }
     unsigned depth = 1;
     for (const ir::Parameter &param : s.params) {
       const verify::ParamRange *r = rangeOf(param);
-      if (!r)
+      if (!r || isAmount(param))
         continue;
       if (param.slot == ir::SlotSize) {
         fitCondition += " && p >= " + std::to_string(r->lo) +
@@ -698,7 +722,7 @@ collc::emit::emitCpp(const Program &program,
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "schedule '" + s.name +
                                          "' is not proved");
-    std::optional<Binding> b = bindingFor(s.collective.kind);
+    std::optional<Binding> b = bindingFor(s.collective);
     if (!b)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
@@ -755,7 +779,7 @@ collc::emit::emitCpp(const Program &program,
     }
     if (c.resolved.size() < 2)
       continue;
-    std::optional<Binding> b = bindingFor(c.collective.kind);
+    std::optional<Binding> b = bindingFor(c.collective);
     if (!b)
       continue;
     std::string comment = "// Collective `" + c.name + "` (" +

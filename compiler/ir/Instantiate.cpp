@@ -206,6 +206,15 @@ llvm::Error Instantiator::run(llvm::ArrayRef<int64_t> params) {
   out.p = *p;
   env[SlotSize] = out.p;
 
+  out.collective = schedule.collective;
+  if (const ExprRef &q = schedule.collective.shiftOf) {
+    auto amount = eval(*q, "shift amount", q->loc);
+    if (!amount)
+      return amount.takeError();
+    out.collective.shift = (*amount % out.p + out.p) % out.p;
+    out.collective.shiftOf = nullptr;
+  }
+
   if (schedule.chunks) {
     auto k = eval(*schedule.chunks, "chunk count", schedule.loc);
     if (!k)

@@ -57,6 +57,8 @@ struct InstanceStep {
 
 struct Instance {
   const Schedule *schedule = nullptr;
+  /// The schedule's collective with a family's shift amount evaluated.
+  Collective collective;
   std::vector<int64_t> params; // indexed like Schedule::params
   std::vector<int64_t> dims;   // evaluated TopologyTemplate::dims
   int64_t p = 0;               // number of ranks

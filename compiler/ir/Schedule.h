@@ -55,6 +55,10 @@ struct Collective {
   CollectiveKind kind = CollectiveKind::Broadcast;
   int64_t root = 0;             // broadcast, reduce, scatter, gather
   int64_t shift = 0;            // shift(q: ...)
+  /// A family over the shift amount, `shift(q: q)`: that parameter (one
+  /// member per amount); null: the constant `shift`. An instance
+  /// (ir/Instantiate.h) has it evaluated into `shift`.
+  ExprRef shiftOf;
   std::string op = "sum";       // reductions: sum prod min max land lor ...
   bool commutative = true;      // false: folding order is checked
   std::string type = "f64";     // element type name as written

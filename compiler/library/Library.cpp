@@ -375,7 +375,8 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   if (family.collective.kind != want.kind)
     return fail("it implements " +
                 ir::collectiveKindName(family.collective.kind));
-  if (want.kind == CollectiveKind::Shift &&
+  const ir::ExprRef &amount = family.collective.shiftOf;
+  if (want.kind == CollectiveKind::Shift && !amount &&
       family.collective.shift != want.shift)
     return fail("it shifts by " + llvm::Twine(family.collective.shift));
 
@@ -407,6 +408,13 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
       bound[d.slot] = true;
     }
   }
+  // A family over the shift amount (`shift(q: q)`) has the declared one.
+  // Like a size beyond a family's range, an amount beyond it is proved
+  // again for the one member.
+  if (amount && amount->op == ExprOp::Var && !bound[amount->slot]) {
+    env[amount->slot] = want.shift;
+    bound[amount->slot] = true;
+  }
   std::vector<int64_t> params;
   for (const ir::Parameter &param : family.params) {
     if (!bound[param.slot]) {
@@ -421,6 +429,14 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     ir::EvalResult v = ir::evaluate(*family.topology.dims[i], env);
     if (!v.ok() || v.value != (*dims)[i])
       return fail("no member has dimensions " + target.describe());
+  }
+  if (amount) {
+    env[ir::SlotSize] = target.numRanks();
+    ir::EvalResult q = ir::evaluate(*amount, env);
+    if (!q.ok() ||
+        (q.value % env[ir::SlotSize] + env[ir::SlotSize]) % env[ir::SlotSize] !=
+            want.shift)
+      return fail("it shifts by " + ir::print(*amount));
   }
   if (target.kind() == TopologyKind::Graph ||
       target.kind() == TopologyKind::Tree) {

@@ -152,7 +152,7 @@ private:
   unsigned numSlots = 0;
   bool reduction = false;
   std::optional<int64_t> fixedOrigin, fixedDest;
-  Term p, chunks;
+  Term p, chunks, shift;
   std::map<const ir::TransferRule *, std::vector<ExprRef>> senders;
   std::optional<std::pair<Concern, std::string>> failure;
 };
@@ -229,6 +229,13 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     chunks = k.value;
     top.assumptions.push_back(k.defined && sge(chunks, 1));
   }
+  // A shift's amount, reduced mod p as an instance reduces it.
+  shift = ctx.bitVec(schedule.collective.shift, width);
+  if (const ir::ExprRef &q = schedule.collective.shiftOf) {
+    SmtExpr amount = ExprToSmt(ctx, top.env).translate(*q);
+    top.assumptions.push_back(amount.defined);
+    shift = srem(srem(amount.value, p) + p, p);
+  }
   for (const ir::TransferRule *rule : [&] {
          std::vector<const ir::TransferRule *> all;
          std::function<void(const std::vector<ir::BodyItem> &)> collect =
@@ -273,9 +280,12 @@ unsigned Inductor::chooseWidth(const ExprRef &numRanks) {
   w.setSlot(ir::SlotSize, size);
   // Ranks, and sums of two of them (a shift's origin + q, t + m).
   Interval rank{0, size.hi - 1};
-  int64_t shift = schedule.collective.shift;
-  w.require(Interval{-2 * size.hi - std::abs(shift),
-                     2 * size.hi + std::abs(shift)});
+  int64_t shift = std::abs(schedule.collective.shift);
+  if (schedule.collective.shiftOf) {
+    Interval q = w.require(*schedule.collective.shiftOf);
+    shift = std::max(std::abs(q.lo), std::abs(q.hi));
+  }
+  w.require(Interval{-2 * size.hi - shift, 2 * size.hi + shift});
   for (unsigned slot : {unsigned(ir::SlotRank), unsigned(ir::SlotOrigin),
                         unsigned(ir::SlotDest)})
     w.setSlot(slot, rank);
@@ -327,8 +337,7 @@ Term Inductor::universe(const Chunk &c) {
   if (fixedDest)
     dest = c.dest == *fixedDest;
   else if (schedule.collective.kind == CollectiveKind::Shift)
-    dest = c.dest ==
-           srem(c.origin + ctx.bitVec(schedule.collective.shift, width), p);
+    dest = c.dest == srem(c.origin + shift, p);
   else
     dest = isRank(c.dest);
   return origin && dest && sge(c.index, 0) && slt(c.index, chunks);
@@ -439,8 +448,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
                 fixedDest ? ctx.bitVec(*fixedDest, width) : s,
                 ctx.bitVec(0, width)};
       if (schedule.collective.kind == CollectiveKind::Shift)
-        own.dest =
-            srem(own.origin + ctx.bitVec(schedule.collective.shift, width), p);
+        own.dest = srem(own.origin + shift, p);
       if (!obligation(Concern::Causality,
                       "a rank may send everything it holds while holding "
                       "nothing (or not its own first chunk)",

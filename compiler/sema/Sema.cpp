@@ -186,8 +186,18 @@ private:
   std::optional<ir::TopologyTemplate>
   topologyTemplate(const ast::TopologyExpr &expr, ir::Schedule *schedule,
                    Scope *scope);
+  /// In a schedule's header (`schedule` and `scope` given), a shift's
+  /// amount may be a bare unknown name: a new parameter (`shift(q: q)`).
+  /// A new parameter of family `s` named `id` (`p` is the size's slot).
+  ExprRef newParameter(const ast::Identifier &id, ir::Schedule &s,
+                       Scope &scope);
+  /// The amount of a schedule's `shift(q: value)`: a new parameter for a
+  /// bare unknown name, else a constant.
+  ExprRef familyShift(const ast::Operand &value, ir::Schedule &s, Scope &scope);
   std::optional<ir::Collective> collective(const ast::CollectiveExpr &expr,
-                                           std::optional<int64_t> ranks);
+                                           std::optional<int64_t> ranks,
+                                           ir::Schedule *schedule = nullptr,
+                                           Scope *scope = nullptr);
 
   // Schedule bodies.
   bool body(const std::vector<ast::BodyItem> &items, ir::Schedule &schedule,
@@ -483,16 +493,7 @@ Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
                        return q.name == "p";
                      });
     if (id && schedule && scope && (!scope->find(id->name) || sizeParam)) {
-      unsigned slot;
-      if (id->name == "p") {
-        slot = ir::SlotSize;
-      } else {
-        slot = static_cast<unsigned>(schedule->slotNames.size());
-        schedule->slotNames.push_back(id->name);
-      }
-      schedule->params.push_back({id->name, slot, locOf(*id), std::nullopt});
-      scope->add(id->name, slot, locOf(*id));
-      t.dims.push_back(ir::Expr::var(id->name, slot, locOf(*id)));
+      t.dims.push_back(newParameter(*id, *schedule, *scope));
       continue;
     }
     ExprRef e = scope ? lower(arg.value, *scope) : nullptr;
@@ -609,9 +610,43 @@ Analyzer::concreteTopology(const ast::TopologyRef &ref) {
   return makeTopology(*t, diags, rangeOf(expr), &expr);
 }
 
+ExprRef Analyzer::newParameter(const ast::Identifier &id, ir::Schedule &s,
+                               Scope &scope) {
+  unsigned slot = ir::SlotSize;
+  if (id.name != "p") {
+    slot = static_cast<unsigned>(s.slotNames.size());
+    s.slotNames.push_back(id.name);
+  }
+  s.params.push_back({id.name, slot, locOf(id), std::nullopt});
+  scope.add(id.name, slot, locOf(id));
+  return ir::Expr::var(id.name, slot, locOf(id));
+}
+
+ExprRef Analyzer::familyShift(const ast::Operand &value, ir::Schedule &s,
+                              Scope &scope) {
+  const ast::Identifier *id = asIdentifier(value);
+  if (id && !scope.find(id->name))
+    return newParameter(*id, s, scope);
+  // Else a number: a family's emitted function takes its amount as an
+  // argument, which an expression over other parameters could not be.
+  ExprRef e = lower(value, scope);
+  if (!e)
+    return nullptr;
+  e = ir::fold(e);
+  if (e->op != ExprOp::Const) {
+    diags.error(locOf(locatedOf(value)),
+                "a shift amount is a number, or a name of its own for a "
+                "family over the amount, as in shift(q: q)",
+                rangeOf(locatedOf(value)));
+    return nullptr;
+  }
+  return e;
+}
+
 std::optional<ir::Collective>
 Analyzer::collective(const ast::CollectiveExpr &expr,
-                     std::optional<int64_t> ranks) {
+                     std::optional<int64_t> ranks, ir::Schedule *schedule,
+                     Scope *scope) {
   std::optional<ir::CollectiveKind> kind =
       ir::parseCollectiveKind(expr.kind.name);
   if (!kind) {
@@ -707,6 +742,18 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
         c.commutative = word->name == "true";
       }
       continue;
+    }
+    if (key == "q" && schedule && scope) {
+      ExprRef amount = familyShift(arg.value, *schedule, *scope);
+      if (!amount) {
+        ok = false;
+        continue;
+      }
+      if (amount->op != ExprOp::Const) {
+        sawQ = true;
+        c.shiftOf = amount;
+        continue;
+      }
     }
     std::optional<int64_t> v = constant(arg.value, "'" + key + "'");
     if (!v) {
@@ -980,7 +1027,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
   }
   s.topology = *topo;
 
-  std::optional<ir::Collective> c = collective(decl.what, ranks);
+  std::optional<ir::Collective> c = collective(decl.what, ranks, &s, &scope);
   if (!c)
     return;
   s.collective = *c;
@@ -999,7 +1046,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     if (param == s.params.end()) {
       diags.error(locOf(range.name),
                   "'" + range.name.name +
-                      "' is not a parameter of this schedule's topology",
+                      "' is not a parameter of this schedule",
                   rangeOf(range.name));
       return;
     }

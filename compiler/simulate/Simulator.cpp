@@ -1039,8 +1039,7 @@ collc::simulate::simulate(const ir::Instance &instance,
         "schedule has " + std::to_string(instance.p) + " ranks but " +
             topology.describe() + " has " + std::to_string(topology.numRanks()),
         instance.schedule->loc);
-  auto sem = Semantics::make(instance.schedule->collective, instance.p,
-                             instance.chunks);
+  auto sem = Semantics::make(instance.collective, instance.p, instance.chunks);
   if (!sem)
     return sem.takeError();
   Simulator sim(instance, topology, options, std::move(*sem));

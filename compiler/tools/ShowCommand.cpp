@@ -148,7 +148,7 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
   }
 
   os << "schedule " << schedule.name << " : "
-     << verify::describeCollective(schedule.collective) << " on "
+     << verify::describeCollective(instance->collective) << " on "
      << topology->describe() << ", p = " << instance->p;
   if (instance->chunks > 1)
     os << ", " << instance->chunks << " chunks per block";

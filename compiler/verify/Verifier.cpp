@@ -246,7 +246,8 @@ std::string collc::verify::describeCollective(const ir::Collective &c) {
   if (ir::isReduction(c.kind))
     args.push_back("op: " + c.op);
   if (c.kind == CK::Shift)
-    args.push_back("q: " + std::to_string(c.shift));
+    args.push_back(
+        "q: " + (c.shiftOf ? ir::print(*c.shiftOf) : std::to_string(c.shift)));
   if (!args.empty())
     s += "(" + llvm::join(args, ", ") + ")";
   return s;
@@ -415,7 +416,9 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   std::vector<int64_t> lastMember =
       simulated ? members[simulated - 1] : std::vector<int64_t>{};
   std::vector<ParamRange> coveredRanges = *ranges;
-  if (!coveredRanges.empty() && simulated)
+  // Members run smallest first, so a cut-off range ends at the last one's
+  // value (a complete run covers every range whole, whatever the order).
+  if (!coveredRanges.empty() && simulated && !complete)
     coveredRanges.back().hi = lastMember.back();
   report.simulated =
       simulated == 0

@@ -61,7 +61,8 @@ enum class Kind {
   Alltoall,
   Scatter,
   Gather,
-  Shift
+  Shift,
+  ShiftBy // a family over the amount: the function takes q
 };
 
 using BcastFn = int (*)(void *, int, MPI_Datatype, int, MPI_Comm);
@@ -77,6 +78,8 @@ using ExchangeFn = int (*)(const void *, int, MPI_Datatype, void *, int,
 using RootedFn = int (*)(const void *, int, MPI_Datatype, void *, int,
                          MPI_Datatype, int, MPI_Comm);
 using ShiftFn = int (*)(const void *, void *, int, MPI_Datatype, MPI_Comm);
+using ShiftByFn = int (*)(const void *, void *, int, MPI_Datatype, int,
+                          MPI_Comm);
 
 // The table stores every function as one pointer type; the overloads pick
 // the MPI_Comm form of an emitted function by its signature.
@@ -87,6 +90,7 @@ AnyFn erase(AllreduceFn f) { return reinterpret_cast<AnyFn>(f); }
 AnyFn erase(ExchangeFn f) { return reinterpret_cast<AnyFn>(f); }
 AnyFn erase(RootedFn f) { return reinterpret_cast<AnyFn>(f); }
 AnyFn erase(ShiftFn f) { return reinterpret_cast<AnyFn>(f); }
+AnyFn erase(ShiftByFn f) { return reinterpret_cast<AnyFn>(f); }
 
 // The rank counts a topology family has within the proved range.
 using Fits = bool (*)(int p);
@@ -167,16 +171,19 @@ const Schedule schedules[] = {
   {"scatter_gather", "mesh_gather",              Kind::Gather,        erase(library::mesh_gather),              meshAB},
   {"scatter_gather", "linear_scatter",           Kind::Scatter,       erase(library::linear_scatter),           ranks2to8},
   {"scatter_gather", "linear_gather",            Kind::Gather,        erase(library::linear_gather),            ranks2to8},
-  {"shift",        "ring_shift",                 Kind::Shift,         erase(library::ring_shift),               ranks4to8, 0, 3},
+  {"shift",        "ring_shift",                 Kind::ShiftBy,       erase(library::ring_shift),               ranks4to8, 0, 3},
+  {"shift",        "ring_shift",                 Kind::ShiftBy,       erase(library::ring_shift),               ranks4to8, 0, 6},
   {"all_port",     "ring_alltoall_bidirectional", Kind::Alltoall,     erase(library::ring_alltoall_bidirectional), ranks2to8},
   {"all_port",     "hypercube_bc_trees",         Kind::Bcast,         erase(library::hypercube_bc_trees),       cube1to3},
   {"all_port",     "hypercube_allgather_gray_paths", Kind::Allgather, erase(library::hypercube_allgather_gray_paths), cube1to3},
   {"all_port",     "hypercube_scatter_trees",    Kind::Scatter,       erase(library::hypercube_scatter_trees),  cube1to3},
   {"all_port",     "hypercube_gather_trees",     Kind::Gather,        erase(library::hypercube_gather_trees),   cube1to3},
   {"all_port",     "hypercube_alltoall_trees",   Kind::Alltoall,      erase(library::hypercube_alltoall_trees), cube1to3},
-  {"shift",        "torus_shift",                Kind::Shift,         erase(library::torus_shift),              torus3x3,   0, 5},
-  {"shift",        "hypercube_shift_ecube",      Kind::Shift,         erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
-  {"shift",        "hypercube_shift_gray",       Kind::Shift,         erase(library::hypercube_shift_gray),     cube3,      0, 5},
+  {"shift",        "torus_shift",                Kind::ShiftBy,       erase(library::torus_shift),              torus3x3,   0, 5},
+  {"shift",        "torus_shift",                Kind::ShiftBy,       erase(library::torus_shift),              torus3x3,   0, 7},
+  {"shift",        "hypercube_shift_ecube",      Kind::ShiftBy,       erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
+  {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube3,      0, 5},
+  {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube3,      0, 6},
   {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},
   {"split",        "hypercube_reduce_split",     Kind::Reduce,        erase(library::hypercube_reduce_split),   cube1to3},
   {"split",        "hypercube_allreduce_split",  Kind::Allreduce,     erase(library::hypercube_allreduce_split), cube1to3},
@@ -422,14 +429,18 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
       got = want;
     break;
   }
-  case Kind::Shift: {
+  case Kind::Shift:
+  case Kind::ShiftBy: {
     std::vector<T> mine(n);
     for (int i = 0; i < count; ++i)
       mine[i] = value<T>(rank, 0, i);
     got.assign(n, T{});
     want = got;
-    rc = reinterpret_cast<ShiftFn>(s.fn)(mine.data(), got.data(), count, t,
-                                         comm);
+    rc = s.kind == Kind::ShiftBy
+             ? reinterpret_cast<ShiftByFn>(s.fn)(mine.data(), got.data(), count,
+                                                 t, s.shift, comm)
+             : reinterpret_cast<ShiftFn>(s.fn)(mine.data(), got.data(), count,
+                                               t, comm);
     MPI_Sendrecv(mine.data(), count, t, (rank + s.shift) % size, 0, want.data(),
                  count, t, (rank - s.shift % size + size) % size, 0, comm,
                  MPI_STATUS_IGNORE);
@@ -454,7 +465,9 @@ std::string describe(const Schedule &s, const char *type, const char *op,
          " count " + std::to_string(count) + (inPlace ? " in place" : "");
 }
 
-bool hasInPlace(Kind k) { return k != Kind::Shift && k != Kind::Bcast; }
+bool hasInPlace(Kind k) {
+  return k != Kind::Shift && k != Kind::ShiftBy && k != Kind::Bcast;
+}
 
 template <typename T>
 void runCounts(const Schedule &s, MPI_Op op, const char *opName,
@@ -539,6 +552,9 @@ void runErrors(const Schedule &s) {
     case Kind::Shift:
       return reinterpret_cast<ShiftFn>(s.fn)(buf.data(), buf.data() + size, 1,
                                              t, MPI_COMM_WORLD);
+    case Kind::ShiftBy:
+      return reinterpret_cast<ShiftByFn>(s.fn)(buf.data(), buf.data() + size, 1,
+                                               t, s.shift, MPI_COMM_WORLD);
     }
     return MPI_SUCCESS;
   };

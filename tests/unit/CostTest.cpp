@@ -64,9 +64,11 @@ protected:
 
   /// Prices `name` at p ranks and checks A and B.
   static void expectCost(llvm::StringRef name, int64_t p, int64_t ts,
-                         Fraction twM, PortModel ports = PortModel::Single) {
+                         Fraction twM, PortModel ports = PortModel::Single,
+                         std::optional<int64_t> shift = std::nullopt) {
     const ir::Schedule &s = schedule(name);
-    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+    llvm::Expected<std::vector<int64_t>> params =
+        cost::paramsForRanks(s, p, shift);
     ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
     llvm::Expected<cost::ScheduleCost> c = cost::costOf(s, *params, ports);
     ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
@@ -202,41 +204,53 @@ TEST_F(CostTest, Eq4_10_PairwiseExchange) {
     expectCost("pairwise_exchange", p, p - 1, p - 1);
 }
 
-// §4.6.1: a ring q-shift takes min(q, p - q) steps of m words.
+// §4.6.1: a ring q-shift takes min(q, p - q) steps of m words (q mod p:
+// a shift by p is none).
 TEST_F(CostTest, Sec4_6_1_RingShift) {
   for (int64_t p : {4, 5, 8, 16, 64})
-    expectCost("ring_shift", p, std::min<int64_t>(3, p - 3),
-               std::min<int64_t>(3, p - 3));
+    for (int64_t q : {int64_t(1), int64_t(3), p - 1, p, p + 2}) {
+      int64_t steps = std::min(q % p, p - q % p);
+      expectCost("ring_shift", p, steps, steps, PortModel::Single, q);
+    }
 }
 
-// §4.6.1, Figure 4.22: a 5-shift on a square wraparound mesh is q mod sqrt p
-// row steps, a compensating column step and floor(q / sqrt p) column steps,
-// within the bound (t_s + t_w m)(sqrt p + 1).
+// §4.6.1, Figure 4.22: a q-shift on a square wraparound mesh is q mod sqrt p
+// row steps, a compensating column step and floor(q / sqrt p) column steps
+// (mod sqrt p), within the bound (t_s + t_w m)(sqrt p + 1) where both
+// shifts forward are the shorter way.
 TEST_F(CostTest, Fig4_22_MeshShift) {
-  for (int64_t p : {9, 16, 25, 36}) {
-    int64_t s = isqrt(p);
-    // With q mod sqrt p = 0 nothing wraps and the compensating step is
-    // empty, which costs nothing.
-    int64_t steps = 5 % s + (5 % s > 0) + 5 / s;
-    expectCost("torus_shift", p, steps, steps);
-    EXPECT_LE(steps, s + 1);
-  }
+  for (int64_t p : {9, 16, 25, 36})
+    for (int64_t q : {5, 7, 12, 30}) {
+      int64_t s = isqrt(p);
+      // With q mod sqrt p = 0 nothing wraps and the compensating step is
+      // empty, which costs nothing.
+      int64_t steps = q % s + (q % s > 0) + q / s % s;
+      expectCost("torus_shift", p, steps, steps, PortModel::Single, q);
+      // The seed's bound takes each shift the shorter way round; the
+      // schedule shifts forward only, so it holds where forward is shorter.
+      if (q % s <= s / 2 && q / s % s <= s / 2) {
+        EXPECT_LE(steps, s + 1);
+      }
+    }
 }
 
 // Eq. 4.11: on a cube in Gray-code order a q-shift takes two steps per set
 // bit of q above bit 0 and one for bit 0, at most (2 log p - 1) of
-// t_s + t_w m; q = 5 = 4 + 1 is three.
+// t_s + t_w m: q = 5 = 4 + 1 is three, 6 = 4 + 2 four, 7 five.
 TEST_F(CostTest, Eq4_11_HypercubeShiftGrayCode) {
-  for (int64_t p : {8, 16, 64}) {
-    expectCost("hypercube_shift_gray", p, 3, 3);
-    EXPECT_LE(3, 2 * log2Exact(p) - 1);
-  }
+  for (int64_t p : {8, 16, 64})
+    for (auto [q, steps] :
+         {std::pair<int64_t, int64_t>{5, 3}, {6, 4}, {7, 5}}) {
+      expectCost("hypercube_shift_gray", p, steps, steps, PortModel::Single, q);
+      EXPECT_LE(steps, 2 * log2Exact(p) - 1);
+    }
 }
 
-// Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m.
+// Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m, for any q.
 TEST_F(CostTest, Eq4_12_HypercubeShiftEcube) {
   for (int64_t p : powersOfTwo)
-    expectCost("hypercube_shift_ecube", p, 1, 1);
+    for (int64_t q : {1, 3, 5})
+      expectCost("hypercube_shift_ecube", p, 1, 1, PortModel::Single, q);
 }
 
 // Eq. 4.13: broadcast as scatter + all-gather of p pieces,

@@ -76,6 +76,10 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"alltoall on hypercube(dim: 3) using pairwise_exchange",
        "pairwise_exchange", ""},
       {"shift(q: 5) on torus(4, 4)", "torus_shift", ""},
+      // Families over the amount: any q.
+      {"shift(q: 6) on torus(4, 4)", "torus_shift", ""},
+      {"shift(q: 7) on ring(9)", "ring_shift", ""},
+      {"shift(q: 7) on hypercube(dim: 3)", "hypercube_shift_ecube", ""},
       {"reduce_scatter(op: max) on full(6)", "ring_reduce_scatter", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
       // 000 §4.7.1: the only all-reduce on a torus is a composition.
@@ -274,12 +278,14 @@ TEST_F(LibraryTest, AutoSwitchesScheduleWhereTheCostsCross) {
 }
 
 TEST_F(LibraryTest, NothingFitsIsAnErrorThatSaysWhy) {
-  resolve("collective s = shift(q: 6) on torus(4, 4);\n");
+  resolve("collective s = shift(q: 1) on linear(4);\n");
   EXPECT_NE(errors.find("test.coll:1:1: error: cannot resolve 's': the "
-                        "library has no schedule for shift on torus(4, 4)"),
+                        "library has no schedule for shift on linear(4)"),
             std::string::npos)
       << errors;
-  EXPECT_NE(errors.find("torus_shift: it shifts by 5"), std::string::npos)
+  EXPECT_NE(errors.find("ring_shift: it runs on ring, which linear(4) does "
+                        "not contain"),
+            std::string::npos)
       << errors;
   // A star's hub is the only node like it: no renaming moves the root.
   errors.clear();
