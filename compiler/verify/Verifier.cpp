@@ -344,11 +344,18 @@ collc::verify::verifySchedule(const ir::Schedule &s,
                  : options.simulationBudgetSeconds;
 
   // Simulation: every member of the family, smallest first.
+  // At most 100000 of them: past that the list is cut, and the run cannot
+  // be complete.
   std::vector<std::vector<int64_t>> members{{}};
+  bool cut = false;
   for (const ParamRange &r : *ranges) {
     std::vector<std::vector<int64_t>> next;
     for (const auto &m : members)
-      for (int64_t v = r.lo; v <= r.hi && next.size() < 100000; ++v) {
+      for (int64_t v = r.lo; v <= r.hi; ++v) {
+        if (next.size() == 100000) {
+          cut = true;
+          break;
+        }
         next.push_back(m);
         next.back().push_back(v);
       }
@@ -412,7 +419,10 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     if (decided)
       break;
   }
-  bool complete = simulated == members.size();
+  bool complete = !cut && simulated == members.size();
+  if (cut && stopReason.empty())
+    stopReason = "the family has more than 100000 members, of which 100000 "
+                 "are simulated";
   std::vector<int64_t> lastMember =
       simulated ? members[simulated - 1] : std::vector<int64_t>{};
   std::vector<ParamRange> coveredRanges = *ranges;
@@ -420,12 +430,16 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   // value (a complete run covers every range whole, whatever the order).
   if (!coveredRanges.empty() && simulated && !complete)
     coveredRanges.back().hi = lastMember.back();
+  // A cut-off run over several parameters covers no range whole: count it.
+  std::string covered =
+      !complete && ranges->size() > 1
+          ? "the first " + std::to_string(simulated) + " members by size"
+          : rangeText(coveredRanges);
   report.simulated =
-      simulated == 0
-          ? "no size"
-          : (ranges->empty() ? "p = " + std::to_string(largestP)
-                             : rangeText(coveredRanges) + " (up to p = " +
-                                   std::to_string(largestP) + ")");
+      simulated == 0 ? "no size"
+                     : (ranges->empty() ? "p = " + std::to_string(largestP)
+                                        : covered + " (up to p = " +
+                                              std::to_string(largestP) + ")");
 
   auto simulationVerdict = [&](Property p) {
     size_t i = static_cast<size_t>(p);
