@@ -152,7 +152,7 @@ INSTANTIATE_TEST_SUITE_P(
         DiagnosticCase{"schedule s : allgather on hypercube(dim: d) "
                        "where e in 1 .. 3 { }",
                        "t.coll:1:51: error: 'e' is not a parameter of this "
-                       "schedule's topology\n"
+                       "schedule\n"
                        "schedule s : allgather on hypercube(dim: d) where e "
                        "in 1 .. 3 { }\n"
                        "                                                  ^\n"}),
