@@ -117,7 +117,7 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
         "'%s' is a family over the shift amount; give it (--param %s=N)",
         schedule.name.c_str(), shiftOf->name.c_str());
   auto isAmount = [&](const ir::Parameter &param) {
-    return shiftOf && param.slot == shiftOf->slot;
+    return schedule.collective.isShiftAmount(param.slot);
   };
   auto noMember = [&](llvm::StringRef why) {
     return llvm::createStringError(

@@ -386,7 +386,7 @@ private:
     };
     // The shift amount is the caller's, within the proved range.
     auto isAmount = [&](const ir::Parameter &param) {
-      return s.collective.shiftOf && s.collective.shiftOf->slot == param.slot;
+      return s.collective.isShiftAmount(param.slot);
     };
     for (const ir::Parameter &param : s.params) {
       const verify::ParamRange *r = rangeOf(param);

@@ -59,6 +59,11 @@ struct Collective {
   /// member per amount); null: the constant `shift`. An instance
   /// (ir/Instantiate.h) has it evaluated into `shift`.
   ExprRef shiftOf;
+
+  /// Whether the parameter in `slot` is the family's shift amount.
+  bool isShiftAmount(unsigned slot) const {
+    return shiftOf && shiftOf->slot == slot;
+  }
   std::string op = "sum";       // reductions: sum prod min max land lor ...
   bool commutative = true;      // false: folding order is checked
   std::string type = "f64";     // element type name as written

@@ -101,15 +101,11 @@ collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
                            llvm::ArrayRef<std::string> params) {
   // `--p N --param q=V`: the size's member shifting by V.
   const collc::ir::ExprRef &shiftOf = s.collective.shiftOf;
-  if (p > 0 && shiftOf && params.size() == 1 &&
-      llvm::StringRef(params[0]).split('=').first.trim() == shiftOf->name) {
+  if (p > 0 && shiftOf && params.size() == 1) {
+    auto [name, value] = llvm::StringRef(params[0]).split('=');
     int64_t amount;
-    if (llvm::StringRef(params[0]).split('=').second.trim().getAsInteger(
-            10, amount))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--param needs NAME=V, got '%s'",
-                                     params[0].c_str());
-    return collc::cost::paramsForRanks(s, p, amount);
+    if (name.trim() == shiftOf->name && !value.trim().getAsInteger(10, amount))
+      return collc::cost::paramsForRanks(s, p, amount);
   }
   if (!params.empty()) {
     std::vector<std::optional<int64_t>> values(s.params.size());
