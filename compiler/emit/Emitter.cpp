@@ -632,13 +632,55 @@ private:
          << sendIn << "});\n";
     }
     os << in << "}\n";
-    // This rank as a receiver: every sender whose rule names it.
-    os << in << "for (int64_t r = 0; r < p; ++r)\n"
-       << in << "  if (" << (guard.empty() ? "" : guard + " && ") << peer
-       << " == me" << (live ? " && " + mask + " != 0" : "") << ")\n"
-       << in << "    eng.receive(r, " << mask << ", "
-       << (rule.mode == ir::TransferMode::Reduce ? "true" : "false")
-       << ");\n";
+    // This rank as a receiver: every sender whose rule names it, in rank
+    // order (the order deliveries follow).
+    std::string accepts =
+        concat({"if (", guard.empty() ? "" : guard + " && ", peer, " == me",
+                live ? " && " + mask + " != 0" : "", ")"});
+    std::string receive = concat(
+        {"eng.receive(r, ", mask, ", ",
+         rule.mode == ir::TransferMode::Reduce ? "true" : "false", ");"});
+    auto named = report.namedSenders.find(&rule);
+    if (named == report.namedSenders.end()) {
+      os << in << "for (int64_t r = 0; r < p; ++r)\n"
+         << in << "  " << accepts << "\n"
+         << in << "    " << receive << "\n";
+      return;
+    }
+    // The prover showed that these candidates, evaluated at this rank,
+    // include every sender (Prover::namedSenders): a few evaluations per
+    // step instead of p.
+    const std::vector<ir::ExprRef> &candidates = named->second;
+    os << in << "{\n" << in << "  [[maybe_unused]] const int64_t r = me;\n";
+    // Where the guard's rank-free part fails no rank sends, and a candidate
+    // need not be defined there.
+    ir::ExprRef free = ir::rankFreeGuard(rule);
+    if (free) {
+      os << in << "  if (" << ir::printCpp(*free, names) << ") {\n";
+      in += "  ";
+    }
+    os << in << "  int64_t collc_senders[] = {";
+    for (size_t k = 0; k < candidates.size(); ++k)
+      os << (k ? ", " : "") << ir::printCpp(*candidates[k], names);
+    os << "};\n";
+    const size_t n = candidates.size();
+    if (n > 1)
+      os << in << "  std::sort(collc_senders, collc_senders + " << n << ");\n";
+    os << in << "  for (size_t collc_k = 0; collc_k < " << n
+       << "; ++collc_k) {\n"
+       << in << "    const int64_t r = collc_senders[collc_k];\n"
+       << in << "    if (r < 0 || r >= p"
+       << (n > 1 ? " || (collc_k > 0 && r == collc_senders[collc_k - 1])" : "")
+       << ")\n"
+       << in << "      continue;\n"
+       << in << "    " << accepts << "\n"
+       << in << "      " << receive << "\n"
+       << in << "  }\n";
+    if (free) {
+      in.resize(in.size() - 2);
+      os << in << "  }\n";
+    }
+    os << in << "}\n";
   }
 
   const ir::Schedule &s;

@@ -6,9 +6,11 @@
 // rule's guard, peer, selector and delivery conditions printed with
 // ir::printCpp (the expression language's C++ interpretation). Hand-written
 // steps (constant sender and receiver) become tables. The receiver side of a
-// rule scans the senders r = 0..p-1 for those whose guard holds and whose
-// peer is this rank, so both ends agree on every message without a model of
-// each other's state (messages carry their chunk list; see Runtime.h).
+// rule evaluates, at this rank, the candidate senders the prover showed to
+// include every sender (ScheduleReport::namedSenders: a few per step), or
+// else scans r = 0..p-1, and takes those whose guard holds and whose peer is
+// this rank, so both ends agree on every message without a model of each
+// other's state (messages carry their chunk list; see Runtime.h).
 
 #include "sema/Program.h"
 #include "verify/Verifier.h"

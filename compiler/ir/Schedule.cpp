@@ -185,3 +185,29 @@ std::vector<ExprRef> collc::ir::sendersOf(const TransferRule &rule) {
   invert(rule.peer, Expr::var("r", SlotRank), out);
   return out;
 }
+
+namespace {
+/// Appends the conjuncts of `e` in evaluation order.
+void conjuncts(const ExprRef &e, std::vector<ExprRef> &out) {
+  if (e->op == ExprOp::And) {
+    conjuncts(e->args[0], out);
+    conjuncts(e->args[1], out);
+    return;
+  }
+  out.push_back(e);
+}
+} // namespace
+
+ExprRef collc::ir::rankFreeGuard(const TransferRule &rule) {
+  if (!rule.guard)
+    return nullptr;
+  std::vector<ExprRef> all;
+  conjuncts(rule.guard, all);
+  ExprRef free;
+  for (const ExprRef &c : all) {
+    if (reads(*c, SlotRank))
+      break;
+    free = free ? Expr::binary(ExprOp::And, free, c) : c;
+  }
+  return free;
+}

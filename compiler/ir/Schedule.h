@@ -109,6 +109,12 @@ struct TransferRule {
 /// eight; a candidate need not send (the prover checks that it does).
 std::vector<ExprRef> sendersOf(const TransferRule &rule);
 
+/// The leading conjuncts of a rule's guard that do not read the rank, as one
+/// expression (null: none). Where they are false no rank sends under the
+/// rule, so a receiver need not look for senders; being evaluated first in
+/// the guard, they are defined wherever it is.
+ExprRef rankFreeGuard(const TransferRule &rule);
+
 struct Step {
   std::string name; // optional label from the source
   std::vector<TransferRule> rules;

@@ -89,7 +89,8 @@ struct Prover::State {
   /// the narrowest at which every expression they translate, with the
   /// parameters, p, loop variables, ranks and channels within their
   /// ranges, fits; 64 when that cannot be shown.
-  unsigned widthFor(const StepSite &site, bool routes);
+  unsigned widthFor(const StepSite &site, bool routes,
+                    llvm::ArrayRef<ExprRef> extra = {});
   /// Sets the intervals of the parameters, p and the site's loop variables
   /// in `w`; returns p's, and each loop variable's in `loops`.
   Interval boundSlots(WidthAnalysis &w, const StepSite &site,
@@ -147,6 +148,9 @@ struct Prover::State {
 
   PropertyResult proveSite(Property property, const StepSite &site,
                            smt::Result &result);
+  /// Prover::namedSenders for rule `k` of `site`.
+  bool sendersNamed(const StepSite &site, unsigned k,
+                    const std::vector<ExprRef> &candidates);
   /// Checks `query` and one of `cases` (none: just `query`), a case at a
   /// time, each split by the value of a loop variable that takes few values
   /// when it does not answer at once. `at` names the case and value of a
@@ -256,6 +260,61 @@ std::vector<PropertyResult> Prover::proveAll() {
           prove(Property::Congestion)};
 }
 
+std::map<const ir::TransferRule *, std::vector<ExprRef>>
+Prover::namedSenders() {
+  std::map<const ir::TransferRule *, std::vector<ExprRef>> named;
+  for (const StepSite &site : state->sites)
+    for (unsigned k = 0; k < site.step->rules.size(); ++k) {
+      const ir::TransferRule &rule = site.step->rules[k];
+      std::vector<ExprRef> candidates = ir::sendersOf(rule);
+      if (!candidates.empty() && state->sendersNamed(site, k, candidates))
+        named[&rule] = std::move(candidates);
+    }
+  return named;
+}
+
+// The question is easy where the candidates come from inverting the peer
+// (r ^ c, (r + c) % p) and folds at once for a guard `r == e`; a query that
+// needs longer is left to the scan, which is always right.
+constexpr unsigned namedSendersMs = 10000;
+
+bool Prover::State::sendersNamed(const StepSite &site, unsigned k,
+                                 const std::vector<ExprRef> &candidates) {
+  ExprRef free = ir::rankFreeGuard(site.step->rules[k]);
+  std::vector<ExprRef> evaluated = candidates;
+  if (free)
+    evaluated.push_back(free);
+  Frame f = frameFor(site, "", widthFor(site, false, evaluated));
+  Send sender = sendFor(f, site, "");
+  Term receiver = ctx.bitVecVar("receiver", f.width);
+  std::vector<Term> env = f.base;
+  env[ir::SlotRank] = receiver;
+  ExprToSmt atReceiver(ctx, env);
+  std::vector<Term> named, undefined;
+  for (const ExprRef &c : candidates) {
+    SmtExpr e = atReceiver.translate(*c);
+    named.push_back(e.defined && e.value == sender.rank);
+    undefined.push_back(!e.defined);
+  }
+  std::vector<Term> query = f.paramAssumptions;
+  llvm::append_range(query, f.loopAssumptions);
+  llvm::append_range(query, sender.assumptions);
+  query.push_back(sender.rule == static_cast<int64_t>(k));
+  // A sender no candidate names, or a receiver where a candidate cannot be
+  // evaluated.
+  Term missed = sender.wellFormed && sender.peer == receiver && !ctx.any(named);
+  // The candidates are evaluated where the guard's rank-free part holds
+  // (the emitted code tests it first).
+  Term isRank = sge(receiver, 0) && slt(receiver, f.p);
+  if (free)
+    isRank = isRank && atReceiver.nonzero(*free);
+  query.push_back(missed || (isRank && ctx.any(undefined)));
+  unsigned limit = options.timeoutMs
+                       ? std::min(options.timeoutMs, namedSendersMs)
+                       : namedSendersMs;
+  return solver.check("senders", query, limit).isUnsat();
+}
+
 // --- frames and sends -------------------------------------------------------
 
 Interval Prover::State::boundSlots(WidthAnalysis &w, const StepSite &site,
@@ -280,7 +339,8 @@ Interval Prover::State::boundSlots(WidthAnalysis &w, const StepSite &site,
   return p;
 }
 
-unsigned Prover::State::widthFor(const StepSite &site, bool routes) {
+unsigned Prover::State::widthFor(const StepSite &site, bool routes,
+                                 llvm::ArrayRef<ExprRef> extra) {
   WidthAnalysis w(numSlots + 4);
   Interval p = boundSlots(w, site);
   if (p.hi < p.lo)
@@ -294,6 +354,8 @@ unsigned Prover::State::widthFor(const StepSite &site, bool routes) {
       w.require(*rule.guard);
     w.require(*rule.peer);
   }
+  for (const ExprRef &e : extra)
+    w.require(*e);
   if (routes && onRoute) {
     // Routes are asked for sends that matching accepts (peers are ranks)
     // and for channels between ranks.

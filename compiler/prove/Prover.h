@@ -34,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,14 @@ public:
   verify::PropertyResult prove(verify::Property property);
   /// Matching, contention and congestion, in that order.
   std::vector<verify::PropertyResult> proveAll();
+
+  /// The rules (by address) whose receivers can name their senders: for
+  /// each, the candidates of ir::sendersOf(rule), shown to include every
+  /// rank that sends to a receiver under the rule and to be defined at
+  /// every receiver, for every parameter and loop value in range. Emitted
+  /// code then evaluates a few candidates per step instead of scanning
+  /// all p ranks. A rule whose query is sat or does not answer is absent.
+  std::map<const ir::TransferRule *, std::vector<ir::ExprRef>> namedSenders();
 
   /// The solver's per-query statistics.
   const smt::Solver &solver() const;

@@ -58,6 +58,7 @@ int runCompile() {
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   verify::VerifyOptions options;
   options.timeoutSeconds = compileTimeout;
+  options.nameSenders = true;
   // The namespace becomes C++ source: it must be a qualified identifier.
   for (llvm::StringRef part : llvm::split(compileNamespace, "::")) {
     if (compileNamespace.empty())

@@ -311,6 +311,8 @@ collc::verify::verifySchedule(const ir::Schedule &s,
          {Property::Matching, Property::Contention, Property::Congestion})
       if (wanted(options, p))
         proved.push_back(prover->prove(p));
+    if (options.nameSenders)
+      report.namedSenders = prover->namedSenders();
   }
 
   // Z3 by induction over the loops' invariants: causality and correctness

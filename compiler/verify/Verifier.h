@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ struct VerifyOptions {
   /// Which properties to check (all five when empty).
   std::vector<Property> only;
   llvm::raw_ostream *verbose = nullptr;
+  /// Also find which rules' receivers can name their senders
+  /// (ScheduleReport::namedSenders), for code generation.
+  bool nameSenders = false;
 };
 
 struct ScheduleReport {
@@ -58,6 +62,10 @@ struct ScheduleReport {
   /// What the simulator found suspicious but not wrong (a message with no
   /// chunk in it), from the smallest size that shows it.
   std::vector<Counterexample> warnings;
+  /// With VerifyOptions::nameSenders: per rule, expressions over the
+  /// receiving rank that name every rank sending to it under that rule
+  /// (prove::Prover::namedSenders).
+  std::map<const ir::TransferRule *, std::vector<ir::ExprRef>> namedSenders;
   double seconds = 0;
 
   /// Proved when every property is; Counterexample when any is; else

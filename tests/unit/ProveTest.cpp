@@ -387,6 +387,72 @@ TEST(Prover, Alg4_1_HypercubeBroadcastIsProvedForDim1To16) {
               secondsSince(start));
 }
 
+// --- named senders --------------------------------------------------------
+
+/// The rule of a schedule with one step: the first rule of its first step,
+/// inside any loops.
+const TransferRule &onlyRule(const Schedule &s) {
+  const BodyItem *item = &s.body.front();
+  while (const auto *loop = std::get_if<std::shared_ptr<Loop>>(item))
+    item = &(*loop)->body.front();
+  return std::get<Step>(*item).rules.front();
+}
+
+// Emitted code evaluates the named senders at the receiving rank instead of
+// scanning every rank: Algorithm 4.1's receiver in step i names r ^ (1 << i).
+TEST(Prover, NamesTheSendersOfAlg4_1) {
+  Schedule s = hypercubeBroadcast();
+  Prover prover = makeProver(s, {{"d", 1, 16}});
+  auto named = prover.namedSenders();
+  const TransferRule &rule = onlyRule(s);
+  ASSERT_EQ(named.count(&rule), 1u);
+  const std::vector<ExprRef> &candidates = named.at(&rule);
+  // d = 3, i = 1: rank 2 hears from rank 0, and rank 6 from rank 4.
+  std::vector<int64_t> env(s.numSlots(), 0);
+  env[SlotSize] = 8;
+  env[s.params[0].slot] = 3;
+  env[s.numSlots() - 1] = 1;
+  for (auto [receiver, sender] : {std::pair<int64_t, int64_t>{2, 0}, {6, 4}}) {
+    env[SlotRank] = receiver;
+    EXPECT_TRUE(llvm::any_of(candidates,
+                             [&](const ExprRef &c) {
+                               EvalResult v = evaluate(*c, env);
+                               return v.ok() && v.value == sender;
+                             }))
+        << "receiver " << receiver;
+  }
+}
+
+// ir::sendersOf inverts (r + c) % p assuming r + c < 2p. With c = 5 on a
+// ring of 4 that fails (rank 3 sends to (3 + 5) % 4 = 0, which neither
+// 0 - 5 nor 0 - 5 + 4 names), so the receivers must scan; from 5 ranks on
+// the inversion is exact.
+TEST(Prover, SendersAreNamedOnlyWhereTheCandidatesMissNone) {
+  for (auto [lo, named] : {std::pair<int64_t, bool>{4, false}, {5, true}}) {
+    Builder b(TopologyKind::Ring, {});
+    ExprRef n = b.param("n");
+    b.s.topology.dims = {n};
+    b.s.collective.kind = CollectiveKind::Shift;
+    b.s.collective.shift = 5;
+    b.s.body.push_back(Builder::step({Builder::rule(
+        bin(ExprOp::Mod, bin(ExprOp::Add, rankVar(), lit(5)), sizeVar()))}));
+    Prover prover = makeProver(b.s, {{"n", lo, 64}});
+    EXPECT_EQ(prover.namedSenders().count(&onlyRule(b.s)), named ? 1u : 0u)
+        << "ring of " << lo << " to 64";
+  }
+  // A peer the inversion cannot solve (r appears twice) has no candidates.
+  Builder b(TopologyKind::Ring, {});
+  ExprRef n = b.param("n");
+  b.s.topology.dims = {n};
+  b.s.collective.kind = CollectiveKind::Broadcast;
+  b.s.body.push_back(Builder::step({Builder::rule(
+      bin(ExprOp::Mod, bin(ExprOp::Add, rankVar(), rankVar()), sizeVar()),
+      bin(ExprOp::Eq, rankVar(), lit(1)))}));
+  Prover prover = makeProver(b.s, {{"n", 3, 64}});
+  // The guard r == 1 names the one sender, though the peer is not inverted.
+  EXPECT_EQ(prover.namedSenders().count(&onlyRule(b.s)), 1u);
+}
+
 // --- counterexamples
 // ----------------------------------------------------------
 
