@@ -395,8 +395,12 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     return fail("its topology has " + llvm::Twine(family.topology.dims.size()) +
                 " dimensions");
 
-  // Solve the parameters from the dimensions: each dimension is a parameter
-  // or a constant (sema keeps them so).
+  // Solve the parameters from the dimensions: a dimension that is a
+  // parameter sets it; one that is an expression of a single parameter not
+  // yet set (`tree(leaves: 1 << h)`) sets it to a value that gives the
+  // dimension, from its range first; like a size beyond the range, one
+  // beyond it is proved again for the member. The check below evaluates
+  // every dimension.
   std::vector<int64_t> env(family.numSlots(), 0);
   std::vector<bool> bound(family.numSlots(), false);
   for (size_t i = 0; i < dims->size(); ++i) {
@@ -407,6 +411,28 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
       env[d.slot] = (*dims)[i];
       bound[d.slot] = true;
     }
+  }
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const Expr &d = *family.topology.dims[i];
+    std::vector<const ir::Parameter *> unset;
+    for (const ir::Parameter &param : family.params)
+      if (!bound[param.slot] && ir::reads(d, param.slot))
+        unset.push_back(&param);
+    if (unset.size() != 1 || !unset[0]->range)
+      continue;
+    const ir::Parameter &param = *unset[0];
+    auto gives = [&](int64_t v) {
+      env[param.slot] = v;
+      ir::EvalResult value = ir::evaluate(d, env);
+      return value.ok() && value.value == (*dims)[i];
+    };
+    auto [lo, hi] = *param.range;
+    for (int64_t v = lo; v <= hi && !bound[param.slot]; ++v)
+      bound[param.slot] = gives(v);
+    for (int64_t v = 0; v <= maxRanks && !bound[param.slot]; ++v)
+      bound[param.slot] = (v < lo || v > hi) && gives(v);
+    if (!bound[param.slot])
+      return fail("no member has dimensions " + target.describe());
   }
   // A family over the shift amount (`shift(q: q)`) has the declared one.
   // Like a size beyond a family's range, an amount beyond it is proved

@@ -68,7 +68,8 @@ struct Prover::State {
   // Symbolic forms over extra slots past the schedule's own:
   // src, dst, from, to.
   unsigned srcSlot = 0, dstSlot = 0, fromSlot = 0, toSlot = 0;
-  ExprRef numRanks, isChannel, onRoute; // null where there is no closed form
+  // Null where there is no closed form.
+  ExprRef numRanks, numNodes, isChannel, onRoute;
   llvm::SmallVector<ExprRef, 4> routeLegs; // onRoute's (Topology.h)
 
   /// Tree and graph: for each channel of `topology`, the (src, dst) rank
@@ -236,6 +237,7 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot size topology %s",
                                    topologyKindName(topo.kind).str().c_str());
+  s.numNodes = symbolic::numNodes(topo.kind, topo.dims);
   s.isChannel = symbolic::isChannel(topo.kind, topo.dims, from, to, topo.order);
   s.onRoute = symbolic::onRoute(topo.kind, topo.dims, src, dst, from, to,
                                 topo.order);
@@ -358,9 +360,12 @@ unsigned Prover::State::widthFor(const StepSite &site, bool routes,
     w.require(*e);
   if (routes && onRoute) {
     // Routes are asked for sends that matching accepts (peers are ranks)
-    // and for channels between ranks.
-    for (unsigned slot : {srcSlot, dstSlot, fromSlot, toSlot})
+    // and for channels between nodes.
+    Interval nodes = w.require(*numNodes);
+    for (unsigned slot : {srcSlot, dstSlot})
       w.setSlot(slot, rank);
+    for (unsigned slot : {fromSlot, toSlot})
+      w.setSlot(slot, Interval{0, std::max<int64_t>(nodes.hi - 1, 0)});
     w.require(*onRoute);
     w.require(*isChannel);
   } else if (routes && topology) {
@@ -469,8 +474,10 @@ Term Prover::State::channelIsReal(const Frame &frame, const Term &from,
   std::vector<Term> env = frame.base;
   env[fromSlot] = from;
   env[toSlot] = to;
-  return sge(from, 0) && slt(from, frame.p) && sge(to, 0) && slt(to, frame.p) &&
-         ExprToSmt(ctx, env).nonzero(*isChannel);
+  ExprToSmt tr(ctx, env);
+  Term nodes = tr.translate(*numNodes).value;
+  return sge(from, 0) && slt(from, nodes) && sge(to, 0) && slt(to, nodes) &&
+         tr.nonzero(*isChannel);
 }
 
 bool Prover::State::buildTable() {

@@ -10,6 +10,7 @@
 #include <boost/variant/static_visitor.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace collc;
@@ -223,6 +224,8 @@ private:
 
   // Expressions.
   ExprRef lower(const ast::Operand &operand, const Scope &scope);
+  /// While set, what `lower` makes of a name not in scope (null: an error).
+  std::function<ExprRef(const ast::Identifier &)> unknownName;
   ExprRef lowerChain(const ast::Chain &chain, const Scope &scope);
   std::optional<int64_t> constant(const ast::Operand &operand,
                                   llvm::StringRef what);
@@ -266,6 +269,8 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
     ExprRef operator()(const ast::Identifier &id) const {
       if (const Scope::Entry *e = scope.find(id.name))
         return ir::Expr::var(id.name, e->slot, locOf(id));
+      if (a.unknownName)
+        return a.unknownName(id);
       a.diags.error(locOf(id), "unknown name '" + id.name + "'" +
                                    (scope.size() == 0
                                         ? "; a constant is needed here"
@@ -496,7 +501,15 @@ Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
       t.dims.push_back(newParameter(*id, *schedule, *scope));
       continue;
     }
+    // So is an unknown name in a dimension's expression: the dimension is
+    // a function of the parameter (`tree(leaves: 1 << h)`, the trees with
+    // a power of two of leaves).
+    if (schedule && scope)
+      unknownName = [&](const ast::Identifier &name) {
+        return newParameter(name, *schedule, *scope);
+      };
     ExprRef e = scope ? lower(arg.value, *scope) : nullptr;
+    unknownName = nullptr;
     if (!scope) {
       std::optional<int64_t> v = constant(arg.value, "the topology's size");
       if (v)
@@ -1017,7 +1030,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     } else if (topo->kind == TopologyKind::Graph ||
                topo->kind == TopologyKind::Tree) {
       // Graph edges are fixed, so a graph family makes no sense; a tree
-      // family is fine in principle but has no closed-form routing.
+      // family is routed in closed form (symbolic::onRoute).
       if (topo->kind == TopologyKind::Graph) {
         diags.error(locOf(expr), "a graph's size must be a constant",
                     rangeOf(expr));

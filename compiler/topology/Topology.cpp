@@ -734,7 +734,6 @@ bool hasArity(TopologyKind kind, llvm::ArrayRef<ExprRef> dims) {
   case TopologyKind::Mesh:
   case TopologyKind::Torus:
     return !dims.empty();
-  case TopologyKind::Tree:
   case TopologyKind::Graph:
     return false;
   default:
@@ -749,7 +748,36 @@ namespace {
 ExprRef gray(ExprRef x) {
   return op(ExprOp::BitXor, x, op(ExprOp::Shr, x, lit(1)));
 }
+
+/// The heap position of tree node x of a tree with n leaves (treeHeapOf).
+ExprRef treeHeap(ExprRef x, ExprRef n) {
+  return select(lt(x, n), add(n, x), add(sub(x, n), lit(1)));
+}
+
+/// The highest set bit of x >= 1: x smeared into every lower bit, less
+/// itself shifted by one.
+ExprRef highestBit(ExprRef x) {
+  ExprRef smeared = x;
+  for (int64_t k : {1, 2, 4, 8, 16, 32})
+    smeared = op(ExprOp::BitOr, smeared, op(ExprOp::Shr, smeared, lit(k)));
+  return op(ExprOp::BitXor, smeared, op(ExprOp::Shr, smeared, lit(1)));
+}
+
+/// Heap position x is leaf position `leaf` or one of its ancestors, in a
+/// tree of n leaves (a power of two, all at one depth): x, at depth
+/// log2 hb(x), sits above the n / hb(x) leaves from x * (n / hb(x)), so the
+/// leaf's position divided by that span is x.
+ExprRef treeCovers(ExprRef x, ExprRef leaf, ExprRef n) {
+  return eq(div(leaf, div(n, highestBit(x))), x);
+}
 } // namespace
+
+ExprRef symbolic::numNodes(TopologyKind kind, llvm::ArrayRef<ExprRef> dims) {
+  ExprRef ranks = numRanks(kind, dims);
+  if (ranks && kind == TopologyKind::Tree)
+    return sub(mul(lit(2), ranks), lit(1)); // leaves - 1 switches
+  return ranks;
+}
 
 ExprRef symbolic::numRanks(TopologyKind kind, llvm::ArrayRef<ExprRef> dims) {
   if (!hasArity(kind, dims))
@@ -813,6 +841,11 @@ ExprRef symbolic::isChannel(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
   }
   case TopologyKind::Full:
     return ne(from, to);
+  case TopologyKind::Tree: {
+    // Between a node and its parent, in heap positions.
+    ExprRef f = treeHeap(from, dims[0]), t = treeHeap(to, dims[0]);
+    return either(eq(t, div(f, lit(2))), eq(f, div(t, lit(2))));
+  }
   default:
     return nullptr;
   }
@@ -889,6 +922,21 @@ symbolic::onRouteLegs(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
   }
   case TopologyKind::Full:
     return {both(eq(from, src), eq(to, dst))};
+  case TopologyKind::Tree: {
+    // Up from src to below the lowest common ancestor, then down to dst
+    // (Topology::route): an upward channel leaves a node above src and not
+    // above dst, a downward one enters a node above dst and not above src.
+    ExprRef n = dims[0];
+    ExprRef s = add(n, src), d = add(n, dst);
+    ExprRef f = treeHeap(from, n), t = treeHeap(to, n);
+    ExprRef up = both(eq(t, div(f, lit(2))),
+                      both(treeCovers(f, s, n),
+                           Expr::unary(ExprOp::Not, treeCovers(f, d, n))));
+    ExprRef down = both(eq(f, div(t, lit(2))),
+                        both(treeCovers(t, d, n),
+                             Expr::unary(ExprOp::Not, treeCovers(t, s, n))));
+    return {either(up, down)};
+  }
   default:
     return {};
   }

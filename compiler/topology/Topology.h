@@ -167,19 +167,23 @@ private:
 /// The symbolic form of the same routing, for the prover: expressions over
 /// ir::Expr operands (constants or variables), so one query covers every rank
 /// and, where the dimensions are variables, every size. `dims` are as for
-/// Topology::make. Only the regular topologies (ring, linear, mesh, torus,
-/// hypercube, full) have closed forms; for tree and graph (and for a wrong
-/// number of dims) these return null and the prover enumerates the concrete
-/// routes instead. Constant sub-expressions are folded as they are built.
+/// Topology::make. The regular topologies (ring, linear, mesh, torus,
+/// hypercube, full) and the balanced tree have closed forms; for a graph
+/// (and for a wrong number of dims) these return null and the prover
+/// enumerates the concrete routes instead. Constant sub-expressions are
+/// folded as they are built.
 namespace symbolic {
 /// Number of ranks.
 ir::ExprRef numRanks(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims);
-/// Nonzero iff (from -> to) is a channel (both ranks assumed in range).
+/// Number of nodes, the ends of channels: the ranks, and a tree's switches.
+ir::ExprRef numNodes(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims);
+/// Nonzero iff (from -> to) is a channel (both nodes assumed in range).
 ir::ExprRef isChannel(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
                       ir::ExprRef from, ir::ExprRef to,
                       RankOrder order = RankOrder::Natural);
-/// Nonzero iff channel (from -> to) lies on route(src, dst) (all four ranks
-/// assumed in range and (from -> to) assumed to be a channel).
+/// Nonzero iff channel (from -> to) lies on route(src, dst) (src and dst
+/// ranks, from and to nodes, all in range, and (from -> to) assumed to be a
+/// channel).
 ir::ExprRef onRoute(TopologyKind kind, llvm::ArrayRef<ir::ExprRef> dims,
                     ir::ExprRef src, ir::ExprRef dst, ir::ExprRef from,
                     ir::ExprRef to, RankOrder order = RankOrder::Natural);

@@ -104,7 +104,7 @@ bool cube2to3(int p) { return powerOfTwo(p) && p >= 4 && p <= 8; }
 bool cube1to8(int p) { return powerOfTwo(p) && p <= 256; }
 bool cube3to8(int p) { return powerOfTwo(p) && p >= 8 && p <= 256; }
 bool cube3(int p) { return p == 8; }
-bool leaves16(int p) { return p == 16; }
+bool leaves2to16(int p) { return powerOfTwo(p) && p <= 16; }
 // mesh(a, b) with a in 1..4, b in 2..4; mesh(a, b, c) with a, b in 1..4,
 // c in 2..3: the products of the ranges the build proves.
 bool meshAB(int p) {
@@ -151,8 +151,8 @@ const Schedule schedules[] = {
   {"broadcast",    "mesh_bc",                    Kind::Bcast,         erase(library::mesh_bc),                  meshAB},
   {"broadcast",    "mesh_reduce",                Kind::Reduce,        erase(library::mesh_reduce),              meshAB},
   {"broadcast",    "mesh3d_bc",                  Kind::Bcast,         erase(library::mesh3d_bc),                meshABC},
-  {"broadcast",    "tree_bc",                    Kind::Bcast,         erase(library::tree_bc),                  leaves16},
-  {"broadcast",    "tree_reduce",                Kind::Reduce,        erase(library::tree_reduce),              leaves16,   0, 0, true},
+  {"broadcast",    "tree_bc",                    Kind::Bcast,         erase(library::tree_bc),                  leaves2to16},
+  {"broadcast",    "tree_reduce",                Kind::Reduce,        erase(library::tree_reduce),              leaves2to16,   0, 0, true},
   {"allgather",    "ring_allgather",             Kind::Allgather,     erase(library::ring_allgather),           ranks2to8},
   {"allgather",    "ring_reduce_scatter",        Kind::ReduceScatter, erase(library::ring_reduce_scatter),      ranks2to8},
   {"allgather",    "mesh_allgather",             Kind::Allgather,     erase(library::mesh_allgather),           meshAB},

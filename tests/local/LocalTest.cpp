@@ -308,8 +308,8 @@ TEST(Local, Library) {
   check("hypercube_reduce", reduce(lib::hypercube_reduce, 0), cube);
   check("hypercube_reduce_any_root",
         reduce(lib::hypercube_reduce_any_root, 6), cube3);
-  check("tree_bc", broadcast(lib::tree_bc, 0), {16});
-  check("tree_reduce", reduce(lib::tree_reduce, 0), {16});
+  check("tree_bc", broadcast(lib::tree_bc, 0), {2, 4, 8, 16, 32});
+  check("tree_reduce", reduce(lib::tree_reduce, 0), {2, 4, 8, 16, 32});
   check("ring_allgather", allToAll(lib::ring_allgather, false, false), line);
   check("ring_reduce_scatter", reduceScatter(lib::ring_reduce_scatter), line);
   check("mesh_allgather", allToAll(lib::mesh_allgather, false, false), mesh);

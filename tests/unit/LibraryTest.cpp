@@ -82,6 +82,10 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"shift(q: 7) on hypercube(dim: 3)", "hypercube_shift_ecube", ""},
       {"reduce_scatter(op: max) on full(6)", "ring_reduce_scatter", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
+      // tree(leaves: 1 << h): the member is solved from the leaves.
+      {"broadcast(root: 0) on tree(leaves: 2)", "tree_bc", ""},
+      {"reduce(root: 5, op: sum) on tree(leaves: 4096)", "tree_reduce",
+       "rank r plays r ^ 5"},
       // 000 §4.7.1: the only all-reduce on a torus is a composition.
       {"allreduce(op: sum) on torus(4, 4)", "mesh_allreduce_split", ""},
       {"allreduce(op: sum) on ring(6)", "ring_allreduce_split", ""},

@@ -654,16 +654,31 @@ TEST(Prover, MissingParameterRangeIsAnError) {
   llvm::consumeError(empty.takeError());
 }
 
-TEST(Prover, TreeOfSymbolicSizeIsUnknownForRoutes) {
-  Builder b(TopologyKind::Tree, {});
-  ExprRef n = b.param("n");
-  b.s.topology.dims = {n};
-  b.s.body.push_back(
-      Builder::step({Builder::rule(bin(ExprOp::BitXor, rankVar(), lit(1)))}));
-  Prover prover = makeProver(b.s, {{"n", 2, 8}});
-  verify::PropertyResult r = prover.prove(Property::Congestion);
-  EXPECT_EQ(r.status, Status::Unknown);
-  EXPECT_NE(r.detail.find("tree"), std::string::npos) << r.detail;
+// A balanced tree of 2^h leaves is routed in closed form: one query covers
+// every height. Pairs under one switch (r ^ 1) never share a channel; pairs
+// two apart (r ^ 2) share the links of the switch above them.
+TEST(Prover, TreeFamilyIsRoutedForEveryHeight) {
+  for (int64_t apart : {1, 2}) {
+    Builder b(TopologyKind::Tree, {});
+    ExprRef h = b.param("h");
+    b.s.topology.dims = {bin(ExprOp::Shl, lit(1), h)};
+    b.s.body.push_back(Builder::step(
+        {Builder::rule(bin(ExprOp::BitXor, rankVar(), lit(apart)))}));
+    Prover prover = makeProver(b.s, {{"h", 2, 12}});
+    verify::PropertyResult r = prover.prove(Property::Congestion);
+    if (apart == 1) {
+      EXPECT_EQ(r.status, Status::Proved) << describe(r);
+      continue;
+    }
+    ASSERT_EQ(r.status, Status::Counterexample) << describe(r);
+    const verify::Counterexample &cex = *r.counterexample;
+    llvm::Expected<Topology> topo = Topology::make(TopologyKind::Tree, {cex.p});
+    ASSERT_TRUE(static_cast<bool>(topo)) << llvm::toString(topo.takeError());
+    expectSharedChannel(cex, *topo);
+    // Between switches: nodes p and above.
+    EXPECT_GE(cex.channel->first, cex.p);
+    EXPECT_GE(cex.channel->second, cex.p);
+  }
 }
 
 // --- prover against brute force on concrete topologies -----------------------
