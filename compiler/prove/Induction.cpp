@@ -803,6 +803,9 @@ bool Inductor::obligation(Concern concern, const std::string &what,
   if (failed())
     return false;
   terms.insert(terms.end(), fr.assumptions.begin(), fr.assumptions.end());
+  // What the query asks, so a slow one can be told from the others.
+  if (options.verbose)
+    *options.verbose << "induction: is there a case where " << what << "?\n";
   smt::Result res = solver.check("induction", terms, options.timeoutMs);
   if (res.isUnsat())
     return true;
