@@ -161,6 +161,7 @@ const Schedule schedules[] = {
   {"allgather",    "hypercube_reduce_scatter",   Kind::ReduceScatter, erase(library::hypercube_reduce_scatter), cube1to3},
   {"allreduce_scan", "hypercube_allreduce",      Kind::Allreduce,     erase(library::hypercube_allreduce),      cube1to3,   0, 0, true},
   {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3,   0, 0, true},
+  {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8,  0, 0, true},
   {"alltoall",     "ring_alltoall",              Kind::Alltoall,      erase(library::ring_alltoall),            ranks2to8},
   {"alltoall",     "mesh_alltoall",              Kind::Alltoall,      erase(library::mesh_alltoall),            meshAB},
   {"alltoall",     "hypercube_alltoall",         Kind::Alltoall,      erase(library::hypercube_alltoall),       cube1to3},

@@ -321,6 +321,7 @@ TEST(Local, Library) {
   check("hypercube_allreduce", allreduce(lib::hypercube_allreduce, false, false),
         cube);
   check("hypercube_scan", allreduce(lib::hypercube_scan, true, false), cube);
+  check("linear_scan", allreduce(lib::linear_scan, true, false), line);
   check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
   check("ring_alltoall_bidirectional",
         allToAll(lib::ring_alltoall_bidirectional, true, false), line);

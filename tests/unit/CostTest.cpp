@@ -157,6 +157,13 @@ TEST_F(CostTest, Eq4_5_HypercubeAllReduceAndPrefixSums) {
   }
 }
 
+// §4.3's prefix sums along a linear array: p - 1 steps of one m-word
+// message, (p - 1)(t_s + t_w m), for any p.
+TEST_F(CostTest, Sec4_3_LinearPrefixSums) {
+  for (int64_t p : {2, 3, 4, 8, 16, 64, 100})
+    expectCost("linear_scan", p, p - 1, p - 1);
+}
+
 // Eq. 4.6: scatter and gather, t_s log p + t_w m (p - 1), on the hypercube,
 // the linear array and the square mesh (Problem 4.7).
 TEST_F(CostTest, Eq4_6_ScatterGather) {

@@ -81,6 +81,10 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"shift(q: 7) on ring(9)", "ring_shift", ""},
       {"shift(q: 7) on hypercube(dim: 3)", "hypercube_shift_ecube", ""},
       {"reduce_scatter(op: max) on full(6)", "ring_reduce_scatter", ""},
+      // Algorithm 4.9 where the cube's pattern fits; the chain elsewhere.
+      {"scan(op: sum) on hypercube(dim: 3)", "hypercube_scan", ""},
+      {"scan(op: sum) on ring(6)", "linear_scan", ""},
+      {"scan(op: max) on full(12)", "linear_scan", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
       // tree(leaves: 1 << h): the member is solved from the leaves.
       {"broadcast(root: 0) on tree(leaves: 2)", "tree_bc", ""},
