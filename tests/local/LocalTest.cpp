@@ -312,6 +312,10 @@ TEST(Local, Library) {
   check("tree_reduce", reduce(lib::tree_reduce, 0), {2, 4, 8, 16, 32});
   check("ring_allgather", allToAll(lib::ring_allgather, false, false), line);
   check("ring_reduce_scatter", reduceScatter(lib::ring_reduce_scatter), line);
+  check("linear_allgather", allToAll(lib::linear_allgather, false, false),
+        line);
+  check("linear_reduce_scatter", reduceScatter(lib::linear_reduce_scatter),
+        line);
   check("mesh_allgather", allToAll(lib::mesh_allgather, false, false), mesh);
   check("mesh_reduce_scatter", reduceScatter(lib::mesh_reduce_scatter), mesh);
   check("hypercube_allgather",
@@ -360,6 +364,8 @@ TEST(Local, Library) {
         allreduce(lib::hypercube_allreduce_split, false, false), cube);
   check("ring_allreduce_split",
         allreduce(lib::ring_allreduce_split, false, false), line);
+  check("linear_allreduce_split",
+        allreduce(lib::linear_allreduce_split, false, false), line);
   check("mesh_bc_split", broadcast(lib::mesh_bc_split, 0), mesh);
   check("mesh_reduce_split", reduce(lib::mesh_reduce_split, 0), mesh);
   check("mesh_allreduce_split",

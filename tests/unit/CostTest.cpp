@@ -133,6 +133,19 @@ TEST_F(CostTest, Eq4_2_RingAllToAllBroadcast) {
   }
 }
 
+// Problem 4.12: without the wraparound, Eq. 4.2's all-to-all broadcast and
+// reduction take each direction in turn, twice the ring's time and no more:
+// 2 (t_s + t_w m)(p - 1); §4.7.1's all-reduce on them, on m/p words, twice
+// that in start-ups, 4 (p - 1) t_s + 4 (p - 1)/p t_w m.
+TEST_F(CostTest, Problem4_12_LinearArrayAllToAllBroadcast) {
+  for (int64_t p : {2, 3, 4, 8, 16, 64}) {
+    expectCost("linear_allgather", p, 2 * (p - 1), 2 * (p - 1));
+    expectCost("linear_reduce_scatter", p, 2 * (p - 1), 2 * (p - 1));
+    expectCost("linear_allreduce_split", p, 4 * (p - 1),
+               Fraction(4 * (p - 1), p));
+  }
+}
+
 // Eq. 4.3: on a square mesh, 2 t_s (sqrt p - 1) + t_w m (p - 1).
 TEST_F(CostTest, Eq4_3_MeshAllToAllBroadcast) {
   for (int64_t p : squares) {

@@ -85,6 +85,10 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"scan(op: sum) on hypercube(dim: 3)", "hypercube_scan", ""},
       {"scan(op: sum) on ring(6)", "linear_scan", ""},
       {"scan(op: max) on full(12)", "linear_scan", ""},
+      // Problem 4.12: the ring's algorithms without the wraparound.
+      {"allgather on linear(6)", "linear_allgather", ""},
+      {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
+      {"allreduce(op: sum) on linear(6)", "linear_allreduce_split", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
       // tree(leaves: 1 << h): the member is solved from the leaves.
       {"broadcast(root: 0) on tree(leaves: 2)", "tree_bc", ""},
