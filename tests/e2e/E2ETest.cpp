@@ -165,6 +165,7 @@ const Schedule schedules[] = {
   {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3,   0, 0, true},
   {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8,  0, 0, true},
   {"alltoall",     "ring_alltoall",              Kind::Alltoall,      erase(library::ring_alltoall),            ranks2to8},
+  {"alltoall",     "linear_alltoall",            Kind::Alltoall,      erase(library::linear_alltoall),          ranks2to8},
   {"alltoall",     "mesh_alltoall",              Kind::Alltoall,      erase(library::mesh_alltoall),            meshAB},
   {"alltoall",     "hypercube_alltoall",         Kind::Alltoall,      erase(library::hypercube_alltoall),       cube1to3},
   {"alltoall",     "pairwise_exchange",          Kind::Alltoall,      erase(library::pairwise_exchange),        cube1to3},

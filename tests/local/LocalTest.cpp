@@ -327,6 +327,7 @@ TEST(Local, Library) {
   check("hypercube_scan", allreduce(lib::hypercube_scan, true, false), cube);
   check("linear_scan", allreduce(lib::linear_scan, true, false), line);
   check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
+  check("linear_alltoall", allToAll(lib::linear_alltoall, true, false), line);
   check("ring_alltoall_bidirectional",
         allToAll(lib::ring_alltoall_bidirectional, true, false), line);
   check("hypercube_bc_trees", broadcast(lib::hypercube_bc_trees, 0), cube);

@@ -143,6 +143,8 @@ TEST_F(CostTest, Problem4_12_LinearArrayAllToAllBroadcast) {
     expectCost("linear_reduce_scatter", p, 2 * (p - 1), 2 * (p - 1));
     expectCost("linear_allreduce_split", p, 4 * (p - 1),
                Fraction(4 * (p - 1), p));
+    // And Eq. 4.7's all-to-all personalized: 2 (p - 1) t_s + p (p - 1) t_w m.
+    expectCost("linear_alltoall", p, 2 * (p - 1), p * (p - 1));
   }
 }
 

@@ -89,6 +89,7 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"allgather on linear(6)", "linear_allgather", ""},
       {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
       {"allreduce(op: sum) on linear(6)", "linear_allreduce_split", ""},
+      {"alltoall on linear(6)", "linear_alltoall", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
       // tree(leaves: 1 << h): the member is solved from the leaves.
       {"broadcast(root: 0) on tree(leaves: 2)", "tree_bc", ""},
