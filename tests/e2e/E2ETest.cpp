@@ -171,6 +171,8 @@ const Schedule schedules[] = {
   {"alltoall",     "pairwise_exchange",          Kind::Alltoall,      erase(library::pairwise_exchange),        cube1to3},
   {"scatter_gather", "hypercube_scatter",        Kind::Scatter,       erase(library::hypercube_scatter),        cube1to3},
   {"scatter_gather", "hypercube_gather",         Kind::Gather,        erase(library::hypercube_gather),         cube1to3},
+  {"scatter_gather", "tree_scatter",             Kind::Scatter,       erase(library::tree_scatter),             cube1to3},
+  {"scatter_gather", "tree_gather",              Kind::Gather,        erase(library::tree_gather),              cube1to3},
   {"scatter_gather", "mesh_scatter",             Kind::Scatter,       erase(library::mesh_scatter),             meshAB},
   {"scatter_gather", "mesh_gather",              Kind::Gather,        erase(library::mesh_gather),              meshAB},
   {"scatter_gather", "linear_scatter",           Kind::Scatter,       erase(library::linear_scatter),           ranks2to8},

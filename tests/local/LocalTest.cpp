@@ -345,6 +345,8 @@ TEST(Local, Library) {
         cube);
   check("hypercube_scatter", scatter(lib::hypercube_scatter, 0), cube);
   check("hypercube_gather", gather(lib::hypercube_gather, 0), cube);
+  check("tree_scatter", scatter(lib::tree_scatter, 0), {2, 4, 8, 16, 32});
+  check("tree_gather", gather(lib::tree_gather, 0), {2, 4, 8, 16, 32});
   check("linear_scatter", scatter(lib::linear_scatter, 0), line);
   check("linear_gather", gather(lib::linear_gather, 0), line);
   check("mesh_scatter", scatter(lib::mesh_scatter, 0), mesh);

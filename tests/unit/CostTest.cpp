@@ -180,11 +180,12 @@ TEST_F(CostTest, Sec4_3_LinearPrefixSums) {
 }
 
 // Eq. 4.6: scatter and gather, t_s log p + t_w m (p - 1), on the hypercube,
-// the linear array and the square mesh (Problem 4.7).
+// the linear array, the balanced tree and the square mesh (Problem 4.7).
 TEST_F(CostTest, Eq4_6_ScatterGather) {
   for (int64_t p : powersOfTwo)
-    for (const char *name : {"hypercube_scatter", "hypercube_gather",
-                             "linear_scatter", "linear_gather"})
+    for (const char *name :
+         {"hypercube_scatter", "hypercube_gather", "linear_scatter",
+          "linear_gather", "tree_scatter", "tree_gather"})
       expectCost(name, p, log2Exact(p), p - 1);
   for (int64_t p : {4, 16, 64}) {
     expectCost("mesh_scatter", p, log2Exact(p), p - 1);
