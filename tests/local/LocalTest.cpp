@@ -322,6 +322,8 @@ TEST(Local, Library) {
         allToAll(lib::hypercube_allgather, false, false), cube);
   check("hypercube_reduce_scatter",
         reduceScatter(lib::hypercube_reduce_scatter), cube);
+  check("tree_allreduce", allreduce(lib::tree_allreduce, false, false),
+        {2, 4, 8, 16, 32});
   check("hypercube_allreduce", allreduce(lib::hypercube_allreduce, false, false),
         cube);
   check("hypercube_scan", allreduce(lib::hypercube_scan, true, false), cube);

@@ -172,6 +172,13 @@ TEST_F(CostTest, Eq4_5_HypercubeAllReduceAndPrefixSums) {
   }
 }
 
+// §4.3's all-reduce as a reduction and a broadcast, on a balanced tree:
+// 2 log p (t_s + t_w m).
+TEST_F(CostTest, Sec4_3_AllreduceAsReductionAndBroadcast) {
+  for (int64_t p : powersOfTwo)
+    expectCost("tree_allreduce", p, 2 * log2Exact(p), 2 * log2Exact(p));
+}
+
 // §4.3's prefix sums along a linear array: p - 1 steps of one m-word
 // message, (p - 1)(t_s + t_w m), for any p.
 TEST_F(CostTest, Sec4_3_LinearPrefixSums) {

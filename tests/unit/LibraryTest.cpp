@@ -90,6 +90,7 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
       {"allreduce(op: sum) on linear(6)", "linear_allreduce_split", ""},
       {"alltoall on linear(6)", "linear_alltoall", ""},
+      {"allreduce(op: sum) on tree(leaves: 8)", "tree_allreduce", ""},
       {"broadcast(root: 0) on tree(leaves: 16)", "tree_bc", ""},
       // tree(leaves: 1 << h): the member is solved from the leaves.
       {"broadcast(root: 0) on tree(leaves: 2)", "tree_bc", ""},
