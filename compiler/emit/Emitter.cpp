@@ -300,7 +300,9 @@ public:
     os << "  const int64_t chunks = "
        << (s.chunks ? operand(*s.chunks, names) : "1") << ";\n";
     os << "  if (int rc = eng.start(" << s.buffers.size() << ", chunks))\n"
-       << "    return rc;\n";
+       << "    return rc;\n"
+       << "  if (eng.replayed()) // as recorded from the last like call\n"
+       << "    return MPI_SUCCESS;\n";
     os << "  int64_t step = 0;\n";
     emitBody(s.body, 1);
     os << "  return eng.finish();\n}\n\n";

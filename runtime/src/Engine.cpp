@@ -45,6 +45,10 @@ constexpr size_t headerBytes = 16;
 // Calls whose headers a thread remembers (Engine::Recall): a program's few
 // collectives with large messages.
 constexpr size_t recallKeep = 8;
+// The largest recording (Trace) a call's record keeps: its effects, and
+// the scratch memory it holds on to.
+constexpr size_t traceOps = size_t(1) << 14;
+constexpr size_t traceScratch = size_t(1) << 20;
 
 bool isReduction(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce ||
@@ -84,6 +88,151 @@ uint64_t getU64(const char *&in) {
   return v;
 }
 } // namespace
+
+// A call like the last ones on its communicator (Memory) does the same
+// at this rank as the last one did: the same messages to and from the same
+// ranks, the same copies and folds at the same places in its buffers, since
+// all of them follow from the function and its arguments. So the second
+// like call records them, and from the third on start() replays that
+// recording, which skips working out the schedule step by step (most of a
+// small message's cost). The messages are those of exchangeRepeat, so a
+// rank that replays and one that does not still agree.
+struct Engine::Trace {
+  enum class Code : uint8_t {
+    Send,
+    Recv,
+    Sendrecv,
+    Isend,
+    Irecv,
+    WaitAll,
+    Reset,
+    Copy,
+    Fold,
+  };
+  /// An address as its base and offset. Bases: the user's input (call.send)
+  /// and output (call.recv), the step's bytes, then each scratch block.
+  enum : uint32_t { Input, Output, StepBytes, FirstScratch };
+  struct Ref {
+    uint32_t base = 0;
+    size_t offset = 0, bytes = 0;
+  };
+  struct Op {
+    Code code = Code::Reset;
+    int peer = 0, tag = 0;   // WaitAll: first, last
+    int peer2 = 0, tag2 = 0; // Sendrecv's receive; Fold: the count
+    // refs [first, split): what is sent, the copy's target or the fold's
+    // operands and result; [split, last): what is received or copied.
+    uint32_t first = 0, split = 0, last = 0;
+    // sizes [first, last) of a WaitAll, or one size: the bytes received.
+    uint32_t sizesFirst = 0, sizesLast = 0;
+  };
+  // What else the effects depend on (Signature holds the rest).
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  bool inputInPlace = false, outputInPlace = false;
+  std::vector<Op> ops;
+  std::vector<Ref> refs;
+  std::vector<size_t> sizes;
+  std::vector<std::unique_ptr<char[]>> scratch; // the trace's own
+  size_t stepBytes = 0;
+  bool complete = true; // false: an effect could not be recorded
+
+  bool fits(const Call &c) const {
+    return c.type == type && c.op == op &&
+           (c.send == MPI_IN_PLACE) == inputInPlace &&
+           (c.recv == MPI_IN_PLACE) == outputInPlace;
+  }
+};
+
+class Engine::TracingBackend final : public Backend {
+public:
+  TracingBackend(Engine &engine, Backend &inner)
+      : engine(engine), inner(inner), trace(*engine.tracing) {}
+  Backend &real() { return inner; }
+
+  int rank() const override { return inner.rank(); }
+  int size() const override { return inner.size(); }
+  int isend(int peer, int tag, const std::vector<Piece> &pieces,
+            int &request) override {
+    note(Trace::Code::Isend, peer, tag, pieces);
+    return inner.isend(peer, tag, pieces, request);
+  }
+  int send(int peer, int tag, const std::vector<Piece> &pieces) override {
+    note(Trace::Code::Send, peer, tag, pieces);
+    return inner.send(peer, tag, pieces);
+  }
+  int irecv(int peer, int tag, const std::vector<Piece> &pieces,
+            int &request) override {
+    note(Trace::Code::Irecv, peer, tag, {}, pieces);
+    return inner.irecv(peer, tag, pieces, request);
+  }
+  int recv(int peer, int tag, const std::vector<Piece> &pieces,
+           size_t &bytes) override {
+    note(Trace::Code::Recv, peer, tag, {}, pieces);
+    const int rc = inner.recv(peer, tag, pieces, bytes);
+    noteSizes(&bytes, 1);
+    return rc;
+  }
+  int sendrecv(int dest, int sendTag, const std::vector<Piece> &out, int source,
+               int recvTag, const std::vector<Piece> &in,
+               size_t &bytes) override {
+    Trace::Op &op = note(Trace::Code::Sendrecv, dest, sendTag, out, in);
+    op.peer2 = source;
+    op.tag2 = recvTag;
+    const int rc =
+        inner.sendrecv(dest, sendTag, out, source, recvTag, in, bytes);
+    noteSizes(&bytes, 1);
+    return rc;
+  }
+  int waitAll(int first, int last, size_t *bytes) override {
+    note(Trace::Code::WaitAll, first, last);
+    const int rc = inner.waitAll(first, last, bytes);
+    if (bytes)
+      noteSizes(bytes, static_cast<size_t>(last - first));
+    return rc;
+  }
+  // Not used by a repeated call's steps: a call that uses them is not
+  // recorded.
+  int wait(int request, size_t &bytes) override {
+    trace.complete = false;
+    return inner.wait(request, bytes);
+  }
+  int probe(int peer, int tag, size_t &bytes) override {
+    trace.complete = false;
+    return inner.probe(peer, tag, bytes);
+  }
+  void reset() override {
+    note(Trace::Code::Reset, 0, 0);
+    inner.reset();
+  }
+
+private:
+  Trace::Op &note(Trace::Code code, int peer, int tag,
+                  const std::vector<Piece> &out = {},
+                  const std::vector<Piece> &in = {}) {
+    Trace::Op op;
+    op.code = code;
+    op.peer = peer;
+    op.tag = tag;
+    op.first = static_cast<uint32_t>(trace.refs.size());
+    engine.noteRefs(out);
+    op.split = static_cast<uint32_t>(trace.refs.size());
+    engine.noteRefs(in);
+    op.last = static_cast<uint32_t>(trace.refs.size());
+    trace.ops.push_back(op);
+    return trace.ops.back();
+  }
+  void noteSizes(const size_t *bytes, size_t n) {
+    Trace::Op &op = trace.ops.back();
+    op.sizesFirst = static_cast<uint32_t>(trace.sizes.size());
+    trace.sizes.insert(trace.sizes.end(), bytes, bytes + n);
+    op.sizesLast = static_cast<uint32_t>(trace.sizes.size());
+  }
+
+  Engine &engine;
+  Backend &inner;
+  Trace &trace;
+};
 
 Engine::Workspace &Engine::threadWorkspace() {
   thread_local Workspace mine;
@@ -321,10 +470,10 @@ char *Engine::writable(int buffer, int64_t block, int64_t skipFrom,
     const size_t from = static_cast<size_t>(chunkBegin(skipFrom) * extent);
     const size_t until = static_cast<size_t>(chunkBegin(skipTo) * extent);
     if (from < until) {
-      std::memcpy(to, b.data, from);
-      std::memcpy(to + until, b.data + until, blockBytes - until);
+      copyBytes(to, b.data, from);
+      copyBytes(to + until, b.data + until, blockBytes - until);
     } else {
-      std::memcpy(to, b.data, blockBytes);
+      copyBytes(to, b.data, blockBytes);
     }
   }
   b.data = to;
@@ -341,6 +490,32 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   bufferMask = numBuffers >= 64 ? ~uint64_t(0)
                                 : (uint64_t(1) << numBuffers) - 1;
   blockBytes = static_cast<size_t>(extent) * static_cast<size_t>(call.count);
+  // The last like call's headers, where the communicator keeps them.
+  remembering = backend->outlivesCalls();
+  memory = nullptr;
+  recall = nullptr;
+  recalled = resent = 0;
+  if (remembering) {
+    if (!backend->engineMemory)
+      backend->engineMemory = std::make_shared<Memory>();
+    memory = static_cast<Memory *>(backend->engineMemory.get());
+    const Signature signature{call.name, call.kind,  call.count, chunks,
+                              call.root, call.shift, extent,     numBuffers};
+    for (const CallRecord &r : memory->calls)
+      if (r.signature == signature) {
+        recall = &r;
+        break;
+      }
+    if (recall && recall->trace && recall->trace->fits(call)) {
+      replayedCall = true;
+      const int rc = replay(*recall->trace);
+      if (rc == MPI_SUCCESS)
+        remember();
+      return rc;
+    }
+    memory->recording.clear();
+    memory->recording.signature = signature;
+  }
   const int64_t root = call.root;
   const int64_t q = ((call.shift % p) + p) % p;
   // Every block of the collective, by blockOf's numbering.
@@ -398,25 +573,8 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
-  // The last like call's headers, where the communicator keeps them.
-  remembering = backend->outlivesCalls();
-  memory = nullptr;
-  recall = nullptr;
-  recalled = resent = 0;
-  if (remembering) {
-    if (!backend->engineMemory)
-      backend->engineMemory = std::make_shared<Memory>();
-    memory = static_cast<Memory *>(backend->engineMemory.get());
-    memory->recording.clear();
-    memory->recording.signature = {call.name,  call.kind, call.count,
-                                   chunks,     call.root, call.shift,
-                                   extent,     numBuffers};
-    for (const CallRecord &r : memory->calls)
-      if (r.signature == memory->recording.signature) {
-        recall = &r;
-        break;
-      }
-  }
+  if (recall)
+    beginTrace();
   // The result goes straight where this rank outputs it.
   for (size_t blk = 0; blk < numBlocks; ++blk)
     buffers[0].blocks[blk].home = nullptr;
@@ -443,7 +601,7 @@ int Engine::start(int numBuffers, int64_t numChunks) {
       } else {
         block.data = scratch(blockBytes);
         if (blockBytes)
-          std::memcpy(block.data, input, blockBytes);
+          copyBytes(block.data, input, blockBytes);
       }
       for (int64_t k = 0; k < chunks; ++k) {
         Slot &s = buffers[b].slots[blk * static_cast<size_t>(chunks) +
@@ -498,7 +656,7 @@ int Engine::deliver(int into, int32_t slot, const Record &r,
   char *to = writable(into, blk, k, k + 1) + offset;
   if (!reduce || !held.held) {
     if (n)
-      std::memcpy(to, bytes, n * static_cast<size_t>(extent));
+      copyBytes(to, bytes, n * static_cast<size_t>(extent));
     held.held = true;
     held.lo = r.lo;
     held.hi = r.hi;
@@ -519,10 +677,23 @@ int Engine::fold(Slot &held, const Record &r, const char *old,
   // Rank order whenever the operands allow it, so every rank computes the
   // same floating-point value.
   const bool incomingIsLower = r.lo < held.lo;
-  if (int rc = combine(incomingIsLower ? incoming : old,
-                       incomingIsLower ? old : incoming, to,
-                       static_cast<int>(n), call.type, call.op))
+  const char *lower = incomingIsLower ? incoming : old;
+  const char *upper = incomingIsLower ? old : incoming;
+  if (int rc =
+          combine(lower, upper, to, static_cast<int>(n), call.type, call.op))
     return fail(rc, "reduction failed");
+  if (tracing) {
+    Trace::Op op;
+    op.code = Trace::Code::Fold;
+    op.peer2 = static_cast<int>(n);
+    op.first = static_cast<uint32_t>(tracing->refs.size());
+    const size_t bytes = n * static_cast<size_t>(extent);
+    noteRefs({{const_cast<char *>(lower), bytes},
+              {const_cast<char *>(upper), bytes},
+              {to, bytes}});
+    op.split = op.last = static_cast<uint32_t>(tracing->refs.size());
+    tracing->ops.push_back(op);
+  }
   held.ordered = adjacent;
   held.lo = std::min(held.lo, r.lo);
   held.hi = std::max(held.hi, r.hi);
@@ -698,6 +869,185 @@ void Engine::remember() {
   recall = nullptr;
 }
 
+bool Engine::locate(const char *at, size_t bytes, uint32_t &base,
+                    size_t &offset) const {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(at);
+  auto within = [&](const void *start, size_t size) {
+    const uintptr_t s = reinterpret_cast<uintptr_t>(start);
+    return start && a >= s && a + bytes <= s + size;
+  };
+  if (!bytes) {
+    base = Trace::Input; // any address will do for nothing
+    offset = 0;
+    return true;
+  }
+  for (size_t i = 0; i < taken.size(); ++i)
+    if (within(taken[i].first, taken[i].second)) {
+      base = Trace::FirstScratch + static_cast<uint32_t>(i);
+      offset = a - reinterpret_cast<uintptr_t>(taken[i].first);
+      return true;
+    }
+  if (within(stepStore.get(), stepCapacity)) {
+    base = Trace::StepBytes;
+    offset = a - reinterpret_cast<uintptr_t>(stepStore.get());
+    return true;
+  }
+  // The user's buffers, as far as inputBlock and outputBlock reach; an
+  // address in both (buffers closer than that) cannot be told apart.
+  const bool inPlace = call.send == MPI_IN_PLACE;
+  const size_t all = static_cast<size_t>(p) * blockBytes;
+  const bool perDest = call.kind == Kind::ReduceScatter ||
+                       call.kind == Kind::Scatter ||
+                       call.kind == Kind::Alltoall;
+  const bool perOrigin = call.kind == Kind::Allgather ||
+                         call.kind == Kind::Gather ||
+                         call.kind == Kind::Alltoall;
+  const void *input =
+      inPlace || call.kind == Kind::Broadcast ? nullptr : call.send;
+  const void *output = call.recv == MPI_IN_PLACE ? nullptr : call.recv;
+  const bool in = within(input, perDest ? all : blockBytes);
+  const bool out =
+      within(output, perOrigin || (inPlace && perDest) ? all : blockBytes);
+  if (in == out)
+    return false;
+  base = in ? Trace::Input : Trace::Output;
+  offset = a - reinterpret_cast<uintptr_t>(in ? input : output);
+  return true;
+}
+
+void Engine::noteRefs(const std::vector<Piece> &pieces) {
+  for (const Piece &piece : pieces) {
+    Trace::Ref ref;
+    ref.bytes = piece.bytes;
+    if (!locate(piece.data, piece.bytes, ref.base, ref.offset))
+      tracing->complete = false;
+    tracing->refs.push_back(ref);
+  }
+}
+
+void Engine::copyBytes(char *to, const char *from, size_t n) {
+  std::memmove(to, from, n);
+  if (!tracing || !n)
+    return;
+  Trace::Op op;
+  op.code = Trace::Code::Copy;
+  op.first = static_cast<uint32_t>(tracing->refs.size());
+  noteRefs({{to, n}});
+  op.split = static_cast<uint32_t>(tracing->refs.size());
+  noteRefs({{const_cast<char *>(from), n}});
+  op.last = static_cast<uint32_t>(tracing->refs.size());
+  tracing->ops.push_back(op);
+}
+
+void Engine::beginTrace() {
+  tracing = std::make_shared<Trace>();
+  tracing->type = call.type;
+  tracing->op = call.op;
+  tracing->inputInPlace = call.send == MPI_IN_PLACE;
+  tracing->outputInPlace = call.recv == MPI_IN_PLACE;
+  tracer = std::make_shared<TracingBackend>(*this, *backend);
+  backend = tracer.get();
+}
+
+void Engine::keepTrace() {
+  if (!tracing)
+    return;
+  backend = &tracer->real();
+  Trace &t = *tracing;
+  size_t scratchBytes = 0;
+  for (const auto &entry : taken)
+    scratchBytes += entry.second;
+  for (const Trace::Ref &ref : t.refs)
+    if (ref.base == Trace::StepBytes)
+      t.stepBytes = std::max(t.stepBytes, ref.offset + ref.bytes);
+  // A recording keeps its scratch: only for calls of small messages,
+  // where the per-call work it saves matters.
+  if (t.complete && t.ops.size() <= traceOps && scratchBytes <= traceScratch) {
+    for (const auto &entry : taken)
+      t.scratch.emplace_back(new char[entry.second]);
+    memory->calls[static_cast<size_t>(recall - memory->calls.data())].trace =
+        tracing;
+  }
+  tracing.reset();
+}
+
+int Engine::replay(const Trace &t) {
+  bases.assign({nullptr, nullptr, stepBytes(t.stepBytes)});
+  if (call.send != MPI_IN_PLACE)
+    bases[Trace::Input] =
+        const_cast<char *>(static_cast<const char *>(call.send));
+  if (call.recv != MPI_IN_PLACE)
+    bases[Trace::Output] = static_cast<char *>(call.recv);
+  for (const auto &block : t.scratch)
+    bases.push_back(block.get());
+  auto resolve = [&](uint32_t first, uint32_t last, std::vector<Piece> &into) {
+    into.clear();
+    for (uint32_t i = first; i < last; ++i) {
+      const Trace::Ref &r = t.refs[i];
+      into.push_back({bases[r.base] + r.offset, r.bytes});
+    }
+  };
+  auto at = [&](uint32_t i) {
+    return bases[t.refs[i].base] + t.refs[i].offset;
+  };
+  auto sizesMatch = [&](const Trace::Op &op, const size_t *got) {
+    for (uint32_t i = op.sizesFirst; i < op.sizesLast; ++i)
+      if (got[i - op.sizesFirst] != t.sizes[i])
+        diverged("a message differs from the one the last call like this "
+                 "one received");
+  };
+  for (const Trace::Op &op : t.ops) {
+    int rc = MPI_SUCCESS, request = 0;
+    size_t got = 0;
+    switch (op.code) {
+    case Trace::Code::Send:
+      resolve(op.first, op.split, pieces);
+      rc = backend->send(op.peer, op.tag, pieces);
+      break;
+    case Trace::Code::Isend:
+      resolve(op.first, op.split, pieces);
+      rc = backend->isend(op.peer, op.tag, pieces, request);
+      break;
+    case Trace::Code::Irecv:
+      resolve(op.split, op.last, single);
+      rc = backend->irecv(op.peer, op.tag, single, request);
+      break;
+    case Trace::Code::Recv:
+      resolve(op.split, op.last, single);
+      rc = backend->recv(op.peer, op.tag, single, got);
+      sizesMatch(op, &got);
+      break;
+    case Trace::Code::Sendrecv:
+      resolve(op.first, op.split, pieces);
+      resolve(op.split, op.last, single);
+      rc = backend->sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2, single,
+                             got);
+      sizesMatch(op, &got);
+      break;
+    case Trace::Code::WaitAll:
+      received.resize(op.sizesLast - op.sizesFirst);
+      rc = backend->waitAll(op.peer, op.tag,
+                            received.empty() ? nullptr : received.data());
+      sizesMatch(op, received.data());
+      break;
+    case Trace::Code::Reset:
+      backend->reset();
+      break;
+    case Trace::Code::Copy:
+      std::memmove(at(op.first), at(op.split), t.refs[op.first].bytes);
+      break;
+    case Trace::Code::Fold:
+      if ((rc = combine(at(op.first), at(op.first + 1), at(op.first + 2),
+                        op.peer2, call.type, call.op)))
+        return fail(rc, "reduction failed");
+      break;
+    }
+    if (rc)
+      return fail(rc, "communication failed");
+  }
+  return MPI_SUCCESS;
+}
+
 void Engine::encode(Outgoing &o) {
   const Buffer &b = buffers[static_cast<size_t>(o.buffer)];
   collect(o.buffer, o.first, o.last, pieces);
@@ -843,7 +1193,7 @@ void Engine::dataOf(Outgoing &o) {
   // than a derived datatype.
   char *out = o.message + head;
   for (size_t i = o.piecesFirst; i < o.piecesLast; ++i) {
-    std::memcpy(out, sendPieces[i].data, sendPieces[i].bytes);
+    copyBytes(out, sendPieces[i].data, sendPieces[i].bytes);
     out += sendPieces[i].bytes;
   }
   pieces.assign(1, {o.message + head, static_cast<size_t>(out - o.message) - head});
@@ -1169,10 +1519,12 @@ int Engine::finish() {
       }
     const Block &block = result.blocks[blk];
     if (block.data != home && blockBytes)
-      std::memmove(home, block.data, blockBytes);
+      copyBytes(home, block.data, blockBytes);
   });
-  if (rc == MPI_SUCCESS)
+  if (rc == MPI_SUCCESS) {
+    keepTrace();
     remember();
+  }
   return rc;
 }
 

@@ -5,7 +5,9 @@
 // and element, so a misplaced chunk cannot pass. A schedule whose topology
 // has no member with this many ranks must refuse with MPI_ERR_SIZE; every
 // schedule that runs must also refuse a non-contiguous type and a root it is
-// not proved for. Exit status 0 when all agree.
+// not proved for. Repeated calls (which the runtime replays from a
+// recording, runtime/src/Engine.cpp) get other data at other addresses each
+// time. Exit status 0 when all agree.
 //
 //   mpirun -np N e2e_test SPEC      (SPEC: broadcast, hypercube, e2e, ...)
 
@@ -281,12 +283,49 @@ template <typename T> const char *typeName() {
     return "affine";
 }
 
+// Changes every value, for calls that repeat one another.
+int salt = 0;
+
+// Vectors whose data starts a varying number of elements into their
+// memory, so that a repeated call's buffers lie elsewhere and apart by other
+// distances than the last call's, even where malloc hands back the same
+// blocks.
+size_t allocations = 0;
+template <typename T> struct Shifting {
+  using value_type = T;
+  Shifting() = default;
+  template <typename U> Shifting(const Shifting<U> &) {}
+  T *allocate(size_t n) {
+    const size_t shift = (allocations++ * 5 + static_cast<size_t>(salt)) % 11;
+    // The shift is kept in front of the data, for deallocate.
+    const size_t front = sizeof(size_t) + 16 + shift * sizeof(T);
+    char *raw = static_cast<char *>(::operator new(front + n * sizeof(T)));
+    char *data = raw + front;
+    const size_t offset = front;
+    std::memcpy(data - sizeof offset, &offset, sizeof offset);
+    return reinterpret_cast<T *>(data);
+  }
+  void deallocate(T *p, size_t) {
+    if (!p)
+      return;
+    char *data = reinterpret_cast<char *>(p);
+    size_t offset = 0;
+    std::memcpy(&offset, data - sizeof offset, sizeof offset);
+    ::operator delete(data - offset);
+  }
+  template <typename U> bool operator==(const Shifting<U> &) const {
+    return true;
+  }
+};
+template <typename T> using Vec = std::vector<T, Shifting<T>>;
+
 // Element i of rank r's block b: distinct across ranks, blocks and elements.
 // Floating values have a fractional part. int8 values stay within -15..15,
 // so a sum over 8 ranks cannot overflow: Open MPI 4.1's vectorized int8 sum
 // saturates where C wraps.
 template <typename T> T value(int r, int b, int i) {
-  const int64_t v = (r * 7919 + b * 104729 + i * 31) % 100003 - 50000 + r;
+  const int64_t v =
+      (r * 7919 + b * 104729 + i * 31 + salt * 613) % 100003 - 50000 + r;
   if constexpr (std::is_same_v<T, int8_t>)
     return static_cast<T>(v % 16);
   else if constexpr (std::is_same_v<T, Affine>)
@@ -313,8 +352,7 @@ template <typename T> std::string show(T v) {
 }
 
 template <typename T>
-void compare(const std::vector<T> &got, const std::vector<T> &want,
-             const std::string &what) {
+void compare(const Vec<T> &got, const Vec<T> &want, const std::string &what) {
   bool ok = got.size() == want.size();
   size_t bad = 0;
   for (size_t i = 0; ok && i < got.size(); ++i)
@@ -338,7 +376,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   const MPI_Comm comm = MPI_COMM_WORLD;
   const size_t n = static_cast<size_t>(count), np = static_cast<size_t>(size);
   const bool isRoot = rank == s.root;
-  std::vector<T> got, want;
+  Vec<T> got, want;
   int rc = MPI_SUCCESS;
   switch (s.kind) {
   case Kind::Bcast: {
@@ -356,12 +394,12 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   case Kind::Scan:
   case Kind::ReduceScatter: {
     const int blocks = s.kind == Kind::ReduceScatter ? size : 1;
-    std::vector<T> mine(blocks * n);
+    Vec<T> mine(blocks * n);
     for (int b = 0; b < blocks; ++b)
       for (int i = 0; i < count; ++i)
         mine[b * n + i] = value<T>(rank, b, i);
     const bool here = inPlace && (s.kind != Kind::Reduce || isRoot);
-    got = here ? mine : std::vector<T>(n);
+    got = here ? mine : Vec<T>(n);
     want.assign(n, T{});
     const void *send = here ? MPI_IN_PLACE : mine.data();
     if (s.kind == Kind::Reduce) {
@@ -386,7 +424,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   case Kind::Allgather:
   case Kind::Alltoall: {
     const int blocks = s.kind == Kind::Alltoall ? size : 1;
-    std::vector<T> mine(blocks * n);
+    Vec<T> mine(blocks * n);
     for (int b = 0; b < blocks; ++b)
       for (int i = 0; i < count; ++i)
         mine[b * n + i] = value<T>(rank, b, i);
@@ -405,7 +443,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
     break;
   }
   case Kind::Scatter: {
-    std::vector<T> mine(np * n);
+    Vec<T> mine(np * n);
     for (int b = 0; b < size; ++b)
       for (int i = 0; i < count; ++i)
         mine[b * n + i] = value<T>(rank, b, i);
@@ -421,7 +459,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
     break;
   }
   case Kind::Gather: {
-    std::vector<T> mine(n);
+    Vec<T> mine(n);
     for (int i = 0; i < count; ++i)
       mine[i] = value<T>(rank, 0, i);
     const bool here = inPlace && isRoot;
@@ -439,7 +477,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   }
   case Kind::Shift:
   case Kind::ShiftBy: {
-    std::vector<T> mine(n);
+    Vec<T> mine(n);
     for (int i = 0; i < count; ++i)
       mine[i] = value<T>(rank, 0, i);
     got.assign(n, T{});
@@ -459,10 +497,11 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   compare(got, want, what);
   // An all-reduce gives every rank the same bits, whatever the type.
   if (s.kind == Kind::Allreduce) {
-    std::vector<T> first = got;
+    Vec<T> first = got;
     MPI_Bcast(first.data(), static_cast<int>(first.size() * sizeof(T)),
               MPI_BYTE, 0, comm);
-    check(std::memcmp(first.data(), got.data(), got.size() * sizeof(T)) == 0,
+    check(got.empty() || std::memcmp(first.data(), got.data(),
+                                     got.size() * sizeof(T)) == 0,
           what + " differs between ranks");
   }
 }
@@ -508,6 +547,33 @@ void runSchedule(const Schedule &s) {
   // twice: the second call posts its receives from the first one's headers.
   if (size == 4 || (size == 8 && !s.fits(4)) || (size == 16 && !s.fits(8)))
     runCounts<int>(s, MPI_SUM, "sum", {1 << 20, 1 << 20}, false);
+}
+
+// The same call again and again, as a program calls its collectives: from
+// the third like call on, the runtime replays the second one's recorded
+// sends, receives, copies and folds on the new call's buffers. Each call
+// has other values at other addresses; in place and not alternate, and so
+// do two operators, each of which must be recorded apart.
+void runRepeats(const Schedule &s) {
+  for (int count : {7, 1000})
+    for (int call = 0; call < 8; ++call) {
+      salt = call + 1;
+      const bool inPlace = hasInPlace(s.kind) && call >= 5;
+      const bool max = reduces(s.kind) && call >= 3 && call < 5;
+      runCase<int>(s, count, max ? MPI_MAX : MPI_SUM, inPlace,
+                   describe(s, "int",
+                            reduces(s.kind) ? (max ? "max" : "sum") : nullptr,
+                            count, inPlace) +
+                       ", repeated call " + std::to_string(call + 1));
+    }
+  if (s.keepsOrder)
+    for (int call = 0; call < 4; ++call) {
+      salt = call + 1;
+      runCase<Affine>(s, 7, composeOp, false,
+                      describe(s, "affine", "compose", 7, false) +
+                          ", repeated call " + std::to_string(call + 1));
+    }
+  salt = 0;
 }
 
 // Two schedules named alike (library::hypercube_bc, twin::hypercube_bc)
@@ -610,6 +676,7 @@ int main(int argc, char **argv) {
     runErrors(s);
     if (s.fits(size)) {
       runSchedule(s);
+      runRepeats(s);
       ++ran;
     } else {
       ++refused;

@@ -102,8 +102,11 @@ public:
   int64_t size() const { return p; }
 
   /// Loads each rank's input into `buffers` buffers split into `chunks`
-  /// chunk indices per block. Call after the size checks.
+  /// chunk indices per block. Call after the size checks. A call like the
+  /// last ones on its communicator runs whole here, from their recording
+  /// (Trace): then replayed() is true and the steps must not run.
   int start(int buffers, int64_t chunks);
+  bool replayed() const { return replayedCall; }
 
   /// Prints "collc: NAME: message" to stderr and returns `code`.
   int fail(int code, const char *message) const;
@@ -292,13 +295,18 @@ private:
              extent == o.extent && buffers == o.buffers;
     }
   };
+  /// A repeated call's effects at this rank, recorded (Engine.cpp).
+  struct Trace;
+  /// The backend a recorded call runs on: the real one, noting each call.
+  class TracingBackend;
   /// The headers a call received (with their senders) and sent (with
-  /// their receivers), in order.
+  /// their receivers), in order, and the effects of the last call like it.
   struct CallRecord {
     Signature signature;
     std::vector<char> received, sent;
     std::vector<size_t> receivedAt, sentAt; // header i: [at[i], at[i + 1])
     std::vector<int64_t> senders, receivers;
+    std::shared_ptr<Trace> trace;
     void clear() {
       received.clear();
       sent.clear();
@@ -306,6 +314,7 @@ private:
       sentAt.assign(1, 0);
       senders.clear();
       receivers.clear();
+      trace.reset();
     }
   };
   /// The last calls on one communicator, most recent first
@@ -322,6 +331,20 @@ private:
   bool predictHeaders();
   /// Keeps what this call received and sent for the next one like it.
   void remember();
+  /// Where `bytes` bytes at `at` lie, as a trace names them (false: not
+  /// in memory a trace can name).
+  bool locate(const char *at, size_t bytes, uint32_t &base,
+              size_t &offset) const;
+  /// memmove, noted by a recording call.
+  void copyBytes(char *to, const char *from, size_t n);
+  /// Notes where each piece lies in the recording (Trace::refs).
+  void noteRefs(const std::vector<Piece> &pieces);
+  /// Starts recording this call's effects (start()); keeps the recording
+  /// with the last like call's record (finish()).
+  void beginTrace();
+  void keepTrace();
+  /// Runs a recorded call's effects on this call's buffers.
+  int replay(const Trace &t);
   /// Checks that a message's header is the one the last like call sent,
   /// which its receiver knows in its stead.
   int checkSent(const Outgoing &o);
@@ -358,6 +381,7 @@ private:
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
     std::vector<std::vector<uint16_t>> touched;
+    std::vector<char *> bases; // replay's
   };
   /// This thread's workspace, or a new one for an Engine inside another
   /// (not something emitted code does).
@@ -391,10 +415,15 @@ private:
   std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
   size_t &stepCapacity = workspace->stepCapacity;
   std::vector<std::vector<uint16_t>> &touched = workspace->touched;
+  std::vector<char *> &bases = workspace->bases;
   Memory *memory = nullptr; // this communicator's, when its backend keeps one
   bool remembering = false; // whether this call's messages may be split
   const CallRecord *recall = nullptr; // the last like call's, if any
   size_t recalled = 0, resent = 0;    // its headers used so far
+  // This call's recording, and the backend it runs on meanwhile.
+  std::shared_ptr<Trace> tracing;
+  std::shared_ptr<TracingBackend> tracer;
+  bool replayedCall = false;
 };
 
 } // namespace collc::rt
