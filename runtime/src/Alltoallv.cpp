@@ -39,8 +39,14 @@ int fail(int code, const char *why) {
   return code;
 }
 
-/// Contiguous types only: the element size, or 0.
+/// Contiguous types only: the element size, or 0. A predefined type is
+/// never freed, so the last one a thread asked about is answered without
+/// asking MPI again (three calls that cost more than a small exchange).
 size_t contiguousSize(MPI_Datatype type) {
+  thread_local MPI_Datatype lastNamed = MPI_DATATYPE_NULL;
+  thread_local size_t lastNamedSize = 0;
+  if (type == lastNamed)
+    return lastNamedSize;
   int size = 0;
   MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
   if (MPI_Type_size(type, &size) || MPI_Type_get_extent(type, &lb, &extent) ||
@@ -49,6 +55,13 @@ size_t contiguousSize(MPI_Datatype type) {
   if (size <= 0 || lb != 0 || trueLb != 0 || extent != size ||
       trueExtent != size)
     return 0;
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) ==
+          MPI_SUCCESS &&
+      combiner == MPI_COMBINER_NAMED) {
+    lastNamed = type;
+    lastNamedSize = static_cast<size_t>(size);
+  }
   return static_cast<size_t>(size);
 }
 
@@ -301,13 +314,17 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
   for (int j = 0; j < size; ++j)
     st.sendBuffer += sendcounts[j];
 
-  std::vector<int> requests;
-  std::vector<int> from; // per request: the sender, or -1 for a send
+  // Kept per thread, so that a call allocates nothing.
+  thread_local std::vector<int> requests;
+  thread_local std::vector<int> from; // per request: the sender, or -1
+  thread_local std::vector<Piece> one(1);
+  requests.clear();
+  from.clear();
   auto post = [&](int s) -> int {
     int to = stage.sendTo[s * size + me], request = 0;
     if (to >= 0) {
-      if (int rc = backend.isend(to, tag, {block(in, sdispls, sendcounts, to)},
-                                 request))
+      one[0] = block(in, sdispls, sendcounts, to);
+      if (int rc = backend.isend(to, tag, one, request))
         return rc;
       requests.push_back(request);
       from.push_back(-1);
@@ -322,8 +339,8 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
       if (stage.sendTo[s * size + x] != me)
         continue;
       int request = 0;
-      if (int rc = backend.irecv(x, tag, {block(out, rdispls, recvcounts, x)},
-                                 request))
+      one[0] = block(out, rdispls, recvcounts, x);
+      if (int rc = backend.irecv(x, tag, one, request))
         return rc;
       requests.push_back(request);
       from.push_back(x);
@@ -331,10 +348,13 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     return MPI_SUCCESS;
   };
   auto finish = [&]() -> int {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      size_t bytes = 0;
-      if (int rc = backend.wait(requests[i], bytes))
+    // The requests since the backend's last reset, numbered in order: one
+    // wait for all.
+    if (!requests.empty())
+      if (int rc =
+              backend.waitAll(requests.front(), requests.back() + 1, nullptr))
         return rc;
+    for (size_t i = 0; i < requests.size(); ++i) {
       if (from[i] < 0)
         continue;
       ++st.received;
@@ -401,15 +421,16 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
 
   const size_t stages = plan.stages.size();
   if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
-    AlltoallvStats local;
-    local.stages.resize(1);
+    thread_local AlltoallvStats local; // reused: no allocation per call
+    local.messages = local.largestBuffer = 0;
+    local.stages.assign(1, {});
     if (int rc = directExchange(plan, *backend, tagBase, es,
                                 static_cast<const char *>(sendbuf), sendcounts,
                                 sdispls, static_cast<char *>(recvbuf),
                                 recvcounts, rdispls, mode, local))
       return fail(rc, "a message does not fit recvcounts, or the backend failed");
     if (stats)
-      *stats = std::move(local);
+      *stats = local;
     return MPI_SUCCESS;
   }
   const bool dual = mode == AlltoallvMode::NonBlockingDual;
