@@ -763,12 +763,19 @@ ExprRef highestBit(ExprRef x) {
   return op(ExprOp::BitXor, smeared, op(ExprOp::Shr, smeared, lit(1)));
 }
 
-/// Heap position x is leaf position `leaf` or one of its ancestors, in a
-/// tree of n leaves (a power of two, all at one depth): x, at depth
-/// log2 hb(x), sits above the n / hb(x) leaves from x * (n / hb(x)), so the
-/// leaf's position divided by that span is x.
+/// The node at heap position x's depth on the way up from leaf position
+/// `leaf`, in a tree of n leaves (a power of two, all at one depth): x, at
+/// depth log2 hb(x), sits above the n / hb(x) leaves from x * (n / hb(x)),
+/// so the leaf's position divided by that span. x is the leaf or one of its
+/// ancestors (x covers the leaf) iff this is x.
+ExprRef treeAncestorAtDepthOf(ExprRef x, ExprRef leaf, ExprRef n) {
+  return div(leaf, div(n, highestBit(x)));
+}
 ExprRef treeCovers(ExprRef x, ExprRef leaf, ExprRef n) {
-  return eq(div(leaf, div(n, highestBit(x))), x);
+  return eq(treeAncestorAtDepthOf(x, leaf, n), x);
+}
+ExprRef treeMisses(ExprRef x, ExprRef leaf, ExprRef n) {
+  return ne(treeAncestorAtDepthOf(x, leaf, n), x);
 }
 } // namespace
 
@@ -930,11 +937,9 @@ symbolic::onRouteLegs(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
     ExprRef s = add(n, src), d = add(n, dst);
     ExprRef f = treeHeap(from, n), t = treeHeap(to, n);
     ExprRef up = both(eq(t, div(f, lit(2))),
-                      both(treeCovers(f, s, n),
-                           Expr::unary(ExprOp::Not, treeCovers(f, d, n))));
+                      both(treeCovers(f, s, n), treeMisses(f, d, n)));
     ExprRef down = both(eq(f, div(t, lit(2))),
-                        both(treeCovers(t, d, n),
-                             Expr::unary(ExprOp::Not, treeCovers(t, s, n))));
+                        both(treeCovers(t, d, n), treeMisses(t, s, n)));
     return {either(up, down)};
   }
   default:
