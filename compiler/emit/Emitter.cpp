@@ -53,7 +53,8 @@ struct Binding {
   const char *params; // C++ parameter list
   const char *args;   // the same names, to forward a call
   const char *setup;  // statements filling `call` before connect()
-  const char *check;  // statements after connect() (may use eng, rank)
+  // When the send and receive arguments disagree (MPI_ERR_TYPE), or "".
+  const char *mismatch;
 };
 
 /// "spec.coll:12" for a place in the spec, "broadcast.coll:34" for one in
@@ -154,9 +155,8 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
         "send, sendcount, sendtype, recv, recvcount, recvtype, comm",
         "call.send = send;\n  call.recv = recv;\n  call.count = recvcount;\n "
         " call.type = recvtype;\n",
-        "  if (send != MPI_IN_PLACE &&\n      (sendcount != recvcount || "
-        "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
-        "and receive count and type must be equal\");\n"};
+        "send != MPI_IN_PLACE &&\n      (sendcount != recvcount || "
+        "sendtype != recvtype)"};
   case CollectiveKind::Gather:
     // Only the root's receive arguments are significant.
     return Binding{
@@ -169,9 +169,8 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
         "call.recv = recv;\n  call.count = inPlace ? recvcount : "
         "sendcount;\n  call.type = inPlace ? recvtype : sendtype;\n  "
         "call.root = root;\n",
-        "  if (rank == root && !inPlace &&\n      (sendcount != recvcount || "
-        "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
-        "and receive count and type must be equal\");\n"};
+        "rank == root && !inPlace &&\n      (sendcount != recvcount || "
+        "sendtype != recvtype)"};
   case CollectiveKind::Scatter:
     // Only the root's send arguments are significant.
     return Binding{
@@ -184,9 +183,8 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
         "call.recv = recv;\n  call.count = inPlace ? sendcount : "
         "recvcount;\n  call.type = inPlace ? sendtype : recvtype;\n  "
         "call.root = root;\n",
-        "  if (rank == root && !inPlace &&\n      (sendcount != recvcount || "
-        "sendtype != recvtype))\n    return eng.fail(MPI_ERR_TYPE, \"send "
-        "and receive count and type must be equal\");\n"};
+        "rank == root && !inPlace &&\n      (sendcount != recvcount || "
+        "sendtype != recvtype)"};
   case CollectiveKind::Shift:
     // A family over the amount (`shift(q: q)`) takes it at run time.
     if (c.shiftOf)
@@ -285,9 +283,19 @@ public:
       os << "  call.shift = " << s.collective.shift << ";\n";
     os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n  "
        << b.setup;
+    const llvm::StringRef mismatch = b.mismatch;
+    // A call like one of the last on its communicator, whose checks below
+    // passed with these arguments, runs as recorded (Engine::replayLast).
+    os << "  int collc_rc = MPI_SUCCESS;\n  if ("
+       << (mismatch.empty() ? "" : concat({"!(", mismatch, ") &&\n      "}))
+       << "collc::rt::Engine::replayLast(call, collc_rc))\n"
+       << "    return collc_rc;\n";
     os << "  collc::rt::Engine eng;\n";
     os << "  if (int rc = eng.connect(call))\n    return rc;\n";
-    os << b.check;
+    if (!mismatch.empty())
+      os << "  if (" << mismatch
+         << ")\n    return eng.fail(MPI_ERR_TYPE, \"send and receive count "
+            "and type must be equal\");\n";
     if (hasRoot(s.collective.kind))
       os << "  if (root != " << s.collective.root
          << ")\n    return eng.fail(MPI_ERR_ROOT, "

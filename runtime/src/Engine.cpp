@@ -49,6 +49,11 @@ constexpr size_t recallKeep = 8;
 // the scratch memory it holds on to.
 constexpr size_t traceOps = size_t(1) << 14;
 constexpr size_t traceScratch = size_t(1) << 20;
+// Recordings a record keeps (one per type, operator and MPI_IN_PLACE use,
+// the newest), and how many it drops before it records no more.
+constexpr size_t maxTraces = 4;
+constexpr int maxRefused = 2;
+thread_local uint64_t replayCount = 0; // Engine::replays()
 
 bool isReduction(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce ||
@@ -93,10 +98,11 @@ uint64_t getU64(const char *&in) {
 // at this rank as the last one did: the same messages to and from the same
 // ranks, the same copies and folds at the same places in its buffers, since
 // all of them follow from the function and its arguments. So the second
-// like call records them, and from the third on start() replays that
-// recording, which skips working out the schedule step by step (most of a
-// small message's cost). The messages are those of exchangeRepeat, so a
-// rank that replays and one that does not still agree.
+// like call records them, and from the third on that recording is replayed
+// (Engine::replayLast before the emitted function builds an engine, or
+// start() after its checks), which skips working out the schedule step by
+// step (most of a small message's cost). The messages are those of
+// exchangeRepeat, so a rank that replays and one that does not still agree.
 struct Engine::Trace {
   enum class Code : uint8_t {
     Send,
@@ -130,6 +136,10 @@ struct Engine::Trace {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   bool inputInPlace = false, outputInPlace = false;
+  // The type and operator are MPI's own, never freed: a handle names the
+  // same one at every call (Engine::replayLast relies on it).
+  bool predefined = false;
+  bool commutative = true; // the operator's, which decides what a fold may do
   std::vector<Op> ops;
   std::vector<Ref> refs;
   std::vector<size_t> sizes;
@@ -287,12 +297,12 @@ char *Engine::scratch(size_t bytes) {
   return entry.first;
 }
 
-char *Engine::stepBytes(size_t bytes) {
-  if (bytes > stepCapacity) {
-    stepStore.reset(new char[bytes]);
-    stepCapacity = bytes;
+char *Engine::stepBytesOf(Workspace &w, size_t bytes) {
+  if (bytes > w.stepCapacity) {
+    w.stepStore.reset(new char[bytes]);
+    w.stepCapacity = bytes;
   }
-  return stepStore.get();
+  return w.stepStore.get();
 }
 
 int CommRef::rank() const {
@@ -303,8 +313,8 @@ int CommRef::rank() const {
   return r;
 }
 
-int Engine::fail(int code, const char *message) const {
-  std::fprintf(stderr, "collc: %s: %s\n", call.name, message);
+int Engine::failCall(const Call &c, int code, const char *message) {
+  std::fprintf(stderr, "collc: %s: %s\n", c.name, message);
   return code;
 }
 
@@ -506,9 +516,14 @@ int Engine::start(int numBuffers, int64_t numChunks) {
         recall = &r;
         break;
       }
-    if (recall && recall->trace && recall->trace->fits(call)) {
+    const Trace *fitting = nullptr;
+    if (recall)
+      for (const auto &t : recall->traces)
+        if (t->fits(call) && t->commutative == commutative)
+          fitting = t.get();
+    if (fitting) {
       replayedCall = true;
-      const int rc = replay(*recall->trace);
+      const int rc = runTrace(*fitting, call, *backend, *workspace);
       if (rc == MPI_SUCCESS)
         remember();
       return rc;
@@ -573,7 +588,9 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
-  if (recall)
+  // A call like an earlier one but for its type, operator or use of
+  // MPI_IN_PLACE is recorded too, unless recordings of it were too large.
+  if (recall && recall->refused < maxRefused)
     beginTrace();
   // The result goes straight where this rank outputs it.
   for (size_t blk = 0; blk < numBlocks; ++blk)
@@ -841,11 +858,11 @@ int Engine::checkSent(const Outgoing &o) {
   return MPI_SUCCESS;
 }
 
-void Engine::diverged(const char *why) const {
-  std::fprintf(stderr, "collc: %s: internal error: %s\n", call.name, why);
+void Engine::divergedCall(const Call &c, const char *why) {
+  std::fprintf(stderr, "collc: %s: internal error: %s\n", c.name, why);
   // The other ranks may be leaving out headers this rank would wait for:
   // returning would hang them.
-  MPI_Abort(call.comm, MPI_ERR_INTERN);
+  MPI_Abort(c.comm, MPI_ERR_INTERN);
   std::abort();
 }
 
@@ -939,10 +956,15 @@ void Engine::copyBytes(char *to, const char *from, size_t n) {
   tracing->ops.push_back(op);
 }
 
+uint64_t Engine::replays() { return replayCount; }
+
 void Engine::beginTrace() {
   tracing = std::make_shared<Trace>();
+  tracing->commutative = commutative;
   tracing->type = call.type;
   tracing->op = call.op;
+  tracing->predefined = call.type == lastNamedType &&
+                        (call.op == MPI_OP_NULL || call.op == lastNamedOp);
   tracing->inputInPlace = call.send == MPI_IN_PLACE;
   tracing->outputInPlace = call.recv == MPI_IN_PLACE;
   tracer = std::make_shared<TracingBackend>(*this, *backend);
@@ -953,26 +975,40 @@ void Engine::keepTrace() {
   if (!tracing)
     return;
   backend = &tracer->real();
+  tracer.reset();
+  CallRecord &record =
+      memory->calls[static_cast<size_t>(recall - memory->calls.data())];
   Trace &t = *tracing;
-  size_t scratchBytes = 0;
-  for (const auto &entry : taken)
-    scratchBytes += entry.second;
+  // The bytes each base is used for (the pool may have handed out larger
+  // blocks than asked for).
+  std::vector<size_t> used(Trace::FirstScratch + taken.size(), 0);
   for (const Trace::Ref &ref : t.refs)
-    if (ref.base == Trace::StepBytes)
-      t.stepBytes = std::max(t.stepBytes, ref.offset + ref.bytes);
+    used[ref.base] = std::max(used[ref.base], ref.offset + ref.bytes);
+  t.stepBytes = used[Trace::StepBytes];
+  size_t scratchBytes = 0;
+  for (size_t i = Trace::FirstScratch; i < used.size(); ++i)
+    scratchBytes += used[i];
   // A recording keeps its scratch: only for calls of small messages,
   // where the per-call work it saves matters.
   if (t.complete && t.ops.size() <= traceOps && scratchBytes <= traceScratch) {
-    for (const auto &entry : taken)
-      t.scratch.emplace_back(new char[entry.second]);
-    memory->calls[static_cast<size_t>(recall - memory->calls.data())].trace =
-        tracing;
+    for (size_t i = Trace::FirstScratch; i < used.size(); ++i)
+      t.scratch.emplace_back(new char[std::max<size_t>(used[i], 1)]);
+    if (record.traces.size() == maxTraces)
+      record.traces.erase(record.traces.begin());
+    record.traces.push_back(tracing);
+  } else {
+    ++record.refused;
   }
   tracing.reset();
 }
 
-int Engine::replay(const Trace &t) {
-  bases.assign({nullptr, nullptr, stepBytes(t.stepBytes)});
+int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
+                     Workspace &w) {
+  std::vector<char *> &bases = w.bases;
+  std::vector<Piece> &pieces = w.pieces, &single = w.single;
+  std::vector<size_t> &received = w.received;
+  ++replayCount;
+  bases.assign({nullptr, nullptr, stepBytesOf(w, t.stepBytes)});
   if (call.send != MPI_IN_PLACE)
     bases[Trace::Input] =
         const_cast<char *>(static_cast<const char *>(call.send));
@@ -993,8 +1029,8 @@ int Engine::replay(const Trace &t) {
   auto sizesMatch = [&](const Trace::Op &op, const size_t *got) {
     for (uint32_t i = op.sizesFirst; i < op.sizesLast; ++i)
       if (got[i - op.sizesFirst] != t.sizes[i])
-        diverged("a message differs from the one the last call like this "
-                 "one received");
+        divergedCall(call, "a message differs from the one the last call "
+                           "like this one received");
   };
   for (const Trace::Op &op : t.ops) {
     int rc = MPI_SUCCESS, request = 0;
@@ -1002,36 +1038,36 @@ int Engine::replay(const Trace &t) {
     switch (op.code) {
     case Trace::Code::Send:
       resolve(op.first, op.split, pieces);
-      rc = backend->send(op.peer, op.tag, pieces);
+      rc = backend.send(op.peer, op.tag, pieces);
       break;
     case Trace::Code::Isend:
       resolve(op.first, op.split, pieces);
-      rc = backend->isend(op.peer, op.tag, pieces, request);
+      rc = backend.isend(op.peer, op.tag, pieces, request);
       break;
     case Trace::Code::Irecv:
       resolve(op.split, op.last, single);
-      rc = backend->irecv(op.peer, op.tag, single, request);
+      rc = backend.irecv(op.peer, op.tag, single, request);
       break;
     case Trace::Code::Recv:
       resolve(op.split, op.last, single);
-      rc = backend->recv(op.peer, op.tag, single, got);
+      rc = backend.recv(op.peer, op.tag, single, got);
       sizesMatch(op, &got);
       break;
     case Trace::Code::Sendrecv:
       resolve(op.first, op.split, pieces);
       resolve(op.split, op.last, single);
-      rc = backend->sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2, single,
-                             got);
+      rc = backend.sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2, single,
+                            got);
       sizesMatch(op, &got);
       break;
     case Trace::Code::WaitAll:
       received.resize(op.sizesLast - op.sizesFirst);
-      rc = backend->waitAll(op.peer, op.tag,
-                            received.empty() ? nullptr : received.data());
+      rc = backend.waitAll(op.peer, op.tag,
+                           received.empty() ? nullptr : received.data());
       sizesMatch(op, received.data());
       break;
     case Trace::Code::Reset:
-      backend->reset();
+      backend.reset();
       break;
     case Trace::Code::Copy:
       std::memmove(at(op.first), at(op.split), t.refs[op.first].bytes);
@@ -1039,13 +1075,54 @@ int Engine::replay(const Trace &t) {
     case Trace::Code::Fold:
       if ((rc = combine(at(op.first), at(op.first + 1), at(op.first + 2),
                         op.peer2, call.type, call.op)))
-        return fail(rc, "reduction failed");
+        return failCall(call, rc, "reduction failed");
       break;
     }
     if (rc)
-      return fail(rc, "communication failed");
+      return failCall(call, rc, "communication failed");
   }
   return MPI_SUCCESS;
+}
+
+bool Engine::replayLast(const Call &c, int &rc) {
+  if (c.local)
+    return false;
+  Backend *backend = nullptr;
+  if (makeMpiBackend(c.comm, backend) != MPI_SUCCESS)
+    return false; // connect() reports it
+  auto *memory = static_cast<Memory *>(backend->engineMemory.get());
+  Workspace &w = threadWorkspace();
+  if (!memory || w.busy)
+    return false;
+  // The record start() would find: signatures are unique among the calls
+  // kept, and one whose recording fits this call's predefined type and
+  // operator has this call's signature (its extent follows from the type).
+  std::vector<CallRecord> &calls = memory->calls;
+  for (size_t at = 0; at < calls.size(); ++at) {
+    const CallRecord &r = calls[at];
+    if (r.signature.name != c.name || r.signature.kind != c.kind ||
+        r.signature.count != c.count || r.signature.root != c.root ||
+        r.signature.shift != c.shift)
+      continue;
+    const Trace *t = nullptr;
+    for (const auto &candidate : r.traces)
+      if (candidate->predefined && candidate->fits(c))
+        t = candidate.get();
+    if (!t)
+      continue;
+    w.busy = true;
+    rc = runTrace(*t, c, *backend, w);
+    w.busy = false;
+    if (rc != MPI_SUCCESS)
+      backend->reset(); // a recording ends with its last step's reset
+    // As remember() does for the call start() would have replayed, so that
+    // every rank keeps its records in the same order.
+    if (rc == MPI_SUCCESS)
+      std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
+                  calls.begin() + static_cast<ptrdiff_t>(at) + 1);
+    return true;
+  }
+  return false;
 }
 
 void Engine::encode(Outgoing &o) {

@@ -27,6 +27,8 @@
 #include "ring.h"
 #include "twin.h"
 
+#include "collc/Runtime.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -296,7 +298,10 @@ template <typename T> struct Shifting {
   Shifting() = default;
   template <typename U> Shifting(const Shifting<U> &) {}
   T *allocate(size_t n) {
-    const size_t shift = (allocations++ * 5 + static_cast<size_t>(salt)) % 11;
+    // Quadratic in the count, so that the distances between one call's
+    // buffers change from call to call too.
+    const size_t j = allocations++;
+    const size_t shift = (j * j * 7 + j + static_cast<size_t>(salt) * 3) % 11;
     // The shift is kept in front of the data, for deallocate.
     const size_t front = sizeof(size_t) + 16 + shift * sizeof(T);
     char *raw = static_cast<char *>(::operator new(front + n * sizeof(T)));
@@ -555,6 +560,7 @@ void runSchedule(const Schedule &s) {
 // has other values at other addresses; in place and not alternate, and so
 // do two operators, each of which must be recorded apart.
 void runRepeats(const Schedule &s) {
+  const uint64_t replaysBefore = collc::rt::Engine::replays();
   for (int count : {7, 1000})
     for (int call = 0; call < 8; ++call) {
       salt = call + 1;
@@ -574,6 +580,8 @@ void runRepeats(const Schedule &s) {
                           ", repeated call " + std::to_string(call + 1));
     }
   salt = 0;
+  check(collc::rt::Engine::replays() > replaysBefore,
+        std::string(s.name) + " was never replayed from a recording");
 }
 
 // Two schedules named alike (library::hypercube_bc, twin::hypercube_bc)

@@ -109,7 +109,18 @@ public:
   bool replayed() const { return replayedCall; }
 
   /// Prints "collc: NAME: message" to stderr and returns `code`.
-  int fail(int code, const char *message) const;
+  int fail(int code, const char *message) const {
+    return failCall(call, code, message);
+  }
+
+  /// Runs `call` as recorded when it is like one of the last calls on its
+  /// MPI communicator whose recording (start()) used the same predefined
+  /// type and operator: the checks connect() and the emitted function make
+  /// passed for those arguments then. Returns whether it ran the call, with
+  /// its result in `rc`; otherwise the call goes the whole way.
+  static bool replayLast(const Call &call, int &rc);
+  /// How many calls this thread has run as recorded (for tests).
+  static uint64_t replays();
 
   /// This rank sends to `peer` the chunks of `fromBuffer` that `select`
   /// accepts (as they are now: deliveries wait for endStep).
@@ -142,6 +153,7 @@ public:
   int finish();
 
 private:
+  struct Workspace; // below
   /// What a slot holds: whether it holds a value, and the ranks the value
   /// combines (an interval while `ordered`; reduces out of rank order clear
   /// it).
@@ -245,7 +257,8 @@ private:
   char *scratch(size_t bytes);
   /// Bytes for this step's headers (and small messages whole), valid until
   /// the next call; kept per thread, so the steady state allocates nothing.
-  char *stepBytes(size_t bytes);
+  char *stepBytes(size_t bytes) { return stepBytesOf(*workspace, bytes); }
+  static char *stepBytesOf(Workspace &w, size_t bytes);
   /// Writes a send's message at o.message: its header, and the data after
   /// it when the whole message is small; sets o.length and o.whole and
   /// keeps the data's pieces in sendPieces.
@@ -306,7 +319,8 @@ private:
     std::vector<char> received, sent;
     std::vector<size_t> receivedAt, sentAt; // header i: [at[i], at[i + 1])
     std::vector<int64_t> senders, receivers;
-    std::shared_ptr<Trace> trace;
+    std::vector<std::shared_ptr<Trace>> traces; // the newest last
+    int refused = 0; // recordings dropped as too large or incomplete
     void clear() {
       received.clear();
       sent.clear();
@@ -314,7 +328,8 @@ private:
       sentAt.assign(1, 0);
       senders.clear();
       receivers.clear();
-      trace.reset();
+      traces.clear();
+      refused = 0;
     }
   };
   /// The last calls on one communicator, most recent first
@@ -343,15 +358,18 @@ private:
   /// with the last like call's record (finish()).
   void beginTrace();
   void keepTrace();
-  /// Runs a recorded call's effects on this call's buffers.
-  int replay(const Trace &t);
+  /// Runs a recorded call's effects on `call`'s buffers, with `w`'s lists.
+  static int runTrace(const Trace &t, const Call &call, Backend &backend,
+                      Workspace &w);
+  static int failCall(const Call &call, int code, const char *message);
+  [[noreturn]] static void divergedCall(const Call &call, const char *why);
   /// Checks that a message's header is the one the last like call sent,
   /// which its receiver knows in its stead.
   int checkSent(const Outgoing &o);
   /// A repeated call found its messages differ from the last like call's
   /// (a bug, not a user's error): prints why and aborts, since other ranks
   /// may be waiting for what this rank no longer sends.
-  [[noreturn]] void diverged(const char *why) const;
+  [[noreturn]] void diverged(const char *why) const { divergedCall(call, why); }
   /// Record r of a received message's header.
   static Record recordAt(const Expected &e, size_t r);
   /// Performs the step's deliveries, in the order the receives were
