@@ -313,7 +313,7 @@ private:
   /// The backend a recorded call runs on: the real one, noting each call.
   class TracingBackend;
   /// The headers a call received (with their senders) and sent (with
-  /// their receivers), in order, and the effects of the last call like it.
+  /// their receivers), in order, and the recordings of calls like it.
   struct CallRecord {
     Signature signature;
     std::vector<char> received, sent;
@@ -433,7 +433,6 @@ private:
   std::unique_ptr<char[]> &stepStore = workspace->stepStore; // stepBytes's
   size_t &stepCapacity = workspace->stepCapacity;
   std::vector<std::vector<uint16_t>> &touched = workspace->touched;
-  std::vector<char *> &bases = workspace->bases;
   Memory *memory = nullptr; // this communicator's, when its backend keeps one
   bool remembering = false; // whether this call's messages may be split
   const CallRecord *recall = nullptr; // the last like call's, if any
