@@ -516,11 +516,8 @@ int Engine::start(int numBuffers, int64_t numChunks) {
         recall = &r;
         break;
       }
-    const Trace *fitting = nullptr;
-    if (recall)
-      for (const auto &t : recall->traces)
-        if (t->fits(call) && t->commutative == commutative)
-          fitting = t.get();
+    const Trace *fitting =
+        recall ? recall->recordingFor(call, commutative) : nullptr;
     if (fitting) {
       replayedCall = true;
       const int rc = runTrace(*fitting, call, *backend, *workspace);
@@ -1002,6 +999,16 @@ void Engine::keepTrace() {
   tracing.reset();
 }
 
+const Engine::Trace *
+Engine::CallRecord::recordingFor(const Call &c,
+                                 std::optional<bool> commutative) const {
+  for (auto t = traces.rbegin(); t != traces.rend(); ++t)
+    if ((*t)->fits(c) &&
+        (commutative ? (*t)->commutative == *commutative : (*t)->predefined))
+      return t->get();
+  return nullptr;
+}
+
 int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
                      Workspace &w) {
   std::vector<char *> &bases = w.bases;
@@ -1104,10 +1111,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
         r.signature.count != c.count || r.signature.root != c.root ||
         r.signature.shift != c.shift)
       continue;
-    const Trace *t = nullptr;
-    for (const auto &candidate : r.traces)
-      if (candidate->predefined && candidate->fits(c))
-        t = candidate.get();
+    const Trace *t = r.recordingFor(c, std::nullopt);
     if (!t)
       continue;
     w.busy = true;

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 /// The .coll language's `**` on 64-bit integers (exponent >= 0), as
@@ -321,6 +322,12 @@ private:
     std::vector<int64_t> senders, receivers;
     std::vector<std::shared_ptr<Trace>> traces; // the newest last
     int refused = 0; // recordings dropped as too large or incomplete
+    /// The newest recording that fits `c`: made with its type, operator
+    /// and use of MPI_IN_PLACE, and with an operator that commutes as
+    /// `commutative` says. Before the checks (no `commutative`), only a
+    /// recording of MPI's own type and operator, which cannot have changed.
+    const Trace *recordingFor(const Call &c,
+                              std::optional<bool> commutative) const;
     void clear() {
       received.clear();
       sent.clear();
