@@ -7,6 +7,8 @@
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -25,11 +27,11 @@ cl::list<std::string> verifyFiles(cl::Positional, cl::OneOrMore,
                                   cl::desc("<file.coll>..."),
                                   cl::sub(verifyCommand),
                                   cl::cat(category()));
-cl::opt<std::string> verifySchedule("schedule",
-                                    cl::desc("Verify only this schedule"),
-                                    cl::value_desc("NAME"),
-                                    cl::sub(verifyCommand),
-                                    cl::cat(category()));
+cl::list<std::string> verifySchedules(
+    "schedule",
+    cl::desc("Verify only these schedules (names separated by commas)"),
+    cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(verifyCommand),
+    cl::cat(category()));
 cl::opt<int64_t> verifyP("p", cl::desc("Verify for exactly N ranks"),
                          cl::value_desc("N"), cl::init(0),
                          cl::sub(verifyCommand), cl::cat(category()));
@@ -291,21 +293,50 @@ int runVerify() {
       exitCode = code;
   };
   llvm::json::Array jsonSchedules, jsonAlltoallv;
-  size_t verified = 0;
-  for (const std::string &file : verifyFiles) {
+  // Every file is read first, so that a name --schedule gives that none
+  // of them has is reported before any proof is spent.
+  struct Loaded {
+    Program program;
     std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
-    llvm::Expected<Program> program = loadResolved(file, diags, &choices);
+  };
+  std::vector<Loaded> loaded;
+  llvm::StringSet<> known;
+  for (const std::string &file : verifyFiles) {
+    Loaded l;
+    llvm::Expected<Program> program = loadResolved(file, diags, &l.choices);
     if (!program) {
       llvm::consumeError(program.takeError());
       worsen(ExitInputError);
       continue;
     }
+    l.program = std::move(*program);
+    for (const ir::Schedule &schedule : l.program.schedules)
+      known.insert(schedule.name);
+    for (const CollectiveDef &c : l.program.collectives)
+      if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
+          !l.program.findSchedule(c.algorithm))
+        known.insert(c.name); // verified as its pattern, below
+    loaded.push_back(std::move(l));
+  }
+  bool missing = false;
+  for (const std::string &name : verifySchedules)
+    if (!known.contains(name) && !diags.hasErrors()) {
+      llvm::errs() << "collc: error: no schedule named '" << name << "'\n";
+      missing = true;
+    }
+  if (missing)
+    return ExitInputError;
+  auto selected = [&](llvm::StringRef name) {
+    return verifySchedules.empty() || llvm::is_contained(verifySchedules, name);
+  };
+  for (Loaded &l : loaded) {
+    const auto &choices = l.choices;
+    Program *program = &l.program;
     verify::VerifyOptions own = options;
     own.ports = portsFor(*program, verifyAllPort);
     for (const ir::Schedule &schedule : program->schedules) {
-      if (!verifySchedule.empty() && schedule.name != verifySchedule)
+      if (!selected(schedule.name))
         continue;
-      ++verified;
       llvm::Expected<verify::ScheduleReport> report =
           verify::verifySchedule(schedule, own);
       if (!report) {
@@ -371,23 +402,16 @@ int runVerify() {
     // alltoallv), not a schedule of the file: its stages are checked here.
     for (const CollectiveDef &c : program->collectives) {
       if (c.collective.kind != ir::CollectiveKind::Alltoallv ||
-          program->findSchedule(c.algorithm) ||
-          (!verifySchedule.empty() && c.name != verifySchedule))
+          program->findSchedule(c.algorithm) || !selected(c.name))
         continue;
       std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
           c.algorithm.empty() ? "four_stage" : c.algorithm);
       if (!algorithm)
         continue; // sema has reported it
-      ++verified;
       worsen(verifyAlltoallv(c, *algorithm, llvm::outs(),
                              verifyFormat == Format::Json ? &jsonAlltoallv
                                                           : nullptr));
     }
-  }
-  if (!verifySchedule.empty() && verified == 0 && !diags.hasErrors()) {
-    llvm::errs() << "collc: error: no schedule named '" << verifySchedule
-                 << "'\n";
-    return ExitInputError;
   }
   if (verifyFormat == Format::Json) {
     llvm::json::Object out{{"schedules", std::move(jsonSchedules)}};
