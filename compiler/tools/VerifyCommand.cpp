@@ -329,12 +329,10 @@ int runVerify() {
   auto selected = [&](llvm::StringRef name) {
     return verifySchedules.empty() || llvm::is_contained(verifySchedules, name);
   };
-  for (Loaded &l : loaded) {
-    const auto &choices = l.choices;
-    Program *program = &l.program;
+  for (const auto &[program, choices] : loaded) {
     verify::VerifyOptions own = options;
-    own.ports = portsFor(*program, verifyAllPort);
-    for (const ir::Schedule &schedule : program->schedules) {
+    own.ports = portsFor(program, verifyAllPort);
+    for (const ir::Schedule &schedule : program.schedules) {
       if (!selected(schedule.name))
         continue;
       llvm::Expected<verify::ScheduleReport> report =
@@ -400,9 +398,9 @@ int runVerify() {
     }
     // An alltoallv collective is a pattern built for its P (compiler/
     // alltoallv), not a schedule of the file: its stages are checked here.
-    for (const CollectiveDef &c : program->collectives) {
+    for (const CollectiveDef &c : program.collectives) {
       if (c.collective.kind != ir::CollectiveKind::Alltoallv ||
-          program->findSchedule(c.algorithm) || !selected(c.name))
+          program.findSchedule(c.algorithm) || !selected(c.name))
         continue;
       std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
           c.algorithm.empty() ? "four_stage" : c.algorithm);
