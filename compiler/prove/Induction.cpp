@@ -152,7 +152,15 @@ private:
   unsigned numSlots = 0;
   bool reduction = false;
   std::optional<int64_t> fixedOrigin, fixedDest;
-  Term p, chunks, shift;
+  Term p, chunks;
+  Term shift; // a shift's amount, in 0 .. p - 1
+  bool shiftNeverNegative = true;
+  /// Where a shift takes the block of `origin`, a rank: (origin + shift)
+  /// mod p, without a division, since the sum is below 2p.
+  Term shifted(const Term &origin) {
+    Term sum = origin + shift;
+    return ite(sge(sum, p), sum - p, sum);
+  }
   std::map<const ir::TransferRule *, std::vector<ExprRef>> senders;
   std::optional<std::pair<Concern, std::string>> failure;
 };
@@ -229,13 +237,15 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     chunks = k.value;
     top.assumptions.push_back(k.defined && sge(chunks, 1));
   }
-  // A shift's amount, reduced mod p as an instance reduces it.
-  shift = ctx.bitVec(schedule.collective.shift, width);
+  // A shift's amount, reduced mod p into 0 .. p - 1 as an instance reduces
+  // it; one division when the amount is never negative.
+  Term amount = ctx.bitVec(schedule.collective.shift, width);
   if (const ir::ExprRef &q = schedule.collective.shiftOf) {
-    SmtExpr amount = ExprToSmt(ctx, top.env).translate(*q);
-    top.assumptions.push_back(amount.defined);
-    shift = srem(srem(amount.value, p) + p, p);
+    SmtExpr value = ExprToSmt(ctx, top.env).translate(*q);
+    top.assumptions.push_back(value.defined);
+    amount = value.value;
   }
+  shift = shiftNeverNegative ? srem(amount, p) : srem(srem(amount, p) + p, p);
   for (const ir::TransferRule *rule : [&] {
          std::vector<const ir::TransferRule *> all;
          std::function<void(const std::vector<ir::BodyItem> &)> collect =
@@ -281,9 +291,11 @@ unsigned Inductor::chooseWidth(const ExprRef &numRanks) {
   // Ranks, and sums of two of them (a shift's origin + q, t + m).
   Interval rank{0, size.hi - 1};
   int64_t shift = std::abs(schedule.collective.shift);
+  shiftNeverNegative = schedule.collective.shift >= 0;
   if (schedule.collective.shiftOf) {
     Interval q = w.require(*schedule.collective.shiftOf);
     shift = std::max(std::abs(q.lo), std::abs(q.hi));
+    shiftNeverNegative = q.lo >= 0;
   }
   w.require(Interval{-2 * size.hi - shift, 2 * size.hi + shift});
   for (unsigned slot : {unsigned(ir::SlotRank), unsigned(ir::SlotOrigin),
@@ -337,7 +349,7 @@ Term Inductor::universe(const Chunk &c) {
   if (fixedDest)
     dest = c.dest == *fixedDest;
   else if (schedule.collective.kind == CollectiveKind::Shift)
-    dest = c.dest == srem(c.origin + shift, p);
+    dest = c.dest == shifted(c.origin);
   else
     dest = isRank(c.dest);
   return origin && dest && sge(c.index, 0) && slt(c.index, chunks);
@@ -448,7 +460,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
                 fixedDest ? ctx.bitVec(*fixedDest, width) : s,
                 ctx.bitVec(0, width)};
       if (schedule.collective.kind == CollectiveKind::Shift)
-        own.dest = srem(own.origin + shift, p);
+        own.dest = shifted(own.origin);
       if (!obligation(Concern::Causality,
                       "a rank may send everything it holds while holding "
                       "nothing (or not its own first chunk)",
