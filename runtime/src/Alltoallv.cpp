@@ -11,8 +11,9 @@
 #include <cstring>
 #include <memory>
 #include <new>
-#include <vector>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace collc::rt {
 namespace {
@@ -367,23 +368,23 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
   };
   // A step of one message each way (the one step on two ranks) is one
   // sendrecv, as in MPI's own pairwise exchange: no requests to keep and
-  // wait for. Returns false if step s is not such a step.
+  // wait for. Returns the MPI code, or nothing if step s is not such a step.
   thread_local std::vector<Piece> other(1);
-  auto exchangeOne = [&](int s, int &rc) -> bool {
+  auto exchangeOne = [&](int s) -> std::optional<int> {
     int to = stage.sendTo[s * size + me], source = -1;
     for (int x = 0; x < size; ++x) {
       if (stage.sendTo[s * size + x] != me)
         continue;
       if (source >= 0)
-        return false;
+        return std::nullopt;
       source = x;
     }
     if (to < 0 || source < 0)
-      return false;
+      return std::nullopt;
     one[0] = block(in, sdispls, sendcounts, to);
     other[0] = block(out, rdispls, recvcounts, source);
     size_t bytes = 0;
-    rc = backend.sendrecv(to, tag, one, source, tag, other, bytes);
+    int rc = backend.sendrecv(to, tag, one, source, tag, other, bytes);
     ++stats.messages;
     ++st.sent;
     st.longestSent = std::max<int64_t>(st.longestSent, sendcounts[to]);
@@ -391,14 +392,13 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     st.longestReceived =
         std::max<int64_t>(st.longestReceived, recvcounts[source]);
     st.receiveBuffer += recvcounts[source];
-    return true;
+    return rc;
   };
   if (mode == AlltoallvMode::Blocking || stage.steps == 1) {
     for (int s = 0; s < stage.steps; ++s) {
-      int rc = MPI_SUCCESS;
-      if (exchangeOne(s, rc)) {
-        if (rc)
-          return rc;
+      if (std::optional<int> rc = exchangeOne(s)) {
+        if (*rc)
+          return *rc;
         continue;
       }
       if (int rc = postReceive(s))
