@@ -154,7 +154,7 @@ private:
   std::optional<int64_t> fixedOrigin, fixedDest;
   Term p, chunks;
   Term shift; // a shift's amount, in 0 .. p - 1
-  bool shiftNeverNegative = true;
+  bool shiftNeverNegative = true; // by its range, which chooseWidth reads
   /// Where a shift takes the block of `origin`, a rank: (origin + shift)
   /// mod p, without a division, since the sum is below 2p.
   Term shifted(const Term &origin) {

@@ -321,6 +321,17 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
   thread_local std::vector<Piece> one(1);
   requests.clear();
   from.clear();
+  auto countSent = [&](int to) {
+    ++stats.messages;
+    ++st.sent;
+    st.longestSent = std::max<int64_t>(st.longestSent, sendcounts[to]);
+  };
+  auto countReceived = [&](int source) {
+    ++st.received;
+    st.longestReceived =
+        std::max<int64_t>(st.longestReceived, recvcounts[source]);
+    st.receiveBuffer += recvcounts[source];
+  };
   auto post = [&](int s) -> int {
     int to = stage.sendTo[s * size + me], request = 0;
     if (to >= 0) {
@@ -329,9 +340,7 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
         return rc;
       requests.push_back(request);
       from.push_back(-1);
-      ++stats.messages;
-      ++st.sent;
-      st.longestSent = std::max<int64_t>(st.longestSent, sendcounts[to]);
+      countSent(to);
     }
     return MPI_SUCCESS;
   };
@@ -355,13 +364,9 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
       if (int rc =
               backend.waitAll(requests.front(), requests.back() + 1, nullptr))
         return rc;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (from[i] < 0)
-        continue;
-      ++st.received;
-      st.longestReceived = std::max<int64_t>(st.longestReceived, recvcounts[from[i]]);
-      st.receiveBuffer += recvcounts[from[i]];
-    }
+    for (size_t i = 0; i < requests.size(); ++i)
+      if (from[i] >= 0)
+        countReceived(from[i]);
     requests.clear();
     from.clear();
     return MPI_SUCCESS;
@@ -385,13 +390,8 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     other[0] = block(out, rdispls, recvcounts, source);
     size_t bytes = 0;
     int rc = backend.sendrecv(to, tag, one, source, tag, other, bytes);
-    ++stats.messages;
-    ++st.sent;
-    st.longestSent = std::max<int64_t>(st.longestSent, sendcounts[to]);
-    ++st.received;
-    st.longestReceived =
-        std::max<int64_t>(st.longestReceived, recvcounts[source]);
-    st.receiveBuffer += recvcounts[source];
+    countSent(to);
+    countReceived(source);
     return rc;
   };
   if (mode == AlltoallvMode::Blocking || stage.steps == 1) {
