@@ -67,6 +67,7 @@ public:
   Inductor(const ir::Schedule &schedule, const InductionOptions &options)
       : schedule(schedule), options(options) {
     solver.setVerbose(options.verbose);
+    solver.rememberIn(options.provedQueries);
   }
 
   std::vector<PropertyResult> run();

@@ -51,6 +51,10 @@
 #include <string>
 #include <vector>
 
+namespace collc::smt {
+class ProvedQueries;
+} // namespace collc::smt
+
 namespace collc::prove {
 
 struct InductionOptions {
@@ -62,6 +66,9 @@ struct InductionOptions {
   std::vector<Range> ranges;
   unsigned timeoutMs = 60000;           // per query; 0: no limit
   llvm::raw_ostream *verbose = nullptr; // one line per query
+  /// Queries proved before, shared with other provers (smt::ProvedQueries);
+  /// null: every query goes to Z3.
+  smt::ProvedQueries *provedQueries = nullptr;
 };
 
 /// Whether some loop of the schedule has an invariant.

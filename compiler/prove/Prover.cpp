@@ -170,6 +170,7 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
   s.schedule = &schedule;
   s.options = std::move(options);
   s.solver.setVerbose(s.options.verbose, s.options.dumpSmt);
+  s.solver.rememberIn(s.options.provedQueries);
 
   // Slots: the schedule's layout, widened to cover every slot its
   // parameters and loops use, then src/dst/from/to for the route forms.

@@ -41,6 +41,7 @@
 
 namespace collc::smt {
 class Context;
+class ProvedQueries;
 class Solver;
 } // namespace collc::smt
 
@@ -66,6 +67,9 @@ struct ProverOptions {
   /// value of a loop variable that takes few values (0: at once); see
   /// Prover.cpp's checkSplit.
   unsigned splitAfterMs = 500;
+  /// Queries proved before, shared between provers (smt::ProvedQueries);
+  /// null: every query goes to Z3.
+  smt::ProvedQueries *provedQueries = nullptr;
 };
 
 class Prover {

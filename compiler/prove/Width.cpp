@@ -171,6 +171,13 @@ Interval power(Interval base, Interval exponent) {
   return Interval::fromWide(-largest, std::max(largest, Wide(1)));
 }
 
+/// A test's value: 1 when it always holds, 0 when it never does.
+Interval decided(bool always, bool never) {
+  return always  ? Interval::point(1)
+         : never ? Interval::point(0)
+                 : Interval{0, 1};
+}
+
 } // namespace
 
 unsigned Interval::signedBits() const {
@@ -277,7 +284,40 @@ Interval WidthAnalysis::visit(const ir::Expr &e) {
     case ExprOp::Max:
       out = {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
       break;
-    default: // comparisons and logic: 0 or 1
+    // Comparisons and logic: 0 or 1, or the one value the intervals leave
+    // (a > 64 for a in 1..64 is 0), so that a bound that counts such tests
+    // (the mesh gather's log a) is no wider than the values it can take.
+    case ExprOp::Lt:
+      out = decided(x.hi < y.lo, x.lo >= y.hi);
+      break;
+    case ExprOp::Le:
+      out = decided(x.hi <= y.lo, x.lo > y.hi);
+      break;
+    case ExprOp::Gt:
+      out = decided(x.lo > y.hi, x.hi <= y.lo);
+      break;
+    case ExprOp::Ge:
+      out = decided(x.lo >= y.hi, x.hi < y.lo);
+      break;
+    case ExprOp::Eq:
+    case ExprOp::Ne: {
+      bool same = x.lo == x.hi && x == y;
+      bool apart = x.hi < y.lo || y.hi < x.lo;
+      out = e.op == ExprOp::Eq ? decided(same, apart) : decided(apart, same);
+      break;
+    }
+    case ExprOp::Not:
+      out = decided(x == Interval::point(0), !x.contains(0));
+      break;
+    case ExprOp::And:
+      out = decided(!x.contains(0) && !y.contains(0),
+                    x == Interval::point(0) || y == Interval::point(0));
+      break;
+    case ExprOp::Or:
+      out = decided(!x.contains(0) || !y.contains(0),
+                    x == Interval::point(0) && y == Interval::point(0));
+      break;
+    default:
       out = boolean;
       break;
     }

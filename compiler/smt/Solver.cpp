@@ -2,7 +2,10 @@
 #include "smt/Z3Detail.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/SHA256.h"
 
 #include <cassert>
 #include <chrono>
@@ -49,6 +52,67 @@ int64_t Result::value(const Term &t) const {
   } catch (const z3::exception &) {
     return 0;
   }
+}
+
+namespace {
+
+/// The SMT-LIB text with its numbered names renamed in order of first
+/// appearance: `let` names (?x123, $x45), which Z3 numbers by the terms'
+/// ids, and variables (r!2), which Context numbers by what was declared
+/// before. Renaming is one to one and keeps every name's sort (declared in
+/// the text), so texts equal after it are the same question.
+std::string canonicalNames(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  llvm::StringMap<unsigned> renamed;
+  auto delimiter = [](char c) {
+    return c == '(' || c == ')' || llvm::isSpace(c);
+  };
+  size_t i = 0;
+  while (i < text.size()) {
+    if (delimiter(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && !delimiter(text[end]))
+      ++end;
+    llvm::StringRef token = text.slice(i, end);
+    i = end;
+    // Keep the part before the number: ?x or $x (a bit-vector or boolean
+    // let), or the variable's own name.
+    llvm::StringRef stem = token.rtrim("0123456789");
+    bool numbered =
+        stem.size() < token.size() && (stem == "?x" || stem == "$x" ||
+                                       (stem.size() > 1 && stem.endswith("!")));
+    if (!numbered) {
+      out += token;
+      continue;
+    }
+    unsigned n = renamed.try_emplace(token, renamed.size()).first->second;
+    out += stem;
+    out += std::to_string(n);
+  }
+  return out;
+}
+
+std::array<uint8_t, 32> digestOf(llvm::StringRef text) {
+  std::array<uint8_t, 32> digest;
+  llvm::SHA256 sha;
+  sha.update(canonicalNames(text));
+  llvm::StringRef bytes = sha.final();
+  std::copy(bytes.begin(), bytes.end(), digest.begin());
+  return digest;
+}
+
+} // namespace
+
+bool ProvedQueries::contains(llvm::StringRef smtText) const {
+  return digests.count(digestOf(smtText)) != 0;
+}
+
+void ProvedQueries::insert(llvm::StringRef smtText) {
+  digests.insert(digestOf(smtText));
 }
 
 namespace {
@@ -144,8 +208,21 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
   }
 
   auto start = std::chrono::steady_clock::now();
+  std::string smtText;
   try {
     z3::context &z = Access::z3Of(ctx);
+    if (provedQueries) {
+      z3::solver text(z);
+      for (const Term *t : live)
+        text.add(Access::toZ3(*t));
+      smtText = text.to_smt2();
+      if (provedQueries->contains(smtText)) {
+        r.kindValue = Result::Kind::Unsat;
+        r.provedBeforeValue = true;
+        record(r);
+        return r;
+      }
+    }
     // A fresh solver per query keeps queries independent. Each attempt
     // runs until it answers or its limit passes (0: no limit).
     auto attempt = [&](z3::solver solver, unsigned limitMs) {
@@ -215,6 +292,8 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
   r.secondsValue =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  if (provedQueries && r.isUnsat())
+    provedQueries->insert(smtText);
   record(r);
   return r;
 }
@@ -224,6 +303,7 @@ void Solver::record(const Result &r) {
   ++s.queries;
   s.seconds += r.seconds();
   s.folded += r.folded();
+  s.provedBefore += r.provedBefore();
   switch (r.kind()) {
   case Result::Kind::Sat:
     ++s.sat;
@@ -242,6 +322,8 @@ void Solver::record(const Result &r) {
     *verbose << "query " << r.name() << ": " << Result::kindName(r.kind());
     if (r.folded())
       *verbose << " (folded)";
+    else if (r.provedBefore())
+      *verbose << " (proved before)";
     else
       *verbose << llvm::format(" (%.3f s)", r.seconds());
     if (!r.reason().empty())

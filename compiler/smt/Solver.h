@@ -11,8 +11,10 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace collc::smt {
@@ -39,6 +41,9 @@ public:
   double seconds() const { return secondsValue; }
   /// Whether the assertions folded to a constant and Z3 was not called.
   bool folded() const { return foldedValue; }
+  /// Unsat because the same query was proved before (ProvedQueries); Z3
+  /// was not called.
+  bool provedBefore() const { return provedBeforeValue; }
 
   /// Sat only: the value of `t` in the model (booleans as 0/1). Variables
   /// the model leaves free read as 0, consistently across terms.
@@ -53,6 +58,7 @@ private:
   std::string nameValue;
   double secondsValue = 0;
   bool foldedValue = false;
+  bool provedBeforeValue = false;
   Context *ctx = nullptr;
   std::shared_ptr<detail::Model> model;
 };
@@ -62,7 +68,24 @@ struct QueryStats {
   unsigned queries = 0;
   unsigned sat = 0, unsat = 0, unknown = 0, error = 0;
   unsigned folded = 0; // answered without calling Z3
+  unsigned provedBefore = 0; // answered from ProvedQueries
   double seconds = 0;
+};
+
+/// Queries Z3 has answered unsat, remembered by the SHA-256 of their
+/// SMT-LIB text. The text declares every variable with its sort, so equal
+/// text is the same question, whichever context or schedule asked it.
+/// Verifying schedules that share parts (a composition and its parts, two
+/// compositions with a part in common) asks the same slow queries again;
+/// solvers that share one set answer those at once.
+class ProvedQueries {
+public:
+  bool contains(llvm::StringRef smtText) const;
+  void insert(llvm::StringRef smtText);
+  size_t size() const { return digests.size(); }
+
+private:
+  std::set<std::array<uint8_t, 32>> digests;
 };
 
 class Solver {
@@ -81,6 +104,10 @@ public:
     dump = dumpSmt;
   }
 
+  /// Answer queries in `proved` as unsat without calling Z3, and add those
+  /// Z3 answers unsat to it. Null (the default) turns this off.
+  void rememberIn(ProvedQueries *proved) { provedQueries = proved; }
+
   const llvm::StringMap<QueryStats> &stats() const { return statsByName; }
   void printStats(llvm::raw_ostream &os) const;
 
@@ -90,6 +117,7 @@ private:
   Context &ctx;
   llvm::raw_ostream *verbose = nullptr;
   bool dump = false;
+  ProvedQueries *provedQueries = nullptr;
   llvm::StringMap<QueryStats> statsByName;
 };
 

@@ -6,6 +6,7 @@
 
 #include "emit/Emitter.h"
 #include "sema/Sema.h"
+#include "smt/Solver.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
@@ -59,6 +60,9 @@ int runCompile() {
   verify::VerifyOptions options;
   options.timeoutSeconds = compileTimeout;
   options.nameSenders = true;
+  // Schedules that share parts (compositions) share their slow queries.
+  smt::ProvedQueries provedQueries;
+  options.provedQueries = &provedQueries;
   // The namespace becomes C++ source: it must be a qualified identifier.
   for (llvm::StringRef part : llvm::split(compileNamespace, "::")) {
     if (compileNamespace.empty())

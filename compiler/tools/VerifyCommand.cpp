@@ -4,6 +4,7 @@
 
 #include "alltoallv/Emit.h"
 #include "sema/Sema.h"
+#include "smt/Solver.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
@@ -284,6 +285,9 @@ int runVerify() {
   options.maxSimulatedRanks = verifyMaxSim;
   if (verifyVerbose)
     options.verbose = &llvm::errs();
+  // Schedules that share parts (compositions) share their slow queries.
+  smt::ProvedQueries provedQueries;
+  options.provedQueries = &provedQueries;
 
   int exitCode = ExitOk;
   auto worsen = [&](int code) {

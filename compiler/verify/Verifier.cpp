@@ -304,6 +304,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     po.ports = options.ports;
     po.timeoutMs = options.timeoutSeconds * 1000;
     po.verbose = options.verbose;
+    po.provedQueries = options.provedQueries;
     llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
     if (!prover)
       return prover.takeError();
@@ -327,6 +328,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
       io.ranges.push_back({r.name, r.lo, r.hi});
     io.timeoutMs = options.timeoutSeconds * 1000;
     io.verbose = options.verbose;
+    io.provedQueries = options.provedQueries;
     induced = prove::proveByInduction(s, io);
   }
   bool inducedAll =

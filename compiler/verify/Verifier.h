@@ -24,6 +24,10 @@
 #include <string>
 #include <vector>
 
+namespace collc::smt {
+class ProvedQueries;
+} // namespace collc::smt
+
 namespace collc::verify {
 
 struct ParamRange {
@@ -49,6 +53,10 @@ struct VerifyOptions {
   /// Also find which rules' receivers can name their senders
   /// (ScheduleReport::namedSenders), for code generation.
   bool nameSenders = false;
+  /// Queries proved before: verifying several schedules with one set
+  /// proves what their parts share once (smt::ProvedQueries). Null: every
+  /// query goes to Z3.
+  smt::ProvedQueries *provedQueries = nullptr;
 };
 
 struct ScheduleReport {

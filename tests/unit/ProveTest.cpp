@@ -855,6 +855,38 @@ TEST(Width, RingArithmeticFitsEightBitsAndOverflowNeeds64) {
   EXPECT_EQ(w.width(), 64u);
 }
 
+// A test the intervals decide takes one value: a > 64 is 0 for a in 1..64.
+// The mesh gather's loop bound counts such tests to reach log a, so its
+// step (1 << i) * b needs 14 bits for a, b up to 64, not the 20 that
+// i up to 12 would.
+TEST(Width, TestsTheIntervalsDecideTakeOneValue) {
+  WidthAnalysis w(NumFixedSlots + 2);
+  ExprRef a = Expr::var("a", NumFixedSlots),
+          b = Expr::var("b", NumFixedSlots + 1);
+  w.setSlot(NumFixedSlots, {1, 64});
+  w.setSlot(NumFixedSlots + 1, {2, 64});
+  EXPECT_EQ(w.require(*bin(ExprOp::Gt, a, lit(64))), Interval::point(0));
+  EXPECT_EQ(w.require(*bin(ExprOp::Ge, a, lit(1))), Interval::point(1));
+  EXPECT_EQ(w.require(*bin(ExprOp::Lt, a, lit(64))), (Interval{0, 1}));
+  EXPECT_EQ(w.require(*bin(ExprOp::Eq, a, lit(0))), Interval::point(0));
+  EXPECT_EQ(w.require(*bin(ExprOp::Ne, a, lit(65))), Interval::point(1));
+  EXPECT_EQ(w.require(*bin(ExprOp::And, bin(ExprOp::Gt, a, lit(64)),
+                           bin(ExprOp::Gt, b, lit(3)))),
+            Interval::point(0));
+  EXPECT_EQ(w.require(*bin(ExprOp::Or, bin(ExprOp::Gt, a, lit(0)),
+                           bin(ExprOp::Gt, b, lit(3)))),
+            Interval::point(1));
+  EXPECT_EQ(w.require(*Expr::unary(ExprOp::Not, bin(ExprOp::Gt, a, lit(0)))),
+            Interval::point(0));
+
+  ExprRef log = lit(0);
+  for (int64_t bound = 1; bound <= 2048; bound *= 2)
+    log = bin(ExprOp::Add, log, bin(ExprOp::Gt, a, lit(bound)));
+  EXPECT_EQ(w.require(*log), (Interval{0, 6}));
+  w.require(*bin(ExprOp::Mul, bin(ExprOp::Shl, lit(1), log), b));
+  EXPECT_EQ(w.width(), 14u);
+}
+
 // For random expressions over variables with random ranges, evaluated at and
 // next to the ends of the ranges: the translation at the width the analysis
 // picks has exactly the 64-bit translation's value and definedness (even

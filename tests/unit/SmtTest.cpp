@@ -136,6 +136,49 @@ TEST(Smt, BooleanConnectivesFold) {
   EXPECT_FALSE(ctx.any({f, b}).constant());
 }
 
+// Solvers that share a ProvedQueries set answer a query one of them proved
+// unsat without Z3, from any context and whatever it built before. The same
+// text at another width is another question: x > 127 has no 8-bit answer but a
+// 16-bit one, and it must reach Z3 and come back sat. Sat answers are not
+// remembered.
+TEST(Smt, ProvedQueriesAnswerOnlyTheSameQuestion) {
+  ProvedQueries proved;
+  struct Asker {
+    Context ctx;
+    Solver solver{ctx};
+    Term x;
+    Result result;
+    // Terms built before the query (`history`) renumber Z3's let names in
+    // its text, which must not make it another question.
+    Asker(ProvedQueries &proved, unsigned width, int history = 0) {
+      for (int i = 0; i < history; ++i)
+        (void)(ctx.bitVecVar("y", width) * ctx.bitVec(i + 3, width));
+      x = ctx.bitVecVar("x", width);
+      Term twice = x + x;
+      solver.rememberIn(&proved);
+      result = solver.check(
+          "above_127",
+          {slt(ctx.bitVec(127, width), x), slt(twice, twice * twice)}, 10000);
+    }
+  };
+  Asker first(proved, 8);
+  EXPECT_TRUE(first.result.isUnsat());
+  EXPECT_FALSE(first.result.provedBefore());
+  EXPECT_EQ(proved.size(), 1u);
+
+  Asker again(proved, 8, /*history=*/5);
+  EXPECT_TRUE(again.result.isUnsat());
+  EXPECT_TRUE(again.result.provedBefore());
+  EXPECT_EQ(again.result.seconds(), 0.0);
+  EXPECT_EQ(again.solver.stats().find("above_127")->second.provedBefore, 1u);
+
+  Asker wider(proved, 16);
+  ASSERT_TRUE(wider.result.isSat());
+  EXPECT_FALSE(wider.result.provedBefore());
+  EXPECT_GT(wider.result.value(wider.x), 127);
+  EXPECT_EQ(proved.size(), 1u);
+}
+
 // A query whose assertions fold to false is unsat without calling Z3.
 TEST(Smt, QueryFoldingToFalseSkipsTheSolver) {
   Context ctx;
