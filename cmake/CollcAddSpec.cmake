@@ -4,6 +4,9 @@
 # Runs `collc compile` on each spec at build time (after proving it), adds the
 # generated source to `target`, puts the generated header on its include path
 # and links the collc runtime. Re-runs when a spec or the compiler changes.
+# The specs of a build share one file of proved queries
+# (collc_proved_queries.txt in the build's top directory), so a schedule an
+# edit leaves alone is proved again at once.
 # Works inside collc's build and, after find_package(collc), in any project.
 function(collc_add_spec)
   cmake_parse_arguments(ARG "" "TARGET;NAMESPACE" "SPECS;OPTIONS" ${ARGN})
@@ -34,7 +37,9 @@ function(collc_add_spec)
     get_filename_component(stem ${spec} NAME_WE)
     add_custom_command(
       OUTPUT ${gen}/${stem}.h ${gen}/${stem}.cpp
-      COMMAND ${collc_exe} compile ${spec} -o ${gen} ${ns} ${ARG_OPTIONS}
+      COMMAND ${collc_exe} compile ${spec} -o ${gen} ${ns}
+              --proved-queries ${CMAKE_BINARY_DIR}/collc_proved_queries.txt
+              ${ARG_OPTIONS}
       DEPENDS ${spec} ${collc_dep}
       COMMENT "collc compile ${stem}.coll"
       VERBATIM)

@@ -2,9 +2,12 @@
 #include "smt/Z3Detail.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 
 #include <cassert>
@@ -113,6 +116,76 @@ bool ProvedQueries::contains(llvm::StringRef smtText) const {
 
 void ProvedQueries::insert(llvm::StringRef smtText) {
   digests.insert(digestOf(smtText));
+}
+
+namespace {
+constexpr llvm::StringLiteral provedQueriesHeader = "collc proved queries 1";
+} // namespace
+
+llvm::Error ProvedQueries::load(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    if (file.getError() == std::errc::no_such_file_or_directory)
+      return llvm::Error::success();
+    return llvm::createStringError(file.getError(), "cannot read '%s': %s",
+                                   path.str().c_str(),
+                                   file.getError().message().c_str());
+  }
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  (*file)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  auto bad = [&](size_t line, const char *why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s:%zu: %s",
+                                   path.str().c_str(), line, why);
+  };
+  if (lines.empty() || lines.front().rtrim() != provedQueriesHeader)
+    return bad(1, "not a file of proved queries (its first line is not "
+                  "'collc proved queries 1')");
+  std::vector<std::array<uint8_t, 32>> read;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::string bytes;
+    llvm::StringRef hex = lines[i].rtrim();
+    if (hex.size() != 64 || !llvm::tryGetFromHex(hex, bytes))
+      return bad(i + 1, "not a digest (64 hexadecimal digits)");
+    read.emplace_back();
+    std::copy(bytes.begin(), bytes.end(), read.back().begin());
+  }
+  digests.insert(read.begin(), read.end());
+  return llvm::Error::success();
+}
+
+llvm::Error ProvedQueries::save(llvm::StringRef path) {
+  if (llvm::Error e = load(path))
+    return e;
+  std::string text = provedQueriesHeader.str() + "\n";
+  for (const std::array<uint8_t, 32> &d : digests)
+    text += llvm::toHex(d, /*LowerCase=*/true) + "\n";
+  // A file beside it, renamed over it: a reader sees the old set or the
+  // new one, never part of either.
+  llvm::SmallString<128> temporary;
+  int fd = -1;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".%%%%%%.tmp", fd, temporary))
+    return llvm::createStringError(ec, "cannot write beside '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << text;
+    out.close();
+    if (out.has_error()) {
+      std::error_code ec = out.error();
+      out.clear_error();
+      llvm::sys::fs::remove(temporary);
+      return llvm::createStringError(ec, "cannot write '%s': %s",
+                                     temporary.c_str(), ec.message().c_str());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+    llvm::sys::fs::remove(temporary);
+    return llvm::createStringError(ec, "cannot replace '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  }
+  return llvm::Error::success();
 }
 
 namespace {

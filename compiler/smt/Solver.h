@@ -9,6 +9,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -78,11 +79,23 @@ struct QueryStats {
 /// Verifying schedules that share parts (a composition and its parts, two
 /// compositions with a part in common) asks the same slow queries again;
 /// solvers that share one set answer those at once.
+///
+/// A build keeps the set between runs in a file (load, save): one digest
+/// per line under a header. A digest names a question, not the schedule
+/// that asked it, so the file stays valid whatever the specs become;
+/// deleting it only costs time.
 class ProvedQueries {
 public:
   bool contains(llvm::StringRef smtText) const;
   void insert(llvm::StringRef smtText);
   size_t size() const { return digests.size(); }
+
+  /// Adds the digests `path` holds (a file save() wrote); a file that does
+  /// not exist adds none. Anything else there is an error naming the line.
+  llvm::Error load(llvm::StringRef path);
+  /// Writes the set, with what `path` holds by then (another run may have
+  /// added to it), to `path`, replacing the file in one step.
+  llvm::Error save(llvm::StringRef path);
 
 private:
   std::set<std::array<uint8_t, 32>> digests;

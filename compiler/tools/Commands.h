@@ -6,6 +6,7 @@
 
 #include "library/Library.h"
 #include "sema/Program.h"
+#include "smt/Solver.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
@@ -71,5 +72,28 @@ std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);
 /// `--param NAME=LO..HI` (or NAME=V) as the verifier takes it; prints the
 /// error and returns nothing when the text is not of that form.
 std::optional<verify::ParamRange> parseParamOption(llvm::StringRef text);
+
+/// The queries a command's schedules have proved, shared between them
+/// (smt::ProvedQueries), and kept between runs in the file of
+/// `--proved-queries FILE` when one is given: read by open(), written back
+/// when the command ends, whichever way it ends.
+class ProvedQueriesFile {
+public:
+  ProvedQueriesFile() = default;
+  ProvedQueriesFile(const ProvedQueriesFile &) = delete;
+  ProvedQueriesFile &operator=(const ProvedQueriesFile &) = delete;
+  /// Reads `path` (empty: nothing is kept); prints why and returns false
+  /// when it cannot.
+  bool open(llvm::StringRef path);
+  /// Writes the file back; a failure is printed as a warning, since the
+  /// verdicts stand without it.
+  ~ProvedQueriesFile();
+
+  smt::ProvedQueries *queries() { return &proved; }
+
+private:
+  smt::ProvedQueries proved;
+  std::string path;
+};
 
 } // namespace collc::tools

@@ -6,7 +6,6 @@
 
 #include "emit/Emitter.h"
 #include "sema/Sema.h"
-#include "smt/Solver.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
@@ -48,6 +47,12 @@ cl::opt<bool> compileAllPort("all-port",
                              cl::desc("Verify under the all-port model "
                                       "(000 §4.7.2) instead of single-port"),
                              cl::sub(compileCommand), cl::cat(category()));
+cl::opt<std::string> compileProvedQueries(
+    "proved-queries",
+    cl::desc("Keep the queries Z3 proved in FILE between runs: read before "
+             "proving, written back after, so an unchanged schedule is "
+             "proved again at once"),
+    cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(category()));
 cl::opt<unsigned> compileTimeout("timeout",
                                  cl::desc("Solver time limit per query, in "
                                           "seconds (default 60)"),
@@ -61,8 +66,10 @@ int runCompile() {
   options.timeoutSeconds = compileTimeout;
   options.nameSenders = true;
   // Schedules that share parts (compositions) share their slow queries.
-  smt::ProvedQueries provedQueries;
-  options.provedQueries = &provedQueries;
+  ProvedQueriesFile provedQueries;
+  if (!provedQueries.open(compileProvedQueries))
+    return ExitInputError;
+  options.provedQueries = provedQueries.queries();
   // The namespace becomes C++ source: it must be a qualified identifier.
   for (llvm::StringRef part : llvm::split(compileNamespace, "::")) {
     if (compileNamespace.empty())

@@ -4,7 +4,6 @@
 
 #include "alltoallv/Emit.h"
 #include "sema/Sema.h"
-#include "smt/Solver.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
 
@@ -57,6 +56,12 @@ cl::opt<Format> verifyFormat(
     cl::values(clEnumValN(Format::Text, "text", "readable report"),
                clEnumValN(Format::Json, "json", "one JSON document")),
     cl::init(Format::Text), cl::sub(verifyCommand), cl::cat(category()));
+cl::opt<std::string> verifyProvedQueries(
+    "proved-queries",
+    cl::desc("Keep the queries Z3 proved in FILE between runs: read before "
+             "proving, written back after, so an unchanged schedule is "
+             "proved again at once"),
+    cl::value_desc("FILE"), cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<unsigned> verifyTimeout("timeout",
                                 cl::desc("Solver time limit per query, in "
                                          "seconds (default 60)"),
@@ -286,8 +291,10 @@ int runVerify() {
   if (verifyVerbose)
     options.verbose = &llvm::errs();
   // Schedules that share parts (compositions) share their slow queries.
-  smt::ProvedQueries provedQueries;
-  options.provedQueries = &provedQueries;
+  ProvedQueriesFile provedQueries;
+  if (!provedQueries.open(verifyProvedQueries))
+    return ExitInputError;
+  options.provedQueries = provedQueries.queries();
 
   int exitCode = ExitOk;
   auto worsen = [&](int code) {

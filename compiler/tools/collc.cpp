@@ -180,6 +180,23 @@ collc::tools::parseParamOption(llvm::StringRef text) {
   return collc::verify::ParamRange{name.trim().str(), r->first, r->second};
 }
 
+bool collc::tools::ProvedQueriesFile::open(llvm::StringRef file) {
+  if (llvm::Error e = proved.load(file)) {
+    llvm::errs() << "collc: error: " << llvm::toString(std::move(e)) << "\n";
+    return false;
+  }
+  path = file.str();
+  return true;
+}
+
+collc::tools::ProvedQueriesFile::~ProvedQueriesFile() {
+  if (path.empty())
+    return;
+  if (llvm::Error e = proved.save(path))
+    llvm::errs() << "collc: warning: the proved queries are not kept: "
+                 << llvm::toString(std::move(e)) << "\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   argv0 = argv[0];

@@ -5,6 +5,9 @@
 #include "smt/Solver.h"
 #include "smt/Term.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
@@ -177,6 +180,53 @@ TEST(Smt, ProvedQueriesAnswerOnlyTheSameQuestion) {
   EXPECT_FALSE(wider.result.provedBefore());
   EXPECT_GT(wider.result.value(wider.x), 127);
   EXPECT_EQ(proved.size(), 1u);
+}
+
+// The set kept in a file: what one run saves the next loads, a save adds to
+// what the file holds by then (two runs sharing it keep both), and a file
+// that is not one is an error naming the line.
+TEST(Smt, ProvedQueriesKeptInAFile) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("proved", dir));
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "proved.txt");
+
+  ProvedQueries fresh;
+  ASSERT_FALSE(static_cast<bool>(fresh.load(path))); // none yet: empty
+  EXPECT_EQ(fresh.size(), 0u);
+
+  ProvedQueries first, second;
+  first.insert("(assert false)");
+  second.insert("(assert (= 1 2))");
+  ASSERT_FALSE(static_cast<bool>(first.save(path)));
+  ASSERT_FALSE(static_cast<bool>(second.save(path)));
+
+  ProvedQueries loaded;
+  ASSERT_FALSE(static_cast<bool>(loaded.load(path)));
+  EXPECT_EQ(loaded.size(), 2u);
+  EXPECT_TRUE(loaded.contains("(assert false)"));
+  EXPECT_TRUE(loaded.contains("(assert (= 1 2))"));
+  EXPECT_FALSE(loaded.contains("(assert (= 1 3))"));
+
+  auto loadText = [&](llvm::StringRef text) {
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(path, ec);
+      EXPECT_FALSE(ec);
+      out << text;
+    }
+    ProvedQueries q;
+    return llvm::toString(q.load(path));
+  };
+  EXPECT_NE(loadText("not this\n")
+                .find("proved.txt:1: not a file of proved "
+                      "queries"),
+            std::string::npos);
+  EXPECT_NE(
+      loadText("collc proved queries 1\n" + std::string(64, 'a') + "\nabc\n")
+          .find("proved.txt:3: not a digest"),
+      std::string::npos);
+  llvm::sys::fs::remove_directories(dir);
 }
 
 // A query whose assertions fold to false is unsat without calling Z3.
