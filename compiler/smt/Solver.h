@@ -91,7 +91,8 @@ public:
   size_t size() const { return digests.size(); }
 
   /// Adds the digests `path` holds (a file save() wrote); a file that does
-  /// not exist adds none. Anything else there is an error naming the line.
+  /// not exist, or is empty, adds none. Anything else there is an error
+  /// naming the line.
   llvm::Error load(llvm::StringRef path);
   /// Writes the set, with what `path` holds by then (another run may have
   /// added to it), to `path`, replacing the file in one step.

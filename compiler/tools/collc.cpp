@@ -181,6 +181,8 @@ collc::tools::parseParamOption(llvm::StringRef text) {
 }
 
 bool collc::tools::ProvedQueriesFile::open(llvm::StringRef file) {
+  if (file.empty())
+    return true;
   if (llvm::Error e = proved.load(file)) {
     llvm::errs() << "collc: error: " << llvm::toString(std::move(e)) << "\n";
     return false;
