@@ -155,6 +155,40 @@ private:
   std::optional<int64_t> fixedOrigin, fixedDest;
   Term p, chunks;
   Term shift; // a shift's amount, in 0 .. p - 1
+  Term amount; // a shift's amount as declared
+  /// A mesh's or torus's extents, first dimension first, when a shift's
+  /// destination is also stated in coordinates (see carried).
+  std::vector<Term> radices;
+  /// The coordinates of a shift's destination as mixed-radix addition: each
+  /// of dest's digits is origin's plus the amount's plus the carry from the
+  /// digit after it, mod the extent (row-major labels: the last coordinate
+  /// is the least significant digit). True of dest = (origin + q) mod p for
+  /// every q >= 0, since each stride divides p; stated beside dest, it spares
+  /// the solver deriving it through products of symbolic extents, which it
+  /// does not manage on tori up to 64 x 64 (000 §4.6.1, Figure 4.22: the row
+  /// shift by q mod b, the compensating shift of the blocks that wrapped
+  /// round, then the column shift by q / b mod a).
+  Term carried(const Term &origin, const Term &dest) {
+    const size_t n = radices.size();
+    std::vector<std::optional<Term>> stride(n); // none: 1
+    for (size_t i = n - 1; i > 0; --i)
+      stride[i - 1] = stride[i] ? *stride[i] * radices[i] : radices[i];
+    auto digit = [&](const Term &x, size_t i, bool top) {
+      Term above = stride[i] ? sdiv(x, *stride[i]) : x;
+      return i == 0 && !top ? above : srem(above, radices[i]);
+    };
+    Term holds = ctx.boolean(true);
+    std::optional<Term> carry;
+    for (size_t i = n; i-- > 0;) {
+      Term sum = digit(origin, i, false) + digit(amount, i, true);
+      if (carry)
+        sum = sum + *carry;
+      holds = holds && digit(dest, i, false) == srem(sum, radices[i]);
+      carry =
+          ite(sge(sum, radices[i]), ctx.bitVec(1, width), ctx.bitVec(0, width));
+    }
+    return holds;
+  }
   bool shiftNeverNegative = true; // by its range, which chooseWidth reads
   /// Where a shift takes the block of `origin`, a rank: (origin + shift)
   /// mod p, without a division, since the sum is below 2p.
@@ -240,13 +274,19 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   }
   // A shift's amount, reduced mod p into 0 .. p - 1 as an instance reduces
   // it; one division when the amount is never negative.
-  Term amount = ctx.bitVec(schedule.collective.shift, width);
+  amount = ctx.bitVec(schedule.collective.shift, width);
   if (const ir::ExprRef &q = schedule.collective.shiftOf) {
     SmtExpr value = ExprToSmt(ctx, top.env).translate(*q);
     top.assumptions.push_back(value.defined);
     amount = value.value;
   }
   shift = shiftNeverNegative ? srem(amount, p) : srem(srem(amount, p) + p, p);
+  const TopologyKind topology = schedule.topology.kind;
+  if (coll.kind == CollectiveKind::Shift && shiftNeverNegative &&
+      (topology == TopologyKind::Mesh || topology == TopologyKind::Torus) &&
+      schedule.topology.dims.size() >= 2)
+    for (const ExprRef &d : schedule.topology.dims)
+      radices.push_back(ExprToSmt(ctx, top.env).translate(*d).value);
   for (const ir::TransferRule *rule : [&] {
          std::vector<const ir::TransferRule *> all;
          std::function<void(const std::vector<ir::BodyItem> &)> collect =
@@ -349,9 +389,11 @@ Term Inductor::universe(const Chunk &c) {
   Term dest;
   if (fixedDest)
     dest = c.dest == *fixedDest;
-  else if (schedule.collective.kind == CollectiveKind::Shift)
+  else if (schedule.collective.kind == CollectiveKind::Shift) {
     dest = c.dest == shifted(c.origin);
-  else
+    if (!radices.empty())
+      dest = dest && carried(c.origin, c.dest);
+  } else
     dest = isRank(c.dest);
   return origin && dest && sge(c.index, 0) && slt(c.index, chunks);
 }

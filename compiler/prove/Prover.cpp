@@ -119,6 +119,10 @@ struct Prover::State {
   Term routeHas(const Frame &frame, const Send &send, const Term &from,
                 const Term &to, size_t leg);
   Term channelIsReal(const Frame &frame, const Term &from, const Term &to);
+  /// Whether Z3 proves that every send of the step goes to a neighbour of
+  /// its rank (asked once per step; false when it cannot say).
+  bool sendsToNeighbours(const StepSite &site);
+  std::map<size_t, bool> neighbourSteps; // by StepSite::index
   bool buildTable();
 
   // --- counterexamples
@@ -479,6 +483,29 @@ Term Prover::State::channelIsReal(const Frame &frame, const Term &from,
   Term nodes = tr.translate(*numNodes).value;
   return sge(from, 0) && slt(from, nodes) && sge(to, 0) && slt(to, nodes) &&
          tr.nonzero(*isChannel);
+}
+
+bool Prover::State::sendsToNeighbours(const StepSite &site) {
+  // Ranks are nodes on every topology with a closed form but a tree, whose
+  // ranks are its leaves and never neighbours.
+  if (schedule->topology.kind == TopologyKind::Tree || !isChannel)
+    return false;
+  auto known = neighbourSteps.find(site.index);
+  if (known != neighbourSteps.end())
+    return known->second;
+  Frame f = frameFor(site, "", widthFor(site, true));
+  Send a = sendFor(f, site, "");
+  std::vector<Term> query = f.paramAssumptions;
+  llvm::append_range(query, a.assumptions);
+  llvm::append_range(query, f.loopAssumptions);
+  query.push_back(a.wellFormed);
+  query.push_back(!channelIsReal(f, a.rank, a.peer));
+  if (options.verbose)
+    *options.verbose << "prove neighbours, IR step " << site.index << ", "
+                     << f.width << "-bit\n";
+  bool all = solver.check("neighbours", query, options.timeoutMs).isUnsat();
+  neighbourSteps[site.index] = all;
+  return all;
 }
 
 bool Prover::State::buildTable() {
@@ -843,15 +870,25 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
       from = ctx.bitVecVar("from", f.width);
       to = ctx.bitVecVar("to", f.width);
       query.push_back(channelIsReal(f, from, to));
-      // Both routes cross the channel, on the same leg: a mesh's
-      // dimensions apart spare the solver the other dimensions' division
-      // circuits (a third of the time for mesh_reduce on 64 x 64).
-      for (size_t leg = 0; leg < routeLegs.size(); ++leg)
-        cases.push_back(routeHas(f, a, from, to, leg) &&
-                        routeHas(f, *b, from, to, leg));
-      if (property == Property::Contention)
-        query.push_back((from == a.rank && from == b->rank) ||
-                        (to == a.peer && to == b->peer));
+      if (sendsToNeighbours(site)) {
+        // Routes are shortest (Topology::route), so a send to a neighbour
+        // crosses one channel, its own: two sends share a channel, first or
+        // last, only as the same pair of ranks. This spares the solver the
+        // route's coordinate circuits (torus_shift's row steps on tori up
+        // to 64 x 64: more than 60 s a query through the routes).
+        query.push_back(from == a.rank && to == a.peer && from == b->rank &&
+                        to == b->peer);
+      } else {
+        // Both routes cross the channel, on the same leg: a mesh's
+        // dimensions apart spare the solver the other dimensions' division
+        // circuits (a third of the time for mesh_reduce on 64 x 64).
+        for (size_t leg = 0; leg < routeLegs.size(); ++leg)
+          cases.push_back(routeHas(f, a, from, to, leg) &&
+                          routeHas(f, *b, from, to, leg));
+        if (property == Property::Contention)
+          query.push_back((from == a.rank && from == b->rank) ||
+                          (to == a.peer && to == b->peer));
+      }
     } else {
       // The route table as a finite disjunction over the channels.
       chanIndex = ctx.bitVecVar("channel", f.width);

@@ -628,16 +628,69 @@ TEST(Prover, PortModelsDecideContention) {
   EXPECT_EQ(all.counterexample->load, 2);
 }
 
+// Sends to a neighbour cross one channel each (routes are shortest), so
+// congestion and all-port contention ask only whether two sends are the same
+// pair of ranks; the routes' coordinate circuits, which made these queries
+// time out on tori up to 64 x 64, are not built.
+TEST(Prover, SendsToNeighboursShareAChannelOnlyAsTheSamePair) {
+  auto torus = [](bool twice) {
+    Builder b(TopologyKind::Torus, {});
+    ExprRef a = b.param("a"), w = b.param("b");
+    b.s.topology.dims = {a, w};
+    // The next rank round the row: r - r % b + (r % b + 1) % b.
+    ExprRef col = bin(ExprOp::Mod, rankVar(), w);
+    ExprRef next = bin(ExprOp::Add, bin(ExprOp::Sub, rankVar(), col),
+                       bin(ExprOp::Mod, bin(ExprOp::Add, col, lit(1)), w));
+    std::vector<TransferRule> rules{Builder::rule(next)};
+    if (twice)
+      rules.push_back(Builder::rule(next));
+    b.s.body.push_back(Builder::step(std::move(rules)));
+    return b.s;
+  };
+  std::vector<ParamRange> ranges{{"a", 3, 64}, {"b", 3, 64}};
+  std::string verbose;
+  llvm::raw_string_ostream os(verbose);
+  ProverOptions options;
+  options.ranges = ranges;
+  options.verbose = &os;
+  Schedule once = torus(false), twice = torus(true);
+  auto prover = Prover::create(once, options);
+  ASSERT_TRUE(static_cast<bool>(prover)) << llvm::toString(prover.takeError());
+  verify::PropertyResult r = prover->prove(Property::Congestion);
+  EXPECT_EQ(r.status, Status::Proved) << describe(r);
+  os.flush();
+  EXPECT_NE(verbose.find("query neighbours: unsat"), std::string::npos)
+      << verbose;
+
+  // The same message twice: both cross the channel to the next rank.
+  for (PortModel ports : {PortModel::Single, PortModel::All}) {
+    Property property =
+        ports == PortModel::All ? Property::Contention : Property::Congestion;
+    verify::PropertyResult same =
+        makeProver(twice, ranges, ports).prove(property);
+    ASSERT_EQ(same.status, Status::Counterexample) << describe(same);
+    ASSERT_TRUE(same.counterexample->channel.has_value());
+    auto [from, to] = *same.counterexample->channel;
+    int64_t b = 0;
+    for (const auto &[name, value] : same.counterexample->params)
+      if (name == "b")
+        b = value;
+    ASSERT_GE(b, 3);
+    EXPECT_EQ(to, from - from % b + (from % b + 1) % b);
+    EXPECT_EQ(same.counterexample->load, 2);
+  }
+}
+
 // A 1 ms budget on a query that bit-blasts 64-bit shifts and xors cannot
 // finish: the result is Unknown with the timeout, never Proved.
 TEST(Prover, TimeoutIsUnknown) {
-  // Ring congestion for every ring up to 4096 ranks: remainders by a
-  // symbolic size, far more than a millisecond's work.
+  // Ring congestion for every ring up to 4096 ranks, sends two hops long:
+  // remainders by a symbolic size, far more than a millisecond's work.
   Builder b(TopologyKind::Ring, {});
   ExprRef p = b.param("p");
   b.s.topology.dims = {p};
   b.s.body.push_back(Builder::step({Builder::rule(
-      bin(ExprOp::Mod, bin(ExprOp::Add, rankVar(), lit(1)), sizeVar()))}));
+      bin(ExprOp::Mod, bin(ExprOp::Add, rankVar(), lit(2)), sizeVar()))}));
   Prover prover = makeProver(b.s, {{"p", 2, 4096}}, PortModel::Single, 1);
   verify::PropertyResult r = prover.prove(Property::Congestion);
   EXPECT_EQ(r.status, Status::Unknown) << describe(r);
@@ -1057,7 +1110,9 @@ TEST(Width, Alg4_10_IsProvedNarrowForDim1To16) {
     EXPECT_EQ(r.status, Status::Proved) << describe(r);
   os.flush();
   std::vector<unsigned> widths = queryWidths(verbose);
-  ASSERT_EQ(widths.size(), 3u) << verbose;
+  // Matching, contention, congestion, and whether every send goes to a
+  // neighbour (they do not: ranks 2^d - 1 apart at the last step).
+  ASSERT_EQ(widths.size(), 4u) << verbose;
   for (unsigned w : widths) {
     EXPECT_GT(w, 17u);
     EXPECT_LT(w, 32u);
