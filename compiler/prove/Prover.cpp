@@ -9,6 +9,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -503,7 +504,14 @@ bool Prover::State::sendsToNeighbours(const StepSite &site) {
   if (options.verbose)
     *options.verbose << "prove neighbours, IR step " << site.index << ", "
                      << f.width << "-bit\n";
-  bool all = solver.check("neighbours", query, options.timeoutMs).isUnsat();
+  // Only a short cut: a question Z3 does not settle soon costs no more than
+  // this before the routes are asked (the library's take up to 12 s, on
+  // tori up to 64 x 64; a step with a send further away is sat at once).
+  constexpr unsigned neighbourLimitMs = 30000;
+  const unsigned limit = options.timeoutMs
+                             ? std::min(options.timeoutMs, neighbourLimitMs)
+                             : neighbourLimitMs;
+  bool all = solver.check("neighbours", query, limit).isUnsat();
   neighbourSteps[site.index] = all;
   return all;
 }
