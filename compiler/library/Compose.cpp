@@ -77,6 +77,16 @@ ExprRef partChunks(const ir::Schedule &composite, const ir::Schedule &part) {
 
 std::string chunkText(const ExprRef &k) { return k ? ir::print(*k) : "1"; }
 
+/// Whether a part on `part` runs on `composite` with the same ranks and
+/// dimensions: the same kind, or one whose channels are all the composite's
+/// (a linear array in a ring, a mesh in a torus of its shape). The
+/// composite is proved on its own topology, routes included.
+bool runsInside(TopologyKind part, TopologyKind composite) {
+  return part == composite ||
+         (part == TopologyKind::Linear && composite == TopologyKind::Ring) ||
+         (part == TopologyKind::Mesh && composite == TopologyKind::Torus);
+}
+
 } // namespace
 
 llvm::Error library::checkPart(const ir::Schedule &composite,
@@ -101,7 +111,8 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
                 ", the composition " + llvm::Twine(composite.collective.root));
 
   const ir::TopologyTemplate &want = composite.topology, &have = part.topology;
-  if (have.kind != want.kind || have.dims.size() != want.dims.size() ||
+  if (!runsInside(have.kind, want.kind) ||
+      have.dims.size() != want.dims.size() ||
       have.edges != want.edges || have.order != want.order)
     return fail("runs on " + verify::describeTopology(have) +
                 ", the composition on " + verify::describeTopology(want));

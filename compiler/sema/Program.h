@@ -53,6 +53,9 @@ struct Program {
   std::vector<ir::Schedule> schedules;
 
   const ir::Schedule *findSchedule(llvm::StringRef name) const;
+  /// Whether `name` names `schedule`: its own name, or that of a collective
+  /// it was resolved for (`x` names x_from_0_bytes and x_from_N_bytes).
+  bool names(llvm::StringRef name, const ir::Schedule &schedule) const;
   /// The port model the file's schedules are meant for: its first model's,
   /// the one its collectives were resolved and priced under; single-port
   /// when it declares none.

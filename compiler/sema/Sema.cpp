@@ -29,6 +29,17 @@ const ir::Schedule *Program::findSchedule(llvm::StringRef name) const {
   return nullptr;
 }
 
+bool Program::names(llvm::StringRef name, const ir::Schedule &schedule) const {
+  if (schedule.name == name)
+    return true;
+  for (const CollectiveDef &c : collectives)
+    if (c.name == name)
+      for (const CollectiveDef::Resolved &r : c.resolved)
+        if (r.schedule == schedule.name)
+          return true;
+  return false;
+}
+
 llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
   using CK = ir::CollectiveKind;
   using TK = TopologyKind;

@@ -125,7 +125,7 @@ int runCost() {
     PortModel ports = model ? model->ports
                             : (costAllPort ? PortModel::All : PortModel::Single);
     for (const ir::Schedule &schedule : program->schedules) {
-      if (!costSchedule.empty() && schedule.name != costSchedule)
+      if (!costSchedule.empty() && !program->names(costSchedule, schedule))
         continue;
       llvm::Expected<std::vector<int64_t>> params = chooseParams(schedule);
       if (!params) {

@@ -202,7 +202,7 @@ int runShow() {
       continue;
     }
     for (const ir::Schedule &schedule : program->schedules) {
-      if (!showSchedule.empty() && schedule.name != showSchedule)
+      if (!showSchedule.empty() && !program->names(showSchedule, schedule))
         continue;
       llvm::Expected<std::vector<int64_t>> member =
           chooseMember(schedule, showP, params);

@@ -324,9 +324,10 @@ int runVerify() {
     for (const ir::Schedule &schedule : l.program.schedules)
       known.insert(schedule.name);
     for (const CollectiveDef &c : l.program.collectives)
-      if (c.collective.kind == ir::CollectiveKind::Alltoallv &&
-          !l.program.findSchedule(c.algorithm))
-        known.insert(c.name); // verified as its pattern, below
+      if (!c.resolved.empty() ||
+          (c.collective.kind == ir::CollectiveKind::Alltoallv &&
+           !l.program.findSchedule(c.algorithm)))
+        known.insert(c.name); // its schedules; an alltoallv's pattern, below
     loaded.push_back(std::move(l));
   }
   bool missing = false;
@@ -344,7 +345,10 @@ int runVerify() {
     verify::VerifyOptions own = options;
     own.ports = portsFor(program, verifyAllPort);
     for (const ir::Schedule &schedule : program.schedules) {
-      if (!selected(schedule.name))
+      if (!verifySchedules.empty() &&
+          llvm::none_of(verifySchedules, [&](const std::string &name) {
+            return program.names(name, schedule);
+          }))
         continue;
       llvm::Expected<verify::ScheduleReport> report =
           verify::verifySchedule(schedule, own);

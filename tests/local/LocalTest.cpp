@@ -302,6 +302,7 @@ TEST(Local, Library) {
   check("mesh_bc", broadcast(lib::mesh_bc, 0), mesh);
   check("mesh_reduce", reduce(lib::mesh_reduce, 0), mesh);
   check("mesh3d_bc", broadcast(lib::mesh3d_bc, 0), mesh3d);
+  check("mesh3d_reduce", reduce(lib::mesh3d_reduce, 0), mesh3d);
   check("hypercube_bc", broadcast(lib::hypercube_bc, 0), cube);
   check("hypercube_bc_any_root", broadcast(lib::hypercube_bc_any_root, 5),
         cube3);
@@ -371,6 +372,10 @@ TEST(Local, Library) {
         allreduce(lib::ring_allreduce_split, false, false), line);
   check("linear_allreduce_split",
         allreduce(lib::linear_allreduce_split, false, false), line);
+  check("ring_bc_split", broadcast(lib::ring_bc_split, 0), line);
+  check("ring_reduce_split", reduce(lib::ring_reduce_split, 0), line);
+  check("linear_bc_split", broadcast(lib::linear_bc_split, 0), line);
+  check("linear_reduce_split", reduce(lib::linear_reduce_split, 0), line);
   check("mesh_bc_split", broadcast(lib::mesh_bc_split, 0), mesh);
   check("mesh_reduce_split", reduce(lib::mesh_reduce_split, 0), mesh);
   check("mesh_allreduce_split",

@@ -1,4 +1,4 @@
-// The cost model against the seed's equations (000 Eqs. 4.1-4.12, Table
+// The cost model against the seed's equations (000 Eqs. 4.1-4.14, Table
 // 4.1): each library schedule, priced by simulation, must give exactly the
 // t_s and m·t_w coefficients the seed derives, for p in {4, 8, 16, 64} (and
 // 9, 25, 36 for square meshes).
@@ -101,6 +101,19 @@ TEST_F(CostTest, Eq4_1_OneToAllBroadcastHypercube) {
     int64_t d = log2Exact(p);
     expectCost("hypercube_bc", p, d, d);
     expectCost("hypercube_reduce", p, d, d);
+    // Algorithm 4.2's any source (5, 6), by XOR: the same steps.
+    if (p >= 8) {
+      expectCost("hypercube_bc_any_root", p, d, d);
+      expectCost("hypercube_reduce_any_root", p, d, d);
+    }
+  }
+}
+// Figure 4.7: on a balanced binary tree the hypercube's pattern does not
+// congest (the messages of a step cross disjoint subtrees), log p steps.
+TEST_F(CostTest, Eq4_1_OneToAllBroadcastTree) {
+  for (int64_t p : powersOfTwo) {
+    expectCost("tree_bc", p, log2Exact(p), log2Exact(p));
+    expectCost("tree_reduce", p, log2Exact(p), log2Exact(p));
   }
 }
 TEST_F(CostTest, Eq4_1_OneToAllBroadcastRingAndLinear) {
@@ -108,6 +121,11 @@ TEST_F(CostTest, Eq4_1_OneToAllBroadcastRingAndLinear) {
     int64_t d = log2Exact(p);
     expectCost("linear_bc", p, d, d);
     expectCost("linear_reduce", p, d, d);
+  }
+  // The ring from source 3, relabelled: the same steps.
+  for (int64_t p : powersOfTwo) {
+    expectCost("ring_bc", p, log2Exact(p), log2Exact(p));
+    expectCost("ring_reduce", p, log2Exact(p), log2Exact(p));
   }
   // Problem 4.1: any p takes ceil(log2 p) steps.
   for (int64_t p : {5, 6, 12}) {
@@ -122,6 +140,15 @@ TEST_F(CostTest, Eq4_1_OneToAllBroadcastMesh) {
     int64_t steps = 2 * log2Exact(isqrt(p));
     expectCost("mesh_bc", p, steps, steps);
     expectCost("mesh_reduce", p, steps, steps);
+  }
+}
+// §4.1.2 in three dimensions: a line, then a plane, then the cube, each by
+// recursive doubling, ceil(log2) of each side steps of m words.
+TEST_F(CostTest, Eq4_1_OneToAllBroadcastMesh3D) {
+  for (int64_t side : {2, 3, 4, 5}) {
+    int64_t p = side * side * side, steps = 3 * log2Exact(side);
+    expectCost("mesh3d_bc", p, steps, steps);
+    expectCost("mesh3d_reduce", p, steps, steps);
   }
 }
 
@@ -194,9 +221,13 @@ TEST_F(CostTest, Eq4_6_ScatterGather) {
          {"hypercube_scatter", "hypercube_gather", "linear_scatter",
           "linear_gather", "tree_scatter", "tree_gather"})
       expectCost(name, p, log2Exact(p), p - 1);
-  for (int64_t p : {4, 16, 64}) {
-    expectCost("mesh_scatter", p, log2Exact(p), p - 1);
-    expectCost("mesh_gather", p, log2Exact(p), p - 1);
+  // Along row 0 each step carries whole columns, then every column on its
+  // own: ceil(log2 sqrt p) start-ups per dimension (log p where sqrt p is a
+  // power of two), and still m (p - 1) words.
+  for (int64_t p : squares) {
+    int64_t steps = 2 * log2Exact(isqrt(p));
+    expectCost("mesh_scatter", p, steps, p - 1);
+    expectCost("mesh_gather", p, steps, p - 1);
   }
 }
 
@@ -306,21 +337,46 @@ TEST_F(CostTest, Eq4_14_AllreduceAsReduceScatterAndAllgather) {
     expectCost("hypercube_allreduce_split", p, 2 * d,
                Fraction(2 * (p - 1), p));
   }
-  for (int64_t p : {4, 8, 16})
+  for (int64_t p : powersOfTwo)
     expectCost("ring_allreduce_split", p, 2 * (p - 1),
                Fraction(2 * (p - 1), p));
 }
 
-// §4.7.1 on a mesh: the row-and-column all-to-all broadcast and reduction
-// (Alg 4.6, Eq 4.3's 2 (sqrt p - 1) start-ups) on m/p words, and the mesh
-// scatter (Problem 4.7: ceil(log2 sqrt p) start-ups per dimension), on the
-// square meshes the ranges give only one shape for.
-TEST_F(CostTest, Sec4_7_1_MeshSplitMessages) {
-  for (int64_t p : {9, 16}) {
-    int64_t q = isqrt(p), d = log2Exact(p);
+// Eq. 4.13 on a ring: the linear array's binomial scatter, then Algorithm
+// 4.4 on m/p words, (log p + p - 1) t_s + 2 (p - 1)/p t_w m: Eq. 4.13's t_w
+// term for any p; the reduction, its dual, costs the same.
+TEST_F(CostTest, Eq4_13_RingBroadcastAsScatterAndAllgather) {
+  for (int64_t p : {2, 3, 5, 4, 8, 16, 64}) {
+    int64_t ts = log2Exact(p) + p - 1;
+    expectCost("ring_bc_split", p, ts, Fraction(2 * (p - 1), p));
+    expectCost("ring_reduce_split", p, ts, Fraction(2 * (p - 1), p));
+  }
+}
+
+// Eq. 4.13 on a linear array (§4.7.1, "as well"): the binomial scatter (Eq.
+// 4.6), then the all-to-all broadcast one direction after the other
+// (Problem 4.12) on m/p words, (log p + 2 (p - 1)) t_s + 3 (p - 1)/p t_w m;
+// the reduction, its dual, costs the same.
+TEST_F(CostTest, Eq4_13_LinearArrayBroadcastAsScatterAndAllgather) {
+  for (int64_t p : {2, 3, 4, 5, 8, 16, 64}) {
+    int64_t ts = log2Exact(p) + 2 * (p - 1);
+    expectCost("linear_bc_split", p, ts, Fraction(3 * (p - 1), p));
+    expectCost("linear_reduce_split", p, ts, Fraction(3 * (p - 1), p));
+  }
+}
+
+// Eqs. 4.13 and 4.14 on a mesh (§4.7.1): the row-and-column all-to-all
+// broadcast and reduction (Alg 4.6, Eq 4.3's 2 (sqrt p - 1) start-ups) on
+// m/p words, and the mesh scatter and gather (Problem 4.7: ceil(log2 sqrt p)
+// start-ups per dimension); 2 (p - 1)/p t_w m, as on the hypercube.
+TEST_F(CostTest, Eq4_13_Eq4_14_MeshSplitMessages) {
+  for (int64_t p : squares) {
+    int64_t q = isqrt(p), tree = 2 * log2Exact(q);
     expectCost("mesh_allreduce_split", p, 4 * (q - 1),
                Fraction(2 * (p - 1), p));
-    expectCost("mesh_bc_split", p, d + 2 * (q - 1),
+    expectCost("mesh_bc_split", p, tree + 2 * (q - 1),
+               Fraction(2 * (p - 1), p));
+    expectCost("mesh_reduce_split", p, tree + 2 * (q - 1),
                Fraction(2 * (p - 1), p));
   }
 }
@@ -366,7 +422,7 @@ TEST_F(CostTest, Sec4_7_2_AllPortPersonalized) {
       EXPECT_EQ(bound->words, Fraction(p - 1, d));
     }
   }
-  for (int64_t p : {4, 8, 16, 32}) {
+  for (int64_t p : {4, 8, 16, 32, 64}) {
     expectCost("hypercube_alltoall_trees", p, log2Exact(p), Fraction(p, 2),
                PortModel::All);
     auto bound = cost::lowerBound(
@@ -412,6 +468,32 @@ TEST(LowerBoundTest, SeedBounds) {
   b = cost::lowerBound(a2a, TopologyKind::Hypercube, 8, PortModel::Single);
   ASSERT_TRUE(b);
   EXPECT_EQ(b->words, Fraction(7));
+  // 004 §4.4 states nMN/2 for a single-port cube, where data moves one
+  // dimension at a time (store and forward); with cut-through routes, as
+  // collc prices them, 000 §4.5.3's bisection argument gives p - 1, which
+  // Eq. 4.10 meets.
+  b = cost::lowerBound(a2a, TopologyKind::Hypercube, 8, PortModel::All);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(4));
+  // 004 §4.1: broadcast, M single-port and M/n all-port.
+  ir::Collective bc;
+  bc.kind = ir::CollectiveKind::Broadcast;
+  b = cost::lowerBound(bc, TopologyKind::Hypercube, 64, PortModel::Single);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(1));
+  b = cost::lowerBound(bc, TopologyKind::Hypercube, 64, PortModel::All);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(1, 6));
+  // 000 §4.4 and 004 §4.4: one-to-all personalized, (N - 1)M through the
+  // source's one port.
+  ir::Collective sc;
+  sc.kind = ir::CollectiveKind::Scatter;
+  b = cost::lowerBound(sc, TopologyKind::Hypercube, 16, PortModel::Single);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(15));
+  b = cost::lowerBound(sc, TopologyKind::Mesh, 16, PortModel::Single);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->words, Fraction(15));
   ir::Collective shift;
   shift.kind = ir::CollectiveKind::Shift;
   EXPECT_FALSE(cost::lowerBound(shift, TopologyKind::Ring, 8,
