@@ -453,47 +453,43 @@ TEST_F(CostTest, Fig4_12_CongestionIsPriced) {
   EXPECT_EQ(c->words, Fraction(4));
 }
 
-// The lower bounds the seeds state.
+// The lower bounds the seeds state, in units of m·t_w.
 TEST(LowerBoundTest, SeedBounds) {
-  ir::Collective ag;
-  ag.kind = ir::CollectiveKind::Allgather;
-  auto b = cost::lowerBound(ag, TopologyKind::Ring, 16, PortModel::Single);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(15));
-  b = cost::lowerBound(ag, TopologyKind::Hypercube, 16, PortModel::All);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(15, 4));
-  ir::Collective a2a;
-  a2a.kind = ir::CollectiveKind::Alltoall;
-  b = cost::lowerBound(a2a, TopologyKind::Hypercube, 8, PortModel::Single);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(7));
-  // 004 §4.4 states nMN/2 for a single-port cube, where data moves one
-  // dimension at a time (store and forward); with cut-through routes, as
-  // collc prices them, 000 §4.5.3's bisection argument gives p - 1, which
-  // Eq. 4.10 meets.
-  b = cost::lowerBound(a2a, TopologyKind::Hypercube, 8, PortModel::All);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(4));
-  // 004 §4.1: broadcast, M single-port and M/n all-port.
-  ir::Collective bc;
-  bc.kind = ir::CollectiveKind::Broadcast;
-  b = cost::lowerBound(bc, TopologyKind::Hypercube, 64, PortModel::Single);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(1));
-  b = cost::lowerBound(bc, TopologyKind::Hypercube, 64, PortModel::All);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(1, 6));
-  // 000 §4.4 and 004 §4.4: one-to-all personalized, (N - 1)M through the
-  // source's one port.
-  ir::Collective sc;
-  sc.kind = ir::CollectiveKind::Scatter;
-  b = cost::lowerBound(sc, TopologyKind::Hypercube, 16, PortModel::Single);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(15));
-  b = cost::lowerBound(sc, TopologyKind::Mesh, 16, PortModel::Single);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(b->words, Fraction(15));
+  using CK = ir::CollectiveKind;
+  struct Row {
+    CK kind;
+    TopologyKind topology;
+    int64_t p;
+    PortModel ports;
+    Fraction words;
+  };
+  const Row rows[] = {
+      // 000 §4.2.4 and 004 §4.2: all-to-all broadcast, m (p - 1) through
+      // one port, M (N - 1)/n through all of a cube's.
+      {CK::Allgather, TopologyKind::Ring, 16, PortModel::Single, 15},
+      {CK::Allgather, TopologyKind::Hypercube, 16, PortModel::All, {15, 4}},
+      // 004 §4.4 states nMN/2 for a single-port cube, where data moves one
+      // dimension at a time (store and forward); with cut-through routes,
+      // as collc prices them, 000 §4.5.3's bisection argument gives p - 1,
+      // which Eq. 4.10 meets. All-port, 004's MN/2.
+      {CK::Alltoall, TopologyKind::Hypercube, 8, PortModel::Single, 7},
+      {CK::Alltoall, TopologyKind::Hypercube, 8, PortModel::All, 4},
+      // 004 §4.1: broadcast, M single-port and M/n all-port.
+      {CK::Broadcast, TopologyKind::Hypercube, 64, PortModel::Single, 1},
+      {CK::Broadcast, TopologyKind::Hypercube, 64, PortModel::All, {1, 6}},
+      // 000 §4.4 and 004 §4.4: one-to-all personalized, (N - 1)M through
+      // the source's one port.
+      {CK::Scatter, TopologyKind::Hypercube, 16, PortModel::Single, 15},
+      {CK::Scatter, TopologyKind::Mesh, 16, PortModel::Single, 15},
+  };
+  for (const Row &row : rows) {
+    ir::Collective c;
+    c.kind = row.kind;
+    auto b = cost::lowerBound(c, row.topology, row.p, row.ports);
+    ASSERT_TRUE(b) << ir::collectiveKindName(row.kind).str() << " at p = " << row.p;
+    EXPECT_EQ(b->words, row.words)
+        << ir::collectiveKindName(row.kind).str() << " at p = " << row.p;
+  }
   ir::Collective shift;
   shift.kind = ir::CollectiveKind::Shift;
   EXPECT_FALSE(cost::lowerBound(shift, TopologyKind::Ring, 8,
