@@ -107,7 +107,6 @@ bool cube1to3(int p) { return powerOfTwo(p) && p <= 8; }
 bool cube2to3(int p) { return powerOfTwo(p) && p >= 4 && p <= 8; }
 bool cube1to8(int p) { return powerOfTwo(p) && p <= 256; }
 bool cube3to8(int p) { return powerOfTwo(p) && p >= 8 && p <= 256; }
-bool cube3(int p) { return p == 8; }
 bool leaves2to16(int p) { return powerOfTwo(p) && p <= 16; }
 // mesh(a, b) with a in 1..4, b in 2..4; mesh(a, b, c) with a, b in 1..4,
 // c in 2..3: the products of the ranges the build proves.
@@ -194,8 +193,8 @@ const Schedule schedules[] = {
   {"shift",        "torus_shift",                Kind::ShiftBy,       erase(library::torus_shift),              torus3x3,   0, 5},
   {"shift",        "torus_shift",                Kind::ShiftBy,       erase(library::torus_shift),              torus3x3,   0, 7},
   {"shift",        "hypercube_shift_ecube",      Kind::ShiftBy,       erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
-  {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube3,      0, 5},
-  {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube3,      0, 6},
+  {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube2to3,   0, 5},
+  {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube2to3,   0, 6},
   {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},
   {"split",        "hypercube_reduce_split",     Kind::Reduce,        erase(library::hypercube_reduce_split),   cube1to3},
   {"split",        "hypercube_allreduce_split",  Kind::Allreduce,     erase(library::hypercube_allreduce_split), cube1to3},

@@ -309,6 +309,9 @@ TEST_F(CostTest, Eq4_11_HypercubeShiftGrayCode) {
       expectCost("hypercube_shift_gray", p, steps, steps, PortModel::Single, q);
       EXPECT_LE(steps, 2 * log2Exact(p) - 1);
     }
+  // On 4 nodes: 1 = one step, 2 = two, 3 = 2 + 1 three, 2 log p - 1.
+  for (auto [q, steps] : {std::pair<int64_t, int64_t>{1, 1}, {2, 2}, {3, 3}})
+    expectCost("hypercube_shift_gray", 4, steps, steps, PortModel::Single, q);
 }
 
 // Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m, for any q.
