@@ -140,6 +140,41 @@ TEST_F(LibraryTest, Eq4_13_SplitBroadcastAboveTheCutOff) {
   EXPECT_EQ(c[1].words, "15/8");
 }
 
+// Table 4.1's min for all-reduce: Eq 4.5, 4 t_s + 4 m t_w on 16 nodes,
+// until Eq 4.14's 8 t_s + 15/8 m t_w is cheaper, from the same 7530 bytes.
+TEST_F(LibraryTest, Eq4_14_SplitAllreduceAboveTheCutOff) {
+  Program program =
+      resolve("collective x = allreduce(op: sum) on hypercube(dim: 4);\n");
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 1u);
+  const std::vector<library::Choice> &c = choices[0].second;
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].source, "hypercube_allreduce");
+  EXPECT_EQ(c[1].source, "hypercube_allreduce_split");
+  EXPECT_EQ(c[1].fromBytes, 7530);
+  EXPECT_EQ(c[1].startups, 8);
+  EXPECT_EQ(c[1].words, "15/8");
+}
+
+// On a ring of 8 from root 5: Figure 4.2's 3 t_s + 3 m t_w, until the
+// binomial scatter and Algorithm 4.4, 10 t_s + 7/4 m t_w, are cheaper:
+// 7 t_s = 5/4 m t_w at m = 22400 bytes under the default model, where the
+// two cost the same, so the split is taken from 22401.
+TEST_F(LibraryTest, Eq4_13_SplitBroadcastOnARing) {
+  Program program =
+      resolve("collective x = broadcast(root: 5) on ring(8);\n");
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 1u);
+  const std::vector<library::Choice> &c = choices[0].second;
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].startups, 3);
+  EXPECT_EQ(c[1].source, "ring_bc_split");
+  EXPECT_EQ(c[1].relabelling, "rank r plays (r + 3) % 8");
+  EXPECT_EQ(c[1].fromBytes, 22401);
+  EXPECT_EQ(c[1].startups, 10);
+  EXPECT_EQ(c[1].words, "7/4");
+}
+
 // Every root of every rooted collective: symmetries move the library's root
 // on rings and tori (rotations), hypercubes and trees (XOR), and to the corners
 // and ends of meshes and linear arrays (reflections); any other root of a mesh
