@@ -195,6 +195,8 @@ const Schedule schedules[] = {
   {"shift",        "hypercube_shift_ecube",      Kind::ShiftBy,       erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
   {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube2to3,   0, 5},
   {"shift",        "hypercube_shift_gray",       Kind::ShiftBy,       erase(library::hypercube_shift_gray),     cube2to3,   0, 6},
+  {"shift",        "hypercube_shift_gray_backward", Kind::ShiftBy,    erase(library::hypercube_shift_gray_backward), cube2to3, 0, 6},
+  {"shift",        "hypercube_shift_gray_backward", Kind::ShiftBy,    erase(library::hypercube_shift_gray_backward), cube2to3, 0, 7},
   {"split",        "hypercube_bc_split",         Kind::Bcast,         erase(library::hypercube_bc_split),       cube1to3},
   {"split",        "hypercube_reduce_split",     Kind::Reduce,        erase(library::hypercube_reduce_split),   cube1to3},
   {"split",        "hypercube_allreduce_split",  Kind::Allreduce,     erase(library::hypercube_allreduce_split), cube1to3},

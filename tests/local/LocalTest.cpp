@@ -362,6 +362,8 @@ TEST(Local, Library) {
     check("hypercube_shift_ecube", shiftBy(lib::hypercube_shift_ecube, q),
           cube2);
     check("hypercube_shift_gray", shiftBy(lib::hypercube_shift_gray, q), cube2);
+    check("hypercube_shift_gray_backward",
+          shiftBy(lib::hypercube_shift_gray_backward, q), cube2);
   }
   // 000 §4.7.1: the compositions of specs/library/split.coll.
   check("hypercube_bc_split", broadcast(lib::hypercube_bc_split, 0), cube);

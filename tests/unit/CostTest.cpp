@@ -314,6 +314,32 @@ TEST_F(CostTest, Eq4_11_HypercubeShiftGrayCode) {
     expectCost("hypercube_shift_gray", 4, steps, steps, PortModel::Single, q);
 }
 
+// §4.6.2 after Eq. 4.11: with backward shifts as well the bound falls to
+// (t_s + t_w m) log p. Backward by t = (p - q mod p) mod p costs what forward
+// by t does, and the cheaper direction never needs more than log p steps
+// (a 6-shift on eight nodes: "a single backward 2-shift", two steps).
+TEST_F(CostTest, Eq4_11_HypercubeShiftGrayCodeBothWays) {
+  auto gray = [](int64_t v) { // two steps per bit above bit 0, one for it
+    int64_t steps = v & 1;
+    for (v >>= 1; v; v >>= 1)
+      steps += 2 * (v & 1);
+    return steps;
+  };
+  expectCost("hypercube_shift_gray_backward", 8, 2, 2, PortModel::Single, 6);
+  for (int64_t p : {4, 8, 16}) {
+    int64_t worst = 0;
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t t = (p - q) % p;
+      expectCost("hypercube_shift_gray", p, gray(q), gray(q),
+                 PortModel::Single, q);
+      expectCost("hypercube_shift_gray_backward", p, gray(t), gray(t),
+                 PortModel::Single, q);
+      worst = std::max(worst, std::min(gray(q), gray(t)));
+    }
+    EXPECT_EQ(worst, log2Exact(p)) << "p = " << p;
+  }
+}
+
 // Eq. 4.12, Table 4.1: with e-cube routing a shift is t_s + t_w m, for any q.
 TEST_F(CostTest, Eq4_12_HypercubeShiftEcube) {
   for (int64_t p : powersOfTwo)
