@@ -36,8 +36,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -108,31 +110,24 @@ bool cube2to3(int p) { return powerOfTwo(p) && p >= 4 && p <= 8; }
 bool cube1to8(int p) { return powerOfTwo(p) && p <= 256; }
 bool cube3to8(int p) { return powerOfTwo(p) && p >= 8 && p <= 256; }
 bool leaves2to16(int p) { return powerOfTwo(p) && p <= 16; }
+// Whether p is a product of one value from each range {lo, hi}: the sizes
+// of a mesh or torus family the build proves.
+bool productOf(int p, std::initializer_list<std::pair<int, int>> ranges) {
+  std::vector<int> sizes = {1};
+  for (auto [lo, hi] : ranges) {
+    std::vector<int> next;
+    for (int n : sizes)
+      for (int v = lo; v <= hi; ++v)
+        next.push_back(n * v);
+    sizes = std::move(next);
+  }
+  return std::find(sizes.begin(), sizes.end(), p) != sizes.end();
+}
 // mesh(a, b) with a in 1..4, b in 2..4; mesh(a, b, c) with a, b in 1..4,
-// c in 2..3: the products of the ranges the build proves.
-bool meshAB(int p) {
-  for (int a = 1; a <= 4; ++a)
-    for (int b = 2; b <= 4; ++b)
-      if (a * b == p)
-        return true;
-  return false;
-}
-bool meshABC(int p) {
-  for (int a = 1; a <= 4; ++a)
-    for (int b = 1; b <= 4; ++b)
-      for (int c = 2; c <= 3; ++c)
-        if (a * b * c == p)
-          return true;
-  return false;
-}
-// torus(a, b) with a, b in 2..4, as the build proves torus_shift.
-bool torusAB(int p) {
-  for (int a = 2; a <= 4; ++a)
-    for (int b = 2; b <= 4; ++b)
-      if (a * b == p)
-        return true;
-  return false;
-}
+// c in 2..3; torus(a, b) with a, b in 2..4 (torus_shift).
+bool meshAB(int p) { return productOf(p, {{1, 4}, {2, 4}}); }
+bool meshABC(int p) { return productOf(p, {{1, 4}, {1, 4}, {2, 3}}); }
+bool torusAB(int p) { return productOf(p, {{2, 4}, {2, 4}}); }
 bool exactly8(int p) { return p == 8; }
 bool exactly6(int p) { return p == 6; }
 
