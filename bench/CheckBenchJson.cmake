@@ -2,8 +2,11 @@
 # end on 2 ranks (RANKS), two sizes, three timed calls each. Checks the JSON
 # rows the interface promises (scripts read them) and that every call's
 # checksum matched; no timing assertions.
+# With MPI_ALGORITHM it runs `--same-algorithm` and checks that every row
+# says MPI was forced to that algorithm; without, that MPI ran its default.
 #   cmake -DCOLLC=path/to/collc -DWORK=dir [-DCOLLECTIVE=allreduce]
-#         [-DRANKS=2] [-DSCHEDULE=hypercube_allreduce] -P CheckBenchJson.cmake
+#         [-DRANKS=2] [-DSCHEDULE=hypercube_allreduce] [-DMPI_ALGORITHM=NAME]
+#         -P CheckBenchJson.cmake
 if(NOT COLLECTIVE)
   set(COLLECTIVE allreduce)
 endif()
@@ -13,11 +16,27 @@ endif()
 if(NOT SCHEDULE)
   set(SCHEDULE hypercube_allreduce)
 endif()
+set(same_algorithm)
+set(want_algorithm default)
 file(MAKE_DIRECTORY ${WORK})
+if(MPI_ALGORITHM)
+  set(same_algorithm --same-algorithm)
+  set(want_algorithm ${MPI_ALGORITHM})
+  # mpirun through a script that notes the coll_tuned settings it is given,
+  # to check that they reach the MPI processes' launcher.
+  find_program(mpirun NAMES mpirun mpiexec REQUIRED)
+  file(REMOVE ${WORK}/mca.txt)
+  file(WRITE ${WORK}/mpirun.sh "#!/bin/sh\n"
+       "env | grep '^OMPI_MCA_coll_tuned' >> '${WORK}/mca.txt'\n"
+       "exec '${mpirun}' \"$@\"\n")
+  file(CHMOD ${WORK}/mpirun.sh PERMISSIONS OWNER_READ OWNER_WRITE
+       OWNER_EXECUTE)
+  set(ENV{COLLC_MPIEXEC} ${WORK}/mpirun.sh)
+endif()
 execute_process(
   COMMAND ${COLLC} bench --collective ${COLLECTIVE} --ranks ${RANKS}
           --bytes 8,4096 --format json --iterations 3 --csv ${WORK}/bench.csv
-          --svg ${WORK}/${COLLECTIVE}.svg
+          --svg ${WORK}/${COLLECTIVE}.svg ${same_algorithm}
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "collc bench exited ${rc}:\n${out}\n${err}")
@@ -53,10 +72,22 @@ foreach(i RANGE ${last})
   if(NOT checksum STREQUAL "ok")
     message(FATAL_ERROR "row ${i}: checksum ${checksum}")
   endif()
+  string(JSON algorithm GET "${out}" ${i} mpi_algorithm)
+  if(NOT algorithm STREQUAL want_algorithm)
+    message(FATAL_ERROR "row ${i}: MPI ran ${algorithm}, expected "
+                        "${want_algorithm}:\n${out}")
+  endif()
 endforeach()
+if(MPI_ALGORITHM)
+  file(READ ${WORK}/mca.txt mca)
+  if(NOT mca MATCHES "OMPI_MCA_coll_tuned_use_dynamic_rules=1\n" OR
+     NOT mca MATCHES "OMPI_MCA_coll_tuned_${COLLECTIVE}_algorithm=${MPI_ALGORITHM}\n")
+    message(FATAL_ERROR "mpirun was given:\n${mca}")
+  endif()
+endif()
 file(READ ${WORK}/bench.csv csv)
 if(NOT csv MATCHES "^collective,ranks,bytes,schedule" OR
-   NOT csv MATCHES "\n${COLLECTIVE},${RANKS},4096,${SCHEDULE},3,")
+   NOT csv MATCHES "\n${COLLECTIVE},${RANKS},4096,${SCHEDULE},3,[^\n]*,${want_algorithm}\n")
   message(FATAL_ERROR "unexpected CSV:\n${csv}")
 endif()
 file(READ ${WORK}/${COLLECTIVE}.svg svg)

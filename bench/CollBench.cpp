@@ -12,7 +12,9 @@
 //   coll_bench --pingpong --bytes 8,64,... [--iterations K]
 //
 // Output (rank 0, one line each, tab-separated):
-//   schedule COLLECTIVE SCHEDULE SPEC_FILE         (--list)
+//   schedule COLLECTIVE SCHEDULE SPEC_FILE MCA     (--list; MCA: Open MPI's
+//                                                  like algorithm as
+//                                                  PARAMETER=VALUE, or -)
 //   size BYTES ITERATIONS OURS_US,... MPI_US,...   (per size; each sample is
 //                                                  the slowest rank's time)
 //   checked CALLS                                  (every checksum matched)
@@ -84,12 +86,18 @@ struct Schedule {
   const char *name; // the library schedule (and emitted function)
   const char *spec; // its file under specs/library, or a path from '/'
   Fn run;
+  // The MPI library's algorithm that sends the same messages, as Open MPI's
+  // tuned component names it (coll_tuned_<component>_algorithm), or none:
+  // `collc bench --same-algorithm` forces it, so that the ratio measures
+  // the implementation rather than the choice of algorithm.
+  const char *mpiAlgorithm = nullptr;
 };
 
 /// One collective of the harness. Adding one (or a schedule for one) is
 /// adding a row below.
 struct Row {
   const char *collective;
+  const char *mpiComponent; // Open MPI's name for it: coll_tuned_<this>_...
   Shape shape;
   Fn mpi; // the MPI library's own collective
   std::vector<Schedule> schedules;
@@ -101,69 +109,75 @@ struct Row {
 #define COLLC_GATHERLIKE(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); }
 #define COLLC_ROOTED(f) [](const Args &a) { return f(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); }
 // bench/alltoallv.coll's ALGO (four_stage: A4, direct: A1) on n ranks, in
-// its default mode (dual send buffers, 001 §3.4).
-#define COLLC_A2AV(algo, n) {#algo "_" #n, COLLC_A2AV_SPEC, [](const Args &a) { return algo##_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }}
+// its default mode (dual send buffers, 001 §3.4); MPI is the like
+// algorithm of Open MPI, or nullptr.
+#define COLLC_A2AV(algo, n, mpi) {#algo "_" #n, COLLC_A2AV_SPEC, [](const Args &a) { return algo##_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }, mpi}
 // Every rank count bench/alltoallv.coll has a function for.
-#define COLLC_A2AV_EVERY_P(algo) \
-  COLLC_A2AV(algo, 2), COLLC_A2AV(algo, 3), COLLC_A2AV(algo, 4), COLLC_A2AV(algo, 5), \
-  COLLC_A2AV(algo, 6), COLLC_A2AV(algo, 7), COLLC_A2AV(algo, 8), COLLC_A2AV(algo, 9), \
-  COLLC_A2AV(algo, 10), COLLC_A2AV(algo, 11), COLLC_A2AV(algo, 12), COLLC_A2AV(algo, 13), \
-  COLLC_A2AV(algo, 14), COLLC_A2AV(algo, 15), COLLC_A2AV(algo, 16), COLLC_A2AV(algo, 24), \
-  COLLC_A2AV(algo, 32), COLLC_A2AV(algo, 48), COLLC_A2AV(algo, 64)
+#define COLLC_A2AV_EVERY_P(algo, mpi) \
+  COLLC_A2AV(algo, 2, mpi), COLLC_A2AV(algo, 3, mpi), COLLC_A2AV(algo, 4, mpi), \
+  COLLC_A2AV(algo, 5, mpi), COLLC_A2AV(algo, 6, mpi), COLLC_A2AV(algo, 7, mpi), \
+  COLLC_A2AV(algo, 8, mpi), COLLC_A2AV(algo, 9, mpi), COLLC_A2AV(algo, 10, mpi), \
+  COLLC_A2AV(algo, 11, mpi), COLLC_A2AV(algo, 12, mpi), COLLC_A2AV(algo, 13, mpi), \
+  COLLC_A2AV(algo, 14, mpi), COLLC_A2AV(algo, 15, mpi), COLLC_A2AV(algo, 16, mpi), \
+  COLLC_A2AV(algo, 24, mpi), COLLC_A2AV(algo, 32, mpi), COLLC_A2AV(algo, 48, mpi), \
+  COLLC_A2AV(algo, 64, mpi)
 
 const std::vector<Row> &rows() {
   using namespace collc_bench;
   static const std::vector<Row> table = {
-      {"broadcast", Shape::Broadcast,
+      {"broadcast", "bcast", Shape::Broadcast,
        [](const Args &a) { return MPI_Bcast(a.recv, a.count, a.type, a.root, a.comm); },
-       {{"hypercube_bc", "broadcast.coll", COLLC_BCAST(hypercube_bc)},
-        {"linear_bc", "broadcast.coll", COLLC_BCAST(linear_bc)},
-        {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc)},
-        {"hypercube_bc_split", "split.coll", COLLC_BCAST(hypercube_bc_split)},
-        {"ring_bc_split", "split.coll", COLLC_BCAST(ring_bc_split)}}},
-      {"reduce", Shape::Reduce,
+       {{"hypercube_bc", "broadcast.coll", COLLC_BCAST(hypercube_bc), "binomial"},
+        {"linear_bc", "broadcast.coll", COLLC_BCAST(linear_bc), "binomial"},
+        {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc), "binomial"},
+        {"hypercube_bc_split", "split.coll", COLLC_BCAST(hypercube_bc_split), "scatter_allgather"},
+        {"ring_bc_split", "split.coll", COLLC_BCAST(ring_bc_split), "scatter_allgather_ring"}}},
+      {"reduce", "reduce", Shape::Reduce,
        [](const Args &a) { return MPI_Reduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); },
-       {{"hypercube_reduce", "broadcast.coll", COLLC_REDUCE(hypercube_reduce)},
-        {"linear_reduce", "broadcast.coll", COLLC_REDUCE(linear_reduce)},
-        {"ring_reduce", "broadcast.coll", COLLC_REDUCE(ring_reduce)},
-        {"hypercube_reduce_split", "split.coll", COLLC_REDUCE(hypercube_reduce_split)},
+       {{"hypercube_reduce", "broadcast.coll", COLLC_REDUCE(hypercube_reduce), "binomial"},
+        {"linear_reduce", "broadcast.coll", COLLC_REDUCE(linear_reduce), "binomial"},
+        {"ring_reduce", "broadcast.coll", COLLC_REDUCE(ring_reduce), "binomial"},
+        {"hypercube_reduce_split", "split.coll", COLLC_REDUCE(hypercube_reduce_split), "rabenseifner"},
         {"ring_reduce_split", "split.coll", COLLC_REDUCE(ring_reduce_split)}}},
-      {"allreduce", Shape::Allreduce,
+      {"allreduce", "allreduce", Shape::Allreduce,
        [](const Args &a) { return MPI_Allreduce(a.send, a.recv, a.count, a.type, a.op, a.comm); },
-       {{"hypercube_allreduce", "allreduce_scan.coll", COLLC_ALLRED(hypercube_allreduce)},
-        {"hypercube_allreduce_split", "split.coll", COLLC_ALLRED(hypercube_allreduce_split)},
-        {"ring_allreduce_split", "split.coll", COLLC_ALLRED(ring_allreduce_split)}}},
-      {"allgather", Shape::Allgather,
+       {{"hypercube_allreduce", "allreduce_scan.coll", COLLC_ALLRED(hypercube_allreduce), "recursive_doubling"},
+        {"hypercube_allreduce_split", "split.coll", COLLC_ALLRED(hypercube_allreduce_split), "rabenseifner"},
+        {"ring_allreduce_split", "split.coll", COLLC_ALLRED(ring_allreduce_split), "ring"}}},
+      {"allgather", "allgather", Shape::Allgather,
        [](const Args &a) { return MPI_Allgather(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
-       {{"hypercube_allgather", "allgather.coll", COLLC_GATHERLIKE(hypercube_allgather)},
-        {"ring_allgather", "allgather.coll", COLLC_GATHERLIKE(ring_allgather)}}},
-      {"reduce_scatter", Shape::ReduceScatter,
+       {{"hypercube_allgather", "allgather.coll", COLLC_GATHERLIKE(hypercube_allgather), "recursive_doubling"},
+        {"ring_allgather", "allgather.coll", COLLC_GATHERLIKE(ring_allgather), "ring"}}},
+      {"reduce_scatter", "reduce_scatter_block", Shape::ReduceScatter,
        [](const Args &a) { return MPI_Reduce_scatter_block(a.send, a.recv, a.count, a.type, a.op, a.comm); },
-       {{"hypercube_reduce_scatter", "allgather.coll", COLLC_ALLRED(hypercube_reduce_scatter)},
+       {{"hypercube_reduce_scatter", "allgather.coll", COLLC_ALLRED(hypercube_reduce_scatter), "recursive_halving"},
         {"ring_reduce_scatter", "allgather.coll", COLLC_ALLRED(ring_reduce_scatter)}}},
-      {"scatter", Shape::Scatter,
+      {"scatter", "scatter", Shape::Scatter,
        [](const Args &a) { return MPI_Scatter(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); },
-       {{"hypercube_scatter", "scatter_gather.coll", COLLC_ROOTED(hypercube_scatter)},
-        {"linear_scatter", "scatter_gather.coll", COLLC_ROOTED(linear_scatter)}}},
-      {"gather", Shape::Gather,
+       {{"hypercube_scatter", "scatter_gather.coll", COLLC_ROOTED(hypercube_scatter), "binomial"},
+        {"linear_scatter", "scatter_gather.coll", COLLC_ROOTED(linear_scatter), "binomial"}}},
+      {"gather", "gather", Shape::Gather,
        [](const Args &a) { return MPI_Gather(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); },
-       {{"hypercube_gather", "scatter_gather.coll", COLLC_ROOTED(hypercube_gather)},
-        {"linear_gather", "scatter_gather.coll", COLLC_ROOTED(linear_gather)}}},
-      {"scan", Shape::Allreduce,
+       {{"hypercube_gather", "scatter_gather.coll", COLLC_ROOTED(hypercube_gather), "binomial"},
+        {"linear_gather", "scatter_gather.coll", COLLC_ROOTED(linear_gather), "binomial"}}},
+      {"scan", "scan", Shape::Allreduce,
        [](const Args &a) { return MPI_Scan(a.send, a.recv, a.count, a.type, a.op, a.comm); },
-       {{"hypercube_scan", "allreduce_scan.coll", COLLC_ALLRED(hypercube_scan)}}},
-      {"alltoall", Shape::Alltoall,
+       {{"hypercube_scan", "allreduce_scan.coll", COLLC_ALLRED(hypercube_scan), "recursive_doubling"}}},
+      {"alltoall", "alltoall", Shape::Alltoall,
        [](const Args &a) { return MPI_Alltoall(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
-       {{"pairwise_exchange", "alltoall.coll", COLLC_GATHERLIKE(pairwise_exchange)},
-        {"hypercube_alltoall", "alltoall.coll", COLLC_GATHERLIKE(hypercube_alltoall)},
+       {{"pairwise_exchange", "alltoall.coll", COLLC_GATHERLIKE(pairwise_exchange), "pairwise"},
+        {"hypercube_alltoall", "alltoall.coll", COLLC_GATHERLIKE(hypercube_alltoall), "modified_bruck"},
         {"ring_alltoall", "alltoall.coll", COLLC_GATHERLIKE(ring_alltoall)}}},
       // One function per rank count: the pattern depends on P.
-      {"alltoallv", Shape::Alltoall,
+      {"alltoallv", "alltoallv", Shape::Alltoall,
        [](const Args &a) {
          return MPI_Alltoallv(a.send, a.counts, a.displs, a.type, a.recv,
                               a.counts, a.displs, a.type, a.comm);
        },
-       {COLLC_A2AV_EVERY_P(four_stage), COLLC_A2AV_EVERY_P(direct)}},
+       // A1's P - 1 steps of one message each way are Open MPI's
+       // pairwise exchange; A4 has no counterpart there.
+       {COLLC_A2AV_EVERY_P(four_stage, nullptr),
+        COLLC_A2AV_EVERY_P(direct, "pairwise")}},
   };
   return table;
 }
@@ -414,11 +428,17 @@ int main(int argc, char **argv) {
     if (rank == 0)
       for (const Row &row : rows()) {
         if (row.schedules.empty())
-          std::printf("schedule\t%s\t-\t-\n", row.collective);
-        for (const Schedule &s : row.schedules)
-          std::printf("schedule\t%s\t%s\t%s%s%s\n", row.collective, s.name,
+          std::printf("schedule\t%s\t-\t-\t-\n", row.collective);
+        for (const Schedule &s : row.schedules) {
+          std::printf("schedule\t%s\t%s\t%s%s%s\t", row.collective, s.name,
                       s.spec[0] == '/' ? "" : COLLC_SPECS_DIR,
                       s.spec[0] == '/' ? "" : "/library/", s.spec);
+          if (s.mpiAlgorithm)
+            std::printf("coll_tuned_%s_algorithm=%s\n", row.mpiComponent,
+                        s.mpiAlgorithm);
+          else
+            std::printf("-\n");
+        }
       }
     MPI_Finalize();
     return 0;

@@ -6,6 +6,9 @@
 #   table.txt      the terminal tables and the ratio summary
 #   bench.csv      every row (medians, spreads, model, bandwidth)
 #   COLLECTIVE.svg ours/MPI against size, a line per rank count
+#   same-algorithm/  the same, with MPI forced to its algorithm with the
+#                  schedule's steps and messages (collc bench
+#                  --same-algorithm): the implementations compared alone
 #
 #   bash scripts/bench.sh [RESULTS_DIR]      (default bench-results/)
 # Environment: BENCH_BYTES (comma-separated sizes; default 8 B..16 MiB in
@@ -41,5 +44,14 @@ echo "== collc bench --collective all --ranks $ranks --bytes $bytes"
 "$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
   "${iterations[@]}" --model "$out/model.coll" --csv "$out/bench.csv" \
   --svg-dir "$out" | tee "$out/table.txt"
+
 echo
-echo "results in $out/: table.txt, bench.csv, calibrate.txt, model.coll, *.svg"
+echo "== collc bench ... --same-algorithm"
+mkdir -p "$out/same-algorithm"
+"$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
+  "${iterations[@]}" --model "$out/model.coll" --same-algorithm \
+  --csv "$out/same-algorithm/bench.csv" --svg-dir "$out/same-algorithm" |
+  tee "$out/same-algorithm/table.txt"
+echo
+echo "results in $out/: table.txt, bench.csv, calibrate.txt, model.coll, *.svg;"
+echo "  $out/same-algorithm/: table.txt, bench.csv, *.svg"

@@ -5,7 +5,10 @@
 //
 // Per collective and rank count the schedule is the library's cheapest
 // under the model at each size (what `using auto` would pick), among those
-// coll_bench links; the output names it.
+// coll_bench links; the output names it. With --same-algorithm the MPI
+// library is forced to its own algorithm with the same steps and messages
+// (Open MPI's coll_tuned dynamic rules), where it has one, so that the ratio
+// separates the implementation from the choice of algorithm.
 
 #include "tools/BenchSupport.h"
 #include "tools/Commands.h"
@@ -84,6 +87,12 @@ cl::opt<std::string> benchModel(
     cl::desc("Cost model for the predictions: FILE or FILE:NAME (e.g. from "
              "collc calibrate)"),
     cl::value_desc("FILE[:NAME]"), cl::sub(benchCommand), cl::cat(category()));
+cl::opt<bool> benchSameAlgorithm(
+    "same-algorithm",
+    cl::desc("Force the MPI library to its algorithm with the chosen "
+             "schedule's steps and messages (Open MPI's coll_tuned), where it "
+             "has one"),
+    cl::sub(benchCommand), cl::cat(category()));
 
 const char *const allCollectives[] = {
     "broadcast", "reduce",  "allreduce", "allgather", "reduce_scatter",
@@ -96,6 +105,9 @@ struct Candidate {
   cost::ScheduleCost cost;
   std::optional<cost::LowerBound> bound;
   std::string costSource; // where the cost comes from, if not simulation
+  // Open MPI's like algorithm as PARAMETER=VALUE (coll_bench --list), or
+  // empty where it has none.
+  std::string mpiAlgorithm;
 };
 
 struct Row {
@@ -108,6 +120,8 @@ struct Row {
   double boundWords = 0; // the seed's t_w coefficient in units of m
   std::string boundSource;
   bool oversubscribed = false;
+  std::string mpiAlgorithm = "default"; // what MPI ran: its default, or the
+                                        // forced VALUE
   double ratio() const { return mpi.median > 0 ? ours.median / mpi.median : 0; }
   /// The bound's bytes over the time: what the run achieved of 1/t_w.
   double gbps(double us) const {
@@ -311,16 +325,18 @@ std::string csvOf(llvm::ArrayRef<Row> rows) {
   os << "collective,ranks,bytes,schedule,iterations,"
         "ours_median_us,ours_min_us,ours_q1_us,ours_q3_us,ours_max_us,"
         "mpi_median_us,mpi_min_us,mpi_q1_us,mpi_q3_us,mpi_max_us,"
-        "ratio,predicted_us,bound_tw_m,ours_GBps,mpi_GBps,oversubscribed\n";
+        "ratio,predicted_us,bound_tw_m,ours_GBps,mpi_GBps,oversubscribed,"
+        "mpi_algorithm\n";
   for (const Row &r : rows)
     os << strf(
         "%s,%d,%lld,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-        "%.4f,%.3f,%.4g,%.4f,%.4f,%s\n",
+        "%.4f,%.3f,%.4g,%.4f,%.4f,%s,%s\n",
         r.collective.c_str(), r.ranks, r.bytes, r.schedule.c_str(),
         r.iterations, r.ours.median, r.ours.min, r.ours.q1, r.ours.q3,
         r.ours.max, r.mpi.median, r.mpi.min, r.mpi.q1, r.mpi.q3, r.mpi.max,
         r.ratio(), r.predictedUs, r.boundWords, r.gbps(r.ours.median),
-        r.gbps(r.mpi.median), r.oversubscribed ? "yes" : "no");
+        r.gbps(r.mpi.median), r.oversubscribed ? "yes" : "no",
+        r.mpiAlgorithm.c_str());
   return os.str();
 }
 
@@ -393,17 +409,20 @@ int runBench() {
          << listed->err;
     return ExitInputError;
   }
-  // collective -> [(schedule, spec path)], in coll_bench's order.
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>>
-      available;
+  // collective -> its schedules, in coll_bench's order.
+  struct Available {
+    std::string schedule, spec, mpiAlgorithm;
+  };
+  std::map<std::string, std::vector<Available>> available;
   {
     llvm::SmallVector<llvm::StringRef, 32> lines;
     llvm::StringRef(listed->out).split(lines, '\n', -1, false);
     for (llvm::StringRef line : lines) {
       llvm::SmallVector<llvm::StringRef, 4> f;
       line.split(f, '\t');
-      if (f.size() == 4 && f[0] == "schedule" && f[2] != "-")
-        available[f[1].str()].emplace_back(f[2].str(), f[3].str());
+      if (f.size() == 5 && f[0] == "schedule" && f[2] != "-")
+        available[f[1].str()].push_back(
+            {f[2].str(), f[3].str(), f[4] == "-" ? "" : f[4].str()});
     }
   }
 
@@ -421,6 +440,9 @@ int runBench() {
                                      : ", not measured: give --model FILE "
                                        "from collc calibrate");
     os << "  machine: " << cores() << " cores\n";
+    if (benchSameAlgorithm)
+      os << "  MPI: forced to its algorithm with the same steps and messages "
+            "as the schedule run, where it has one (--same-algorithm)\n";
   }
 
   SpecCache specs;
@@ -436,11 +458,13 @@ int runBench() {
       const int p = static_cast<int>(ranks);
       // Price every candidate with a member of p ranks.
       std::vector<Candidate> candidates;
-      for (const auto &[name, spec] : available[collective]) {
+      for (const auto &[name, spec, mpiAlgorithm] : available[collective]) {
         if (collective == "alltoallv") {
           if (std::optional<Candidate> c =
-                  alltoallvCandidate(specs, name, spec, p))
+                  alltoallvCandidate(specs, name, spec, p)) {
+            c->mpiAlgorithm = mpiAlgorithm;
             candidates.push_back(std::move(*c));
+          }
           continue;
         }
         const ir::Schedule *s = specs.find(spec, name);
@@ -468,7 +492,7 @@ int runBench() {
         candidates.push_back({name, spec, s, *c,
                               cost::lowerBound(s->collective, s->topology.kind,
                                                p, model.ports),
-                              ""});
+                              "", mpiAlgorithm});
       }
       if (candidates.empty()) {
         std::string why =
@@ -478,7 +502,7 @@ int runBench() {
             : collective == "alltoallv"
                 ? "no emitted alltoallv for " + std::to_string(p) +
                       " ranks in " +
-                      relativeToSpecs(available[collective].front().second)
+                      relativeToSpecs(available[collective].front().spec)
                 : "no library schedule for " + std::to_string(p) + " ranks";
         notes.push_back(collective + " on " + std::to_string(p) +
                         " ranks: " + why);
@@ -528,9 +552,23 @@ int runBench() {
           args.push_back("--iterations");
           args.push_back(std::to_string(benchIterations));
         }
-        llvm::Expected<Launch> run = launch(p, args);
+        std::vector<std::string> env;
+        const bool forced =
+            benchSameAlgorithm && !candidate->mpiAlgorithm.empty();
+        if (forced)
+          env = {"OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                 "OMPI_MCA_" + candidate->mpiAlgorithm};
+        llvm::Expected<Launch> run = launch(p, args, env);
         if (!run) {
           errs << "collc: error: " << llvm::toString(run.takeError()) << "\n";
+          return ExitInputError;
+        }
+        // Open MPI warns of a value it does not know and runs its default:
+        // the run would not time what it says.
+        if (forced && llvm::StringRef(run->err).contains("invalid value")) {
+          errs << run->err << "collc: error: the MPI library did not take "
+               << candidate->mpiAlgorithm << " (" << collective << ", "
+               << candidate->name << ")\n";
           return ExitInputError;
         }
         oversubscribed = run->oversubscribed;
@@ -567,6 +605,9 @@ int runBench() {
                             1e6;
           boundOf(*candidate, row);
           row.oversubscribed = run->oversubscribed;
+          if (forced)
+            row.mpiAlgorithm =
+                llvm::StringRef(candidate->mpiAlgorithm).split('=').second.str();
           rows.push_back(row);
         }
         if (!checked) {
@@ -599,6 +640,10 @@ int runBench() {
         if (c.bound)
           os << "; bound " << c.bound->words.str() << "·m·t_w ("
              << c.bound->source << ")";
+        if (used && benchSameAlgorithm)
+          os << (c.mpiAlgorithm.empty()
+                     ? "; MPI runs its default (no like algorithm)"
+                     : "; MPI forced to " + c.mpiAlgorithm);
         os << "\n";
       }
       os << commandLines;
@@ -638,8 +683,9 @@ int runBench() {
         columns.push_back({r.collective, r.ranks});
     if (columns.size() > 1) {
       // A line per collective and rank count, a column per size.
-      os << "\nours/MPI (median); * misses the target (<= 1.0 from 64 KiB, "
-            "<= 1.1 below)\n";
+      os << "\nours/MPI (median"
+         << (benchSameAlgorithm ? ", MPI forced to the like algorithm" : "")
+         << "); * misses the target (<= 1.0 from 64 KiB, <= 1.1 below)\n";
       os << strf("  %-20s", "collective@ranks");
       for (long long bytes : sizes)
         os << strf(" %7s", formatBytes(bytes).c_str());
@@ -659,6 +705,18 @@ int runBench() {
                        r->ratio() > (bytes >= 65536 ? 1.0 : 1.1) ? "*" : " ");
         }
         os << "\n";
+      }
+      if (benchSameAlgorithm) {
+        std::string unforced;
+        for (const auto &col : columns)
+          if (llvm::any_of(rows, [&](const Row &x) {
+                return x.collective == col.first && x.ranks == col.second &&
+                       x.mpiAlgorithm == "default";
+              }))
+            unforced += " " + col.first + "@" + std::to_string(col.second);
+        if (!unforced.empty())
+          os << "  MPI ran its default at some sizes (no like algorithm):"
+             << unforced << "\n";
       }
     }
   }
@@ -681,7 +739,8 @@ int runBench() {
           {"mpi_min_us", r.mpi.min},
           {"mpi_max_us", r.mpi.max},
           {"checksum", "ok"},
-          {"oversubscribed", r.oversubscribed}});
+          {"oversubscribed", r.oversubscribed},
+          {"mpi_algorithm", r.mpiAlgorithm}});
     os << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(out)));
     for (const std::string &note : notes)
       errs << "collc: note: " << note << "\n";

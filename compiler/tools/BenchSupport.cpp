@@ -5,6 +5,7 @@
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -69,7 +70,8 @@ unsigned collc::tools::bench::cores() {
 }
 
 llvm::Expected<Launch>
-collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args) {
+collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
+                            llvm::ArrayRef<std::string> extraEnv) {
   llvm::Expected<std::string> program = benchProgram();
   if (!program)
     return program.takeError();
@@ -83,15 +85,22 @@ collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args) {
     argv.push_back("--oversubscribe");
   argv.push_back(*program);
   argv.insert(argv.end(), args.begin(), args.end());
-  for (const std::string &a : argv)
-    result.commandLine += (result.commandLine.empty() ? "" : " ") + a;
+  for (llvm::ArrayRef<std::string> part : {extraEnv, llvm::ArrayRef(argv)})
+    for (const std::string &a : part)
+      result.commandLine += (result.commandLine.empty() ? "" : " ") + a;
 
   // Open MPI refuses root without these; other MPIs ignore them.
+  // The extra settings replace any the environment has under their names.
   std::vector<std::string> env;
   for (char **e = environ; *e; ++e)
-    env.emplace_back(*e);
+    if (llvm::none_of(extraEnv, [&](const std::string &x) {
+          return llvm::StringRef(*e).split('=').first ==
+                 llvm::StringRef(x).split('=').first;
+        }))
+      env.emplace_back(*e);
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  env.insert(env.end(), extraEnv.begin(), extraEnv.end());
   std::vector<llvm::StringRef> envRefs(env.begin(), env.end());
   std::vector<llvm::StringRef> argRefs(argv.begin(), argv.end());
 

@@ -30,7 +30,9 @@ unsigned cores();
 /// so) when RANKS exceeds the cores. coll_bench is $COLLC_BENCH_PROGRAM, or
 /// bench/coll_bench beside the collc executable; mpirun is $COLLC_MPIEXEC or
 /// the first mpirun/mpiexec on PATH.
-llvm::Expected<Launch> launch(int ranks, llvm::ArrayRef<std::string> args);
+/// EXTRA_ENV (NAME=VALUE) is added to collc's environment for the run.
+llvm::Expected<Launch> launch(int ranks, llvm::ArrayRef<std::string> args,
+                              llvm::ArrayRef<std::string> extraEnv = {});
 
 /// A cost model from `FILE` (its only or first model) or `FILE:NAME`.
 /// Errors in the file are printed with their place, as `collc check` does.
