@@ -968,6 +968,80 @@ void Engine::beginTrace() {
   backend = tracer.get();
 }
 
+namespace {
+
+/// The sends after a rank's last receive, copy and fold read memory that
+/// nothing writes again in the call: all of a broadcast's or a scatter's
+/// root, the rest of the tree once it holds its data. Recorded, each waits
+/// for its step's end, so a rank that sends to three children waits for
+/// the first to take its message before it starts the second; with the
+/// ranks time-sharing a core, for the first to be scheduled. Replayed, they
+/// start at once and are waited for together at the call's end, as MPI's
+/// own trees do (an isend to each child, then one wait). Messages between
+/// two ranks keep their order, so the peers see no difference.
+template <typename Trace> void deferTrailingSends(Trace &t) {
+  using Code = typename Trace::Code;
+  // The tail starts after the last receive, copy or fold, once every
+  // request issued so far has been waited for.
+  size_t start = 0;
+  bool looking = false;
+  int issued = 0, waited = 0; // requests since the last reset
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const typename Trace::Op &op = t.ops[i];
+    switch (op.code) {
+    case Code::Isend:
+      ++issued;
+      break;
+    case Code::Irecv:
+      ++issued;
+      looking = true;
+      break;
+    case Code::WaitAll:
+      waited = std::max(waited, op.tag);
+      break;
+    case Code::Reset:
+      issued = waited = 0;
+      break;
+    case Code::Recv:
+    case Code::Sendrecv:
+    case Code::Copy:
+    case Code::Fold:
+      looking = true;
+      break;
+    case Code::Send:
+      break;
+    }
+    if (looking && issued <= waited) {
+      start = i + 1;
+      looking = false;
+    }
+  }
+  int sends = 0;
+  for (size_t i = start; i < t.ops.size(); ++i)
+    sends += t.ops[i].code == Code::Send || t.ops[i].code == Code::Isend;
+  if (looking || sends < 2) // one send waits as long either way
+    return;
+  // Reset, the sends as isends (numbered from 0), one wait, reset.
+  std::vector<typename Trace::Op> tail(1); // an Op is a Reset by default
+  for (size_t i = start; i < t.ops.size(); ++i) {
+    typename Trace::Op op = t.ops[i];
+    if (op.code == Code::WaitAll || op.code == Code::Reset)
+      continue; // they waited for sends only: once, below
+    op.code = Code::Isend;
+    tail.push_back(op);
+  }
+  typename Trace::Op wait;
+  wait.code = Code::WaitAll;
+  wait.peer = 0; // first
+  wait.tag = sends; // last
+  tail.push_back(wait);
+  tail.emplace_back();
+  t.ops.resize(start);
+  t.ops.insert(t.ops.end(), tail.begin(), tail.end());
+}
+
+} // namespace
+
 void Engine::keepTrace() {
   if (!tracing)
     return;
@@ -990,6 +1064,7 @@ void Engine::keepTrace() {
   if (t.complete && t.ops.size() <= traceOps && scratchBytes <= traceScratch) {
     for (size_t i = Trace::FirstScratch; i < used.size(); ++i)
       t.scratch.emplace_back(new char[std::max<size_t>(used[i], 1)]);
+    deferTrailingSends(t);
     if (record.traces.size() == maxTraces)
       record.traces.erase(record.traces.begin());
     record.traces.push_back(tracing);
