@@ -40,3 +40,24 @@ run(${COLLC} cost ${WORK}/allreduce_scan.coll --schedule hypercube_allreduce
 if(NOT out MATCHES "time: [0-9.e+-]+ s \\(model measured, m = 1024 bytes\\)")
   message(FATAL_ERROR "collc cost did not use the model:\n${out}")
 endif()
+
+# A ring of 3 ranks (a step of a schedule on 3 ranks) beside it, and
+# `collc bench` pricing 3 ranks by it and 2 by the ping-pong's.
+run(${COLLC} calibrate --pattern ring --ranks 3 --name ring_3
+    --bytes 8,1024,65536 --iterations 5 -o ${WORK}/model.coll)
+if(NOT out MATCHES "ring on 3 ranks" OR
+   NOT out MATCHES "model ring_3 = { ts: [0-9.]+ns, tw: [0-9.]+ps/byte")
+  message(FATAL_ERROR "calibrate --pattern ring printed no fit:\n${out}")
+endif()
+run(${COLLC} check ${WORK}/model.coll)
+if(NOT out MATCHES "2 models")
+  message(FATAL_ERROR "collc check did not see both models:\n${out}")
+endif()
+run(${COLLC} bench --collective broadcast --ranks 2,3 --bytes 8 --iterations 3
+    --model ${WORK}/model.coll:measured,3=${WORK}/model.coll:ring_3)
+if(NOT out MATCHES "model for 3 ranks: ring_3 " OR
+   NOT out MATCHES "model for the others: measured " OR
+   NOT out MATCHES "broadcast on 3 ranks, model ring_3" OR
+   NOT out MATCHES "broadcast on 2 ranks\n")
+  message(FATAL_ERROR "collc bench did not take a model per rank count:\n${out}")
+endif()

@@ -10,6 +10,7 @@
 //   coll_bench --collective NAME --schedule S [--root R] --bytes 8,64,...
 //              [--iterations K]
 //   coll_bench --pingpong --bytes 8,64,... [--iterations K]
+//   coll_bench --ring --bytes 8,64,... [--iterations K]
 //
 // Output (rank 0, one line each, tab-separated):
 //   schedule COLLECTIVE SCHEDULE SPEC_FILE MCA     (--list; MCA: Open MPI's
@@ -19,6 +20,8 @@
 //                                                  the slowest rank's time)
 //   checked CALLS                                  (every checksum matched)
 //   pingpong BYTES US,...                          (half a round trip)
+//   ring BYTES US,...                              (one step of a ring of
+//                                                  every rank)
 //
 // BYTES is the collective's m as in Table 4.1 of seed 000 (and the MPI count
 // argument in bytes): the whole vector for broadcast, reduce, allreduce and
@@ -390,6 +393,44 @@ void runPingPong(const std::vector<long long> &sizes, int iterations) {
   }
 }
 
+/// A ring of every rank: in each of p steps, each rank sends to the next and
+/// receives from the one before (one MPI_Sendrecv), passing on what it
+/// received, so each step waits for the one before it as a schedule's steps
+/// do. Each sample is the slowest rank's time for the p steps, over p: one
+/// step of a schedule whose every rank sends and receives m bytes.
+void runRing(const std::vector<long long> &sizes, int iterations) {
+  if (size < 2)
+    die("--ring needs at least 2 ranks");
+  const int next = (rank + 1) % size, before = (rank + size - 1) % size;
+  for (long long bytes : sizes) {
+    std::vector<char> out(static_cast<size_t>(bytes), 1), in(out.size());
+    int k = iterations > 0 ? iterations
+                           : static_cast<int>(std::clamp<long long>(
+                                 (256ll << 20) / (bytes * size), 10, 1000));
+    std::vector<double> us;
+    for (int it = -std::min(k, 5); it < k; ++it) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double start = MPI_Wtime();
+      for (int step = 0; step < size; ++step) {
+        MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, next, 7,
+                     in.data(), static_cast<int>(bytes), MPI_BYTE, before, 7,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        std::swap(out, in);
+      }
+      double perStep = (MPI_Wtime() - start) / size, slowest = 0;
+      MPI_Reduce(&perStep, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (it >= 0)
+        us.push_back(slowest * 1e6);
+    }
+    if (rank == 0) {
+      std::printf("ring\t%lld\t", bytes);
+      printSamples(us);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -399,7 +440,7 @@ int main(int argc, char **argv) {
   std::string collective, scheduleName;
   std::vector<long long> sizes;
   int iterations = 0, root = 0;
-  bool list = false, pingpong = false;
+  bool list = false, pingpong = false, ring = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -411,6 +452,8 @@ int main(int argc, char **argv) {
       list = true;
     else if (a == "--pingpong")
       pingpong = true;
+    else if (a == "--ring")
+      ring = true;
     else if (a == "--collective")
       collective = value();
     else if (a == "--schedule")
@@ -445,8 +488,11 @@ int main(int argc, char **argv) {
   }
   if (sizes.empty())
     die("--bytes is required");
-  if (pingpong) {
-    runPingPong(sizes, iterations);
+  if (pingpong || ring) {
+    if (pingpong)
+      runPingPong(sizes, iterations);
+    else
+      runRing(sizes, iterations);
     MPI_Finalize();
     return 0;
   }

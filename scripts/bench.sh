@@ -2,7 +2,9 @@
 # The benchmark harness in one command: calibrate t_s and t_w on this
 # machine, then time every collective (collc's emitted function against the
 # MPI library's own) at 2 and 8 ranks, and write the results to a directory:
-#   model.coll     the calibrated model (collc calibrate)
+#   model.coll     the calibrated models (collc calibrate): a ping-pong of 2
+#                  ranks, and a ring of each rank count, which the bench
+#                  chooses schedules and predicts times by
 #   table.txt      the terminal tables and the ratio summary
 #   bench.csv      every row (medians, spreads, model, bandwidth)
 #   COLLECTIVE.svg ours/MPI against size, a line per rank count
@@ -38,18 +40,28 @@ mkdir -p "$out"
 
 echo "== collc calibrate -o $out/model.coll"
 "$build/collc" calibrate -o "$out/model.coll" | tee "$out/calibrate.txt"
+# What a step costs with N ranks sharing the machine: the bench chooses and
+# predicts by the model of its rank count.
+models=""
+for n in ${ranks//,/ }; do
+  echo
+  echo "== collc calibrate --pattern ring --ranks $n --name ring_$n"
+  "$build/collc" calibrate --pattern ring --ranks "$n" --name "ring_$n" \
+    -o "$out/model.coll" | tee -a "$out/calibrate.txt"
+  models+="${models:+,}$n=$out/model.coll:ring_$n"
+done
 
 echo
 echo "== collc bench --collective all --ranks $ranks --bytes $bytes"
 "$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
-  "${iterations[@]}" --model "$out/model.coll" --csv "$out/bench.csv" \
+  "${iterations[@]}" --model "$models" --csv "$out/bench.csv" \
   --svg-dir "$out" | tee "$out/table.txt"
 
 echo
 echo "== collc bench ... --same-algorithm"
 mkdir -p "$out/same-algorithm"
 "$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
-  "${iterations[@]}" --model "$out/model.coll" --same-algorithm \
+  "${iterations[@]}" --model "$models" --same-algorithm \
   --csv "$out/same-algorithm/bench.csv" --svg-dir "$out/same-algorithm" |
   tee "$out/same-algorithm/table.txt"
 echo

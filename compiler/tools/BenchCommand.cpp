@@ -84,9 +84,11 @@ cl::opt<int> benchIterations(
     cl::cat(category()));
 cl::opt<std::string> benchModel(
     "model",
-    cl::desc("Cost model for the predictions: FILE or FILE:NAME (e.g. from "
-             "collc calibrate)"),
-    cl::value_desc("FILE[:NAME]"), cl::sub(benchCommand), cl::cat(category()));
+    cl::desc("Cost model for the choices and predictions: FILE or FILE:NAME "
+             "(e.g. from collc calibrate), or one per rank count, "
+             "N=FILE[:NAME],..."),
+    cl::value_desc("[N=]FILE[:NAME],..."), cl::sub(benchCommand),
+    cl::cat(category()));
 cl::opt<bool> benchSameAlgorithm(
     "same-algorithm",
     cl::desc("Force the MPI library to its algorithm with the chosen "
@@ -386,16 +388,31 @@ int runBench() {
     errs << "collc: error: --svg plots one collective; use --svg-dir\n";
     return ExitInputError;
   }
-  CostModel model = defaultModel();
+  // The model for every rank count, and any for one rank count (N=...):
+  // what a step costs depends on how many ranks share the machine
+  // (`collc calibrate --pattern ring --ranks N`).
+  CostModel baseModel = defaultModel();
   bool modelMeasured = false;
-  if (!benchModel.empty()) {
-    llvm::Expected<CostModel> m = loadModel(benchModel);
-    if (!m) {
-      errs << "collc: error: " << llvm::toString(m.takeError()) << "\n";
-      return ExitInputError;
+  std::map<int, CostModel> rankModels;
+  {
+    llvm::SmallVector<llvm::StringRef, 4> parts;
+    llvm::StringRef(benchModel).split(parts, ',', -1, false);
+    for (llvm::StringRef part : parts) {
+      auto [head, rest] = part.split('=');
+      int ranks = 0;
+      const bool perRanks = !rest.empty() && !head.getAsInteger(10, ranks);
+      llvm::Expected<CostModel> m = loadModel(perRanks ? rest : part);
+      if (!m) {
+        errs << "collc: error: " << llvm::toString(m.takeError()) << "\n";
+        return ExitInputError;
+      }
+      if (perRanks) {
+        rankModels[ranks] = *m;
+      } else {
+        baseModel = *m;
+        modelMeasured = true;
+      }
     }
-    model = *m;
-    modelMeasured = true;
   }
 
   // --- What coll_bench runs --------------------------------------------
@@ -433,9 +450,14 @@ int runBench() {
           "same run, interleaved, same buffers, after warm-up;\n"
           "  each sample is the slowest rank's time; every timed call's "
           "result is checksummed against MPI's.\n";
-    os << strf("  model: %s (ts = %.3f us, tw = %.4f ns/byte)%s\n",
-                       model.name.c_str(), model.ts * 1e6,
-                       model.twPerByte * 1e9,
+    for (const auto &[ranks, m] : rankModels)
+      os << strf("  model for %d ranks: %s (ts = %.3f us, tw = %.4f "
+                 "ns/byte)\n",
+                 ranks, m.name.c_str(), m.ts * 1e6, m.twPerByte * 1e9);
+    os << strf("  model%s: %s (ts = %.3f us, tw = %.4f ns/byte)%s\n",
+                       rankModels.empty() ? "" : " for the others",
+                       baseModel.name.c_str(), baseModel.ts * 1e6,
+                       baseModel.twPerByte * 1e9,
                        modelMeasured ? ""
                                      : ", not measured: give --model FILE "
                                        "from collc calibrate");
@@ -456,6 +478,8 @@ int runBench() {
         return ExitInputError;
       }
       const int p = static_cast<int>(ranks);
+      const CostModel &model =
+          rankModels.count(p) ? rankModels.at(p) : baseModel;
       // Price every candidate with a member of p ranks.
       std::vector<Candidate> candidates;
       for (const auto &[name, spec, mpiAlgorithm] : available[collective]) {
@@ -623,6 +647,8 @@ int runBench() {
         continue;
       // --- The table for this collective and rank count -----------------
       os << "\n" << collective << " on " << p << " ranks";
+      if (rankModels.count(p))
+        os << ", model " << model.name;
       if (oversubscribed)
         os << " (--oversubscribe: " << p << " ranks on " << cores()
            << " cores; the ranks time-share, so the times include "

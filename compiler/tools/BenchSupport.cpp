@@ -248,3 +248,90 @@ std::string collc::tools::bench::strf(const char *format, ...) {
   va_end(args);
   return out;
 }
+
+llvm::Expected<Calibration>
+collc::tools::bench::calibrate(int ranks, Pattern pattern,
+                               llvm::ArrayRef<long long> sizes, int iterations,
+                               llvm::StringRef name) {
+  const char *flag = pattern == Pattern::Ring ? "ring" : "pingpong";
+  std::string bytesArg;
+  for (long long b : sizes)
+    bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
+  std::vector<std::string> args = {std::string("--") + flag, "--bytes",
+                                   bytesArg};
+  if (iterations > 0) {
+    args.push_back("--iterations");
+    args.push_back(std::to_string(iterations));
+  }
+  llvm::Expected<Launch> run = launch(ranks, args);
+  if (!run)
+    return run.takeError();
+  if (run->exitCode != 0)
+    return error(run->err + run->commandLine + " failed (exit " +
+                 std::to_string(run->exitCode) + ")");
+  Calibration c;
+  c.commandLine = run->commandLine;
+  c.oversubscribed = run->oversubscribed;
+  // Median time per size.
+  llvm::SmallVector<llvm::StringRef, 32> lines;
+  llvm::StringRef(run->out).split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef, 3> f;
+    line.split(f, '\t');
+    long long bytes;
+    if (f.size() == 3 && f[0] == flag && !f[1].getAsInteger(10, bytes))
+      c.points.push_back(
+          {static_cast<double>(bytes), summarize(parseSamples(f[2]))});
+  }
+  if (c.points.size() < 2)
+    return error(run->err + "the " + flag + " gave fewer than two sizes");
+
+  // Weighted least squares: minimise sum ((ts + tw·m - t) / t)^2.
+  double s00 = 0, s01 = 0, s11 = 0, b0 = 0, b1 = 0;
+  for (const auto &[m, st] : c.points) {
+    double t = st.median, w = 1 / (t * t);
+    s00 += w;
+    s01 += w * m;
+    s11 += w * m * m;
+    b0 += w * t;
+    b1 += w * m * t;
+  }
+  double det = s00 * s11 - s01 * s01;
+  double tsUs = (b0 * s11 - b1 * s01) / det;
+  double twUs = (s00 * b1 - s01 * b0) / det;
+  // A negative coefficient is noise; refit the other alone.
+  if (tsUs < 0) {
+    tsUs = 0;
+    twUs = b1 / s11;
+    c.clamped = " (t_s fitted negative: set to 0, t_w refitted)";
+  } else if (twUs < 0) {
+    twUs = 0;
+    tsUs = b0 / s00;
+    c.clamped = " (t_w fitted negative: set to 0, t_s refitted)";
+  }
+  CostModel model;
+  model.name = name.str();
+  model.ts = tsUs * 1e-6;
+  model.twPerByte = twUs * 1e-6;
+  c.block = formatModelBlock(model);
+  // The block must read back as the model it describes.
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), false);
+  llvm::Expected<Program> parsed = loadSource(
+      llvm::MemoryBuffer::getMemBufferCopy(c.block, "<calibrated model>"),
+      diags);
+  if (!parsed)
+    return parsed.takeError();
+  if (diags.hasErrors() || parsed->models.size() != 1)
+    return error("internal error: the model block does not parse: " +
+                 c.block);
+  c.model = parsed->models.front();
+  double sumSq = 0;
+  for (const auto &[m, st] : c.points) {
+    double ratio = (c.model.ts + c.model.twPerByte * m) * 1e6 / st.median;
+    sumSq += (ratio - 1) * (ratio - 1);
+    c.worst = std::max(c.worst, std::fabs(ratio - 1));
+  }
+  c.rms = std::sqrt(sumSq / c.points.size());
+  return c;
+}

@@ -58,6 +58,32 @@ struct Stats {
 };
 Stats summarize(std::vector<double> samples);
 
+/// How `calibrate` times one message of m bytes.
+enum class Pattern {
+  PingPong, // pairs of ranks at once; half a round trip, the slowest pair's
+  Ring,     // every rank sends to the next and receives from the one
+            // before, step after step; one step, the slowest rank's
+};
+
+/// t_s and t_w fitted to timings of coll_bench on `ranks` ranks.
+struct Calibration {
+  CostModel model;
+  std::string block; // `model NAME = { ... };`, which reads back as `model`
+  std::vector<std::pair<double, Stats>> points; // bytes, microseconds
+  double rms = 0, worst = 0; // relative error of the model over the points
+  std::string clamped;       // why a coefficient was set to 0, if one was
+  std::string commandLine;
+  bool oversubscribed = false;
+};
+
+/// Runs coll_bench's PATTERN over `sizes` (at least two) on `ranks` ranks
+/// and fits t(m) = t_s + t_w·m (000 §4.1.6's cost of one message with
+/// cut-through routing) by least squares weighted by 1/t², so that small
+/// and large messages count alike (the relative error is minimised).
+llvm::Expected<Calibration> calibrate(int ranks, Pattern pattern,
+                                      llvm::ArrayRef<long long> sizes,
+                                      int iterations, llvm::StringRef name);
+
 /// Comma-separated numbers as coll_bench prints them.
 std::vector<double> parseSamples(llvm::StringRef text);
 
