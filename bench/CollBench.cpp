@@ -354,6 +354,35 @@ long long runCollective(const Row &row, const Schedule &schedule, int root,
   return checked;
 }
 
+/// Per size: timed samples (after up to 5 untimed), each the slowest rank's
+/// `sample(buffers, bytes)` in seconds, printed as LABEL BYTES US,... The
+/// default count moves about 256 MiB per size through `ranksMoving` ranks.
+template <typename Sample>
+void runTimed(const char *label, const std::vector<long long> &sizes,
+              int iterations, int ranksMoving, Sample sample) {
+  for (long long bytes : sizes) {
+    std::vector<char> out(static_cast<size_t>(bytes), 1), in(out.size());
+    int k = iterations > 0 ? iterations
+                           : static_cast<int>(std::clamp<long long>(
+                                 (256ll << 20) / (bytes * ranksMoving), 10,
+                                 1000));
+    std::vector<double> us;
+    for (int it = -std::min(k, 5); it < k; ++it) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double seconds = sample(out, in, static_cast<int>(bytes)), slowest = 0;
+      MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (it >= 0)
+        us.push_back(slowest * 1e6);
+    }
+    if (rank == 0) {
+      std::printf("%s\t%lld\t", label, bytes);
+      printSamples(us);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+}
+
 /// Ping-pong between ranks 2i and 2i+1 (all pairs at once); each sample is
 /// the slowest pair's half round trip.
 void runPingPong(const std::vector<long long> &sizes, int iterations) {
@@ -361,36 +390,20 @@ void runPingPong(const std::vector<long long> &sizes, int iterations) {
     die("--pingpong needs at least 2 ranks");
   const int peer = rank ^ 1;
   const bool active = peer < size;
-  for (long long bytes : sizes) {
-    std::vector<char> buf(static_cast<size_t>(bytes), 1);
-    int k = iterations > 0 ? iterations
-                           : static_cast<int>(std::clamp<long long>(
-                                 (256ll << 20) / bytes, 10, 1000));
-    std::vector<double> us;
-    for (int it = -std::min(k, 5); it < k; ++it) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double start = MPI_Wtime();
-      if (active) {
-        if (rank % 2 == 0) {
-          MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD);
-          MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-          MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, peer, 7, MPI_COMM_WORLD);
-        }
-      }
-      double half = (MPI_Wtime() - start) / 2, slowest = 0;
-      MPI_Reduce(&half, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      if (it >= 0)
-        us.push_back(slowest * 1e6);
-    }
-    if (rank == 0) {
-      std::printf("pingpong\t%lld\t", bytes);
-      printSamples(us);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-  }
+  runTimed("pingpong", sizes, iterations, 1,
+           [&](std::vector<char> &buf, std::vector<char> &, int bytes) {
+             double start = MPI_Wtime();
+             if (active && rank % 2 == 0) {
+               MPI_Send(buf.data(), bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+               MPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE);
+             } else if (active) {
+               MPI_Recv(buf.data(), bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE);
+               MPI_Send(buf.data(), bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+             }
+             return (MPI_Wtime() - start) / 2;
+           });
 }
 
 /// A ring of every rank: in each of p steps, each rank sends to the next and
@@ -402,33 +415,17 @@ void runRing(const std::vector<long long> &sizes, int iterations) {
   if (size < 2)
     die("--ring needs at least 2 ranks");
   const int next = (rank + 1) % size, before = (rank + size - 1) % size;
-  for (long long bytes : sizes) {
-    std::vector<char> out(static_cast<size_t>(bytes), 1), in(out.size());
-    int k = iterations > 0 ? iterations
-                           : static_cast<int>(std::clamp<long long>(
-                                 (256ll << 20) / (bytes * size), 10, 1000));
-    std::vector<double> us;
-    for (int it = -std::min(k, 5); it < k; ++it) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double start = MPI_Wtime();
-      for (int step = 0; step < size; ++step) {
-        MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, next, 7,
-                     in.data(), static_cast<int>(bytes), MPI_BYTE, before, 7,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        std::swap(out, in);
-      }
-      double perStep = (MPI_Wtime() - start) / size, slowest = 0;
-      MPI_Reduce(&perStep, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      if (it >= 0)
-        us.push_back(slowest * 1e6);
-    }
-    if (rank == 0) {
-      std::printf("ring\t%lld\t", bytes);
-      printSamples(us);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-  }
+  runTimed("ring", sizes, iterations, size,
+           [&](std::vector<char> &out, std::vector<char> &in, int bytes) {
+             double start = MPI_Wtime();
+             for (int step = 0; step < size; ++step) {
+               MPI_Sendrecv(out.data(), bytes, MPI_BYTE, next, 7, in.data(),
+                            bytes, MPI_BYTE, before, 7, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE);
+               std::swap(out, in);
+             }
+             return (MPI_Wtime() - start) / size;
+           });
 }
 
 } // namespace
