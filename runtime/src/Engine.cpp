@@ -523,6 +523,8 @@ int Engine::start(int numBuffers, int64_t numChunks) {
       const int rc = runTrace(*fitting, call, *backend, *workspace);
       if (rc == MPI_SUCCESS)
         remember();
+      else
+        backend->reset(); // as replayLast: no request outlives the call
       return rc;
     }
     memory->recording.clear();
