@@ -42,13 +42,13 @@ echo "== collc calibrate -o $out/model.coll"
 "$build/collc" calibrate -o "$out/model.coll" | tee "$out/calibrate.txt"
 # What a step costs with N ranks sharing the machine: the bench chooses and
 # predicts by the model of its rank count.
-models=""
+models="$out/model.coll:measured"
 for n in ${ranks//,/ }; do
   echo
   echo "== collc calibrate --pattern ring --ranks $n --name ring_$n"
   "$build/collc" calibrate --pattern ring --ranks "$n" --name "ring_$n" \
     -o "$out/model.coll" | tee -a "$out/calibrate.txt"
-  models+="${models:+,}$n=$out/model.coll:ring_$n"
+  models+=",$n=$out/model.coll:ring_$n"
 done
 
 echo

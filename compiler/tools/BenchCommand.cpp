@@ -401,6 +401,11 @@ int runBench() {
       auto [head, rest] = part.split('=');
       int ranks = 0;
       const bool perRanks = !rest.empty() && !head.getAsInteger(10, ranks);
+      if (perRanks && (ranks < 2 || ranks > 1024 || rankModels.count(ranks))) {
+        errs << "collc: error: --model " << part
+             << ": the rank count must be in 2..1024, once\n";
+        return ExitInputError;
+      }
       llvm::Expected<CostModel> m = loadModel(perRanks ? rest : part);
       if (!m) {
         errs << "collc: error: " << llvm::toString(m.takeError()) << "\n";
@@ -413,6 +418,10 @@ int runBench() {
         modelMeasured = true;
       }
     }
+    for (const auto &entry : rankModels)
+      if (!llvm::is_contained(*ranksList, entry.first))
+        errs << "collc: warning: --model gives a model for " << entry.first
+             << " ranks, and --ranks does not run " << entry.first << "\n";
   }
 
   // --- What coll_bench runs --------------------------------------------
@@ -582,14 +591,19 @@ int runBench() {
         if (forced)
           env = {"OMPI_MCA_coll_tuned_use_dynamic_rules=1",
                  "OMPI_MCA_" + candidate->mpiAlgorithm};
-        llvm::Expected<Launch> run = launch(p, args, env);
+        // The user's own coll_tuned settings (a rules file, say) would
+        // take precedence over the forced one: none go with it.
+        llvm::Expected<Launch> run =
+            launch(p, args, env, forced ? "OMPI_MCA_coll_tuned_" : "");
         if (!run) {
           errs << "collc: error: " << llvm::toString(run.takeError()) << "\n";
           return ExitInputError;
         }
         // Open MPI warns of a value it does not know and runs its default:
         // the run would not time what it says.
-        if (forced && llvm::StringRef(run->err).contains("invalid value")) {
+        if (forced &&
+            llvm::StringRef(run->err).contains(
+                "An invalid value was supplied for an enum variable")) {
           errs << run->err << "collc: error: the MPI library did not take "
                << candidate->mpiAlgorithm << " (" << collective << ", "
                << candidate->name << ")\n";

@@ -71,7 +71,8 @@ unsigned collc::tools::bench::cores() {
 
 llvm::Expected<Launch>
 collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
-                            llvm::ArrayRef<std::string> extraEnv) {
+                            llvm::ArrayRef<std::string> extraEnv,
+                            llvm::StringRef dropPrefix) {
   llvm::Expected<std::string> program = benchProgram();
   if (!program)
     return program.takeError();
@@ -92,12 +93,14 @@ collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
   // Open MPI refuses root without these; other MPIs ignore them.
   // The extra settings replace any the environment has under their names.
   std::vector<std::string> env;
-  for (char **e = environ; *e; ++e)
-    if (llvm::none_of(extraEnv, [&](const std::string &x) {
-          return llvm::StringRef(*e).split('=').first ==
-                 llvm::StringRef(x).split('=').first;
+  for (char **e = environ; *e; ++e) {
+    llvm::StringRef name = llvm::StringRef(*e).split('=').first;
+    if ((dropPrefix.empty() || !name.startswith(dropPrefix)) &&
+        llvm::none_of(extraEnv, [&](const std::string &x) {
+          return name == llvm::StringRef(x).split('=').first;
         }))
       env.emplace_back(*e);
+  }
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
   env.insert(env.end(), extraEnv.begin(), extraEnv.end());

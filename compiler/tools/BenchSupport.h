@@ -30,9 +30,11 @@ unsigned cores();
 /// so) when RANKS exceeds the cores. coll_bench is $COLLC_BENCH_PROGRAM, or
 /// bench/coll_bench beside the collc executable; mpirun is $COLLC_MPIEXEC or
 /// the first mpirun/mpiexec on PATH.
-/// EXTRA_ENV (NAME=VALUE) is added to collc's environment for the run.
+/// EXTRA_ENV (NAME=VALUE) is added to collc's environment for the run, in
+/// place of any variable of that name or whose name starts with DROP_PREFIX.
 llvm::Expected<Launch> launch(int ranks, llvm::ArrayRef<std::string> args,
-                              llvm::ArrayRef<std::string> extraEnv = {});
+                              llvm::ArrayRef<std::string> extraEnv = {},
+                              llvm::StringRef dropPrefix = "");
 
 /// A cost model from `FILE` (its only or first model) or `FILE:NAME`.
 /// Errors in the file are printed with their place, as `collc check` does.
