@@ -125,6 +125,11 @@ public:
   }
 
   void reset() override {
+    // Waited for, a request is null; one left by a call that failed part
+    // way is released rather than lost (its message still completes).
+    for (MPI_Request &r : requests)
+      if (r != MPI_REQUEST_NULL)
+        MPI_Request_free(&r);
     for (MPI_Datatype &t : types)
       MPI_Type_free(&t);
     types.clear();

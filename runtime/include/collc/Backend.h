@@ -81,7 +81,8 @@ public:
   /// `tag`. For messages whose size only the sender knows: the irregular
   /// all-to-all's (Alltoallv.cpp) depend on every rank's counts.
   virtual int probe(int peer, int tag, size_t &bytes) = 0;
-  /// Forgets every request (all of them have been waited for).
+  /// Forgets every request: each has been waited for, or, after a call
+  /// that failed part way, is released.
   virtual void reset() = 0;
 
   /// Whether the backend lives as long as its communicator (MPI's, cached
