@@ -164,13 +164,14 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
         "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
         "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
         "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
-        "const int rank = comm.rank();\n  const bool inPlace "
-        "= rank == root && send == MPI_IN_PLACE;\n  call.send = send;\n  "
+        // The rank only where it matters: a repeated call skips asking.
+        "const bool inPlace = send == MPI_IN_PLACE && comm.rank() == root;"
+        "\n  call.send = send;\n  "
         "call.recv = recv;\n  call.count = inPlace ? recvcount : "
         "sendcount;\n  call.type = inPlace ? recvtype : sendtype;\n  "
         "call.root = root;\n",
-        "rank == root && !inPlace &&\n      (sendcount != recvcount || "
-        "sendtype != recvtype)"};
+        "(sendcount != recvcount || sendtype != recvtype) &&\n      "
+        "!inPlace && comm.rank() == root"};
   case CollectiveKind::Scatter:
     // Only the root's send arguments are significant.
     return Binding{
@@ -178,13 +179,13 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
         "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
         "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
         "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
-        "const int rank = comm.rank();\n  const bool inPlace "
-        "= rank == root && recv == MPI_IN_PLACE;\n  call.send = send;\n  "
+        "const bool inPlace = recv == MPI_IN_PLACE && comm.rank() == root;"
+        "\n  call.send = send;\n  "
         "call.recv = recv;\n  call.count = inPlace ? sendcount : "
         "recvcount;\n  call.type = inPlace ? sendtype : recvtype;\n  "
         "call.root = root;\n",
-        "rank == root && !inPlace &&\n      (sendcount != recvcount || "
-        "sendtype != recvtype)"};
+        "(sendcount != recvcount || sendtype != recvtype) &&\n      "
+        "!inPlace && comm.rank() == root"};
   case CollectiveKind::Shift:
     // A family over the amount (`shift(q: q)`) takes it at run time.
     if (c.shiftOf)

@@ -1198,7 +1198,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
       backend->reset(); // a recording ends with its last step's reset
     // As remember() does for the call start() would have replayed, so that
     // every rank keeps its records in the same order.
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && at > 0)
       std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
                   calls.begin() + static_cast<ptrdiff_t>(at) + 1);
     return true;
