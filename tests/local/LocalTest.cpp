@@ -23,7 +23,9 @@
 
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -440,6 +442,87 @@ TEST(Local, Errors) {
     return gen::one_to_all_bc(b.data(), 2, strided, 0, comm);
   });
   MPI_Type_free(&strided);
+}
+
+// The runtime's reduction loops (runtime/src/Reduce.cpp: typed loops, in the
+// widest vector version the processor has) give what MPI's own operator
+// gives, for every predefined operator on every basic type it applies to,
+// whichever operand the result overwrites, at lengths around the vector
+// widths and at an address no vector is aligned to.
+template <typename T, typename Value>
+void checkFolds(MPI_Datatype type, std::initializer_list<MPI_Op> ops,
+                Value value) {
+  for (MPI_Op op : ops)
+    for (int n : {1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 129, 1000})
+      for (int placement = 0; placement < 3; ++placement) {
+        // One element in, so the vector loops start unaligned. (Arrays, as
+        // std::vector<bool> has no data().)
+        const size_t length = static_cast<size_t>(n) + 1;
+        auto lower = std::make_unique<T[]>(length),
+             upper = std::make_unique<T[]>(length),
+             apart = std::make_unique<T[]>(length),
+             expected = std::make_unique<T[]>(length);
+        for (int i = 0; i < n; ++i) {
+          lower[static_cast<size_t>(i) + 1] = value(i);
+          upper[static_cast<size_t>(i) + 1] = value(3 * i + 1);
+          expected[static_cast<size_t>(i) + 1] = value(3 * i + 1);
+        }
+        // MPI computes inout = in op inout.
+        ASSERT_EQ(MPI_Reduce_local(lower.get() + 1, expected.get() + 1, n,
+                                   type, op),
+                  MPI_SUCCESS);
+        T *out = placement == 0   ? lower.get() + 1
+                 : placement == 1 ? upper.get() + 1
+                                  : apart.get() + 1;
+        ASSERT_EQ(collc::rt::combine(lower.get() + 1, upper.get() + 1, out,
+                                     n, type, op),
+                  MPI_SUCCESS);
+        for (int i = 0; i < n; ++i)
+          ASSERT_TRUE(out[i] == expected[static_cast<size_t>(i) + 1])
+              << "element " << i << " of " << n << ", placement "
+              << placement;
+      }
+}
+
+TEST(Local, FoldsMatchMpi) {
+  // local::run starts MPI (as a singleton) for MPI_Reduce_local.
+  ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
+  const auto arithmetic = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+  const auto integer = {MPI_SUM,  MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                        MPI_LOR,  MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
+  // Small values of both signs (and zeros, for the logical operators), so
+  // no product overflows.
+  auto small = [](int i) { return (i % 11) - 5; };
+  auto positive = [](int i) { return (i % 13) + 1; };
+  checkFolds<int>(MPI_INT, integer, small);
+  checkFolds<long>(MPI_LONG, integer, small);
+  checkFolds<long long>(MPI_LONG_LONG, integer, small);
+  checkFolds<short>(MPI_SHORT, integer, small);
+  checkFolds<signed char>(MPI_SIGNED_CHAR, integer, small);
+  checkFolds<unsigned char>(MPI_UNSIGNED_CHAR, integer, positive);
+  checkFolds<unsigned short>(MPI_UNSIGNED_SHORT, integer, positive);
+  checkFolds<unsigned>(MPI_UNSIGNED, integer, positive);
+  checkFolds<unsigned long>(MPI_UNSIGNED_LONG, integer, positive);
+  checkFolds<uint64_t>(MPI_UINT64_T, integer, positive);
+  checkFolds<int8_t>(MPI_INT8_T, integer, small);
+  checkFolds<int16_t>(MPI_INT16_T, integer, small);
+  checkFolds<int32_t>(MPI_INT32_T, integer, small);
+  checkFolds<int64_t>(MPI_INT64_T, integer, small);
+  checkFolds<uint8_t>(MPI_UINT8_T, integer, positive);
+  checkFolds<uint16_t>(MPI_UINT16_T, integer, positive);
+  checkFolds<uint32_t>(MPI_UINT32_T, integer, positive);
+  auto real = [](int i) { return ((i % 17) - 8) * 0.37; };
+  checkFolds<double>(MPI_DOUBLE, arithmetic, real);
+  checkFolds<float>(MPI_FLOAT, arithmetic, real);
+  checkFolds<long double>(MPI_LONG_DOUBLE, arithmetic, real);
+  checkFolds<std::complex<double>>(
+      MPI_C_DOUBLE_COMPLEX, {MPI_SUM, MPI_PROD},
+      [&](int i) { return std::complex<double>(real(i), real(i + 5)); });
+  checkFolds<std::complex<float>>(
+      MPI_C_FLOAT_COMPLEX, {MPI_SUM, MPI_PROD},
+      [&](int i) { return std::complex<float>(real(i), real(i + 5)); });
+  checkFolds<bool>(MPI_C_BOOL, {MPI_LAND, MPI_LOR, MPI_LXOR},
+                   [](int i) { return i % 3 == 0; });
 }
 
 } // namespace
