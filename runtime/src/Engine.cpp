@@ -882,6 +882,7 @@ void Engine::remember() {
   }
   std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
               calls.begin() + static_cast<ptrdiff_t>(at) + 1);
+  ++memory->version;
   recall = nullptr;
 }
 
@@ -981,6 +982,31 @@ namespace {
 /// start at once and are waited for together at the call's end, as MPI's
 /// own trees do (an isend to each child, then one wait). Messages between
 /// two ranks keep their order, so the peers see no difference.
+/// A reset after which nothing was left to forget (no request issued and
+/// no message of several pieces, whose datatype a reset frees, since the
+/// last one) does nothing: a replay leaves it out. Most steps of a small
+/// message's call are a blocking send or receive of one piece.
+template <typename Trace> void dropIdleResets(Trace &t) {
+  using Code = typename Trace::Code;
+  bool idle = true;
+  size_t kept = 0;
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const typename Trace::Op &op = t.ops[i];
+    if (op.code == Code::Reset) {
+      if (idle)
+        continue;
+      idle = true;
+    } else if (op.code == Code::Isend || op.code == Code::Irecv) {
+      idle = false;
+    } else if (op.code == Code::Send || op.code == Code::Recv ||
+               op.code == Code::Sendrecv) {
+      idle = idle && op.split - op.first <= 1 && op.last - op.split <= 1;
+    }
+    t.ops[kept++] = op;
+  }
+  t.ops.resize(kept);
+}
+
 template <typename Trace> void deferTrailingSends(Trace &t) {
   using Code = typename Trace::Code;
   // The tail starts after the last receive, copy or fold, once every
@@ -1067,12 +1093,14 @@ void Engine::keepTrace() {
     for (size_t i = Trace::FirstScratch; i < used.size(); ++i)
       t.scratch.emplace_back(new char[std::max<size_t>(used[i], 1)]);
     deferTrailingSends(t);
+    dropIdleResets(t);
     if (record.traces.size() == maxTraces)
       record.traces.erase(record.traces.begin());
     record.traces.push_back(tracing);
   } else {
     ++record.refused;
   }
+  ++memory->version;
   tracing.reset();
 }
 
@@ -1100,11 +1128,14 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
     bases[Trace::Output] = static_cast<char *>(call.recv);
   for (const auto &block : t.scratch)
     bases.push_back(block.get());
-  auto resolve = [&](uint32_t first, uint32_t last, std::vector<Piece> &into) {
-    into.clear();
+  // Inlined: most ops have one piece, and a call of a small message is
+  // mostly this loop's overhead.
+  auto resolve = [&](uint32_t first, uint32_t last, std::vector<Piece> &into)
+      __attribute__((always_inline)) {
+    into.resize(last - first);
     for (uint32_t i = first; i < last; ++i) {
       const Trace::Ref &r = t.refs[i];
-      into.push_back({bases[r.base] + r.offset, r.bytes});
+      into[i - first] = {bases[r.base] + r.offset, r.bytes};
     }
   };
   auto at = [&](uint32_t i) {
@@ -1168,15 +1199,56 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
   return MPI_SUCCESS;
 }
 
+struct Engine::LastReplay {
+  // The call's arguments but its buffers; its type and operator are MPI's
+  // own (a recording replayLast takes), so their handles cannot change.
+  const char *name = nullptr;
+  Kind kind = Kind::Broadcast;
+  int count = 0, root = 0;
+  int64_t shift = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  bool sendInPlace = false, recvInPlace = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  // What replayLast found, valid while `freed` and `version` hold.
+  Backend *backend = nullptr;
+  Memory *memory = nullptr;
+  const Trace *trace = nullptr;
+  uint64_t freed = 0, version = 0;
+
+  bool matches(const Call &c) const {
+    return c.name == name && c.comm == comm && c.count == count &&
+           c.root == root && c.type == type && c.op == op &&
+           c.kind == kind && c.shift == shift &&
+           (c.send == MPI_IN_PLACE) == sendInPlace &&
+           (c.recv == MPI_IN_PLACE) == recvInPlace;
+  }
+};
+
 bool Engine::replayLast(const Call &c, int &rc) {
-  if (c.local)
+  thread_local LastReplay last;
+  Workspace &w = threadWorkspace();
+  if (c.local || w.busy)
     return false;
+  // The same call as the last one replayed here: its record is still the
+  // first of its communicator's (nothing changed there since), so it runs
+  // as found then, and nothing moves.
+  if (last.trace && last.matches(c) && last.freed == mpiDuplicatesFreed() &&
+      last.memory->version == last.version) {
+    w.busy = true;
+    rc = runTrace(*last.trace, c, *last.backend, w);
+    w.busy = false;
+    if (rc != MPI_SUCCESS) {
+      last.backend->reset(); // a recording ends with its last step's reset
+      last.trace = nullptr;
+    }
+    return true;
+  }
   Backend *backend = nullptr;
   if (makeMpiBackend(c.comm, backend) != MPI_SUCCESS)
     return false; // connect() reports it
   auto *memory = static_cast<Memory *>(backend->engineMemory.get());
-  Workspace &w = threadWorkspace();
-  if (!memory || w.busy)
+  if (!memory)
     return false;
   // The record start() would find: signatures are unique among the calls
   // kept, and one whose recording fits this call's predefined type and
@@ -1194,13 +1266,22 @@ bool Engine::replayLast(const Call &c, int &rc) {
     w.busy = true;
     rc = runTrace(*t, c, *backend, w);
     w.busy = false;
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
       backend->reset(); // a recording ends with its last step's reset
+      last.trace = nullptr;
+      return true;
+    }
     // As remember() does for the call start() would have replayed, so that
     // every rank keeps its records in the same order.
-    if (rc == MPI_SUCCESS && at > 0)
+    if (at > 0) {
       std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
                   calls.begin() + static_cast<ptrdiff_t>(at) + 1);
+      ++memory->version;
+    }
+    last = {c.name, c.kind, c.count, c.root, c.shift,
+            c.type, c.op, c.send == MPI_IN_PLACE, c.recv == MPI_IN_PLACE,
+            c.comm, backend, memory, t, mpiDuplicatesFreed(),
+            memory->version};
     return true;
   }
   return false;

@@ -158,6 +158,13 @@ private:
   }
 
   int layout(const std::vector<Piece> &pieces, Layout &l) {
+    if (pieces.size() == 1) { // most messages: plain bytes
+      if (pieces[0].bytes > static_cast<size_t>(INT_MAX))
+        return MPI_ERR_COUNT;
+      l.base = pieces[0].data;
+      l.count = static_cast<int>(pieces[0].bytes);
+      return MPI_SUCCESS;
+    }
     size_t total = 0;
     for (const Piece &p : pieces)
       total += p.bytes;
@@ -232,6 +239,8 @@ int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
 }
 
 } // namespace
+
+uint64_t mpiDuplicatesFreed() { return duplicatesFreed.load(); }
 
 int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
   if (comm == MPI_COMM_NULL)

@@ -615,6 +615,51 @@ void runTwins() {
     }
 }
 
+// A communicator freed and another made (Open MPI gives it the freed one's
+// handle), a few times, each called on until its calls replay: the runtime
+// must not replay what it learnt on the freed one, whose duplicate is gone.
+void runFreedCommunicators() {
+  for (int round = 0; round < 4; ++round) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int call = 0; call < 4; ++call) {
+      std::vector<int> buf(4);
+      for (int i = 0; i < 4; ++i)
+        buf[static_cast<size_t>(i)] = rank == 0 ? i + 10 * round + call : -1;
+      const int rc = library::hypercube_bc(buf.data(), 4, MPI_INT, 0, comm);
+      bool ok = rc == MPI_SUCCESS;
+      for (int i = 0; i < 4 && ok; ++i)
+        ok = buf[static_cast<size_t>(i)] == i + 10 * round + call;
+      check(ok, "library::hypercube_bc on communicator " +
+                    std::to_string(round + 1) + " of 4, call " +
+                    std::to_string(call + 1));
+    }
+    MPI_Comm_free(&comm);
+  }
+}
+
+// A call replayed, then enough calls unlike it that its communicator
+// forgets it (the runtime keeps the last 8 kinds of call), then the same
+// call again: it must not replay the recording it had.
+void runForgottenCall() {
+  auto broadcast = [&](int count, int value, const std::string &what) {
+    std::vector<int> buf(static_cast<size_t>(count), rank == 0 ? value : -1);
+    const int rc =
+        library::hypercube_bc(buf.data(), count, MPI_INT, 0, MPI_COMM_WORLD);
+    check(rc == MPI_SUCCESS &&
+              buf == std::vector<int>(static_cast<size_t>(count), value),
+          "library::hypercube_bc, " + what);
+  };
+  for (int call = 0; call < 3; ++call)
+    broadcast(4, call, "4 elements, call " + std::to_string(call + 1));
+  for (int count = 5; count < 14; ++count)
+    broadcast(count, count, std::to_string(count) + " elements");
+  for (int call = 0; call < 3; ++call)
+    broadcast(4, 100 + call,
+              "4 elements again, call " + std::to_string(call + 1));
+}
+
 // The refusals, which every rank must see alike (no hang).
 void runErrors(const Schedule &s) {
   std::vector<int> buf(static_cast<size_t>(4) * size, 1);
@@ -699,8 +744,11 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (spec == "twin" && cube1to3(size))
+  if (spec == "twin" && cube1to3(size)) {
     runTwins();
+    runFreedCommunicators();
+    runForgottenCall();
+  }
 
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

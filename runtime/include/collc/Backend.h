@@ -105,6 +105,11 @@ enum class MpiChannel { Schedules, Alltoallv };
 int makeMpiBackend(MPI_Comm comm, Backend *&backend,
                    MpiChannel channel = MpiChannel::Schedules);
 
+/// How many of makeMpiBackend's duplicates have been freed so far: while
+/// it stays the same, a communicator handle still names the communicator
+/// (and the backend) it named before.
+uint64_t mpiDuplicatesFreed();
+
 /// In-memory channels between the threads of a local::run (Local.h).
 int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);
 

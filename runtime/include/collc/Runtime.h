@@ -347,7 +347,16 @@ private:
   struct Memory {
     std::vector<CallRecord> calls;
     CallRecord recording; // this call's, while it runs
+    // Changes whenever `calls` or a record's recordings do, so that a
+    // thread's LastReplay can tell that what it found is still there.
+    uint64_t version = 0;
   };
+  /// The call this thread last replayed through replayLast, and what it
+  /// found for it: a call with the same arguments (but the buffers) on the
+  /// same communicator, while no communicator has been freed and nothing
+  /// in its Memory has changed, replays the same recording without looking
+  /// for it (most of what a small message's call costs besides MPI's own).
+  struct LastReplay;
   /// Whether this step's headers are known from `recall`; sets each
   /// receive's header to its prediction.
   bool predictHeaders();
