@@ -140,6 +140,9 @@ struct Engine::Trace {
   // same one at every call (Engine::replayLast relies on it).
   bool predefined = false;
   bool commutative = true; // the operator's, which decides what a fold may do
+  // The typed loop of a predefined operator on a basic type, found once
+  // (null: combine() finds the way, as for a user's operator).
+  FoldFn fold = nullptr;
   std::vector<Op> ops;
   std::vector<Ref> refs;
   std::vector<size_t> sizes;
@@ -967,6 +970,8 @@ void Engine::beginTrace() {
                         (call.op == MPI_OP_NULL || call.op == lastNamedOp);
   tracing->inputInPlace = call.send == MPI_IN_PLACE;
   tracing->outputInPlace = call.recv == MPI_IN_PLACE;
+  if (call.op != MPI_OP_NULL)
+    tracing->fold = foldFunction(call.type, call.op);
   tracer = std::make_shared<TracingBackend>(*this, *backend);
   backend = tracer.get();
 }
@@ -1188,8 +1193,11 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
       std::memmove(at(op.first), at(op.split), t.refs[op.first].bytes);
       break;
     case Trace::Code::Fold:
-      if ((rc = combine(at(op.first), at(op.first + 1), at(op.first + 2),
-                        op.peer2, call.type, call.op)))
+      if (t.fold)
+        t.fold(at(op.first), at(op.first + 1), at(op.first + 2),
+               static_cast<size_t>(op.peer2));
+      else if ((rc = combine(at(op.first), at(op.first + 1), at(op.first + 2),
+                             op.peer2, call.type, call.op)))
         return failCall(call, rc, "reduction failed");
       break;
     }

@@ -142,82 +142,102 @@ void foldLoop(const T *lower, const T *upper, T *out, size_t n,
       [](auto... a) { baseline::foldApart(a...); });
 }
 
+// MPI's predefined operators as function objects (one type each, so that
+// a fold's loop is its own function, whose address a recording keeps).
+struct Sum {
+  template <typename T> T operator()(T a, T b) const { return T(a + b); }
+};
+struct Prod {
+  template <typename T> T operator()(T a, T b) const { return T(a * b); }
+};
+struct Min {
+  template <typename T> T operator()(T a, T b) const { return std::min(a, b); }
+};
+struct Max {
+  template <typename T> T operator()(T a, T b) const { return std::max(a, b); }
+};
+struct LogicalAnd {
+  template <typename T> T operator()(T a, T b) const { return T(a && b); }
+};
+struct LogicalOr {
+  template <typename T> T operator()(T a, T b) const { return T(a || b); }
+};
+struct LogicalXor {
+  template <typename T> T operator()(T a, T b) const {
+    return T(bool(a) != bool(b));
+  }
+};
+struct BitAnd {
+  template <typename T> T operator()(T a, T b) const { return T(a & b); }
+};
+struct BitOr {
+  template <typename T> T operator()(T a, T b) const { return T(a | b); }
+};
+struct BitXor {
+  template <typename T> T operator()(T a, T b) const { return T(a ^ b); }
+};
+
+template <typename T, typename Op>
+void foldWith(const void *lower, const void *upper, void *out, size_t n) {
+  foldLoop(static_cast<const T *>(lower), static_cast<const T *>(upper),
+           static_cast<T *>(out), n, Op{});
+}
+
 // Which predefined operators MPI defines on each family (MPI 4.0 §6.9.2).
-template <typename T>
-bool typedFold(const void *lowerBytes, const void *upperBytes, void *outBytes,
-               size_t n, MPI_Op op, Family family) {
-  const T *lower = static_cast<const T *>(lowerBytes);
-  const T *upper = static_cast<const T *>(upperBytes);
-  T *out = static_cast<T *>(outBytes);
+template <typename T> FoldFn typedFold(MPI_Op op, Family family) {
   if (family != Family::Bool) {
-    if (op == MPI_SUM) {
-      foldLoop(lower, upper, out, n, [](T a, T b) { return T(a + b); });
-      return true;
-    }
-    if (op == MPI_PROD) {
-      foldLoop(lower, upper, out, n, [](T a, T b) { return T(a * b); });
-      return true;
-    }
+    if (op == MPI_SUM)
+      return &foldWith<T, Sum>;
+    if (op == MPI_PROD)
+      return &foldWith<T, Prod>;
   }
   if constexpr (!std::is_same_v<T, std::complex<float>> &&
                 !std::is_same_v<T, std::complex<double>> &&
                 !std::is_same_v<T, std::complex<long double>>) {
     if (family == Family::Integer || family == Family::Floating) {
-      if (op == MPI_MIN) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return std::min(a, b); });
-        return true;
-      }
-      if (op == MPI_MAX) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return std::max(a, b); });
-        return true;
-      }
+      if (op == MPI_MIN)
+        return &foldWith<T, Min>;
+      if (op == MPI_MAX)
+        return &foldWith<T, Max>;
     }
     if (family == Family::Integer || family == Family::Bool) {
-      if (op == MPI_LAND) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a && b); });
-        return true;
-      }
-      if (op == MPI_LOR) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a || b); });
-        return true;
-      }
-      if (op == MPI_LXOR) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return T(bool(a) != bool(b)); });
-        return true;
-      }
+      if (op == MPI_LAND)
+        return &foldWith<T, LogicalAnd>;
+      if (op == MPI_LOR)
+        return &foldWith<T, LogicalOr>;
+      if (op == MPI_LXOR)
+        return &foldWith<T, LogicalXor>;
     }
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if (op == MPI_BAND) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a & b); });
-        return true;
-      }
-      if (op == MPI_BOR) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a | b); });
-        return true;
-      }
-      if (op == MPI_BXOR) {
-        foldLoop(lower, upper, out, n, [](T a, T b) { return T(a ^ b); });
-        return true;
-      }
+      if (op == MPI_BAND)
+        return &foldWith<T, BitAnd>;
+      if (op == MPI_BOR)
+        return &foldWith<T, BitOr>;
+      if (op == MPI_BXOR)
+        return &foldWith<T, BitXor>;
     }
   }
-  return false;
+  return nullptr;
 }
 
 } // namespace
+
+FoldFn foldFunction(MPI_Datatype type, MPI_Op op) {
+  FoldFn fn = nullptr;
+  withBasicType(type, [&](auto tag, Family family) {
+    fn = typedFold<typename decltype(tag)::type>(op, family);
+  });
+  return fn;
+}
 
 int combine(const void *lower, const void *upper, void *out, int count,
             MPI_Datatype type, MPI_Op op) {
   if (count == 0)
     return MPI_SUCCESS;
-  bool done = false;
-  withBasicType(type, [&](auto tag, Family family) {
-    using T = typename decltype(tag)::type;
-    done = typedFold<T>(lower, upper, out, static_cast<size_t>(count), op,
-                        family);
-  });
-  if (done)
+  if (FoldFn fold = foldFunction(type, op)) {
+    fold(lower, upper, out, static_cast<size_t>(count));
     return MPI_SUCCESS;
+  }
   // MPI_Reduce_local(in, inout) computes inout = in op inout: the upper
   // operand must be in `out` first, or in a copy when `out` is the lower.
   MPI_Aint lb = 0, extent = 0;

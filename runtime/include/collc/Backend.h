@@ -120,4 +120,11 @@ int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);
 int combine(const void *lower, const void *upper, void *out, int count,
             MPI_Datatype type, MPI_Op op);
 
+/// combine's typed loop for a predefined operator on a basic type, found
+/// once (a recording keeps it): out[i] = lower[i] op upper[i] for n
+/// elements. Null for any other type or operator.
+using FoldFn = void (*)(const void *lower, const void *upper, void *out,
+                        size_t n);
+FoldFn foldFunction(MPI_Datatype type, MPI_Op op);
+
 } // namespace collc::rt
