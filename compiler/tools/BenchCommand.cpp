@@ -124,7 +124,19 @@ struct Row {
   bool oversubscribed = false;
   std::string mpiAlgorithm = "default"; // what MPI ran: its default, or the
                                         // forced VALUE
+  PairedRatio paired; // the per-call ratios' median and 95% interval
   double ratio() const { return mpi.median > 0 ? ours.median / mpi.median : 0; }
+  /// The target at this size: ours/MPI <= 1.0 from 64 KiB, <= 1.1
+  /// below.
+  double target() const { return bytes >= 65536 ? 1.0 : 1.1; }
+  /// " ": meets the target; "*": misses it, the per-call ratios' 95%
+  /// interval lying above it; "~": misses it, but the interval reaches it,
+  /// so this run cannot tell the two apart.
+  const char *mark() const {
+    if (ratio() <= target())
+      return " ";
+    return paired.n > 0 && paired.low <= target() ? "~" : "*";
+  }
   /// The bound's bytes over the time: what the run achieved of 1/t_w.
   double gbps(double us) const {
     return us > 0 ? boundWords * bytes / (us * 1e-6) / 1e9 : 0;
@@ -328,17 +340,17 @@ std::string csvOf(llvm::ArrayRef<Row> rows) {
         "ours_median_us,ours_min_us,ours_q1_us,ours_q3_us,ours_max_us,"
         "mpi_median_us,mpi_min_us,mpi_q1_us,mpi_q3_us,mpi_max_us,"
         "ratio,predicted_us,bound_tw_m,ours_GBps,mpi_GBps,oversubscribed,"
-        "mpi_algorithm\n";
+        "mpi_algorithm,paired_ratio,ratio_ci_low,ratio_ci_high\n";
   for (const Row &r : rows)
     os << strf(
         "%s,%d,%lld,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-        "%.4f,%.3f,%.4g,%.4f,%.4f,%s,%s\n",
+        "%.4f,%.3f,%.4g,%.4f,%.4f,%s,%s,%.4f,%.4f,%.4f\n",
         r.collective.c_str(), r.ranks, r.bytes, r.schedule.c_str(),
         r.iterations, r.ours.median, r.ours.min, r.ours.q1, r.ours.q3,
         r.ours.max, r.mpi.median, r.mpi.min, r.mpi.q1, r.mpi.q3, r.mpi.max,
         r.ratio(), r.predictedUs, r.boundWords, r.gbps(r.ours.median),
         r.gbps(r.mpi.median), r.oversubscribed ? "yes" : "no",
-        r.mpiAlgorithm.c_str());
+        r.mpiAlgorithm.c_str(), r.paired.median, r.paired.low, r.paired.high);
   return os.str();
 }
 
@@ -636,8 +648,11 @@ int runBench() {
           row.ranks = p;
           f[1].getAsInteger(10, row.bytes);
           f[2].getAsInteger(10, row.iterations);
-          row.ours = summarize(parseSamples(f[3]));
-          row.mpi = summarize(parseSamples(f[4]));
+          const std::vector<double> oursUs = parseSamples(f[3]),
+                                    mpiUs = parseSamples(f[4]);
+          row.ours = summarize(oursUs);
+          row.mpi = summarize(mpiUs);
+          row.paired = pairedRatio(oursUs, mpiUs);
           row.predictedUs = candidate->cost.seconds(model.ts, model.twPerByte,
                                                     row.bytes) *
                             1e6;
@@ -687,27 +702,32 @@ int runBench() {
         os << "\n";
       }
       os << commandLines;
-      os << strf("  %9s %-19s %5s  %-26s %-26s %7s %10s %8s %8s %8s\n",
+      os << strf("  %9s %-19s %5s  %-26s %-26s %8s %-13s %10s %8s %8s %8s\n",
                          "m", "schedule", "calls", "collc us: median [min..max]",
                          "MPI us: median [min..max]", "ours/MPI",
-                         "model us", "GB/s ours", "GB/s MPI", "1/t_w");
+                         "95% interval", "model us", "GB/s ours", "GB/s MPI",
+                         "1/t_w");
       for (size_t i = firstRow; i < rows.size(); ++i) {
         const Row &r = rows[i];
         std::string ours = llvm::formatv("{0:f1} [{1:f1}..{2:f1}]",
                                          r.ours.median, r.ours.min, r.ours.max);
         std::string mpi = llvm::formatv("{0:f1} [{1:f1}..{2:f1}]", r.mpi.median,
                                         r.mpi.min, r.mpi.max);
-        os << strf("  %9s %-19s %5d  %-26s %-26s %7.2f%s %10.1f %8.3f "
-                           "%8.3f %8.3f\n",
-                           formatBytes(r.bytes).c_str(), r.schedule.c_str(),
-                           r.iterations, ours.c_str(), mpi.c_str(), r.ratio(),
-                           r.ratio() > (r.bytes >= 65536 ? 1.0 : 1.1) ? "*"
-                                                                      : " ",
-                           r.predictedUs, r.gbps(r.ours.median),
-                           r.gbps(r.mpi.median), 1e-9 / model.twPerByte);
+        std::string interval = llvm::formatv("[{0:f2}..{1:f2}]",
+                                             r.paired.low, r.paired.high);
+        os << strf("  %9s %-19s %5d  %-26s %-26s %7.2f%s %-13s %10.1f %8.3f "
+                   "%8.3f %8.3f\n",
+                   formatBytes(r.bytes).c_str(), r.schedule.c_str(),
+                   r.iterations, ours.c_str(), mpi.c_str(), r.ratio(),
+                   r.mark(), interval.c_str(), r.predictedUs,
+                   r.gbps(r.ours.median), r.gbps(r.mpi.median),
+                   1e-9 / model.twPerByte);
       }
       os << "  (* misses the target: ours/MPI <= 1.0 from 64 KiB, <= 1.1 "
-            "below. GB/s: the seed's bound, "
+            "below; ~ misses it by the medians, but the 95% interval of the "
+            "per-call ratios (each call's pair timed in one iteration) "
+            "reaches it, so this run cannot tell them apart. "
+            "GB/s: the seed's bound, "
          << (rows.size() > firstRow ? rows[firstRow].boundSource : "")
          << ", in bytes per second of the median time; 1/t_w is the "
             "model's link bandwidth)\n";
@@ -725,7 +745,9 @@ int runBench() {
       // A line per collective and rank count, a column per size.
       os << "\nours/MPI (median"
          << (benchSameAlgorithm ? ", MPI forced to the like algorithm" : "")
-         << "); * misses the target (<= 1.0 from 64 KiB, <= 1.1 below)\n";
+         << "); * misses the target (<= 1.0 from 64 KiB, <= 1.1 below), "
+            "~ misses it within this run's noise (the per-call ratios' 95% "
+            "interval reaches it)\n";
       os << strf("  %-20s", "collective@ranks");
       for (long long bytes : sizes)
         os << strf(" %7s", formatBytes(bytes).c_str());
@@ -741,8 +763,7 @@ int runBench() {
           if (r == rows.end())
             os << strf(" %7s", "-");
           else
-            os << strf(" %6.2f%s", r->ratio(),
-                       r->ratio() > (bytes >= 65536 ? 1.0 : 1.1) ? "*" : " ");
+            os << strf(" %6.2f%s", r->ratio(), r->mark());
         }
         os << "\n";
       }
@@ -780,7 +801,10 @@ int runBench() {
           {"mpi_max_us", r.mpi.max},
           {"checksum", "ok"},
           {"oversubscribed", r.oversubscribed},
-          {"mpi_algorithm", r.mpiAlgorithm}});
+          {"mpi_algorithm", r.mpiAlgorithm},
+          {"paired_ratio", r.paired.median},
+          {"ratio_ci_low", r.paired.low},
+          {"ratio_ci_high", r.paired.high}});
     os << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(out)));
     for (const std::string &note : notes)
       errs << "collc: note: " << note << "\n";

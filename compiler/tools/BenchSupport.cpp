@@ -221,6 +221,30 @@ Stats collc::tools::bench::summarize(std::vector<double> v) {
   return s;
 }
 
+collc::tools::bench::PairedRatio
+collc::tools::bench::pairedRatio(llvm::ArrayRef<double> ours,
+                                 llvm::ArrayRef<double> theirs) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < ours.size() && i < theirs.size(); ++i)
+    if (theirs[i] > 0)
+      ratios.push_back(ours[i] / theirs[i]);
+  PairedRatio r;
+  r.n = ratios.size();
+  if (ratios.empty())
+    return r;
+  std::sort(ratios.begin(), ratios.end());
+  r.median = summarize(ratios).median;
+  // 1-based ranks of the interval's ends, clamped to the samples.
+  const double n = static_cast<double>(ratios.size());
+  const double half = 1.96 * std::sqrt(n) / 2;
+  const long lo = std::max(1l, static_cast<long>(std::floor(n / 2 - half)));
+  const long hi = std::min(static_cast<long>(n),
+                           static_cast<long>(std::ceil(n / 2 + 1 + half)));
+  r.low = ratios[static_cast<size_t>(lo - 1)];
+  r.high = ratios[static_cast<size_t>(hi - 1)];
+  return r;
+}
+
 std::vector<double> collc::tools::bench::parseSamples(llvm::StringRef text) {
   std::vector<double> out;
   llvm::SmallVector<llvm::StringRef, 64> parts;

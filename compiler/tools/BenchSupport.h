@@ -60,6 +60,19 @@ struct Stats {
 };
 Stats summarize(std::vector<double> samples);
 
+/// The ratio of two timings taken in pairs (coll_bench times collc's call
+/// and MPI's in the same iteration, interleaved): the median of the
+/// per-pair ratios, with a distribution-free 95% confidence interval for
+/// it (order statistics: the ranks n/2 ± 1.96·√n/2 of the sorted ratios;
+/// with 5 pairs, the smallest and largest, 94%). Where a median misses the
+/// target but the interval reaches it, the run cannot tell the two apart.
+struct PairedRatio {
+  double median = 0, low = 0, high = 0;
+  size_t n = 0;
+};
+PairedRatio pairedRatio(llvm::ArrayRef<double> ours,
+                        llvm::ArrayRef<double> theirs);
+
 /// How `calibrate` times one message of m bytes.
 enum class Pattern {
   PingPong, // pairs of ranks at once; half a round trip, the slowest pair's
