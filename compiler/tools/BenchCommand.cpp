@@ -232,7 +232,7 @@ void boundOf(const Candidate &c, Row &row) {
 
 /// One SVG per collective: ours/MPI against size, both axes logarithmic (a
 /// ratio of 2 is as far above 1 as 1/2 is below), a line per rank count,
-/// with the 1.0 and 1.1 targets marked.
+/// with the 1.0 and 1.1 targets marked and each point's 95% interval.
 std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
   const double width = 640, height = 400, left = 60, right = 110, top = 40,
                bottom = 50;
@@ -248,6 +248,10 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
     if (r.ratio() > 0) {
       minRatio = std::min(minRatio, r.ratio());
       maxRatio = std::max(maxRatio, r.ratio());
+    }
+    if (r.paired.n > 0 && r.paired.low > 0) {
+      minRatio = std::min(minRatio, r.paired.low);
+      maxRatio = std::max(maxRatio, r.paired.high);
     }
   }
   const double ly0 = std::floor(std::log2(minRatio)),
@@ -273,7 +277,7 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
                      width, height);
   os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   os << strf("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s: collc "
-                     "time / MPI time (median)</text>\n",
+                     "time / MPI time (median; whiskers: 95%% interval)</text>\n",
                      left, collective.str().c_str());
   // Axes, grid and labels.
   os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
@@ -314,6 +318,13 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
     for (const Row *r : points)
       os << strf("%.1f,%.1f ", x(r->bytes), y(r->ratio()));
     os << "\"/>\n";
+    // The per-call ratios' 95% interval, a whisker per point.
+    for (const Row *r : points)
+      if (r->paired.n > 0)
+        os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                   "y2=\"%.1f\" stroke=\"%s\" stroke-opacity=\"0.5\"/>\n",
+                   x(r->bytes), y(r->paired.low), x(r->bytes),
+                   y(r->paired.high), color);
     for (const Row *r : points)
       os << strf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
                          "fill=\"%s\"><title>%s, %d ranks: %.2f</title>"
