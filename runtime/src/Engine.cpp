@@ -1143,6 +1143,10 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
       into[i - first] = {bases[r.base] + r.offset, r.bytes};
     }
   };
+  auto piece = [&](uint32_t i) {
+    const Trace::Ref &r = t.refs[i];
+    return Piece{bases[r.base] + r.offset, r.bytes};
+  };
   auto at = [&](uint32_t i) {
     return bases[t.refs[i].base] + t.refs[i].offset;
   };
@@ -1157,6 +1161,10 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
     size_t got = 0;
     switch (op.code) {
     case Trace::Code::Send:
+      if (op.split - op.first == 1) {
+        rc = backend.sendOne(op.peer, op.tag, piece(op.first));
+        break;
+      }
       resolve(op.first, op.split, pieces);
       rc = backend.send(op.peer, op.tag, pieces);
       break;
@@ -1169,15 +1177,24 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
       rc = backend.irecv(op.peer, op.tag, single, request);
       break;
     case Trace::Code::Recv:
-      resolve(op.split, op.last, single);
-      rc = backend.recv(op.peer, op.tag, single, got);
+      if (op.last - op.split == 1) {
+        rc = backend.recvOne(op.peer, op.tag, piece(op.split), got);
+      } else {
+        resolve(op.split, op.last, single);
+        rc = backend.recv(op.peer, op.tag, single, got);
+      }
       sizesMatch(op, &got);
       break;
     case Trace::Code::Sendrecv:
-      resolve(op.first, op.split, pieces);
-      resolve(op.split, op.last, single);
-      rc = backend.sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2, single,
-                            got);
+      if (op.split - op.first == 1 && op.last - op.split == 1) {
+        rc = backend.sendrecvOne(op.peer, op.tag, piece(op.first), op.peer2,
+                                 op.tag2, piece(op.split), got);
+      } else {
+        resolve(op.first, op.split, pieces);
+        resolve(op.split, op.last, single);
+        rc = backend.sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2,
+                              single, got);
+      }
       sizesMatch(op, &got);
       break;
     case Trace::Code::WaitAll:

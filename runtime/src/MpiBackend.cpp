@@ -67,6 +67,37 @@ public:
     return received(i, status, bytes);
   }
 
+  int sendOne(int peer, int tag, Piece piece) override {
+    if (piece.bytes > static_cast<size_t>(INT_MAX))
+      return MPI_ERR_COUNT;
+    return MPI_Send(piece.data, static_cast<int>(piece.bytes), MPI_BYTE, peer,
+                    tag, comm);
+  }
+
+  int recvOne(int peer, int tag, Piece piece, size_t &bytes) override {
+    if (piece.bytes > static_cast<size_t>(INT_MAX))
+      return MPI_ERR_COUNT;
+    MPI_Status status;
+    if (int rc = MPI_Recv(piece.data, static_cast<int>(piece.bytes), MPI_BYTE,
+                          peer, tag, comm, &status))
+      return rc;
+    return received(Layout{}, status, bytes);
+  }
+
+  int sendrecvOne(int dest, int sendTag, Piece out, int source, int recvTag,
+                  Piece in, size_t &bytes) override {
+    if (out.bytes > static_cast<size_t>(INT_MAX) ||
+        in.bytes > static_cast<size_t>(INT_MAX))
+      return MPI_ERR_COUNT;
+    MPI_Status status;
+    if (int rc = MPI_Sendrecv(out.data, static_cast<int>(out.bytes), MPI_BYTE,
+                              dest, sendTag, in.data,
+                              static_cast<int>(in.bytes), MPI_BYTE, source,
+                              recvTag, comm, &status))
+      return rc;
+    return received(Layout{}, status, bytes);
+  }
+
   int irecv(int peer, int tag, const std::vector<Piece> &pieces,
             int &request) override {
     Layout l;

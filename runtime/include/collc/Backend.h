@@ -65,6 +65,19 @@ public:
       return rc;
     return wait(request, bytes);
   }
+  /// send(), recv() and sendrecv() of messages of one piece, most of a
+  /// replayed call's, which a transport may pass on without making a list.
+  virtual int sendOne(int peer, int tag, Piece piece) {
+    return send(peer, tag, std::vector<Piece>{piece});
+  }
+  virtual int recvOne(int peer, int tag, Piece piece, size_t &bytes) {
+    return recv(peer, tag, std::vector<Piece>{piece}, bytes);
+  }
+  virtual int sendrecvOne(int dest, int sendTag, Piece out, int source,
+                          int recvTag, Piece in, size_t &bytes) {
+    return sendrecv(dest, sendTag, std::vector<Piece>{out}, source, recvTag,
+                    std::vector<Piece>{in}, bytes);
+  }
   /// Starts receiving the next message from `peer` with `tag` into `pieces`
   /// (in order; at most their total size).
   virtual int irecv(int peer, int tag, const std::vector<Piece> &pieces,
