@@ -389,7 +389,7 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     one[0] = block(in, sdispls, sendcounts, to);
     other[0] = block(out, rdispls, recvcounts, source);
     size_t bytes = 0;
-    int rc = backend.sendrecv(to, tag, one, source, tag, other, bytes);
+    int rc = backend.sendrecvOne(to, tag, one[0], source, tag, other[0], bytes);
     countSent(to);
     countReceived(source);
     return rc;
