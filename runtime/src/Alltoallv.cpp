@@ -307,9 +307,9 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
   if (sendcounts[me] > recvcounts[me])
     return MPI_ERR_TRUNCATE;
   if (sendcounts[me] > 0)
-    std::memcpy(block(out, rdispls, recvcounts, me).data,
-                block(in, sdispls, sendcounts, me).data,
-                static_cast<size_t>(sendcounts[me]) * es);
+    moveBytes(block(out, rdispls, recvcounts, me).data,
+              block(in, sdispls, sendcounts, me).data,
+              static_cast<size_t>(sendcounts[me]) * es);
   st.received = 1;
   st.longestReceived = st.receiveBuffer = recvcounts[me];
   for (int j = 0; j < size; ++j)

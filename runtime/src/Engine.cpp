@@ -945,8 +945,18 @@ void Engine::noteRefs(const std::vector<Piece> &pieces) {
   }
 }
 
-void Engine::copyBytes(char *to, const char *from, size_t n) {
+void moveBytes(char *to, const char *from, size_t n) {
+  constexpr size_t block = size_t(128) << 10;
+  if (n > 2 * block && (to + n <= from || from + n <= to)) {
+    for (size_t at = 0; at < n; at += block)
+      std::memcpy(to + at, from + at, std::min(block, n - at));
+    return;
+  }
   std::memmove(to, from, n);
+}
+
+void Engine::copyBytes(char *to, const char *from, size_t n) {
+  moveBytes(to, from, n);
   if (!tracing || !n)
     return;
   Trace::Op op;
@@ -1207,7 +1217,7 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
       backend.reset();
       break;
     case Trace::Code::Copy:
-      std::memmove(at(op.first), at(op.split), t.refs[op.first].bytes);
+      moveBytes(at(op.first), at(op.split), t.refs[op.first].bytes);
       break;
     case Trace::Code::Fold:
       if (t.fold)
