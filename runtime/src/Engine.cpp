@@ -947,7 +947,9 @@ void Engine::noteRefs(const std::vector<Piece> &pieces) {
 
 void moveBytes(char *to, const char *from, size_t n) {
   constexpr size_t block = size_t(128) << 10;
-  if (n > 2 * block && (to + n <= from || from + n <= to)) {
+  const uintptr_t t = reinterpret_cast<uintptr_t>(to),
+                  f = reinterpret_cast<uintptr_t>(from);
+  if (n > 2 * block && (t + n <= f || f + n <= t)) {
     for (size_t at = 0; at < n; at += block)
       std::memcpy(to + at, from + at, std::min(block, n - at));
     return;
