@@ -129,9 +129,10 @@ struct Row {
   /// The issue's target at this size: ours/MPI <= 1.0 from 64 KiB, <= 1.1
   /// below.
   double target() const { return bytes >= 65536 ? 1.0 : 1.1; }
-  /// " ": meets the target; "*": misses it, the per-call ratios' 95%
-  /// interval lying above it; "~": misses it, but the interval reaches it,
-  /// so this run cannot tell the two apart.
+  /// " ": meets the target (by the ratio of the medians, the issue's
+  /// measure); "*": misses it, the per-call ratios' 95% interval lying
+  /// above it; "~": misses it, but the interval reaches it, so this run
+  /// cannot tell the two apart.
   const char *mark() const {
     if (ratio() <= target())
       return " ";
@@ -320,7 +321,7 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
     os << "\"/>\n";
     // The per-call ratios' 95% interval, a whisker per point.
     for (const Row *r : points)
-      if (r->paired.n > 0)
+      if (r->paired.n > 0 && r->paired.low > 0)
         os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                    "y2=\"%.1f\" stroke=\"%s\" stroke-opacity=\"0.5\"/>\n",
                    x(r->bytes), y(r->paired.low), x(r->bytes),
@@ -724,8 +725,10 @@ int runBench() {
                                          r.ours.median, r.ours.min, r.ours.max);
         std::string mpi = llvm::formatv("{0:f1} [{1:f1}..{2:f1}]", r.mpi.median,
                                         r.mpi.min, r.mpi.max);
-        std::string interval = llvm::formatv("[{0:f2}..{1:f2}]",
-                                             r.paired.low, r.paired.high);
+        std::string interval =
+            r.paired.n ? std::string(llvm::formatv(
+                             "[{0:f2}..{1:f2}]", r.paired.low, r.paired.high))
+                       : "-";
         os << strf("  %9s %-19s %5d  %-26s %-26s %7.2f%s %-13s %10.1f %8.3f "
                    "%8.3f %8.3f\n",
                    formatBytes(r.bytes).c_str(), r.schedule.c_str(),
@@ -735,9 +738,9 @@ int runBench() {
                    1e-9 / model.twPerByte);
       }
       os << "  (* misses the target: ours/MPI <= 1.0 from 64 KiB, <= 1.1 "
-            "below; ~ misses it by the medians, but the 95% interval of the "
-            "per-call ratios (each call's pair timed in one iteration) "
-            "reaches it, so this run cannot tell them apart. "
+            "below, by the ratio of the medians; ~ misses it, but the 95% "
+            "interval of the per-call ratios (each call's pair timed in one "
+            "iteration) reaches it, so this run cannot tell them apart. "
             "GB/s: the seed's bound, "
          << (rows.size() > firstRow ? rows[firstRow].boundSource : "")
          << ", in bytes per second of the median time; 1/t_w is the "

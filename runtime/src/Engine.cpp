@@ -990,15 +990,6 @@ void Engine::beginTrace() {
 
 namespace {
 
-/// The sends after a rank's last receive, copy and fold read memory that
-/// nothing writes again in the call: all of a broadcast's or a scatter's
-/// root, the rest of the tree once it holds its data. Recorded, each waits
-/// for its step's end, so a rank that sends to three children waits for
-/// the first to take its message before it starts the second; with the
-/// ranks time-sharing a core, for the first to be scheduled. Replayed, they
-/// start at once and are waited for together at the call's end, as MPI's
-/// own trees do (an isend to each child, then one wait). Messages between
-/// two ranks keep their order, so the peers see no difference.
 /// A reset after which nothing was left to forget (no request issued and
 /// no message of several pieces, whose datatype a reset frees, since the
 /// last one) does nothing: a replay leaves it out. Most steps of a small
@@ -1024,6 +1015,15 @@ template <typename Trace> void dropIdleResets(Trace &t) {
   t.ops.resize(kept);
 }
 
+/// The sends after a rank's last receive, copy and fold read memory that
+/// nothing writes again in the call: all of a broadcast's or a scatter's
+/// root, the rest of the tree once it holds its data. Recorded, each waits
+/// for its step's end, so a rank that sends to three children waits for
+/// the first to take its message before it starts the second; with the
+/// ranks time-sharing a core, for the first to be scheduled. Replayed, they
+/// start at once and are waited for together at the call's end, as MPI's
+/// own trees do (an isend to each child, then one wait). Messages between
+/// two ranks keep their order, so the peers see no difference.
 template <typename Trace> void deferTrailingSends(Trace &t) {
   using Code = typename Trace::Code;
   // The tail starts after the last receive, copy or fold, once every

@@ -155,6 +155,13 @@ public:
     return MPI_SUCCESS;
   }
 
+  size_t held() const override {
+    size_t active = types.size();
+    for (MPI_Request r : requests)
+      active += r != MPI_REQUEST_NULL;
+    return active;
+  }
+
   void reset() override {
     // Waited for, a request is null; one left by a call that failed part
     // way is released rather than lost (its message still completes).
@@ -272,6 +279,11 @@ int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
 } // namespace
 
 uint64_t mpiDuplicatesFreed() { return duplicatesFreed.load(); }
+
+size_t mpiBackendHeld(MPI_Comm comm) {
+  Backend *backend = nullptr;
+  return makeMpiBackend(comm, backend) == MPI_SUCCESS ? backend->held() : 0;
+}
 
 int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
   if (comm == MPI_COMM_NULL)

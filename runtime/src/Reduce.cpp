@@ -89,29 +89,22 @@ COLLC_FOLD_LOOPS(baseline, )
 #if defined(__x86_64__) && defined(__GNUC__)
 #define COLLC_WIDER_FOLDS 1
 COLLC_FOLD_LOOPS(avx2, __attribute__((target("avx2"))))
+#ifdef __clang__ // Clang's spelling of the vector width
+COLLC_FOLD_LOOPS(avx512,
+                 __attribute__((target("avx512f"), min_vector_width(512))))
+#else
 COLLC_FOLD_LOOPS(avx512,
                  __attribute__((target("avx512f,prefer-vector-width=512"))))
 #endif
+#endif
 #undef COLLC_FOLD_LOOPS
 
-enum class Isa { Baseline, Avx2, Avx512 };
-/// The widest instruction set the loops have a version for, asked once.
-Isa widestIsa() {
-#ifdef COLLC_WIDER_FOLDS
-  static const Isa widest = __builtin_cpu_supports("avx512f") ? Isa::Avx512
-                            : __builtin_cpu_supports("avx2")  ? Isa::Avx2
-                                                              : Isa::Baseline;
-  return widest;
-#else
-  return Isa::Baseline;
-#endif
-}
-
-// The fold of one operator over n elements, operands in rank order; `out`
-// may be either operand (or neither). Complex and long double types keep
-// the baseline loop: the wider units do not speed them, and complex
-// products must round as they do everywhere else.
-template <typename T, typename Combine>
+// The fold of one operator over n elements, operands in rank order, with
+// the loops of instruction set I; `out` may be either operand (or neither).
+// Complex and long double types keep the baseline loop: the wider units do
+// not speed them, and complex products must round as they do everywhere
+// else.
+template <FoldIsa I, typename T, typename Combine>
 void foldLoop(const T *lower, const T *upper, T *out, size_t n,
               Combine combine) {
   auto run = [&](auto into, auto apart) {
@@ -126,16 +119,12 @@ void foldLoop(const T *lower, const T *upper, T *out, size_t n,
   };
 #ifdef COLLC_WIDER_FOLDS
   if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, long double>) {
-    switch (widestIsa()) {
-    case Isa::Avx512:
+    if constexpr (I == FoldIsa::Avx512)
       return run([](auto... a) { avx512::foldInto(a...); },
                  [](auto... a) { avx512::foldApart(a...); });
-    case Isa::Avx2:
+    if constexpr (I == FoldIsa::Avx2)
       return run([](auto... a) { avx2::foldInto(a...); },
                  [](auto... a) { avx2::foldApart(a...); });
-    case Isa::Baseline:
-      break;
-    }
   }
 #endif
   run([](auto... a) { baseline::foldInto(a...); },
@@ -144,11 +133,30 @@ void foldLoop(const T *lower, const T *upper, T *out, size_t n,
 
 // MPI's predefined operators as function objects (one type each, so that
 // a fold's loop is its own function, whose address a recording keeps).
+// Integers add and multiply modulo 2^bits, as two's complement hardware
+// (and MPI's own operators) do, without C++'s undefined signed overflow:
+// in an unsigned type at least as wide as unsigned int, so that no
+// promotion to int can overflow either.
+template <typename T, typename = void> struct Wrapping {
+  using type = T;
+};
+template <typename T>
+struct Wrapping<T, std::enable_if_t<std::is_integral_v<T> &&
+                                    !std::is_same_v<T, bool>>> {
+  using type = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                  std::make_unsigned_t<T>>;
+};
 struct Sum {
-  template <typename T> T operator()(T a, T b) const { return T(a + b); }
+  template <typename T> T operator()(T a, T b) const {
+    using W = typename Wrapping<T>::type;
+    return T(W(a) + W(b));
+  }
 };
 struct Prod {
-  template <typename T> T operator()(T a, T b) const { return T(a * b); }
+  template <typename T> T operator()(T a, T b) const {
+    using W = typename Wrapping<T>::type;
+    return T(W(a) * W(b));
+  }
 };
 struct Min {
   template <typename T> T operator()(T a, T b) const { return std::min(a, b); }
@@ -177,44 +185,44 @@ struct BitXor {
   template <typename T> T operator()(T a, T b) const { return T(a ^ b); }
 };
 
-template <typename T, typename Op>
+template <FoldIsa I, typename T, typename Op>
 void foldWith(const void *lower, const void *upper, void *out, size_t n) {
-  foldLoop(static_cast<const T *>(lower), static_cast<const T *>(upper),
-           static_cast<T *>(out), n, Op{});
+  foldLoop<I>(static_cast<const T *>(lower), static_cast<const T *>(upper),
+              static_cast<T *>(out), n, Op{});
 }
 
 // Which predefined operators MPI defines on each family (MPI 4.0 §6.9.2).
-template <typename T> FoldFn typedFold(MPI_Op op, Family family) {
+template <FoldIsa I, typename T> FoldFn typedFold(MPI_Op op, Family family) {
   if (family != Family::Bool) {
     if (op == MPI_SUM)
-      return &foldWith<T, Sum>;
+      return &foldWith<I, T, Sum>;
     if (op == MPI_PROD)
-      return &foldWith<T, Prod>;
+      return &foldWith<I, T, Prod>;
   }
   if constexpr (!std::is_same_v<T, std::complex<float>> &&
                 !std::is_same_v<T, std::complex<double>> &&
                 !std::is_same_v<T, std::complex<long double>>) {
     if (family == Family::Integer || family == Family::Floating) {
       if (op == MPI_MIN)
-        return &foldWith<T, Min>;
+        return &foldWith<I, T, Min>;
       if (op == MPI_MAX)
-        return &foldWith<T, Max>;
+        return &foldWith<I, T, Max>;
     }
     if (family == Family::Integer || family == Family::Bool) {
       if (op == MPI_LAND)
-        return &foldWith<T, LogicalAnd>;
+        return &foldWith<I, T, LogicalAnd>;
       if (op == MPI_LOR)
-        return &foldWith<T, LogicalOr>;
+        return &foldWith<I, T, LogicalOr>;
       if (op == MPI_LXOR)
-        return &foldWith<T, LogicalXor>;
+        return &foldWith<I, T, LogicalXor>;
     }
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (op == MPI_BAND)
-        return &foldWith<T, BitAnd>;
+        return &foldWith<I, T, BitAnd>;
       if (op == MPI_BOR)
-        return &foldWith<T, BitOr>;
+        return &foldWith<I, T, BitOr>;
       if (op == MPI_BXOR)
-        return &foldWith<T, BitXor>;
+        return &foldWith<I, T, BitXor>;
     }
   }
   return nullptr;
@@ -222,12 +230,51 @@ template <typename T> FoldFn typedFold(MPI_Op op, Family family) {
 
 } // namespace
 
-FoldFn foldFunction(MPI_Datatype type, MPI_Op op) {
+bool foldIsaSupported(FoldIsa isa) {
+  switch (isa) {
+  case FoldIsa::Baseline:
+    return true;
+#ifdef COLLC_WIDER_FOLDS
+  case FoldIsa::Avx2:
+    return __builtin_cpu_supports("avx2");
+  case FoldIsa::Avx512:
+    return __builtin_cpu_supports("avx512f");
+#else
+  case FoldIsa::Avx2:
+  case FoldIsa::Avx512:
+    return false;
+#endif
+  }
+  return false;
+}
+
+FoldFn foldFunction(MPI_Datatype type, MPI_Op op, FoldIsa isa) {
+  if (!foldIsaSupported(isa))
+    return nullptr;
   FoldFn fn = nullptr;
   withBasicType(type, [&](auto tag, Family family) {
-    fn = typedFold<typename decltype(tag)::type>(op, family);
+    using T = typename decltype(tag)::type;
+    switch (isa) {
+    case FoldIsa::Baseline:
+      fn = typedFold<FoldIsa::Baseline, T>(op, family);
+      break;
+    case FoldIsa::Avx2:
+      fn = typedFold<FoldIsa::Avx2, T>(op, family);
+      break;
+    case FoldIsa::Avx512:
+      fn = typedFold<FoldIsa::Avx512, T>(op, family);
+      break;
+    }
   });
   return fn;
+}
+
+FoldFn foldFunction(MPI_Datatype type, MPI_Op op) {
+  // The widest the processor has, asked once.
+  static const FoldIsa widest = foldIsaSupported(FoldIsa::Avx512) ? FoldIsa::Avx512
+                                : foldIsaSupported(FoldIsa::Avx2) ? FoldIsa::Avx2
+                                                                  : FoldIsa::Baseline;
+  return foldFunction(type, op, widest);
 }
 
 int combine(const void *lower, const void *upper, void *out, int count,

@@ -590,6 +590,9 @@ void runRepeats(const Schedule &s) {
   salt = 0;
   check(collc::rt::Engine::replays() > replaysBefore,
         std::string(s.name) + " was never replayed from a recording");
+  // Every request and datatype of the calls is released by their end.
+  check(collc::rt::mpiBackendHeld(MPI_COMM_WORLD) == 0,
+        std::string(s.name) + " left requests or datatypes behind");
 }
 
 // Two schedules named alike (library::hypercube_bc, twin::hypercube_bc)

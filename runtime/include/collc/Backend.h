@@ -68,15 +68,18 @@ public:
   /// send(), recv() and sendrecv() of messages of one piece, most of a
   /// replayed call's, which a transport may pass on without making a list.
   virtual int sendOne(int peer, int tag, Piece piece) {
-    return send(peer, tag, std::vector<Piece>{piece});
+    one.assign(1, piece);
+    return send(peer, tag, one);
   }
   virtual int recvOne(int peer, int tag, Piece piece, size_t &bytes) {
-    return recv(peer, tag, std::vector<Piece>{piece}, bytes);
+    one.assign(1, piece);
+    return recv(peer, tag, one, bytes);
   }
   virtual int sendrecvOne(int dest, int sendTag, Piece out, int source,
                           int recvTag, Piece in, size_t &bytes) {
-    return sendrecv(dest, sendTag, std::vector<Piece>{out}, source, recvTag,
-                    std::vector<Piece>{in}, bytes);
+    one.assign(1, out);
+    other.assign(1, in);
+    return sendrecv(dest, sendTag, one, source, recvTag, other, bytes);
   }
   /// Starts receiving the next message from `peer` with `tag` into `pieces`
   /// (in order; at most their total size).
@@ -103,6 +106,12 @@ public:
   /// engine can keep what it learns about calls in `engineMemory`.
   virtual bool outlivesCalls() const { return false; }
   std::shared_ptr<void> engineMemory;
+  /// Requests and datatypes not yet released (reset() releases them): none
+  /// between calls. For tests.
+  virtual size_t held() const { return 0; }
+
+private:
+  std::vector<Piece> one, other; // the *One defaults' lists, kept
 };
 
 /// Which private duplicate of a communicator a backend runs on: the schedule
@@ -117,6 +126,10 @@ enum class MpiChannel { Schedules, Alltoallv };
 /// Errors: an MPI code.
 int makeMpiBackend(MPI_Comm comm, Backend *&backend,
                    MpiChannel channel = MpiChannel::Schedules);
+
+/// Backend::held() of the schedules' backend of `comm` (for tests: a call
+/// must leave no request or datatype behind). 0 when it has none yet.
+size_t mpiBackendHeld(MPI_Comm comm);
 
 /// How many of makeMpiBackend's duplicates have been freed so far: while
 /// it stays the same, a communicator handle still names the communicator
@@ -147,5 +160,12 @@ void moveBytes(char *to, const char *from, size_t n);
 using FoldFn = void (*)(const void *lower, const void *upper, void *out,
                         size_t n);
 FoldFn foldFunction(MPI_Datatype type, MPI_Op op);
+/// The instruction sets the typed loops are built for (x86-64: AVX2 and
+/// AVX-512 besides the baseline); foldFunction takes the widest the
+/// processor has.
+enum class FoldIsa { Baseline, Avx2, Avx512 };
+bool foldIsaSupported(FoldIsa isa);
+/// foldFunction with the loops of `isa` (null where the processor lacks it).
+FoldFn foldFunction(MPI_Datatype type, MPI_Op op, FoldIsa isa);
 
 } // namespace collc::rt
