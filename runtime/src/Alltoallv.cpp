@@ -290,15 +290,16 @@ private:
 /// A plan of one Direct stage (A1, 001 §3.1): every message is one whole
 /// block, so it goes from the send buffer straight into the receive buffer,
 /// without run headers or buckets, and its size is the receiver's
-/// recvcounts entry (no probe). The steps' order is the plan's.
+/// recvcounts entry (no probe). The steps' order is the plan's. Counts
+/// into `stats` (one stage) when asked to.
 int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
                    size_t es, const char *in, const int *sendcounts,
                    const int *sdispls, char *out, const int *recvcounts,
                    const int *rdispls, AlltoallvMode mode,
-                   AlltoallvStats &stats) {
+                   AlltoallvStats *stats) {
   const AlltoallvStage &stage = plan.stages.front();
   const int size = plan.p, me = backend.rank();
-  AlltoallvStageStats &st = stats.stages.front();
+  AlltoallvStageStats *st = stats ? &stats->stages.front() : nullptr;
   auto block = [&](const char *base, const int *displs, const int *counts,
                    int peer) {
     return Piece{const_cast<char *>(base) + static_cast<size_t>(displs[peer]) * es,
@@ -310,10 +311,12 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     moveBytes(block(out, rdispls, recvcounts, me).data,
               block(in, sdispls, sendcounts, me).data,
               static_cast<size_t>(sendcounts[me]) * es);
-  st.received = 1;
-  st.longestReceived = st.receiveBuffer = recvcounts[me];
-  for (int j = 0; j < size; ++j)
-    st.sendBuffer += sendcounts[j];
+  if (st) {
+    st->received = 1;
+    st->longestReceived = st->receiveBuffer = recvcounts[me];
+    for (int j = 0; j < size; ++j)
+      st->sendBuffer += sendcounts[j];
+  }
 
   // Kept per thread, so that a call allocates nothing.
   thread_local std::vector<int> requests;
@@ -322,15 +325,19 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
   requests.clear();
   from.clear();
   auto countSent = [&](int to) {
-    ++stats.messages;
-    ++st.sent;
-    st.longestSent = std::max<int64_t>(st.longestSent, sendcounts[to]);
+    if (!st)
+      return;
+    ++stats->messages;
+    ++st->sent;
+    st->longestSent = std::max<int64_t>(st->longestSent, sendcounts[to]);
   };
   auto countReceived = [&](int source) {
-    ++st.received;
-    st.longestReceived =
-        std::max<int64_t>(st.longestReceived, recvcounts[source]);
-    st.receiveBuffer += recvcounts[source];
+    if (!st)
+      return;
+    ++st->received;
+    st->longestReceived =
+        std::max<int64_t>(st->longestReceived, recvcounts[source]);
+    st->receiveBuffer += recvcounts[source];
   };
   auto post = [&](int s) -> int {
     int to = stage.sendTo[s * size + me], request = 0;
@@ -455,13 +462,17 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
 
   const size_t stages = plan.stages.size();
   if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
+    // Counted only when asked for: most calls are a program's, not a test's.
     thread_local AlltoallvStats local; // reused: no allocation per call
-    local.messages = local.largestBuffer = 0;
-    local.stages.assign(1, {});
+    if (stats) {
+      local.messages = local.largestBuffer = 0;
+      local.stages.assign(1, {});
+    }
     if (int rc = directExchange(plan, *backend, tagBase, es,
                                 static_cast<const char *>(sendbuf), sendcounts,
                                 sdispls, static_cast<char *>(recvbuf),
-                                recvcounts, rdispls, mode, local))
+                                recvcounts, rdispls, mode,
+                                stats ? &local : nullptr))
       return fail(rc, "a message does not fit recvcounts, or the backend failed");
     if (stats)
       *stats = local;
