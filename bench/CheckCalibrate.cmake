@@ -49,6 +49,17 @@ if(NOT out MATCHES "ring on 3 ranks" OR
    NOT out MATCHES "model ring_3 = { ts: [0-9.]+ns, tw: [0-9.]+ps/byte")
   message(FATAL_ERROR "calibrate --pattern ring printed no fit:\n${out}")
 endif()
+# With more ranks than cores the model says how many cores there are, and
+# keeps what one message costs a core (a step's figures over ranks / cores).
+if(out MATCHES "--oversubscribe: 3 ranks on ([0-9]+) cores")
+  set(cores ${CMAKE_MATCH_1})
+  if(NOT out MATCHES "ports: single, cores: ${cores} };" OR
+     NOT out MATCHES "a step of 3 messages on ${cores} cores: one message costs a core")
+    message(FATAL_ERROR "an oversubscribed ring's model has no cores:\n${out}")
+  endif()
+elseif(out MATCHES "cores:")
+  message(FATAL_ERROR "a ring with a core per rank says cores:\n${out}")
+endif()
 run(${COLLC} check ${WORK}/model.coll)
 if(NOT out MATCHES "2 models")
   message(FATAL_ERROR "collc check did not see both models:\n${out}")

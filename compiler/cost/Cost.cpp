@@ -98,6 +98,10 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
     s.messages = static_cast<int64_t>(step.transfers.size());
     s.maxLoad = stats.maxLoad;
     s.words = Fraction(stats.maxChannelChunks, instance->chunks);
+    int64_t allChunks = 0;
+    for (int64_t chunks : stats.messageChunks)
+      allChunks += chunks;
+    s.totalWords = Fraction(allChunks, instance->chunks);
     s.loopVars = step.loopVars;
     if (s.messages > 0)
       ++cost.startups;
@@ -105,6 +109,26 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
     cost.steps.push_back(std::move(s));
   }
   return cost;
+}
+
+collc::cost::ScheduleCost::Line
+collc::cost::ScheduleCost::line(int64_t cores) const {
+  // A cost from a formula (no steps) is the port model's.
+  if (cores <= 0 || steps.empty())
+    return {Fraction(startups), words};
+  Line l;
+  for (const StepCost &s : steps) {
+    if (s.messages == 0)
+      continue;
+    if (s.messages <= cores) {
+      l.startups += Fraction(1);
+      l.words += s.words;
+    } else {
+      l.startups += Fraction(s.messages, cores);
+      l.words += s.totalWords * Fraction(1, cores);
+    }
+  }
+  return l;
 }
 
 llvm::Expected<std::vector<int64_t>>

@@ -59,6 +59,7 @@ struct StepCost {
   int64_t messages = 0;   // transfers in the step
   int64_t maxLoad = 0;    // messages on the most loaded channel
   Fraction words;         // words on the most loaded channel, in units of m
+  Fraction totalWords;    // words of all the step's messages, in units of m
   /// The step's loop variables, outermost first (for the table).
   std::vector<std::pair<std::string, int64_t>> loopVars;
 };
@@ -81,6 +82,23 @@ struct ScheduleCost {
   double seconds(double ts, double twPerByte, double bytes) const {
     return startups * ts + words.toDouble() * bytes * twPerByte;
   }
+
+  /// A and B on a machine whose ranks share `cores` cores (0: a core each,
+  /// the port model's A and B). A step with no more messages than cores
+  /// costs what the port model says, t_s + (its busiest channel's words)·
+  /// m·t_w; one with more messages has its cores run them in turn, so it
+  /// costs its work over the cores: (messages·t_s + all its words·m·t_w) /
+  /// cores. The two agree for a step of `cores` equal messages. t_s and
+  /// t_w are then what one message costs a core (collc calibrate --pattern
+  /// ring with more ranks than cores measures them).
+  struct Line {
+    Fraction startups, words;
+    double seconds(double ts, double twPerByte, double bytes) const {
+      return startups.toDouble() * ts +
+             words.toDouble() * bytes * twPerByte;
+    }
+  };
+  Line line(int64_t cores) const;
 };
 
 /// Prices `schedule` instantiated with `params` by simulating it under

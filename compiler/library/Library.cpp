@@ -95,7 +95,7 @@ llvm::Expected<Library> library::load(llvm::StringRef directory,
 
 const CostModel &library::defaultModel() {
   static const CostModel model{"default", 1e-6, 0.25e-9, PortModel::Single,
-                               llvm::SMLoc()};
+                               0, llvm::SMLoc()};
   return model;
 }
 
@@ -601,14 +601,19 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
         what.c_str(),
         rejected.empty() ? "" : ("; it has" + rejections(rejected)).c_str());
 
-  // A schedule without renaming is preferred to an equal one with it.
+  // Each as A·t_s + B·m·t_w on the model's machine (its cores, if it
+  // names them). A schedule without renaming is preferred to an equal one
+  // with it.
+  std::vector<cost::ScheduleCost::Line> lines;
+  for (const auto &fit : fits)
+    lines.push_back(fit.second.line(model.cores));
   auto cheaper = [&](size_t a, size_t b, double bytes) {
-    double ta = fits[a].second.seconds(model.ts, model.twPerByte, bytes);
-    double tb = fits[b].second.seconds(model.ts, model.twPerByte, bytes);
+    double ta = lines[a].seconds(model.ts, model.twPerByte, bytes);
+    double tb = lines[b].seconds(model.ts, model.twPerByte, bytes);
     if (ta != tb)
       return ta < tb;
-    if (fits[a].second.words.toDouble() != fits[b].second.words.toDouble())
-      return fits[a].second.words.toDouble() < fits[b].second.words.toDouble();
+    if (lines[a].words.toDouble() != lines[b].words.toDouble())
+      return lines[a].words.toDouble() < lines[b].words.toDouble();
     return fits[a].first.relabelling.size() < fits[b].first.relabelling.size();
   };
   // The lower envelope of the lines A·t_s + B·m·t_w over m >= 0: start with
@@ -626,16 +631,16 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
     out.push_back(std::move(c));
     if (!automatic)
       break;
-    const cost::ScheduleCost &cur = fits[current].second;
+    const cost::ScheduleCost::Line &cur = lines[current];
     std::optional<size_t> next;
     double nextAt = 0;
     for (size_t i = 0; i < fits.size(); ++i) {
-      const cost::ScheduleCost &o = fits[i].second;
+      const cost::ScheduleCost::Line &o = lines[i];
       double dB = cur.words.toDouble() - o.words.toDouble();
       if (dB <= 0 || model.twPerByte <= 0)
         continue;
-      double at =
-          (o.startups - cur.startups) * model.ts / (dB * model.twPerByte);
+      double at = (o.startups.toDouble() - cur.startups.toDouble()) *
+                  model.ts / (dB * model.twPerByte);
       at = std::max(at, static_cast<double>(from));
       if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
         next = i, nextAt = at;

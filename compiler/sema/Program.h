@@ -20,6 +20,9 @@ struct CostModel {
   double ts = 0;         // seconds per message (start-up)
   double twPerByte = 0;  // seconds per byte
   PortModel ports = PortModel::Single;
+  // The cores the ranks share (0: a core each). A schedule's step with more
+  // messages than cores is priced by its work (cost::ScheduleCost::line).
+  int64_t cores = 0;
   llvm::SMLoc loc;
 };
 

@@ -857,10 +857,25 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       model.ports = word->name == "all" ? PortModel::All : PortModel::Single;
       continue;
     }
+    if (key == "cores") {
+      char *end = nullptr;
+      const double n = q ? std::strtod(q->number.c_str(), &end) : 0;
+      if (!q || !q->unit.empty() || n < 1 || n > (1 << 20) ||
+          n != std::floor(n)) {
+        diags.error(locOf(field),
+                    "'cores' must be a whole number from 1 to 1048576, "
+                    "such as 2",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.cores = static_cast<int64_t>(n);
+      continue;
+    }
     if (key != "ts" && key != "tw") {
       diags.error(locOf(field.key),
                   "a model has no field '" + key +
-                      "'; it takes 'ts', 'tw' and 'ports'",
+                      "'; it takes 'ts', 'tw', 'ports' and 'cores'",
                   rangeOf(field.key));
       ok = false;
       continue;

@@ -575,8 +575,8 @@ int runBench() {
         const Candidate *best = nullptr;
         double bestSeconds = 0;
         for (const Candidate &c : candidates) {
-          double t = c.cost.seconds(model.ts, model.twPerByte,
-                                    static_cast<double>(bytes));
+          double t = c.cost.line(model.cores).seconds(
+              model.ts, model.twPerByte, static_cast<double>(bytes));
           if (!best || t < bestSeconds * (1 - 1e-12)) {
             best = &c;
             bestSeconds = t;
@@ -665,8 +665,8 @@ int runBench() {
           row.ours = summarize(oursUs);
           row.mpi = summarize(mpiUs);
           row.paired = pairedRatio(oursUs, mpiUs);
-          row.predictedUs = candidate->cost.seconds(model.ts, model.twPerByte,
-                                                    row.bytes) *
+          row.predictedUs = candidate->cost.line(model.cores).seconds(
+                                model.ts, model.twPerByte, row.bytes) *
                             1e6;
           boundOf(*candidate, row);
           row.oversubscribed = run->oversubscribed;
@@ -702,6 +702,11 @@ int runBench() {
         os << "  " << (used ? "runs " : "  (priced, not chosen) ") << c.name
            << " (" << relativeToSpecs(c.spec) << "): "
            << c.cost.startups << "·t_s + " << c.cost.words.str() << "·m·t_w";
+        if (model.cores > 0 && p > model.cores) {
+          cost::ScheduleCost::Line l = c.cost.line(model.cores);
+          os << "; on " << model.cores << " cores " << l.startups.str()
+             << "·t_s + " << l.words.str() << "·m·t_w";
+        }
         if (!c.costSource.empty())
           os << " (" << c.costSource << ")";
         if (c.bound)

@@ -169,10 +169,13 @@ CostModel collc::tools::bench::defaultModel() {
 std::string collc::tools::bench::formatModelBlock(const CostModel &model) {
   char text[256];
   std::snprintf(text, sizeof text,
-                "model %s = { ts: %.1fns, tw: %.3fps/byte, ports: %s };",
+                "model %s = { ts: %.1fns, tw: %.3fps/byte, ports: %s",
                 model.name.c_str(), model.ts * 1e9, model.twPerByte * 1e12,
                 model.ports == PortModel::All ? "all" : "single");
-  return text;
+  std::string block = text;
+  if (model.cores > 0)
+    block += ", cores: " + std::to_string(model.cores);
+  return block + " };";
 }
 
 std::optional<std::vector<long long>>
@@ -338,8 +341,15 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   }
   CostModel model;
   model.name = name.str();
-  model.ts = tsUs * 1e-6;
-  model.twPerByte = twUs * 1e-6;
+  // A ring step of more ranks than cores is `ranks` messages run on the
+  // cores in turn (cost::ScheduleCost::line): the model keeps what one
+  // message costs a core, and says how many cores there are.
+  if (pattern == Pattern::Ring && static_cast<unsigned>(ranks) > cores()) {
+    model.cores = cores();
+    c.messagesPerSample = static_cast<double>(ranks) / cores();
+  }
+  model.ts = tsUs * 1e-6 / c.messagesPerSample;
+  model.twPerByte = twUs * 1e-6 / c.messagesPerSample;
   c.block = formatModelBlock(model);
   // The block must read back as the model it describes.
   llvm::SourceMgr sourceMgr;
@@ -355,7 +365,8 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   c.model = parsed->models.front();
   double sumSq = 0;
   for (const auto &[m, st] : c.points) {
-    double ratio = (c.model.ts + c.model.twPerByte * m) * 1e6 / st.median;
+    double ratio = (c.model.ts + c.model.twPerByte * m) *
+                   c.messagesPerSample * 1e6 / st.median;
     sumSq += (ratio - 1) * (ratio - 1);
     c.worst = std::max(c.worst, std::fabs(ratio - 1));
   }

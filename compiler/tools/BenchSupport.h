@@ -87,6 +87,10 @@ struct Calibration {
   std::vector<std::pair<double, Stats>> points; // bytes, microseconds
   double rms = 0, worst = 0; // relative error of the model over the points
   std::string clamped;       // why a coefficient was set to 0, if one was
+  // What one sample costs the model, in messages of t_s + m·t_w: 1, or for a
+  // ring of more ranks than cores, ranks / cores (each step's messages run
+  // on the cores in turn; the model says `cores` and per-message figures).
+  double messagesPerSample = 1;
   std::string commandLine;
   bool oversubscribed = false;
 };

@@ -109,16 +109,25 @@ int runCalibrate() {
   os << strf("  %9s %6s %12s %12s %12s %8s\n", "m", ring ? "rings" : "trips",
              "measured us", "[min..max]", "model us", "model/meas");
   for (const auto &[m, st] : fit->points) {
-    double predicted = (model.ts + model.twPerByte * m) * 1e6;
+    double predicted =
+        (model.ts + model.twPerByte * m) * fit->messagesPerSample * 1e6;
     std::string spread = strf("%.1f..%.1f", st.min, st.max);
     os << strf("  %9s %6zu %12.3f %12s %12.3f %8.2f\n",
                formatBytes(static_cast<long long>(m)).c_str(), st.n,
                st.median, spread.c_str(), predicted, predicted / st.median);
   }
+  const double perSample = fit->messagesPerSample;
   os << strf("  fit: t_s = %.3f us, t_w = %.4f ns/byte (%.2f GB/s)%s\n",
-             model.ts * 1e6, model.twPerByte * 1e9,
-             model.twPerByte > 0 ? 1e-9 / model.twPerByte : 0.0,
+             model.ts * perSample * 1e6, model.twPerByte * perSample * 1e9,
+             model.twPerByte > 0 ? 1e-9 / (model.twPerByte * perSample) : 0.0,
              fit->clamped.c_str());
+  if (model.cores > 0)
+    os << strf("  a step of %d messages on %lld cores: one message costs a "
+               "core t_s = %.3f us, t_w = %.4f ns/byte (the model's "
+               "figures, with cores: %lld)\n",
+               calRanks.getValue(), static_cast<long long>(model.cores),
+               model.ts * 1e6, model.twPerByte * 1e9,
+               static_cast<long long>(model.cores));
   os << strf("  residual: %.1f%% RMS relative error, %.1f%% worst "
              "(weighted least squares over %zu sizes)\n",
              fit->rms * 100, fit->worst * 100, fit->points.size());

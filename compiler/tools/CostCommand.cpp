@@ -154,7 +154,8 @@ int runCost() {
           schedule.collective, schedule.topology.kind, c->p, ports);
       std::optional<double> seconds;
       if (model)
-        seconds = c->seconds(model->ts, model->twPerByte, costBytes);
+        seconds = c->line(model->cores).seconds(model->ts, model->twPerByte,
+                                                costBytes);
       const char *portName = ports == PortModel::All ? "all-port" : "single-port";
 
       if (costFormat == Format::Json) {

@@ -94,6 +94,37 @@ TEST(FractionTest, ExactArithmetic) {
   EXPECT_TRUE(Fraction(1, 3) < Fraction(1, 2));
 }
 
+// Ranks sharing cores (CostModel::cores): a step with more messages than
+// cores costs its work over the cores, (messages·t_s + all words·m·t_w) /
+// cores; one with no more costs what the port model says.
+TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
+  auto line = [](llvm::StringRef name, int64_t p, int64_t cores) {
+    const ir::Schedule &s = schedule(name);
+    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+    EXPECT_TRUE(bool(params)) << llvm::toString(params.takeError());
+    llvm::Expected<cost::ScheduleCost> c = cost::costOf(s, *params);
+    EXPECT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    cost::ScheduleCost::Line l = c->line(cores);
+    return l.startups.str() + "·t_s + " + l.words.str() + "·m·t_w";
+  };
+  // The binomial tree's steps send 1, 2 and 4 messages of m: on 2 cores the
+  // last is 2 messages' time.
+  EXPECT_EQ(line("hypercube_bc", 8, 2), "4·t_s + 4·m·t_w");
+  // Eq 4.13's split: a scatter (m/2, 2·m/4, 4·m/8) then recursive doubling
+  // (8 messages a step of m/8, m/4, m/2): 16·t_s + 9/2·m·t_w, where the
+  // port model says 6·t_s + 7/4·m·t_w. So on 2 cores the tree is cheaper
+  // at every size, as measured (README, "8 ranks, which algorithm").
+  EXPECT_EQ(line("hypercube_bc_split", 8, 2), "16·t_s + 9/2·m·t_w");
+  // Prefix sums: recursive doubling's 3 steps of 8 messages against the
+  // chain's 7 steps of one.
+  EXPECT_EQ(line("hypercube_scan", 8, 2), "12·t_s + 12·m·t_w");
+  EXPECT_EQ(line("linear_scan", 8, 2), "7·t_s + 7·m·t_w");
+  // A core for every rank (or no core count): the port model.
+  EXPECT_EQ(line("hypercube_bc_split", 8, 8), "6·t_s + 7/4·m·t_w");
+  EXPECT_EQ(line("hypercube_bc_split", 8, 0), "6·t_s + 7/4·m·t_w");
+  EXPECT_EQ(line("hypercube_scan", 16, 16), "4·t_s + 4·m·t_w");
+}
+
 // Eq. 4.1: one-to-all broadcast and all-to-one reduction, (t_s + t_w m) log p,
 // on the hypercube (Algs 4.1-4.3), the linear array and ring (Figs 4.2, 4.3).
 TEST_F(CostTest, Eq4_1_OneToAllBroadcastHypercube) {

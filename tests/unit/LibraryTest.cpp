@@ -313,6 +313,30 @@ TEST_F(LibraryTest, AutoSwitchesScheduleWhereTheCostsCross) {
   EXPECT_EQ(choices[0].second[1].fromBytes, 40000);
 }
 
+TEST_F(LibraryTest, AutoOnSharedCoresKeepsTheTree) {
+  // A ring of 8 ranks on 2 cores, as collc calibrate measured it: on its
+  // own cores each rank's broadcast switches from the binomial tree to the
+  // split of Eq 4.13 (6·t_s + 7/4·m·t_w against 3·t_s + 3·m·t_w); sharing
+  // 2 cores, the split costs 16·t_s + 9/2·m·t_w and never pays.
+  Program program =
+      resolve("model own = { ts: 1135ns, tw: 170ps/byte, ports: single };\n"
+              "collective b = broadcast(root: 0) on hypercube(dim: 3);\n");
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 1u);
+  ASSERT_EQ(choices[0].second.size(), 2u);
+  EXPECT_EQ(choices[0].second[1].source, "hypercube_bc_split");
+  program = resolve(
+      "model shared = { ts: 1135ns, tw: 170ps/byte, ports: single, "
+      "cores: 2 };\n"
+      "collective b = broadcast(root: 0) on hypercube(dim: 3);\n"
+      "collective s = scan(op: sum) on linear(8);\n");
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 2u);
+  ASSERT_EQ(choices[0].second.size(), 1u);
+  EXPECT_EQ(choices[0].second[0].source, "hypercube_bc");
+  EXPECT_EQ(program.models[0].cores, 2);
+}
+
 TEST_F(LibraryTest, NothingFitsIsAnErrorThatSaysWhy) {
   resolve("collective s = shift(q: 1) on linear(4);\n");
   EXPECT_NE(errors.find("test.coll:1:1: error: cannot resolve 's': the "
