@@ -103,6 +103,10 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
       allChunks += chunks;
     s.totalWords = Fraction(allChunks, instance->chunks);
     s.loopVars = step.loopVars;
+    for (const ir::Transfer &t : step.transfers) {
+      s.senders.push_back(t.src);
+      s.receivers.push_back(t.dst);
+    }
     if (s.messages > 0)
       ++cost.startups;
     cost.words += s.words;
@@ -117,17 +121,41 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
   if (cores <= 0 || steps.empty())
     return {Fraction(startups), words};
   Line l;
+  // The group of steps being priced as one: its port-model cost, its
+  // messages and words, and the ranks that received in it.
+  Line portCost;
+  int64_t messages = 0;
+  Fraction totalWords;
+  std::vector<bool> received(static_cast<size_t>(p), false);
+  auto close = [&] {
+    if (messages <= cores) {
+      l.startups += portCost.startups;
+      l.words += portCost.words;
+    } else {
+      l.startups += Fraction(messages, cores);
+      l.words += totalWords * Fraction(1, cores);
+    }
+    portCost = {};
+    messages = 0;
+    totalWords = {};
+    received.assign(received.size(), false);
+  };
   for (const StepCost &s : steps) {
     if (s.messages == 0)
       continue;
-    if (s.messages <= cores) {
-      l.startups += Fraction(1);
-      l.words += s.words;
-    } else {
-      l.startups += Fraction(s.messages, cores);
-      l.words += s.totalWords * Fraction(1, cores);
-    }
+    for (int64_t sender : s.senders)
+      if (received[static_cast<size_t>(sender)]) {
+        close();
+        break;
+      }
+    portCost.startups += Fraction(1);
+    portCost.words += s.words;
+    messages += s.messages;
+    totalWords += s.totalWords;
+    for (int64_t receiver : s.receivers)
+      received[static_cast<size_t>(receiver)] = true;
   }
+  close();
   return l;
 }
 

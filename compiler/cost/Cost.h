@@ -60,6 +60,7 @@ struct StepCost {
   int64_t maxLoad = 0;    // messages on the most loaded channel
   Fraction words;         // words on the most loaded channel, in units of m
   Fraction totalWords;    // words of all the step's messages, in units of m
+  std::vector<int64_t> senders, receivers; // of each message, in order
   /// The step's loop variables, outermost first (for the table).
   std::vector<std::pair<std::string, int64_t>> loopVars;
 };
@@ -91,6 +92,13 @@ struct ScheduleCost {
   /// cores. The two agree for a step of `cores` equal messages. t_s and
   /// t_w are then what one message costs a core (collc calibrate --pattern
   /// ring with more ranks than cores measures them).
+  ///
+  /// Steps whose senders wait on nothing received since the first of them
+  /// are priced as one step: nothing holds their messages back, so the
+  /// cores take them in turn as they would one step's. A star scatter's
+  /// root sends all p - 1 blocks without waiting (the runtime leaves the
+  /// sends after a rank's last receive running, Engine's
+  /// deferTrailingSends), and a star gather's senders all send at once.
   struct Line {
     Fraction startups, words;
     double seconds(double ts, double twPerByte, double bytes) const {

@@ -1015,19 +1015,48 @@ template <typename Trace> void dropIdleResets(Trace &t) {
   t.ops.resize(kept);
 }
 
-/// The sends after a rank's last receive, copy and fold read memory that
-/// nothing writes again in the call: all of a broadcast's or a scatter's
-/// root, the rest of the tree once it holds its data. Recorded, each waits
-/// for its step's end, so a rank that sends to three children waits for
-/// the first to take its message before it starts the second; with the
-/// ranks time-sharing a core, for the first to be scheduled. Replayed, they
-/// start at once and are waited for together at the call's end, as MPI's
-/// own trees do (an isend to each child, then one wait). Messages between
-/// two ranks keep their order, so the peers see no difference.
+/// Whether the copy or fold at `i` writes memory that a send in
+/// [start, i) reads: that send cannot be left running past it. (Past a
+/// few hundred ops it says yes rather than look.)
+template <typename Trace>
+bool overwritesSent(const Trace &t, size_t start, size_t i) {
+  using Code = typename Trace::Code;
+  if (i - start > 256)
+    return true;
+  const typename Trace::Op &op = t.ops[i];
+  const typename Trace::Ref &written =
+      t.refs[op.code == Code::Copy ? op.first : op.first + 2];
+  for (size_t j = start; j < i; ++j) {
+    const typename Trace::Op &send = t.ops[j];
+    if (send.code != Code::Send && send.code != Code::Isend)
+      continue;
+    for (uint32_t k = send.first; k < send.split; ++k) {
+      const typename Trace::Ref &read = t.refs[k];
+      if (read.base == written.base &&
+          read.offset < written.offset + written.bytes &&
+          written.offset < read.offset + read.bytes)
+        return true;
+    }
+  }
+  return false;
+}
+
+/// The sends after a rank's last receive read memory that nothing writes
+/// again in the call (a copy or fold after them that would is checked):
+/// all of a broadcast's or a scatter's root, the rest of the tree once it
+/// holds its data. Recorded, each waits for its step's end, so a rank that
+/// sends to three children waits for the first to take its message before
+/// it starts the second; with the ranks time-sharing a core, for the first
+/// to be scheduled. Replayed, they start at once and are waited for
+/// together at the call's end, as MPI's own trees do (an isend to each
+/// child, then one wait). Messages between two ranks keep their order, so
+/// the peers see no difference.
 template <typename Trace> void deferTrailingSends(Trace &t) {
   using Code = typename Trace::Code;
-  // The tail starts after the last receive, copy or fold, once every
-  // request issued so far has been waited for.
+  // The tail starts after the last receive, and after any copy or fold
+  // that overwrites what a send before it reads, once every request issued
+  // so far has been waited for. A root's copy of its own block, last, does
+  // not end it.
   size_t start = 0;
   bool looking = false;
   int issued = 0, waited = 0; // requests since the last reset
@@ -1049,9 +1078,11 @@ template <typename Trace> void deferTrailingSends(Trace &t) {
       break;
     case Code::Recv:
     case Code::Sendrecv:
+      looking = true;
+      break;
     case Code::Copy:
     case Code::Fold:
-      looking = true;
+      looking = looking || overwritesSent(t, start, i);
       break;
     case Code::Send:
       break;
@@ -1066,13 +1097,15 @@ template <typename Trace> void deferTrailingSends(Trace &t) {
     sends += t.ops[i].code == Code::Send || t.ops[i].code == Code::Isend;
   if (looking || sends < 2) // one send waits as long either way
     return;
-  // Reset, the sends as isends (numbered from 0), one wait, reset.
+  // Reset, the sends as isends (numbered from 0) and the copies and folds
+  // in their order, one wait, reset.
   std::vector<typename Trace::Op> tail(1); // an Op is a Reset by default
   for (size_t i = start; i < t.ops.size(); ++i) {
     typename Trace::Op op = t.ops[i];
     if (op.code == Code::WaitAll || op.code == Code::Reset)
       continue; // they waited for sends only: once, below
-    op.code = Code::Isend;
+    if (op.code == Code::Send)
+      op.code = Code::Isend;
     tail.push_back(op);
   }
   typename Trace::Op wait;

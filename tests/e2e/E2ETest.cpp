@@ -184,6 +184,8 @@ const Schedule schedules[] = {
   {"scatter_gather", "mesh_gather",              Kind::Gather,        erase(library::mesh_gather),              meshAB},
   {"scatter_gather", "linear_scatter",           Kind::Scatter,       erase(library::linear_scatter),           ranks2to8},
   {"scatter_gather", "linear_gather",            Kind::Gather,        erase(library::linear_gather),            ranks2to8},
+  {"scatter_gather", "star_scatter",             Kind::Scatter,       erase(library::star_scatter),             cube1to3},
+  {"scatter_gather", "star_gather",              Kind::Gather,        erase(library::star_gather),              cube1to3},
   {"shift",        "ring_shift",                 Kind::ShiftBy,       erase(library::ring_shift),               ranks4to8, 0, 3},
   {"shift",        "ring_shift",                 Kind::ShiftBy,       erase(library::ring_shift),               ranks4to8, 0, 6},
   {"all_port",     "ring_alltoall_bidirectional", Kind::Alltoall,     erase(library::ring_alltoall_bidirectional), ranks2to8},

@@ -355,6 +355,8 @@ TEST(Local, Library) {
   check("tree_gather", gather(lib::tree_gather, 0), {2, 4, 8, 16, 32});
   check("linear_scatter", scatter(lib::linear_scatter, 0), line);
   check("linear_gather", gather(lib::linear_gather, 0), line);
+  check("star_scatter", scatter(lib::star_scatter, 0), cube);
+  check("star_gather", gather(lib::star_gather, 0), cube);
   check("mesh_scatter", scatter(lib::mesh_scatter, 0), mesh);
   check("mesh_gather", gather(lib::mesh_gather, 0), mesh);
   // Families over the amount: each takes q, and is proved for every q in

@@ -119,10 +119,31 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   // chain's 7 steps of one.
   EXPECT_EQ(line("hypercube_scan", 8, 2), "12·t_s + 12·m·t_w");
   EXPECT_EQ(line("linear_scan", 8, 2), "7·t_s + 7·m·t_w");
-  // A core for every rank (or no core count): the port model.
+  // Scatter: the binomial tree (4·m, 2·2·m, 4·m) against 000 §4.1's naive
+  // way, one message of m a step. The star's steps wait on nothing (its
+  // root receives nothing, its gather's senders send once), so on 2 cores
+  // they are one step of 7 messages, cheaper than the tree at every size,
+  // as measured (README, "8 ranks, which algorithm").
+  EXPECT_EQ(line("hypercube_scatter", 8, 2), "4·t_s + 8·m·t_w");
+  EXPECT_EQ(line("star_scatter", 8, 2), "7/2·t_s + 7/2·m·t_w");
+  EXPECT_EQ(line("star_gather", 8, 2), "7/2·t_s + 7/2·m·t_w");
+  // The tree's steps wait on the one before (above, and the scan's chain):
+  // none is priced with another.
+  // A core for every rank (or no core count): the port model, the star
+  // its p - 1 steps in turn.
+  EXPECT_EQ(line("star_scatter", 8, 8), "7·t_s + 7·m·t_w");
   EXPECT_EQ(line("hypercube_bc_split", 8, 8), "6·t_s + 7/4·m·t_w");
   EXPECT_EQ(line("hypercube_bc_split", 8, 0), "6·t_s + 7/4·m·t_w");
   EXPECT_EQ(line("hypercube_scan", 16, 16), "4·t_s + 4·m·t_w");
+}
+
+// 000 §4.1's naive way for scatter and gather: p - 1 start-ups, and §4.4's
+// bound of m(p - 1) words.
+TEST_F(CostTest, SequentialScatterGather) {
+  for (int64_t p : powersOfTwo) {
+    expectCost("star_scatter", p, p - 1, p - 1);
+    expectCost("star_gather", p, p - 1, p - 1);
+  }
 }
 
 // Eq. 4.1: one-to-all broadcast and all-to-one reduction, (t_s + t_w m) log p,

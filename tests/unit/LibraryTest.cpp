@@ -337,6 +337,35 @@ TEST_F(LibraryTest, AutoOnSharedCoresKeepsTheTree) {
   EXPECT_EQ(program.models[0].cores, 2);
 }
 
+TEST_F(LibraryTest, AutoOnSharedCoresTakesTheStar) {
+  // Scatter and gather on 8 ranks: on their own cores the binomial tree
+  // (3·t_s + 7·m·t_w) beats 000 §4.1's star (7·t_s + 7·m·t_w) at every
+  // size. On 2 cores the star's messages wait on nothing and go together
+  // (7/2·t_s + 7/2·m·t_w), where the tree's last steps are the cores'
+  // work (4·t_s + 8·m·t_w): the star at every size.
+  const std::string collectives =
+      "collective s = scatter(root: 0) on hypercube(dim: 3);\n"
+      "collective g = gather(root: 0) on hypercube(dim: 3);\n";
+  resolve("model own = { ts: 1135ns, tw: 170ps/byte, ports: single };\n" +
+          collectives);
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 2u);
+  for (const auto &choice : choices) {
+    ASSERT_EQ(choice.second.size(), 1u);
+    EXPECT_NE(choice.second[0].source.find("hypercube_"), std::string::npos)
+        << choice.second[0].source;
+  }
+  resolve("model shared = { ts: 1135ns, tw: 170ps/byte, ports: single, "
+          "cores: 2 };\n" +
+          collectives);
+  ASSERT_EQ(errors, "");
+  ASSERT_EQ(choices.size(), 2u);
+  ASSERT_EQ(choices[0].second.size(), 1u);
+  EXPECT_EQ(choices[0].second[0].source, "star_scatter");
+  ASSERT_EQ(choices[1].second.size(), 1u);
+  EXPECT_EQ(choices[1].second[0].source, "star_gather");
+}
+
 TEST_F(LibraryTest, NothingFitsIsAnErrorThatSaysWhy) {
   resolve("collective s = shift(q: 1) on linear(4);\n");
   EXPECT_NE(errors.find("test.coll:1:1: error: cannot resolve 's': the "
