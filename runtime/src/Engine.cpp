@@ -49,11 +49,16 @@ constexpr size_t recallKeep = 8;
 // the scratch memory it holds on to.
 constexpr size_t traceOps = size_t(1) << 14;
 constexpr size_t traceScratch = size_t(1) << 20;
+// A recorded step's messages land in step bytes no earlier step used, up
+// to this many in all, so that a replay may start them together
+// (startIndependentMessages).
+constexpr size_t traceStepBytes = size_t(1) << 18;
 // Recordings a record keeps (one per type, operator and MPI_IN_PLACE use,
 // the newest), and how many it drops before it records no more.
 constexpr size_t maxTraces = 4;
 constexpr int maxRefused = 2;
 thread_local uint64_t replayCount = 0; // Engine::replays()
+thread_local uint64_t startedCount = 0; // Engine::startedEarly()
 
 bool isReduction(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce ||
@@ -972,6 +977,7 @@ void Engine::copyBytes(char *to, const char *from, size_t n) {
 }
 
 uint64_t Engine::replays() { return replayCount; }
+uint64_t Engine::startedEarly() { return startedCount; }
 
 void Engine::beginTrace() {
   tracing = std::make_shared<Trace>();
@@ -986,6 +992,7 @@ void Engine::beginTrace() {
     tracing->fold = foldFunction(call.type, call.op);
   tracer = std::make_shared<TracingBackend>(*this, *backend);
   backend = tracer.get();
+  tracedStepBytes = 0;
 }
 
 namespace {
@@ -1013,6 +1020,173 @@ template <typename Trace> void dropIdleResets(Trace &t) {
     t.ops[kept++] = op;
   }
   t.ops.resize(kept);
+}
+
+/// What an op reads and writes, as refs: a send's data, a receive's
+/// places, a copy's source and target, a fold's operands and result.
+template <typename Trace> struct Access {
+  using Code = typename Trace::Code;
+  using Ref = typename Trace::Ref;
+  std::vector<Ref> reads, writes;
+
+  Access(const Trace &t, const typename Trace::Op &op) {
+    auto add = [&](std::vector<Ref> &into, uint32_t first, uint32_t last) {
+      for (uint32_t i = first; i < last; ++i)
+        if (t.refs[i].bytes)
+          into.push_back(t.refs[i]);
+    };
+    switch (op.code) {
+    case Code::Copy:
+      add(writes, op.first, op.split);
+      add(reads, op.split, op.last);
+      break;
+    case Code::Fold:
+      add(reads, op.first, op.first + 2);
+      add(writes, op.first + 2, op.first + 3);
+      break;
+    default:
+      add(reads, op.first, op.split);
+      add(writes, op.split, op.last);
+      break;
+    }
+  }
+};
+
+template <typename Ref>
+bool overlaps(const std::vector<Ref> &a, const std::vector<Ref> &b) {
+  for (const Ref &x : a)
+    for (const Ref &y : b)
+      if (x.base == y.base && x.offset < y.offset + y.bytes &&
+          y.offset < x.offset + x.bytes)
+        return true;
+  return false;
+}
+
+/// Memory a group of ops reads and writes.
+template <typename Ref> struct Footprint {
+  std::vector<Ref> reads, writes;
+  template <typename A> void add(const A &a) {
+    reads.insert(reads.end(), a.reads.begin(), a.reads.end());
+    writes.insert(writes.end(), a.writes.begin(), a.writes.end());
+  }
+  /// Whether running `a` out of order with the group could change what
+  /// either reads or leaves.
+  template <typename A> bool hazard(const A &a) const {
+    return overlaps(a.reads, writes) || overlaps(a.writes, reads) ||
+           overlaps(a.writes, writes);
+  }
+};
+
+/// A replayed call starts together, at its beginning, the messages that
+/// wait on nothing before them: a send whose data nothing earlier in the
+/// call writes, a receive into memory nothing earlier touches. A pairwise
+/// exchange then posts all its p - 1 receives and sends at once, as
+/// MPI's own linear all-to-all does, and a star gather's root all its
+/// receives. The ops of the call's first stretch go in three groups:
+///   started: those messages, as irecvs then isends (requests 0 .. n-1);
+///   kept: messages and copies that conflict with nothing in flight, run
+///     in their order while the started ones travel;
+///   late: copies and folds that read or overwrite what is in flight, or
+///     depend on a late one, run after one wait for the started messages.
+/// The stretch ends at an op that uses requests of its own, or a message
+/// that would have to wait for the late ones. Every op of it was before
+/// that point, and the wait completes only its messages, so what a peer
+/// waits on comes no later than before. A message to (from) a peer stays
+/// behind one kept to (from) it, so each pair's messages keep their order.
+template <typename Trace> size_t startIndependentMessages(Trace &t) {
+  using Code = typename Trace::Code;
+  using Op = typename Trace::Op;
+  using Ref = typename Trace::Ref;
+  constexpr size_t longest = 1024; // ops looked at: conflicts cost n^2
+  std::vector<Op> receives, sends, kept, late;
+  std::vector<size_t> receiveSizes;
+  Footprint<Ref> before, inFlight, lateOps;
+  std::vector<int> keptSendPeers, keptReceivePeers;
+  size_t started = 0; // ops whose messages start early
+  auto has = [](const std::vector<int> &v, int x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  size_t end = 0;
+  for (; end < t.ops.size() && end < longest; ++end) {
+    const Op &op = t.ops[end];
+    if (op.code == Code::Reset)
+      continue; // one reset after the wait frees what the stretch made
+    if (op.code == Code::Isend || op.code == Code::Irecv ||
+        op.code == Code::WaitAll)
+      break;
+    const Access<Trace> a(t, op);
+    if (op.code == Code::Copy || op.code == Code::Fold) {
+      if (inFlight.hazard(a) || lateOps.hazard(a)) {
+        late.push_back(op);
+        lateOps.add(a);
+      } else {
+        kept.push_back(op);
+      }
+      before.add(a);
+      continue;
+    }
+    if (lateOps.hazard(a) || inFlight.hazard(a))
+      break;
+    const bool sending = op.code != Code::Recv;
+    const bool receiving = op.code != Code::Send;
+    const int sendPeer = op.peer;
+    const int receivePeer = op.code == Code::Sendrecv ? op.peer2 : op.peer;
+    const bool free = !overlaps(a.reads, before.writes) &&
+                      !overlaps(a.writes, before.reads) &&
+                      !overlaps(a.writes, before.writes) &&
+                      !(sending && has(keptSendPeers, sendPeer)) &&
+                      !(receiving && has(keptReceivePeers, receivePeer));
+    if (!free) {
+      kept.push_back(op);
+      if (sending)
+        keptSendPeers.push_back(sendPeer);
+      if (receiving)
+        keptReceivePeers.push_back(receivePeer);
+      before.add(a);
+      continue;
+    }
+    if (receiving) {
+      Op r = op;
+      r.code = Code::Irecv;
+      r.peer = receivePeer;
+      r.tag = op.code == Code::Sendrecv ? op.tag2 : op.tag;
+      r.first = op.split;
+      receives.push_back(r);
+      receiveSizes.push_back(op.sizesLast > op.sizesFirst ? t.sizes[op.sizesFirst]
+                                                         : 0);
+    }
+    if (sending) {
+      Op s = op;
+      s.code = Code::Isend;
+      s.split = s.last = op.split;
+      sends.push_back(s);
+    }
+    ++started;
+    inFlight.add(a);
+    before.add(a);
+  }
+  if (started < 2)
+    return 0; // nothing gained
+  std::vector<Op> ops;
+  ops.reserve(t.ops.size() + 2);
+  ops.insert(ops.end(), receives.begin(), receives.end());
+  ops.insert(ops.end(), sends.begin(), sends.end());
+  ops.insert(ops.end(), kept.begin(), kept.end());
+  Op wait;
+  wait.code = Code::WaitAll;
+  wait.peer = 0;
+  wait.tag = static_cast<int>(receives.size() + sends.size());
+  wait.sizesFirst = static_cast<uint32_t>(t.sizes.size());
+  t.sizes.insert(t.sizes.end(), receiveSizes.begin(), receiveSizes.end());
+  t.sizes.resize(t.sizes.size() + sends.size(), 0); // a send reports none
+  wait.sizesLast = static_cast<uint32_t>(t.sizes.size());
+  ops.push_back(wait);
+  ops.emplace_back(); // reset
+  ops.insert(ops.end(), late.begin(), late.end());
+  ops.insert(ops.end(), t.ops.begin() + static_cast<ptrdiff_t>(end),
+             t.ops.end());
+  t.ops = std::move(ops);
+  return started;
 }
 
 /// Whether the copy or fold at `i` writes memory that a send in
@@ -1142,6 +1316,7 @@ void Engine::keepTrace() {
   if (t.complete && t.ops.size() <= traceOps && scratchBytes <= traceScratch) {
     for (size_t i = Trace::FirstScratch; i < used.size(); ++i)
       t.scratch.emplace_back(new char[std::max<size_t>(used[i], 1)]);
+    startedCount += startIndependentMessages(t);
     deferTrailingSends(t);
     dropIdleResets(t);
     if (record.traces.size() == maxTraces)
@@ -1717,7 +1892,16 @@ int Engine::endStep(int64_t step, const char *name) {
       headerBytes + buffers.front().slots.size() * sizeof(Record);
   const size_t bound =
       std::min(maxMessageBytes, std::max(headerBound, wholeLimit));
-  char *bytes = stepBytes((receives.size() + sends.size()) * bound);
+  const size_t need = (receives.size() + sends.size()) * bound;
+  char *bytes = nullptr;
+  if (tracing && tracedStepBytes + need <= traceStepBytes) {
+    // Past the bytes of the steps before: nothing one of them received
+    // is in the way of this step's messages when a replay starts them early.
+    bytes = stepBytes(tracedStepBytes + need) + tracedStepBytes;
+    tracedStepBytes += (need + 63) & ~size_t(63);
+  } else {
+    bytes = stepBytes(need);
+  }
   int rc = exchange(tagHeader, tagHeader + 1, bound, bytes);
   backend->reset();
   if (rc == MPI_SUCCESS)

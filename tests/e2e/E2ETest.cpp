@@ -665,6 +665,42 @@ void runForgottenCall() {
               "4 elements again, call " + std::to_string(call + 1));
 }
 
+// A replayed pairwise exchange starts its p - 1 receives and sends at
+// once, as MPI's linear all-to-all does, and so does a star gather's root
+// its receives; each step of a ring all-gather waits on the one before,
+// and nothing starts early. (runRepeats checks their results.)
+void runIndependentMessages() {
+  std::vector<int> in(static_cast<size_t>(4 * size), rank),
+      out(static_cast<size_t>(4 * size), -1);
+  auto startedBy = [&](const std::string &name, auto call) {
+    const uint64_t before = collc::rt::Engine::startedEarly();
+    for (int i = 0; i < 4; ++i)
+      check(call() == MPI_SUCCESS, name + ", call " + std::to_string(i + 1));
+    return static_cast<int>(collc::rt::Engine::startedEarly() - before);
+  };
+  const int pairwise = startedBy("library::pairwise_exchange", [&] {
+    return library::pairwise_exchange(in.data(), 4, MPI_INT, out.data(), 4,
+                                      MPI_INT, MPI_COMM_WORLD);
+  });
+  const int star = startedBy("library::star_gather", [&] {
+    return library::star_gather(in.data(), 4, MPI_INT, out.data(), 4, MPI_INT,
+                                0, MPI_COMM_WORLD);
+  });
+  const int ring = startedBy("library::ring_allgather", [&] {
+    return library::ring_allgather(in.data(), 4, MPI_INT, out.data(), 4,
+                                   MPI_INT, MPI_COMM_WORLD);
+  });
+  // One message alone gains nothing and is left as it was.
+  const int many = size > 2 ? size - 1 : 0;
+  check(pairwise == many, "pairwise_exchange started " +
+                              std::to_string(pairwise) + " exchanges early, not " +
+                              std::to_string(many));
+  check(star == (rank == 0 ? many : 0),
+        "star_gather started " + std::to_string(star) + " messages early");
+  check(ring == 0, "ring_allgather started " + std::to_string(ring) +
+                       " messages early, whose data it had not received");
+}
+
 // The refusals, which every rank must see alike (no hang).
 void runErrors(const Schedule &s) {
   std::vector<int> buf(static_cast<size_t>(4) * size, 1);
@@ -753,6 +789,7 @@ int main(int argc, char **argv) {
     runTwins();
     runFreedCommunicators();
     runForgottenCall();
+    runIndependentMessages();
   }
 
   int total = 0;

@@ -122,6 +122,9 @@ public:
   static bool replayLast(const Call &call, int &rc);
   /// How many calls this thread has run as recorded (for tests).
   static uint64_t replays();
+  /// How many messages this thread's recordings start at a replay's
+  /// beginning, together (for tests).
+  static uint64_t startedEarly();
 
   /// This rank sends to `peer` the chunks of `fromBuffer` that `select`
   /// accepts (as they are now: deliveries wait for endStep).
@@ -456,6 +459,7 @@ private:
   // This call's recording, and the backend it runs on meanwhile.
   std::shared_ptr<Trace> tracing;
   std::shared_ptr<TracingBackend> tracer;
+  size_t tracedStepBytes = 0; // step bytes the recording's steps have used
   bool replayedCall = false;
 };
 
