@@ -3,6 +3,7 @@
 #include "ir/Instantiate.h"
 #include "simulate/Simulator.h"
 
+#include <algorithm>
 #include <cassert>
 #include <numeric>
 
@@ -69,6 +70,42 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
     return topology.takeError();
   simulate::SimulateOptions options;
   options.ports = ports;
+  // Which messages carry only data their senders held at the start: the
+  // chunks each rank has received, checked against what it sends. (Up to
+  // a few hundred ranks; past that no message counts as fresh.)
+  constexpr int64_t freshRanks = 256;
+  std::vector<std::vector<simulate::IdRange>> receivedBy;
+  std::vector<std::vector<simulate::IdRange>> arriving; // this step's
+  std::vector<std::vector<bool>> fresh(instance->steps.size());
+  unsigned arrivingStep = 0;
+  if (instance->p <= freshRanks) {
+    receivedBy.resize(static_cast<size_t>(instance->p));
+    arriving.resize(static_cast<size_t>(instance->p));
+    options.onTransfer = [&](const ir::InstanceStep &step, size_t transfer,
+                             llvm::ArrayRef<simulate::IdRange> chunks,
+                             const simulate::Semantics &) {
+      if (step.number != arrivingStep) { // the steps before have arrived
+        for (size_t r = 0; r < arriving.size(); ++r) {
+          receivedBy[r].insert(receivedBy[r].end(), arriving[r].begin(),
+                               arriving[r].end());
+          arriving[r].clear();
+        }
+        arrivingStep = step.number;
+      }
+      const ir::Transfer &t = step.transfers[transfer];
+      std::vector<bool> &f = fresh[step.number - 1];
+      f.resize(step.transfers.size(), false);
+      bool held = true;
+      for (const simulate::IdRange &c : chunks)
+        for (const simulate::IdRange &got :
+             receivedBy[static_cast<size_t>(t.src)])
+          held = held && (c.hi < got.lo || got.hi < c.lo);
+      f[transfer] = held;
+      std::vector<simulate::IdRange> &into =
+          arriving[static_cast<size_t>(t.dst)];
+      into.insert(into.end(), chunks.begin(), chunks.end());
+    };
+  }
   llvm::Expected<simulate::SimulationResult> sim =
       simulate::simulate(*instance, *topology, options);
   if (!sim)
@@ -107,6 +144,8 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
       s.senders.push_back(t.src);
       s.receivers.push_back(t.dst);
     }
+    s.fresh = fresh[stats.step - 1];
+    s.fresh.resize(s.senders.size(), false);
     if (s.messages > 0)
       ++cost.startups;
     cost.words += s.words;
@@ -122,38 +161,41 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
     return {Fraction(startups), words};
   Line l;
   // The group of steps being priced as one: its port-model cost, its
-  // messages and words, and the ranks that received in it.
+  // words, the ranks taking part and those that received in it.
   Line portCost;
-  int64_t messages = 0;
   Fraction totalWords;
-  std::vector<bool> received(static_cast<size_t>(p), false);
+  std::vector<bool> active(static_cast<size_t>(p), false),
+      received(static_cast<size_t>(p), false);
   auto close = [&] {
-    if (messages <= cores) {
+    const int64_t ranks = std::count(active.begin(), active.end(), true);
+    if (ranks <= cores) {
       l.startups += portCost.startups;
       l.words += portCost.words;
     } else {
-      l.startups += Fraction(messages, cores);
+      l.startups += Fraction(ranks, cores);
       l.words += totalWords * Fraction(1, cores);
     }
     portCost = {};
-    messages = 0;
     totalWords = {};
+    active.assign(active.size(), false);
     received.assign(received.size(), false);
   };
   for (const StepCost &s : steps) {
     if (s.messages == 0)
       continue;
-    for (int64_t sender : s.senders)
-      if (received[static_cast<size_t>(sender)]) {
+    for (size_t i = 0; i < s.senders.size(); ++i)
+      if (received[static_cast<size_t>(s.senders[i])] && !s.fresh[i]) {
         close();
         break;
       }
     portCost.startups += Fraction(1);
     portCost.words += s.words;
-    messages += s.messages;
     totalWords += s.totalWords;
-    for (int64_t receiver : s.receivers)
-      received[static_cast<size_t>(receiver)] = true;
+    for (size_t i = 0; i < s.senders.size(); ++i) {
+      active[static_cast<size_t>(s.senders[i])] = true;
+      active[static_cast<size_t>(s.receivers[i])] = true;
+      received[static_cast<size_t>(s.receivers[i])] = true;
+    }
   }
   close();
   return l;

@@ -61,6 +61,9 @@ struct StepCost {
   Fraction words;         // words on the most loaded channel, in units of m
   Fraction totalWords;    // words of all the step's messages, in units of m
   std::vector<int64_t> senders, receivers; // of each message, in order
+  /// Per message: whether it carries only data its sender held when the
+  /// call began (none it received), so it can start at the call's start.
+  std::vector<bool> fresh;
   /// The step's loop variables, outermost first (for the table).
   std::vector<std::pair<std::string, int64_t>> loopVars;
 };
@@ -85,20 +88,23 @@ struct ScheduleCost {
   }
 
   /// A and B on a machine whose ranks share `cores` cores (0: a core each,
-  /// the port model's A and B). A step with no more messages than cores
-  /// costs what the port model says, t_s + (its busiest channel's words)·
-  /// m·t_w; one with more messages has its cores run them in turn, so it
-  /// costs its work over the cores: (messages·t_s + all its words·m·t_w) /
-  /// cores. The two agree for a step of `cores` equal messages. t_s and
-  /// t_w are then what one message costs a core (collc calibrate --pattern
-  /// ring with more ranks than cores measures them).
+  /// the port model's A and B). A step in which no more ranks take part
+  /// than there are cores costs what the port model says, t_s + (its
+  /// busiest channel's words)·m·t_w. In one with more, each rank taking
+  /// part has to be given a core, and the cores move all its words in
+  /// turn: (ranks·t_s + all its words·m·t_w) / cores. The two agree for a
+  /// step of `cores` ranks. t_s and t_w are then what a rank's turn and a
+  /// word cost a core (collc calibrate --pattern ring with more ranks than
+  /// cores measures them: each rank of a ring's step sends one message).
   ///
-  /// Steps whose senders wait on nothing received since the first of them
-  /// are priced as one step: nothing holds their messages back, so the
-  /// cores take them in turn as they would one step's. A star scatter's
-  /// root sends all p - 1 blocks without waiting (the runtime leaves the
-  /// sends after a rank's last receive running, Engine's
-  /// deferTrailingSends), and a star gather's senders all send at once.
+  /// Steps whose messages wait on nothing received since the first of
+  /// them (their senders received nothing since, or they carry only data
+  /// held when the call began) are priced as one step: nothing holds them
+  /// back, so each rank takes its turn once for all of them. The runtime
+  /// starts them so: a replay starts the messages that wait on nothing at
+  /// its beginning (Engine's startIndependentMessages), a pairwise
+  /// exchange's all at once, and leaves the sends after a rank's last
+  /// receive running (deferTrailingSends), a star scatter's root's.
   struct Line {
     Fraction startups, words;
     double seconds(double ts, double twPerByte, double bytes) const {

@@ -94,9 +94,11 @@ TEST(FractionTest, ExactArithmetic) {
   EXPECT_TRUE(Fraction(1, 3) < Fraction(1, 2));
 }
 
-// Ranks sharing cores (CostModel::cores): a step with more messages than
-// cores costs its work over the cores, (messages·t_s + all words·m·t_w) /
-// cores; one with no more costs what the port model says.
+// Ranks sharing cores (CostModel::cores): a step in which more ranks take
+// part than there are cores costs its ranks' turns and its work over the
+// cores, (ranks·t_s + all words·m·t_w) / cores; one with no more costs what
+// the port model says. Steps whose messages wait on nothing received since
+// the first of them are priced as one.
 TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   auto line = [](llvm::StringRef name, int64_t p, int64_t cores) {
     const ir::Schedule &s = schedule(name);
@@ -107,28 +109,34 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
     cost::ScheduleCost::Line l = c->line(cores);
     return l.startups.str() + "·t_s + " + l.words.str() + "·m·t_w";
   };
-  // The binomial tree's steps send 1, 2 and 4 messages of m: on 2 cores the
-  // last is 2 messages' time.
-  EXPECT_EQ(line("hypercube_bc", 8, 2), "4·t_s + 4·m·t_w");
+  // The binomial tree's steps: 2, 4 and 8 ranks taking part, 1, 2 and 4
+  // messages of m: t_s + m·t_w, then (4·t_s + 2·m·t_w)/2 and
+  // (8·t_s + 4·m·t_w)/2.
+  EXPECT_EQ(line("hypercube_bc", 8, 2), "7·t_s + 4·m·t_w");
   // Eq 4.13's split: a scatter (m/2, 2·m/4, 4·m/8) then recursive doubling
-  // (8 messages a step of m/8, m/4, m/2): 16·t_s + 9/2·m·t_w, where the
+  // (8 messages a step of m/8, m/4, m/2): 19·t_s + 9/2·m·t_w, where the
   // port model says 6·t_s + 7/4·m·t_w. So on 2 cores the tree is cheaper
   // at every size, as measured (README, "8 ranks, which algorithm").
-  EXPECT_EQ(line("hypercube_bc_split", 8, 2), "16·t_s + 9/2·m·t_w");
-  // Prefix sums: recursive doubling's 3 steps of 8 messages against the
-  // chain's 7 steps of one.
+  EXPECT_EQ(line("hypercube_bc_split", 8, 2), "19·t_s + 9/2·m·t_w");
+  // Prefix sums: recursive doubling's 3 steps of 8 ranks against the
+  // chain's 7 steps of two.
   EXPECT_EQ(line("hypercube_scan", 8, 2), "12·t_s + 12·m·t_w");
   EXPECT_EQ(line("linear_scan", 8, 2), "7·t_s + 7·m·t_w");
   // Scatter: the binomial tree (4·m, 2·2·m, 4·m) against 000 §4.1's naive
   // way, one message of m a step. The star's steps wait on nothing (its
   // root receives nothing, its gather's senders send once), so on 2 cores
-  // they are one step of 7 messages, cheaper than the tree at every size,
-  // as measured (README, "8 ranks, which algorithm").
-  EXPECT_EQ(line("hypercube_scatter", 8, 2), "4·t_s + 8·m·t_w");
-  EXPECT_EQ(line("star_scatter", 8, 2), "7/2·t_s + 7/2·m·t_w");
-  EXPECT_EQ(line("star_gather", 8, 2), "7/2·t_s + 7/2·m·t_w");
-  // The tree's steps wait on the one before (above, and the scan's chain):
-  // none is priced with another.
+  // they are one step of 8 ranks, cheaper than the tree at every size, as
+  // measured (README, "8 ranks, which algorithm").
+  EXPECT_EQ(line("hypercube_scatter", 8, 2), "7·t_s + 8·m·t_w");
+  EXPECT_EQ(line("star_scatter", 8, 2), "4·t_s + 7/2·m·t_w");
+  EXPECT_EQ(line("star_gather", 8, 2), "4·t_s + 7/2·m·t_w");
+  // All-to-all: every message of the pairwise exchange carries its
+  // sender's own data, so its 7 steps are one; the hypercube's steps
+  // forward what they received (4·m a message), and the ring's each wait
+  // on the one before.
+  EXPECT_EQ(line("pairwise_exchange", 8, 2), "4·t_s + 28·m·t_w");
+  EXPECT_EQ(line("hypercube_alltoall", 8, 2), "12·t_s + 48·m·t_w");
+  EXPECT_EQ(line("ring_allgather", 8, 2), "28·t_s + 28·m·t_w");
   // A core for every rank (or no core count): the port model, the star
   // its p - 1 steps in turn.
   EXPECT_EQ(line("star_scatter", 8, 8), "7·t_s + 7·m·t_w");

@@ -317,7 +317,7 @@ TEST_F(LibraryTest, AutoOnSharedCoresKeepsTheTree) {
   // A ring of 8 ranks on 2 cores, as collc calibrate measured it: on its
   // own cores each rank's broadcast switches from the binomial tree to the
   // split of Eq 4.13 (6·t_s + 7/4·m·t_w against 3·t_s + 3·m·t_w); sharing
-  // 2 cores, the split costs 16·t_s + 9/2·m·t_w and never pays.
+  // 2 cores, the split costs 19·t_s + 9/2·m·t_w and never pays.
   Program program =
       resolve("model own = { ts: 1135ns, tw: 170ps/byte, ports: single };\n"
               "collective b = broadcast(root: 0) on hypercube(dim: 3);\n");
@@ -341,8 +341,8 @@ TEST_F(LibraryTest, AutoOnSharedCoresTakesTheStar) {
   // Scatter and gather on 8 ranks: on their own cores the binomial tree
   // (3·t_s + 7·m·t_w) beats 000 §4.1's star (7·t_s + 7·m·t_w) at every
   // size. On 2 cores the star's messages wait on nothing and go together
-  // (7/2·t_s + 7/2·m·t_w), where the tree's last steps are the cores'
-  // work (4·t_s + 8·m·t_w): the star at every size.
+  // (4·t_s + 7/2·m·t_w), where the tree's last steps are the cores' work
+  // (7·t_s + 8·m·t_w): the star at every size.
   const std::string collectives =
       "collective s = scatter(root: 0) on hypercube(dim: 3);\n"
       "collective g = gather(root: 0) on hypercube(dim: 3);\n";
