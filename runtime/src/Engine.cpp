@@ -1197,20 +1197,12 @@ bool overwritesSent(const Trace &t, size_t start, size_t i) {
   using Code = typename Trace::Code;
   if (i - start > 256)
     return true;
-  const typename Trace::Op &op = t.ops[i];
-  const typename Trace::Ref &written =
-      t.refs[op.code == Code::Copy ? op.first : op.first + 2];
+  const Access<Trace> op(t, t.ops[i]);
   for (size_t j = start; j < i; ++j) {
     const typename Trace::Op &send = t.ops[j];
-    if (send.code != Code::Send && send.code != Code::Isend)
-      continue;
-    for (uint32_t k = send.first; k < send.split; ++k) {
-      const typename Trace::Ref &read = t.refs[k];
-      if (read.base == written.base &&
-          read.offset < written.offset + written.bytes &&
-          written.offset < read.offset + read.bytes)
-        return true;
-    }
+    if ((send.code == Code::Send || send.code == Code::Isend) &&
+        overlaps(op.writes, Access<Trace>(t, send).reads))
+      return true;
   }
   return false;
 }
