@@ -133,6 +133,7 @@ const std::vector<Row> &rows() {
        {{"hypercube_bc", "broadcast.coll", COLLC_BCAST(hypercube_bc), "binomial"},
         {"linear_bc", "broadcast.coll", COLLC_BCAST(linear_bc), "binomial"},
         {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc), "binomial"},
+        {"star_bc", "broadcast.coll", COLLC_BCAST(star_bc), "basic_linear"},
         {"hypercube_bc_split", "split.coll", COLLC_BCAST(hypercube_bc_split), "scatter_allgather"},
         {"ring_bc_split", "split.coll", COLLC_BCAST(ring_bc_split), "scatter_allgather_ring"}}},
       {"reduce", "reduce", Shape::Reduce,

@@ -136,8 +136,10 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
     s.maxLoad = stats.maxLoad;
     s.words = Fraction(stats.maxChannelChunks, instance->chunks);
     int64_t allChunks = 0;
-    for (int64_t chunks : stats.messageChunks)
+    for (int64_t chunks : stats.messageChunks) {
       allChunks += chunks;
+      s.messageWords.push_back(Fraction(chunks, instance->chunks));
+    }
     s.totalWords = Fraction(allChunks, instance->chunks);
     s.loopVars = step.loopVars;
     for (const ir::Transfer &t : step.transfers) {
@@ -161,24 +163,34 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
     return {Fraction(startups), words};
   Line l;
   // The group of steps being priced as one: its port-model cost, its
-  // words, the ranks taking part and those that received in it.
+  // words, the ranks taking part, those that received in it, and the
+  // words each sent and received.
   Line portCost;
   Fraction totalWords;
   std::vector<bool> active(static_cast<size_t>(p), false),
       received(static_cast<size_t>(p), false);
+  std::vector<Fraction> sentWords(static_cast<size_t>(p)),
+      receivedWords(static_cast<size_t>(p));
   auto close = [&] {
     const int64_t ranks = std::count(active.begin(), active.end(), true);
     if (ranks <= cores) {
       l.startups += portCost.startups;
       l.words += portCost.words;
     } else {
+      Fraction words = totalWords * Fraction(1, cores);
+      for (size_t r = 0; r < sentWords.size(); ++r)
+        for (const Fraction &own : {sentWords[r], receivedWords[r]})
+          if (words < own)
+            words = own;
       l.startups += Fraction(ranks, cores);
-      l.words += totalWords * Fraction(1, cores);
+      l.words += words;
     }
     portCost = {};
     totalWords = {};
     active.assign(active.size(), false);
     received.assign(received.size(), false);
+    sentWords.assign(sentWords.size(), Fraction());
+    receivedWords.assign(receivedWords.size(), Fraction());
   };
   for (const StepCost &s : steps) {
     if (s.messages == 0)
@@ -192,9 +204,11 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
     portCost.words += s.words;
     totalWords += s.totalWords;
     for (size_t i = 0; i < s.senders.size(); ++i) {
-      active[static_cast<size_t>(s.senders[i])] = true;
-      active[static_cast<size_t>(s.receivers[i])] = true;
-      received[static_cast<size_t>(s.receivers[i])] = true;
+      const size_t from = static_cast<size_t>(s.senders[i]),
+                   to = static_cast<size_t>(s.receivers[i]);
+      active[from] = active[to] = received[to] = true;
+      sentWords[from] += s.messageWords[i];
+      receivedWords[to] += s.messageWords[i];
     }
   }
   close();

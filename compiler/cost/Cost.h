@@ -61,6 +61,7 @@ struct StepCost {
   Fraction words;         // words on the most loaded channel, in units of m
   Fraction totalWords;    // words of all the step's messages, in units of m
   std::vector<int64_t> senders, receivers; // of each message, in order
+  std::vector<Fraction> messageWords;      // of each message, in units of m
   /// Per message: whether it carries only data its sender held when the
   /// call began (none it received), so it can start at the call's start.
   std::vector<bool> fresh;
@@ -92,8 +93,9 @@ struct ScheduleCost {
   /// than there are cores costs what the port model says, t_s + (its
   /// busiest channel's words)·m·t_w. In one with more, each rank taking
   /// part has to be given a core, and the cores move all its words in
-  /// turn: (ranks·t_s + all its words·m·t_w) / cores. The two agree for a
-  /// step of `cores` ranks. t_s and t_w are then what a rank's turn and a
+  /// turn: (ranks·t_s + all its words·m·t_w) / cores, but no faster than
+  /// its busiest rank moves its own (the words it sends or receives, one
+  /// core's work). The two agree for a step of `cores` ranks. t_s and t_w are then what a rank's turn and a
   /// word cost a core (collc calibrate --pattern ring with more ranks than
   /// cores measures them: each rank of a ring's step sends one message).
   ///

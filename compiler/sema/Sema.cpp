@@ -66,10 +66,10 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
        "000 Algs 4.7-4.9, §4.5.3"},
       {"binomial_tree", {CK::Scatter, CK::Gather}, {}, "000 §4.4"},
       {"sequential",
-       {CK::Scatter, CK::Gather},
+       {CK::Broadcast, CK::Scatter, CK::Gather},
        {},
-       "000 §4.1's naive way, p - 1 messages from the source; §4.4's bound "
-       "m(p - 1)"},
+       "000 §4.1's naive way, p - 1 messages from the source, one a rank; "
+       "for scatter and gather §4.4's bound m(p - 1)"},
       {"reduce_broadcast", {CK::Allreduce}, {}, "000 §4.3"},
       {"linear_array",
        {CK::Allgather, CK::ReduceScatter, CK::Scan, CK::Alltoall},

@@ -150,6 +150,7 @@ const Schedule schedules[] = {
   {"broadcast",    "ring_bc",                    Kind::Bcast,         erase(library::ring_bc),                  ranks4to16, 3},
   {"broadcast",    "ring_reduce",                Kind::Reduce,        erase(library::ring_reduce),              ranks4to16, 3},
   {"broadcast",    "hypercube_bc",               Kind::Bcast,         erase(library::hypercube_bc),             cube1to8},
+  {"broadcast",    "star_bc",                    Kind::Bcast,         erase(library::star_bc),                  cube1to8},
   {"broadcast",    "hypercube_bc_any_root",      Kind::Bcast,         erase(library::hypercube_bc_any_root),    cube3to8,   5},
   {"broadcast",    "hypercube_reduce",           Kind::Reduce,        erase(library::hypercube_reduce),         cube1to8,   0, 0, true},
   {"broadcast",    "hypercube_reduce_any_root",  Kind::Reduce,        erase(library::hypercube_reduce_any_root), cube3to8,  6},

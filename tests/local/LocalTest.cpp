@@ -307,6 +307,7 @@ TEST(Local, Library) {
   check("mesh3d_bc", broadcast(lib::mesh3d_bc, 0), mesh3d);
   check("mesh3d_reduce", reduce(lib::mesh3d_reduce, 0), mesh3d);
   check("hypercube_bc", broadcast(lib::hypercube_bc, 0), cube);
+  check("star_bc", broadcast(lib::star_bc, 0), cube);
   check("hypercube_bc_any_root", broadcast(lib::hypercube_bc_any_root, 5),
         cube3);
   check("hypercube_reduce", reduce(lib::hypercube_reduce, 0), cube);

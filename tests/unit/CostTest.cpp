@@ -96,8 +96,8 @@ TEST(FractionTest, ExactArithmetic) {
 
 // Ranks sharing cores (CostModel::cores): a step in which more ranks take
 // part than there are cores costs its ranks' turns and its work over the
-// cores, (ranks·t_s + all words·m·t_w) / cores; one with no more costs what
-// the port model says. Steps whose messages wait on nothing received since
+// cores, (ranks·t_s + all words·m·t_w) / cores, its words no fewer than its
+// busiest rank's; one with no more costs what the port model says. Steps whose messages wait on nothing received since
 // the first of them are priced as one.
 TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   auto line = [](llvm::StringRef name, int64_t p, int64_t cores) {
@@ -125,11 +125,15 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   // Scatter: the binomial tree (4·m, 2·2·m, 4·m) against 000 §4.1's naive
   // way, one message of m a step. The star's steps wait on nothing (its
   // root receives nothing, its gather's senders send once), so on 2 cores
-  // they are one step of 8 ranks, cheaper than the tree at every size, as
-  // measured (README, "8 ranks, which algorithm").
+  // they are one step of 8 ranks, its root's 7·m one core's work: cheaper
+  // than the tree at every size, as measured (README, "8 ranks, which
+  // algorithm").
   EXPECT_EQ(line("hypercube_scatter", 8, 2), "7·t_s + 8·m·t_w");
-  EXPECT_EQ(line("star_scatter", 8, 2), "4·t_s + 7/2·m·t_w");
-  EXPECT_EQ(line("star_gather", 8, 2), "4·t_s + 7/2·m·t_w");
+  EXPECT_EQ(line("star_scatter", 8, 2), "4·t_s + 7·m·t_w");
+  EXPECT_EQ(line("star_gather", 8, 2), "4·t_s + 7·m·t_w");
+  // Broadcast the same way: the star's root moves 7·m where the tree's
+  // ranks share 7·m over the cores, so the star only while m·t_w < t_s.
+  EXPECT_EQ(line("star_bc", 8, 2), "4·t_s + 7·m·t_w");
   // All-to-all: every message of the pairwise exchange carries its
   // sender's own data, so its 7 steps are one; the hypercube's steps
   // forward what they received (4·m a message), and the ring's each wait
@@ -140,6 +144,7 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   // A core for every rank (or no core count): the port model, the star
   // its p - 1 steps in turn.
   EXPECT_EQ(line("star_scatter", 8, 8), "7·t_s + 7·m·t_w");
+  EXPECT_EQ(line("star_bc", 8, 0), "7·t_s + 7·m·t_w");
   EXPECT_EQ(line("hypercube_bc_split", 8, 8), "6·t_s + 7/4·m·t_w");
   EXPECT_EQ(line("hypercube_bc_split", 8, 0), "6·t_s + 7/4·m·t_w");
   EXPECT_EQ(line("hypercube_scan", 16, 16), "4·t_s + 4·m·t_w");
@@ -149,6 +154,7 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
 // bound of m(p - 1) words.
 TEST_F(CostTest, SequentialScatterGather) {
   for (int64_t p : powersOfTwo) {
+    expectCost("star_bc", p, p - 1, p - 1);
     expectCost("star_scatter", p, p - 1, p - 1);
     expectCost("star_gather", p, p - 1, p - 1);
   }

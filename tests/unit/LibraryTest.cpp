@@ -313,11 +313,13 @@ TEST_F(LibraryTest, AutoSwitchesScheduleWhereTheCostsCross) {
   EXPECT_EQ(choices[0].second[1].fromBytes, 40000);
 }
 
-TEST_F(LibraryTest, AutoOnSharedCoresKeepsTheTree) {
+TEST_F(LibraryTest, AutoOnSharedCoresNeverSplits) {
   // A ring of 8 ranks on 2 cores, as collc calibrate measured it: on its
   // own cores each rank's broadcast switches from the binomial tree to the
   // split of Eq 4.13 (6·t_s + 7/4·m·t_w against 3·t_s + 3·m·t_w); sharing
-  // 2 cores, the split costs 19·t_s + 9/2·m·t_w and never pays.
+  // 2 cores, the split costs 19·t_s + 9/2·m·t_w and never pays, and 000
+  // §4.1's star (4·t_s + 7·m·t_w, its root's 7·m one core's work) beats
+  // the tree (7·t_s + 4·m·t_w) while m·t_w < t_s: below 1135/0.170 bytes.
   Program program =
       resolve("model own = { ts: 1135ns, tw: 170ps/byte, ports: single };\n"
               "collective b = broadcast(root: 0) on hypercube(dim: 3);\n");
@@ -332,8 +334,10 @@ TEST_F(LibraryTest, AutoOnSharedCoresKeepsTheTree) {
       "collective s = scan(op: sum) on linear(8);\n");
   ASSERT_EQ(errors, "");
   ASSERT_EQ(choices.size(), 2u);
-  ASSERT_EQ(choices[0].second.size(), 1u);
-  EXPECT_EQ(choices[0].second[0].source, "hypercube_bc");
+  ASSERT_EQ(choices[0].second.size(), 2u);
+  EXPECT_EQ(choices[0].second[0].source, "star_bc");
+  EXPECT_EQ(choices[0].second[1].source, "hypercube_bc");
+  EXPECT_NEAR(choices[0].second[1].fromBytes, 1135.0 / 0.170, 2);
   EXPECT_EQ(program.models[0].cores, 2);
 }
 
@@ -341,8 +345,9 @@ TEST_F(LibraryTest, AutoOnSharedCoresTakesTheStar) {
   // Scatter and gather on 8 ranks: on their own cores the binomial tree
   // (3·t_s + 7·m·t_w) beats 000 §4.1's star (7·t_s + 7·m·t_w) at every
   // size. On 2 cores the star's messages wait on nothing and go together
-  // (4·t_s + 7/2·m·t_w), where the tree's last steps are the cores' work
-  // (7·t_s + 8·m·t_w): the star at every size.
+  // (4·t_s + 7·m·t_w, its root's 7·m one core's work), where the tree's
+  // last steps are the cores' work (7·t_s + 8·m·t_w): the star at every
+  // size.
   const std::string collectives =
       "collective s = scatter(root: 0) on hypercube(dim: 3);\n"
       "collective g = gather(root: 0) on hypercube(dim: 3);\n";
