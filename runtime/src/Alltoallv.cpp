@@ -417,6 +417,35 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     }
     return MPI_SUCCESS;
   }
+  // One step of at most one message each way (two ranks): one blocking
+  // call without requests, as MPI's pairwise exchange makes it.
+  if (stage.steps == 1) {
+    const int to = stage.sendTo[me];
+    int source = -1, sources = 0;
+    for (int x = 0; x < size; ++x)
+      if (stage.sendTo[x] == me)
+        source = x, ++sources;
+    if (sources <= 1) {
+      size_t got = 0;
+      int rc = MPI_SUCCESS;
+      if (to >= 0 && source >= 0)
+        rc = backend.sendrecvOne(to, tag, block(in, sdispls, sendcounts, to),
+                                 source, tag,
+                                 block(out, rdispls, recvcounts, source), got);
+      else if (to >= 0)
+        rc = backend.sendOne(to, tag, block(in, sdispls, sendcounts, to));
+      else if (source >= 0)
+        rc = backend.recvOne(source, tag,
+                             block(out, rdispls, recvcounts, source), got);
+      if (rc)
+        return rc;
+      if (to >= 0)
+        countSent(to);
+      if (source >= 0)
+        countReceived(source);
+      return MPI_SUCCESS;
+    }
+  }
   // Receives first, so that no message waits as unexpected.
   for (int s = 0; s < stage.steps; ++s)
     if (int rc = postReceive(s))
