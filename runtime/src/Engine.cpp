@@ -1077,6 +1077,72 @@ template <typename Ref> struct Footprint {
   }
 };
 
+/// A message received into the step's bytes and copied from there, whole,
+/// to one place that nothing else touches in between (the receive's own
+/// send included) is received straight into that place instead: a little
+/// data lands in the step's bytes while a call works out where it goes
+/// (exchangeRepeat), and a replay knows. Saves the copy, and leaves the
+/// step's bytes free for startIndependentMessages.
+template <typename Trace> void receiveInPlace(Trace &t) {
+  using Code = typename Trace::Code;
+  using Ref = typename Trace::Ref;
+  constexpr size_t farthest = 64; // ops looked at after a receive
+  auto same = [](const Ref &a, const Ref &b) {
+    return a.base == b.base && a.offset == b.offset && a.bytes == b.bytes;
+  };
+  std::vector<bool> dropped(t.ops.size(), false);
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const typename Trace::Op &op = t.ops[i];
+    if ((op.code != Code::Recv && op.code != Code::Sendrecv &&
+         op.code != Code::Irecv) ||
+        op.last - op.split != 1 || t.refs[op.split].base != Trace::StepBytes)
+      continue;
+    const Ref landed = t.refs[op.split];
+    const std::vector<Ref> landedRefs{landed};
+    // The first op after it that touches the landed bytes: a copy of them,
+    // whole, to a place nothing in between touches.
+    for (size_t j = i + 1; j < t.ops.size() && j <= i + farthest; ++j) {
+      if (dropped[j])
+        continue;
+      const Access<Trace> a(t, t.ops[j]);
+      if (!overlaps(a.reads, landedRefs) && !overlaps(a.writes, landedRefs))
+        continue;
+      const typename Trace::Op &copy = t.ops[j];
+      if (copy.code != Code::Copy || copy.split - copy.first != 1 ||
+          copy.last - copy.split != 1 || !same(t.refs[copy.split], landed))
+        break;
+      const std::vector<Ref> target{t.refs[copy.first]};
+      // Nor the receive itself: a sendrecv may send from there.
+      bool clear = !overlaps(target, landedRefs) &&
+                   !overlaps(Access<Trace>(t, op).reads, target);
+      for (size_t k = i + 1; k < j && clear; ++k) {
+        const Access<Trace> between(t, t.ops[k]);
+        clear = !overlaps(between.reads, target) &&
+                !overlaps(between.writes, target);
+      }
+      // Nothing after the copy may read the landed bytes before they are
+      // written again.
+      for (size_t k = j + 1; k < t.ops.size() && clear; ++k) {
+        const Access<Trace> after(t, t.ops[k]);
+        if (overlaps(after.reads, landedRefs))
+          clear = false;
+        if (overlaps(after.writes, landedRefs))
+          break;
+      }
+      if (clear) {
+        t.refs[op.split] = target.front();
+        dropped[j] = true;
+      }
+      break;
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < t.ops.size(); ++i)
+    if (!dropped[i])
+      t.ops[kept++] = t.ops[i];
+  t.ops.resize(kept);
+}
+
 /// A replayed call starts together, at its beginning, the messages that
 /// wait on nothing before them: a send whose data nothing earlier in the
 /// call writes, a receive into memory nothing earlier touches. A pairwise
@@ -1308,6 +1374,7 @@ void Engine::keepTrace() {
   if (t.complete && t.ops.size() <= traceOps && scratchBytes <= traceScratch) {
     for (size_t i = Trace::FirstScratch; i < used.size(); ++i)
       t.scratch.emplace_back(new char[std::max<size_t>(used[i], 1)]);
+    receiveInPlace(t);
     startedCount += startIndependentMessages(t);
     deferTrailingSends(t);
     dropIdleResets(t);
