@@ -95,12 +95,15 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
       const ir::Transfer &t = step.transfers[transfer];
       std::vector<bool> &f = fresh[step.number - 1];
       f.resize(step.transfers.size(), false);
-      bool held = true;
-      for (const simulate::IdRange &c : chunks)
-        for (const simulate::IdRange &got :
-             receivedBy[static_cast<size_t>(t.src)])
-          held = held && (c.hi < got.lo || got.hi < c.lo);
-      f[transfer] = held;
+      auto held = [&] {
+        for (const simulate::IdRange &c : chunks)
+          for (const simulate::IdRange &got :
+               receivedBy[static_cast<size_t>(t.src)])
+            if (c.lo <= got.hi && got.lo <= c.hi)
+              return false;
+        return true;
+      };
+      f[transfer] = held();
       std::vector<simulate::IdRange> &into =
           arriving[static_cast<size_t>(t.dst)];
       into.insert(into.end(), chunks.begin(), chunks.end());

@@ -1086,7 +1086,8 @@ template <typename Ref> struct Footprint {
 template <typename Trace> void receiveInPlace(Trace &t) {
   using Code = typename Trace::Code;
   using Ref = typename Trace::Ref;
-  constexpr size_t farthest = 64; // ops looked at after a receive
+  constexpr size_t farthest = 64;  // ops looked at after a receive
+  constexpr size_t afterCopy = 1024; // and after its copy
   auto same = [](const Ref &a, const Ref &b) {
     return a.base == b.base && a.offset == b.offset && a.bytes == b.bytes;
   };
@@ -1121,8 +1122,14 @@ template <typename Trace> void receiveInPlace(Trace &t) {
                 !overlaps(between.writes, target);
       }
       // Nothing after the copy may read the landed bytes before they are
-      // written again.
-      for (size_t k = j + 1; k < t.ops.size() && clear; ++k) {
+      // written again (not looked for past `afterCopy` ops: then no).
+      for (size_t k = j + 1; clear; ++k) {
+        if (k == t.ops.size())
+          break;
+        if (k > j + afterCopy) {
+          clear = false;
+          break;
+        }
         const Access<Trace> after(t, t.ops[k]);
         if (overlaps(after.reads, landedRefs))
           clear = false;
