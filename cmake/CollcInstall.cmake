@@ -2,9 +2,12 @@
 #
 #   bin/collc                         the compiler
 #   lib/libcollc_runtime.a            the runtime emitted code links against
+#   lib/libcollc_mpi.so               the drop-in: MPI_Bcast ... run by proved
+#                                     schedules (LD_PRELOAD it)
 #   include/collc/                    its headers
 #   lib/cmake/collc/                  find_package(collc): collc::runtime,
-#                                     collc::collc, collc_add_spec()
+#                                     collc::mpi, collc::collc,
+#                                     collc_add_spec()
 #   share/collc/specs/                the shipped specs and algorithm library
 #
 # so that `find_package(collc REQUIRED)` and `collc_add_spec(...)` work as
@@ -15,7 +18,8 @@ include(CMakePackageConfigHelpers)
 set(COLLC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/collc)
 
 set_target_properties(collc_runtime PROPERTIES EXPORT_NAME runtime)
-install(TARGETS collc_runtime EXPORT collcTargets
+set_target_properties(collc_mpi PROPERTIES EXPORT_NAME mpi)
+install(TARGETS collc_runtime collc_mpi EXPORT collcTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/collc

@@ -254,6 +254,29 @@ bool hasRoot(CollectiveKind k) {
          k == CollectiveKind::Scatter || k == CollectiveKind::Gather;
 }
 
+/// A rooted schedule's any_root:: twin: the call with its root played by
+/// the proved one, on the communicator's ranks rotated (collc::rt::Call::
+/// rotation). A root outside the communicator goes to the schedule as it
+/// is, which refuses it.
+std::string anyRootFunction(const ir::Schedule &s, const Binding &b,
+                            llvm::StringRef qualifier) {
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(b.args).split(names, ", ");
+  std::vector<std::string> rotated;
+  for (llvm::StringRef name : names)
+    rotated.push_back(name == "root" ? std::to_string(s.collective.root)
+                      : name == "comm"
+                          ? std::string("collc::rt::CommRef(comm, rotation)")
+                          : name.str());
+  return concat({"int ", s.name, "(", b.params,
+                 ") {\n  int size = 0;\n  MPI_Comm_size(comm, &size);\n"
+                 "  const int rotation = collc::rt::rotationFor(root, ",
+                 std::to_string(s.collective.root),
+                 ", size);\n  if (rotation <= 0)\n    return ",
+                 qualifier, s.name, "(", b.args, ");\n  return ", qualifier,
+                 s.name, "(", llvm::join(rotated, ", "), ");\n}\n\n"});
+}
+
 class ScheduleEmitter {
 public:
   ScheduleEmitter(const VerifiedSchedule &v, const EmitOptions &options,
@@ -282,8 +305,8 @@ public:
     os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
     if (s.collective.kind == CollectiveKind::Shift && !s.collective.shiftOf)
       os << "  call.shift = " << s.collective.shift << ";\n";
-    os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n  "
-       << b.setup;
+    os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n"
+       << "  call.rotation = comm.rotation;\n  " << b.setup;
     const llvm::StringRef mismatch = b.mismatch;
     // A call like one of the last on its communicator, whose checks below
     // passed with these arguments, runs as recorded (Engine::replayLast).
@@ -764,9 +787,11 @@ collc::emit::emitCpp(const Program &program,
 
   auto location = [&](llvm::SMLoc loc) { return sourcePlace(options, loc); };
 
-  std::string localHeaderText, localSourceText;
+  std::string localHeaderText, localSourceText, anyRootHeaderText,
+      anyRootSourceText;
   llvm::raw_string_ostream localHeader(localHeaderText),
-      localSource(localSourceText);
+      localSource(localSourceText), anyRootHeader(anyRootHeaderText),
+      anyRootSource(anyRootSourceText);
   const std::string qualifier =
       options.ns.empty() ? "::" : "::" + options.ns + "::";
   for (const VerifiedSchedule &v : schedules) {
@@ -796,6 +821,10 @@ collc::emit::emitCpp(const Program &program,
     llvm::raw_string_ostream bodyOs(body);
     ScheduleEmitter(v, options, bodyOs).emitFunction(*b);
     source << bodyOs.str() << "\n";
+    if (hasRoot(s.collective.kind)) {
+      anyRootHeader << "int " << s.name << "(" << b->params << ");\n";
+      anyRootSource << anyRootFunction(s, *b, qualifier);
+    }
   }
 
   // A collective resolved to several schedules by message size (library/
@@ -859,6 +888,17 @@ collc::emit::emitCpp(const Program &program,
                         commParams(*b, "collc::rt::LocalComm &") + ")";
     localHeader << local << ";\n";
     localSource << local << " {\n" << localBody;
+  }
+  if (!anyRootHeader.str().empty()) {
+    header << "// The rooted functions above for any root: the ranks are "
+              "rotated so that\n// `root` plays the proved root. A rotation "
+              "is a symmetry of a fully\n// connected network (what a "
+              "communicator without a topology is), so the\n// proof "
+              "carries over; on the spec's own topology it may congest.\n"
+           << "namespace any_root {\n" << anyRootHeader.str()
+           << "} // namespace any_root\n\n";
+    source << "namespace any_root {\n\n" << anyRootSource.str()
+           << "} // namespace any_root\n\n";
   }
   if (!localHeader.str().empty()) {
     header << "// The functions above on the local backend (collc/Local.h):\n"

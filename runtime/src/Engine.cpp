@@ -17,11 +17,13 @@
 // headers come (Engine::Recall).
 
 #include "collc/Runtime.h"
+#include "collc/Datatype.h"
 
 #include "collc/Local.h"
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -314,15 +316,30 @@ char *Engine::stepBytesOf(Workspace &w, size_t bytes) {
 }
 
 int CommRef::rank() const {
-  if (local)
-    return local->rank();
-  int r = 0;
-  MPI_Comm_rank(mpi, &r);
-  return r;
+  int r = 0, n = 1;
+  if (local) {
+    r = local->rank();
+    n = rotation ? local->size() : 1;
+  } else {
+    MPI_Comm_rank(mpi, &r);
+    if (rotation)
+      MPI_Comm_size(mpi, &n);
+  }
+  return rotation ? (r - rotation % n + n) % n : r;
 }
 
 int Engine::failCall(const Call &c, int code, const char *message) {
   std::fprintf(stderr, "collc: %s: %s\n", c.name, message);
+  return code;
+}
+
+int Engine::failLocal(const Call &c, int code, const char *message) {
+  std::fprintf(stderr, "collc: %s: %s (seen by this rank alone: the job "
+               "is aborted so that no rank waits for it)\n", c.name, message);
+  if (c.local || c.comm == MPI_COMM_NULL)
+    return code;
+  MPI_Comm_call_errhandler(c.comm, code);
+  MPI_Abort(c.comm, code);
   return code;
 }
 
@@ -332,6 +349,18 @@ int Engine::connect(const Call &c) {
     return fail(MPI_ERR_COUNT, "negative count");
   if (call.type == MPI_DATATYPE_NULL)
     return fail(MPI_ERR_TYPE, "null datatype");
+  // A predefined operator folds a derived type as its basic type, as MPI
+  // libraries do; every rank passes the same type to a reduction.
+  if (isReduction(call.kind) && predefinedOp(call.op)) {
+    TypeInfo info;
+    if (describe(call.type, info) == MPI_SUCCESS && !info.named &&
+        info.base != MPI_DATATYPE_NULL && info.lb == 0 && info.trueLb == 0 &&
+        info.contiguous(2) &&
+        static_cast<int64_t>(call.count) * info.perElement <= INT_MAX) {
+      call.type = info.base;
+      call.count *= info.perElement;
+    }
+  }
   if (int rc = checkType())
     return rc;
   int rc = MPI_SUCCESS;
@@ -344,6 +373,9 @@ int Engine::connect(const Call &c) {
   if (rc)
     return fail(rc, call.local ? "invalid local communicator"
                                : "cannot duplicate the communicator");
+  if (call.rotation < 0 || call.rotation >= backend->size())
+    return fail(MPI_ERR_ARG, "rank rotation outside the communicator");
+  backend = backend->rotated(call.rotation);
   me = backend->rank();
   p = backend->size();
   if (isRooted(call.kind) && (call.root < 0 || call.root >= p))
@@ -354,7 +386,37 @@ int Engine::connect(const Call &c) {
     if (int rc = checkOp())
       return rc;
   }
+  if (missingBuffer())
+    return failLocal(call, MPI_ERR_BUFFER,
+                     "a null buffer where this rank has data");
   return MPI_SUCCESS;
+}
+
+bool Engine::missingBuffer() const {
+  if (call.count == 0 || extent == 0)
+    return false;
+  const bool atRoot = me == call.root;
+  const bool sendInPlace = call.send == MPI_IN_PLACE;
+  bool needsSend = !sendInPlace, needsRecv = true;
+  switch (call.kind) {
+  case Kind::Broadcast:
+    needsSend = false;
+    break;
+  case Kind::Reduce:
+    needsRecv = atRoot;
+    break;
+  case Kind::Gather:
+    needsSend = !(atRoot && sendInPlace);
+    needsRecv = atRoot;
+    break;
+  case Kind::Scatter:
+    needsSend = atRoot;
+    needsRecv = !(atRoot && call.recv == MPI_IN_PLACE);
+    break;
+  default:
+    break;
+  }
+  return (needsSend && !call.send) || (needsRecv && !call.recv);
 }
 
 // A predefined datatype or operator is never freed, so what was learnt about
@@ -402,15 +464,14 @@ int Engine::checkOp() {
   if (MPI_Op_commutative(call.op, &flag) != MPI_SUCCESS)
     return fail(MPI_ERR_OP, "invalid reduction operator");
   commutative = flag != 0;
-  for (MPI_Op named : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
-                       MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
-                       MPI_MAXLOC})
-    if (call.op == named)
-      lastNamedOp = call.op;
+  if (predefinedOp(call.op))
+    lastNamedOp = call.op;
   return MPI_SUCCESS;
 }
 
 const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
+  origin = userBlock(origin);
+  dest = userBlock(dest);
   const bool inPlace = call.send == MPI_IN_PLACE;
   const char *send = static_cast<const char *>(call.send);
   const char *recv = static_cast<const char *>(call.recv);
@@ -435,6 +496,8 @@ const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
 }
 
 char *Engine::outputBlock(int64_t origin, int64_t dest) const {
+  origin = userBlock(origin);
+  dest = userBlock(dest);
   char *recv = static_cast<char *>(call.recv);
   const MPI_Aint block = extent * call.count;
   switch (call.kind) {
@@ -588,6 +651,7 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   const size_t numSlots = numBlocks * static_cast<size_t>(chunks);
   if (numSlots > size_t(INT32_MAX))
     return fail(MPI_ERR_ARG, "too many chunks");
+  started = true;
   buffers.resize(static_cast<size_t>(numBuffers));
   for (Buffer &b : buffers) {
     b.blocks.assign(numBlocks, {});
@@ -1501,11 +1565,11 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
                static_cast<size_t>(op.peer2));
       else if ((rc = combine(at(op.first), at(op.first + 1), at(op.first + 2),
                              op.peer2, call.type, call.op)))
-        return failCall(call, rc, "reduction failed");
+        return failLocal(call, rc, "reduction failed");
       break;
     }
     if (rc)
-      return failCall(call, rc, "communication failed");
+      return failLocal(call, rc, "communication failed");
   }
   return MPI_SUCCESS;
 }
@@ -1515,7 +1579,7 @@ struct Engine::LastReplay {
   // own (a recording replayLast takes), so their handles cannot change.
   const char *name = nullptr;
   Kind kind = Kind::Broadcast;
-  int count = 0, root = 0;
+  int count = 0, root = 0, rotation = 0;
   int64_t shift = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
@@ -1529,7 +1593,8 @@ struct Engine::LastReplay {
 
   bool matches(const Call &c) const {
     return c.name == name && c.comm == comm && c.count == count &&
-           c.root == root && c.type == type && c.op == op &&
+           c.root == root && c.rotation == rotation && c.type == type &&
+           c.op == op &&
            c.kind == kind && c.shift == shift &&
            (c.send == MPI_IN_PLACE) == sendInPlace &&
            (c.recv == MPI_IN_PLACE) == recvInPlace;
@@ -1556,8 +1621,10 @@ bool Engine::replayLast(const Call &c, int &rc) {
     return true;
   }
   Backend *backend = nullptr;
-  if (makeMpiBackend(c.comm, backend) != MPI_SUCCESS)
+  if (makeMpiBackend(c.comm, backend) != MPI_SUCCESS ||
+      c.rotation < 0 || c.rotation >= backend->size())
     return false; // connect() reports it
+  backend = backend->rotated(c.rotation);
   auto *memory = static_cast<Memory *>(backend->engineMemory.get());
   if (!memory)
     return false;
@@ -1589,7 +1656,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
                   calls.begin() + static_cast<ptrdiff_t>(at) + 1);
       ++memory->version;
     }
-    last = {c.name, c.kind, c.count, c.root, c.shift,
+    last = {c.name, c.kind, c.count, c.root, c.rotation, c.shift,
             c.type, c.op, c.send == MPI_IN_PLACE, c.recv == MPI_IN_PLACE,
             c.comm, backend, memory, t, mpiDuplicatesFreed(),
             memory->version};

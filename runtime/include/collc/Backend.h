@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -110,8 +111,17 @@ public:
   /// between calls. For tests.
   virtual size_t held() const { return 0; }
 
+  /// This backend with its ranks renamed: rank r of the view is rank
+  /// (r + rotation) mod size() here, so a schedule proved for one root runs
+  /// for another (a rotation is a symmetry of a fully connected network,
+  /// which is what a communicator without a topology is). Kept with this
+  /// backend, one per rotation, so a view's engineMemory lasts as long.
+  /// `rotation` in 1 .. size() - 1; 0 is this backend itself.
+  Backend *rotated(int rotation);
+
 private:
   std::vector<Piece> one, other; // the *One defaults' lists, kept
+  std::map<int, std::unique_ptr<Backend>> rotations; // rotated()'s views
 };
 
 /// Which private duplicate of a communicator a backend runs on: the schedule

@@ -74,6 +74,11 @@ struct Call {
   int64_t shift = 0;          // shift(q)
   MPI_Comm comm = MPI_COMM_NULL;
   LocalComm *local = nullptr; // instead of comm: a rank of local::run
+  // The schedule runs on the communicator's ranks rotated: rank r plays
+  // rank (r - rotation) mod p of the schedule, and block b of a buffer is
+  // the schedule's block (b - rotation) mod p (Backend::rotated). How
+  // any_root:: runs a rooted schedule for another root.
+  int rotation = 0;
 };
 
 /// Either communicator an emitted function accepts: an MPI communicator or a
@@ -81,10 +86,22 @@ struct Call {
 struct CommRef {
   CommRef(MPI_Comm c) : mpi(c) {}
   CommRef(LocalComm &c) : local(&c) {}
+  /// The communicator with its ranks rotated (Call::rotation).
+  CommRef(MPI_Comm c, int rotation) : mpi(c), rotation(rotation) {}
+  CommRef(LocalComm &c, int rotation) : local(&c), rotation(rotation) {}
   int rank() const;
   MPI_Comm mpi = MPI_COMM_NULL;
   LocalComm *local = nullptr;
+  int rotation = 0;
 };
+
+/// The rotation that makes `root` play `provedRoot` on `size` ranks, or -1
+/// when either is outside the communicator.
+inline int rotationFor(int root, int provedRoot, int size) {
+  if (root < 0 || root >= size || provedRoot < 0 || provedRoot >= size)
+    return -1;
+  return (root - provedRoot + size) % size;
+}
 
 class Engine {
 public:
@@ -109,10 +126,18 @@ public:
   int start(int buffers, int64_t chunks);
   bool replayed() const { return replayedCall; }
 
-  /// Prints "collc: NAME: message" to stderr and returns `code`.
+  /// Prints "collc: NAME: message" to stderr and returns `code`: an
+  /// error every rank finds alike (connect(), the emitted checks). Once
+  /// start() has returned, only this rank may see it while the others wait
+  /// on its messages: then failLocal.
   int fail(int code, const char *message) const {
-    return failCall(call, code, message);
+    return started ? failLocal(call, code, message)
+                   : failCall(call, code, message);
   }
+  /// A failure this rank alone sees on an MPI communicator: its error
+  /// handler, then MPI_Abort even if the handler returns, since no rank
+  /// may be left waiting for this one (the local backend returns `code`).
+  static int failLocal(const Call &call, int code, const char *message);
 
   /// Runs `call` as recorded when it is like one of the last calls on its
   /// MPI communicator whose recording (start()) used the same predefined
@@ -215,6 +240,9 @@ private:
   /// the operator (sets `commutative`).
   int checkType();
   int checkOp();
+  /// Whether a buffer this rank reads or writes is null (a failure only
+  /// this rank sees).
+  bool missingBuffer() const;
   // A block of `count` elements splits into `chunks` chunks, the first
   // count % chunks of them one element longer (as the simulator splits).
   int64_t chunkBegin(int64_t k) const {
@@ -237,6 +265,10 @@ private:
   /// Where a block starts in the user's input / output at this rank (null
   /// when the collective gives this rank no such block).
   const char *inputBlock(int64_t origin, int64_t dest) const;
+  /// The user's block index of the schedule's rank `r` (Call::rotation).
+  int64_t userBlock(int64_t r) const {
+    return call.rotation ? (r + call.rotation) % p : r;
+  }
   char *outputBlock(int64_t origin, int64_t dest) const;
   /// The block index of (origin, dest), or -1 outside the collective's.
   int64_t blockOf(int64_t origin, int64_t dest) const;
@@ -461,6 +493,7 @@ private:
   std::shared_ptr<TracingBackend> tracer;
   size_t tracedStepBytes = 0; // step bytes the recording's steps have used
   bool replayedCall = false;
+  bool started = false; // start() returned: failures are this rank's
 };
 
 } // namespace collc::rt

@@ -1,6 +1,7 @@
 # Writes OUT: the schedules of the library spec IN whose topology is a
 # one-parameter family or fixed (ring, linear, hypercube, full), verbatim,
-# with the comments above them. These are the ones coll_bench times; the
+# with the comments above them. These are the ones coll_bench times and
+# libcollc_mpi runs; the
 # emitter does not yet compile multi-parameter families (mesh(a, b): the
 # inner parameter is declared inside the search loop).
 #   cmake -DIN=specs/library/x.coll -DOUT=x.coll -P LibrarySubset.cmake

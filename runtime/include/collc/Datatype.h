@@ -1,0 +1,54 @@
+#pragma once
+// What the runtime needs to know of a datatype, and user buffers as the
+// contiguous bytes a schedule moves: a buffer whose layout has holes is
+// packed into a copy before the call and unpacked after it, so every rank
+// runs the same schedule whatever layout it passes (MPI requires only the
+// type signatures to match).
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace collc::rt {
+
+struct TypeInfo {
+  int size = 0;                 // bytes of data in one element
+  MPI_Aint lb = 0, extent = 0;  // one element's span, as MPI strides it
+  MPI_Aint trueLb = 0, trueExtent = 0;
+  bool named = false;           // a predefined type
+  // The one predefined type every element is made of, and how many of it
+  // an element holds; MPI_DATATYPE_NULL when the type mixes several.
+  MPI_Datatype base = MPI_DATATYPE_NULL;
+  int perElement = 0;
+  /// Whether `count` elements lie in one piece at buf + trueLb.
+  bool contiguous(int count) const {
+    return trueExtent == size && (count <= 1 || extent == size);
+  }
+};
+
+/// Fills `info` from MPI; an MPI error code (an invalid handle).
+int describe(MPI_Datatype type, TypeInfo &info);
+
+/// Whether `op` is one of MPI's predefined operators.
+bool predefinedOp(MPI_Op op);
+
+/// `count` elements of a user buffer as contiguous bytes: in place when
+/// they are, else a packed copy (read in when `read`), written back by
+/// finish() when `write`.
+class Staged {
+public:
+  int start(const void *buf, int count, MPI_Datatype type,
+            const TypeInfo &info, bool read, bool write, MPI_Comm comm);
+  int finish(MPI_Comm comm);
+  char *bytes() const { return data; }
+
+private:
+  char *data = nullptr;
+  void *user = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  bool writeBack = false;
+  std::vector<char> copy;
+};
+
+} // namespace collc::rt

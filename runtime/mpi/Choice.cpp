@@ -1,0 +1,335 @@
+#include "Choice.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace collc::mpi {
+namespace {
+
+/// A schedule's price on p ranks: ts·t_s + tw·m·t_w (collc cost).
+struct Cost {
+  const char *schedule;
+  int p;
+  double ts, tw;
+};
+// The build writes every schedule's price for every size it proved
+// (cost_table.py, from `collc cost --format json`).
+const Cost costs[] = {
+#include "DropinCosts.inc"
+};
+
+struct Model {
+  double ts = COLLC_MPI_TS, tw = COLLC_MPI_TW; // seconds, seconds per byte
+};
+
+/// "152.8ns" or "83.779ps/byte" in seconds.
+double seconds(const std::string &text) {
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  if (unit.rfind("ps", 0) == 0)
+    return v * 1e-12;
+  if (unit.rfind("ns", 0) == 0)
+    return v * 1e-9;
+  if (unit.rfind("us", 0) == 0)
+    return v * 1e-6;
+  if (unit.rfind("ms", 0) == 0)
+    return v * 1e-3;
+  return v;
+}
+
+/// COLLC_MPI_MODEL=FILE[:NAME]: a model block as `collc calibrate -o`
+/// writes it (the first in the file without NAME).
+Model loadModel() {
+  Model m;
+  const char *spec = std::getenv("COLLC_MPI_MODEL");
+  if (!spec || !*spec)
+    return m;
+  std::string file = spec, name;
+  if (size_t colon = file.rfind(':'); colon != std::string::npos) {
+    name = file.substr(colon + 1);
+    file.resize(colon);
+  }
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string keyword, id;
+    words >> keyword >> id;
+    if (keyword != "model" || (!name.empty() && id != name))
+      continue;
+    auto field = [&](const char *key, double &out) {
+      size_t at = line.find(key);
+      if (at == std::string::npos)
+        return;
+      at += std::strlen(key);
+      while (at < line.size() && line[at] == ' ')
+        ++at;
+      size_t end = line.find_first_of(",}", at);
+      out = seconds(line.substr(at, end - at));
+    };
+    field("ts:", m.ts);
+    field("tw:", m.tw);
+    return m;
+  }
+  std::fprintf(stderr, "collc_mpi: COLLC_MPI_MODEL=%s: no model block%s%s; "
+               "using the build's model\n", spec, name.empty() ? "" : " ",
+               name.c_str());
+  return m;
+}
+
+struct Settings {
+  Model model = loadModel();
+  bool off = false, report = false;
+  const Candidate *pinned[static_cast<int>(Coll::Count)] = {};
+  bool toMpi[static_cast<int>(Coll::Count)] = {};
+  std::map<std::string, std::vector<const Cost *>> byName; // by p
+
+  Settings() {
+    const char *all = std::getenv("COLLC_MPI");
+    off = all && (std::strcmp(all, "off") == 0 || std::strcmp(all, "0") == 0);
+    const char *r = std::getenv("COLLC_MPI_REPORT");
+    report = r && *r && std::strcmp(r, "0") != 0;
+    for (int c = 0; c < static_cast<int>(Coll::Count); ++c) {
+      std::string var = "COLLC_MPI_";
+      for (const char *n = collName(static_cast<Coll>(c)); *n; ++n)
+        var += static_cast<char>(std::toupper(static_cast<unsigned char>(*n)));
+      const char *pin = std::getenv(var.c_str());
+      if (!pin || !*pin)
+        continue;
+      if (std::strcmp(pin, "mpi") == 0) {
+        toMpi[c] = true;
+        continue;
+      }
+      for (int i = 0; i < candidateCount; ++i)
+        if (candidates[i].coll == static_cast<Coll>(c) &&
+            std::strcmp(candidates[i].name, pin) == 0)
+          pinned[c] = &candidates[i];
+      if (!pinned[c]) {
+        // Every rank reads the same environment, so every rank stops.
+        std::fprintf(stderr, "collc_mpi: %s=%s: no such schedule for %s\n",
+                     var.c_str(), pin, collName(static_cast<Coll>(c)));
+        PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_ARG);
+      }
+    }
+    for (const Cost &cost : costs) {
+      std::vector<const Cost *> &row = byName[cost.schedule];
+      if (row.size() <= static_cast<size_t>(cost.p))
+        row.resize(static_cast<size_t>(cost.p) + 1, nullptr);
+      row[static_cast<size_t>(cost.p)] = &cost;
+    }
+  }
+
+  /// The candidate's price, or a negative value where a part has no
+  /// schedule proved for p ranks.
+  double price(const Candidate &c, int p, int64_t bytes) const {
+    double total = 0;
+    for (const char *part : c.parts) {
+      if (!part)
+        continue;
+      auto it = byName.find(part);
+      if (it == byName.end() || static_cast<size_t>(p) >= it->second.size() ||
+          !it->second[static_cast<size_t>(p)])
+        return -1;
+      const Cost &cost = *it->second[static_cast<size_t>(p)];
+      total += cost.ts * model.ts +
+               cost.tw * static_cast<double>(bytes) * model.tw;
+    }
+    return total;
+  }
+};
+
+Settings &settings() {
+  static Settings s;
+  return s;
+}
+
+} // namespace
+
+/// Each collective's calls at this rank, by schedule and by reason.
+struct Tally {
+  uint64_t bySchedule[64] = {};
+  uint64_t byReason[static_cast<int>(Reason::Count)] = {};
+  double collcSeconds = 0, mpiSeconds = 0;
+};
+Tally tallies[static_cast<int>(Coll::Count)];
+
+const char *collName(Coll c) {
+  static const char *const names[] = {
+      "bcast",  "reduce",  "allreduce", "allgather", "reduce_scatter",
+      "scatter", "gather", "scan",      "exscan",    "alltoall",
+      "alltoallv", "gatherv", "scatterv", "allgatherv"};
+  return names[static_cast<int>(c)];
+}
+
+const char *reasonText(Reason r) {
+  switch (r) {
+  case Reason::Invalid: return "an invalid argument (MPI reports it)";
+  case Reason::Pinned: return "pinned to MPI by the environment";
+  case Reason::Intercomm: return "an intercommunicator";
+  case Reason::OneRank: return "one rank";
+  case Reason::Empty: return "an empty message";
+  case Reason::TooLarge: return "a block over 2 GiB";
+  case Reason::RanksUnproved: return "no schedule proved for this many ranks";
+  case Reason::NonCommutative:
+    return "a non-commutative operator (no schedule proved to fold in rank "
+           "order)";
+  case Reason::OpOnType: return "no typed fold for this operator and type";
+  case Reason::UserOpLayout: return "a user operator on a type with holes";
+  case Reason::MixedType: return "a reduction over several basic types";
+  case Reason::UnequalCounts: return "irregular counts";
+  case Reason::NoSchedule: return "no library schedule for this collective";
+  case Reason::Count: break;
+  }
+  return "?";
+}
+
+Choice chooseAnew(Coll coll, int ranks, int64_t bytes);
+
+bool pinnedToMpi(Coll coll) {
+  const Settings &s = settings();
+  return s.off || s.toMpi[static_cast<int>(coll)];
+}
+
+Choice choose(Coll coll, int ranks, int64_t bytes) {
+  // A program repeats its calls: the last choice per collective is kept.
+  struct Last {
+    int ranks = 0;
+    int64_t bytes = -1;
+    Choice choice;
+  };
+  thread_local Last last[static_cast<int>(Coll::Count)];
+  Last &l = last[static_cast<int>(coll)];
+  if (l.ranks == ranks && l.bytes == bytes)
+    return l.choice;
+  l = {ranks, bytes, chooseAnew(coll, ranks, bytes)};
+  return l.choice;
+}
+
+Choice chooseAnew(Coll coll, int ranks, int64_t bytes) {
+  const Settings &s = settings();
+  Choice best;
+  best.reason = Reason::NoSchedule;
+  if (const Candidate *pin = s.pinned[static_cast<int>(coll)]) {
+    if (s.price(*pin, ranks, bytes) >= 0)
+      best.candidate = pin;
+    else
+      best.reason = Reason::RanksUnproved;
+    return best;
+  }
+  double cheapest = 0;
+  bool any = false;
+  for (int i = 0; i < candidateCount; ++i) {
+    const Candidate &c = candidates[i];
+    if (c.coll != coll)
+      continue;
+    any = true;
+    double price = s.price(c, ranks, bytes);
+    if (price >= 0 && (!best.candidate || price < cheapest)) {
+      best.candidate = &c;
+      cheapest = price;
+    }
+  }
+  if (!best.candidate && any)
+    best.reason = Reason::RanksUnproved;
+  return best;
+}
+
+bool reporting() { return settings().report; }
+
+void count(Coll coll, const Choice &choice, double seconds) {
+  Tally &t = tallies[static_cast<int>(coll)];
+  if (choice.candidate) {
+    t.bySchedule[choice.candidate - candidates] += 1;
+    t.collcSeconds += seconds;
+  } else {
+    t.byReason[static_cast<int>(choice.reason)] += 1;
+    t.mpiSeconds += seconds;
+  }
+}
+
+} // namespace collc::mpi
+
+/// Calls run by collc's schedules and handed to MPI so far at this rank
+/// (for tests and tools; the report prints them by collective).
+extern "C" void collc_mpi_counts(unsigned long long *collc,
+                                 unsigned long long *mpi) {
+  unsigned long long ours = 0, theirs = 0;
+  for (const collc::mpi::Tally &t : collc::mpi::tallies) {
+    for (uint64_t c : t.bySchedule)
+      ours += c;
+    for (uint64_t c : t.byReason)
+      theirs += c;
+  }
+  *collc = ours;
+  *mpi = theirs;
+}
+
+namespace collc::mpi {
+
+void printReport() {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int n = static_cast<int>(Coll::Count);
+  const int reasons = static_cast<int>(Reason::Count);
+  // Calls summed over ranks, times the slowest rank's.
+  std::vector<unsigned long long> calls, callsSum;
+  std::vector<double> times, timesMax;
+  for (const Tally &t : tallies) {
+    for (uint64_t c : t.bySchedule)
+      calls.push_back(c);
+    for (uint64_t c : t.byReason)
+      calls.push_back(c);
+    times.push_back(t.collcSeconds);
+    times.push_back(t.mpiSeconds);
+  }
+  callsSum.resize(calls.size());
+  timesMax.resize(times.size());
+  PMPI_Reduce(calls.data(), callsSum.data(), static_cast<int>(calls.size()),
+              MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(times.data(), timesMax.data(), static_cast<int>(times.size()),
+              MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  std::fprintf(stderr, "collc_mpi report: %d ranks; calls summed over ranks, "
+               "time of the slowest rank\n", size);
+  const size_t stride = 64 + static_cast<size_t>(reasons);
+  for (int c = 0; c < n; ++c) {
+    const unsigned long long *row = callsSum.data() + stride * c;
+    unsigned long long ours = 0, theirs = 0;
+    for (int i = 0; i < 64; ++i)
+      ours += row[i];
+    for (int i = 0; i < reasons; ++i)
+      theirs += row[64 + i];
+    if (!ours && !theirs)
+      continue;
+    std::fprintf(stderr,
+                 "  %-15s collc %llu calls (%.3f s), MPI %llu calls (%.3f s)\n",
+                 collName(static_cast<Coll>(c)), ours, timesMax[2 * c],
+                 theirs, timesMax[2 * c + 1]);
+    for (int i = 0; i < candidateCount && i < 64; ++i)
+      if (row[i])
+        std::fprintf(stderr, "    %8llu  %s\n", row[i], candidates[i].name);
+    for (int i = 0; i < reasons; ++i)
+      if (row[64 + i])
+        std::fprintf(stderr, "    %8llu  MPI: %s\n", row[64 + i],
+                     reasonText(static_cast<Reason>(i)));
+  }
+}
+
+int localFailure(MPI_Comm comm, int code, const char *what) {
+  std::fprintf(stderr, "collc_mpi: %s\n", what);
+  PMPI_Comm_call_errhandler(comm, code);
+  // MPI_ERRORS_RETURN: the others may be waiting for this rank's messages.
+  PMPI_Abort(comm, code);
+  return code;
+}
+
+} // namespace collc::mpi

@@ -1,0 +1,104 @@
+#pragma once
+// Which proved schedule runs an intercepted collective, or why MPI's own
+// does: decided from what MPI requires to be the same on every rank (the
+// communicator's size, the message's size in bytes, the operator, the
+// type signature), so every rank takes the same path.
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace collc::mpi {
+
+/// The collectives the drop-in intercepts.
+enum class Coll {
+  Bcast,
+  Reduce,
+  Allreduce,
+  Allgather,
+  ReduceScatter, // MPI_Reduce_scatter_block, and MPI_Reduce_scatter with
+                 // equal counts
+  Scatter,
+  Gather,
+  Scan,
+  Exscan,
+  Alltoall,
+  Alltoallv,
+  Gatherv,
+  Scatterv,
+  Allgatherv,
+  Count
+};
+const char *collName(Coll c);
+
+/// Why a call went to MPI's own collective. Written once; the report
+/// prints them.
+enum class Reason {
+  Invalid,         // an argument MPI rejects: MPI reports it
+  Pinned,          // COLLC_MPI_<NAME>=mpi, or COLLC_MPI=off
+  Intercomm,       // an intercommunicator
+  OneRank,         // nothing to schedule
+  Empty,           // count or type size 0
+  TooLarge,        // over INT_MAX bytes in a block
+  RanksUnproved,   // no schedule proved for this many ranks
+  NonCommutative,  // no schedule proved to fold in rank order
+  OpOnType,        // no typed fold for this operator and type
+  UserOpLayout,    // a user operator on a type with holes
+  MixedType,       // a reduction over a type of several basic types
+  UnequalCounts,   // irregular counts (v variants, reduce_scatter)
+  NoSchedule,      // the library has no schedule for this collective
+  Count
+};
+const char *reasonText(Reason r);
+
+/// Everything a schedule of the drop-in is called with: the MPI
+/// arguments, types already made bytes or the reduction's base type.
+struct Args {
+  const void *send = nullptr;
+  void *recv = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_BYTE;
+  MPI_Op op = MPI_OP_NULL;
+  int root = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+using Run = int (*)(const Args &);
+
+/// A way to run a collective: one library schedule, or two run one after
+/// the other (all-reduce as a reduce, then a broadcast from its root).
+struct Candidate {
+  const char *name;
+  Coll coll;
+  Run run;
+  const char *parts[2]; // the schedules priced (the second may be null)
+};
+/// Schedules.cpp: every candidate, and how many.
+extern const Candidate candidates[];
+extern const int candidateCount;
+
+/// The decision for one call: a candidate, or a reason to hand it on.
+struct Choice {
+  const Candidate *candidate = nullptr;
+  Reason reason = Reason::NoSchedule;
+};
+
+/// The cheapest candidate for `coll` on `ranks` ranks with blocks of
+/// `bytes` (Table 4.1's m) under the model (COLLC_MPI_MODEL, else the
+/// build's), or the one a COLLC_MPI_<NAME> pins.
+Choice choose(Coll coll, int ranks, int64_t bytes);
+/// A decision made before the choice (Reason::Pinned when the
+/// environment sends every call of `coll` to MPI).
+bool pinnedToMpi(Coll coll);
+
+/// Counts a call for the report (COLLC_MPI_REPORT=1), with its time.
+void count(Coll coll, const Choice &choice, double seconds);
+bool reporting();
+/// Prints the report at rank 0 of MPI_COMM_WORLD (MPI_Finalize).
+void printReport();
+
+/// A failure only this rank sees, after the choice: the communicator's
+/// error handler, then an abort, since the other ranks may be waiting on
+/// this one's messages (never a rank left waiting).
+int localFailure(MPI_Comm comm, int code, const char *what);
+
+} // namespace collc::mpi

@@ -1,0 +1,571 @@
+// libcollc_mpi: MPI's collective calls, run by proved schedules.
+//
+// Each MPI_X below is what a program calls (LD_PRELOAD, or linked before
+// MPI); PMPI_X is the MPI library's own. A call runs a library schedule
+// when one is proved for the communicator's size, chosen by the model
+// (Choice.h), and otherwise goes to PMPI_X with its reason counted. Every
+// test that decides the path reads only what MPI requires to be equal on
+// every rank, so all ranks take the same one; after that, a failure only
+// one rank can see aborts through the communicator's error handler rather
+// than leave the others waiting.
+
+#include "Choice.h"
+#include "collc/Datatype.h"
+
+#include "collc/Backend.h"
+
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+using namespace collc::mpi;
+using collc::rt::Staged;
+using collc::rt::TypeInfo;
+using collc::rt::describe;
+
+namespace {
+
+/// What every intercepted call learns of its communicator first.
+struct Comm {
+  int rank = 0, size = 0;
+};
+
+/// The reason to hand on a call on `comm` before looking at its data, or
+/// nothing (Reason::Count) with `c` filled.
+Reason screen(Coll coll, MPI_Comm comm, Comm &c) {
+  if (comm == MPI_COMM_NULL)
+    return Reason::Invalid;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    return Reason::Invalid;
+  if (inter)
+    return Reason::Intercomm;
+  PMPI_Comm_size(comm, &c.size);
+  PMPI_Comm_rank(comm, &c.rank);
+  if (pinnedToMpi(coll))
+    return Reason::Pinned;
+  if (c.size == 1)
+    return Reason::OneRank;
+  return Reason::Count;
+}
+
+/// The block size in bytes (Table 4.1's m), or the reason it cannot run.
+Reason blockBytes(int count, MPI_Datatype type, TypeInfo &info,
+                  int64_t &bytes) {
+  if (count < 0 || type == MPI_DATATYPE_NULL ||
+      describe(type, info) != MPI_SUCCESS)
+    return Reason::Invalid;
+  bytes = static_cast<int64_t>(count) * info.size;
+  if (bytes == 0)
+    return Reason::Empty;
+  if (bytes > INT_MAX)
+    return Reason::TooLarge;
+  return Reason::Count;
+}
+
+/// How a reduction's elements are folded: `count` elements of `type`
+/// (the user's type, or its basic type for a predefined operator), packed
+/// when the user's layout has holes.
+struct Fold {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int count = 0;
+};
+
+/// The fold of `count` elements of `type` by `op`, or why the library
+/// cannot do it. Every rank passes the same type and operator to a
+/// reduction (MPI 4.0 §6.9.1), so every rank decides alike.
+Reason foldOf(int count, MPI_Datatype type, const TypeInfo &info, MPI_Op op,
+              Fold &fold) {
+  if (op == MPI_OP_NULL)
+    return Reason::Invalid;
+  int commutative = 1;
+  if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS)
+    return Reason::Invalid;
+  if (!commutative)
+    return Reason::NonCommutative;
+  if (collc::rt::predefinedOp(op)) {
+    if (info.base == MPI_DATATYPE_NULL)
+      return Reason::MixedType;
+    // A predefined operator folds a derived type as its basic type.
+    fold.type = info.base;
+    fold.count = count * info.perElement;
+    if (!collc::rt::foldFunction(fold.type, op))
+      return Reason::OpOnType;
+    return Reason::Count;
+  }
+  // A user's function folds its own type: it must lie in one piece.
+  if (!info.named && (info.lb != 0 || info.trueLb != 0 ||
+                      !info.contiguous(2)))
+    return Reason::UserOpLayout;
+  fold.type = type;
+  fold.count = count;
+  return Reason::Count;
+}
+
+/// Whether MPI's own reduction should get the call as its basic type: a
+/// predefined operator on a derived type, which the schedules fold as its
+/// basic type and some MPI libraries refuse (Open MPI 4.1), so that a call
+/// means the same whichever runs it.
+bool asBasicType(MPI_Datatype type, MPI_Op op, TypeInfo &info) {
+  return type != MPI_DATATYPE_NULL && collc::rt::predefinedOp(op) &&
+         describe(type, info) == MPI_SUCCESS && !info.named &&
+         info.base != MPI_DATATYPE_NULL;
+}
+
+/// MPI's own reduction `reduce(send, recv, elements of info.base)` on
+/// `inCount` elements of `type` in and `outCount` out, packed and
+/// unpacked (in place: MPI_IN_PLACE as `send`; `output`: whether the
+/// receive buffer is significant here).
+template <typename Reduce>
+int reduceAsBasicType(const void *send, void *recv, int inCount,
+                      int outCount, MPI_Datatype type, const TypeInfo &info,
+                      bool output, MPI_Comm comm, Reduce &&reduce) {
+  const bool inPlace = send == MPI_IN_PLACE;
+  Staged in, out;
+  int rc = MPI_SUCCESS;
+  if (!inPlace)
+    rc = in.start(send, inCount, type, info, true, false, comm);
+  if (!rc && (output || inPlace))
+    rc = out.start(recv, inPlace ? inCount : outCount, type, info, inPlace,
+                   output, comm);
+  if (rc)
+    return rc;
+  rc = reduce(inPlace ? MPI_IN_PLACE : in.bytes(),
+              (output || inPlace) ? out.bytes() : nullptr, info.perElement);
+  if (rc)
+    return rc;
+  return out.finish(comm);
+}
+
+/// Times and counts the call (when reporting) and runs it.
+template <typename Ours, typename Theirs>
+int route(Coll coll, const Choice &choice, Ours &&ours, Theirs &&theirs) {
+  if (!reporting()) {
+    count(coll, choice, 0);
+    return choice.candidate ? ours(*choice.candidate) : theirs();
+  }
+  const double start = PMPI_Wtime();
+  const int rc = choice.candidate ? ours(*choice.candidate) : theirs();
+  count(coll, choice, PMPI_Wtime() - start);
+  return rc;
+}
+
+Choice refuse(Reason r) {
+  Choice c;
+  c.reason = r;
+  return c;
+}
+
+/// A schedule's own result: once the choice is made, every rank is in the
+/// schedule, so a failure here is one rank's (its buffers, memory, a
+/// message that does not match) and must not leave the others waiting.
+int ran(MPI_Comm comm, int rc, const char *what) {
+  if (rc == MPI_SUCCESS)
+    return rc;
+  return localFailure(comm, rc, what);
+}
+
+/// Stages the buffers of a call and runs its schedule: `in` the input
+/// (null when in place), `out` the output (null where not significant).
+struct Buffers {
+  Staged in, out;
+};
+
+} // namespace
+
+extern "C" {
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
+              MPI_Comm comm) {
+  Comm c;
+  TypeInfo info;
+  int64_t bytes = 0;
+  Reason why = screen(Coll::Bcast, comm, c);
+  if (why == Reason::Count && (root < 0 || root >= c.size))
+    why = Reason::Invalid;
+  if (why == Reason::Count)
+    why = blockBytes(count, type, info, bytes);
+  const Choice choice = why == Reason::Count
+                            ? choose(Coll::Bcast, c.size, bytes)
+                            : refuse(why);
+  return route(
+      Coll::Bcast, choice,
+      [&](const Candidate &k) {
+        Staged data;
+        const bool atRoot = c.rank == root;
+        if (int rc = data.start(buf, count, type, info, atRoot, !atRoot, comm))
+          return ran(comm, rc, "MPI_Bcast: cannot stage the buffer");
+        Args a;
+        a.recv = data.bytes();
+        a.count = static_cast<int>(bytes);
+        a.root = root;
+        a.comm = comm;
+        if (int rc = k.run(a))
+          return ran(comm, rc, "MPI_Bcast: the schedule failed");
+        return ran(comm, data.finish(comm), "MPI_Bcast: cannot unpack");
+      },
+      [&] { return PMPI_Bcast(buf, count, type, root, comm); });
+}
+
+namespace {
+
+/// Reduce, Allreduce and Scan: `root` < 0 for the unrooted ones.
+int reduction(Coll coll, const void *send, void *recv, int count,
+              MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+              int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                            int, MPI_Comm)) {
+  Comm c;
+  TypeInfo info;
+  int64_t bytes = 0;
+  Fold fold;
+  Reason why = screen(coll, comm, c);
+  if (why == Reason::Count && coll == Coll::Reduce &&
+      (root < 0 || root >= c.size))
+    why = Reason::Invalid;
+  if (why == Reason::Count)
+    why = blockBytes(count, type, info, bytes);
+  if (why == Reason::Count)
+    why = foldOf(count, type, info, op, fold);
+  const Choice choice =
+      why == Reason::Count ? choose(coll, c.size, bytes) : refuse(why);
+  return route(
+      coll, choice,
+      [&](const Candidate &k) {
+        const bool inPlace = send == MPI_IN_PLACE;
+        // Reduce: only the root's receive buffer is significant.
+        const bool output = coll != Coll::Reduce || c.rank == root;
+        Buffers b;
+        int rc = MPI_SUCCESS;
+        if (!inPlace)
+          rc = b.in.start(send, count, type, info, true, false, comm);
+        if (!rc && (output || inPlace))
+          rc = b.out.start(recv, count, type, info, inPlace, output, comm);
+        if (rc)
+          return ran(comm, rc, "cannot stage the buffers of a reduction");
+        Args a;
+        a.send = inPlace ? MPI_IN_PLACE : b.in.bytes();
+        a.recv = (output || inPlace) ? b.out.bytes() : nullptr;
+        a.count = fold.count;
+        a.type = fold.type;
+        a.op = op;
+        a.root = root < 0 ? 0 : root;
+        a.comm = comm;
+        if (int rc = k.run(a))
+          return ran(comm, rc, "a reduction's schedule failed");
+        return ran(comm, b.out.finish(comm), "cannot unpack a reduction");
+      },
+      [&] {
+        TypeInfo basic;
+        if (why == Reason::Invalid || why == Reason::Intercomm ||
+            !asBasicType(type, op, basic))
+          return theirs(send, recv, count, type, op, root, comm);
+        const bool output = coll != Coll::Reduce || c.rank == root;
+        return reduceAsBasicType(
+            send, recv, count, count, type, basic, output, comm,
+            [&](const void *s, void *r, int per) {
+              return theirs(s, r, count * per, basic.base, op, root, comm);
+            });
+      });
+}
+
+} // namespace
+
+int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type,
+               MPI_Op op, int root, MPI_Comm comm) {
+  return reduction(Coll::Reduce, send, recv, count, type, op, root, comm,
+                   PMPI_Reduce);
+}
+
+int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type,
+                  MPI_Op op, MPI_Comm comm) {
+  return reduction(
+      Coll::Allreduce, send, recv, count, type, op, -1, comm,
+      [](const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, int,
+         MPI_Comm cm) { return PMPI_Allreduce(s, r, n, t, o, cm); });
+}
+
+int MPI_Scan(const void *send, void *recv, int count, MPI_Datatype type,
+             MPI_Op op, MPI_Comm comm) {
+  return reduction(
+      Coll::Scan, send, recv, count, type, op, -1, comm,
+      [](const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, int,
+         MPI_Comm cm) { return PMPI_Scan(s, r, n, t, o, cm); });
+}
+
+int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type,
+               MPI_Op op, MPI_Comm comm) {
+  const Choice choice = refuse(pinnedToMpi(Coll::Exscan) ? Reason::Pinned
+                                                          : Reason::NoSchedule);
+  return route(
+      Coll::Exscan, choice, [](const Candidate &) { return MPI_ERR_INTERN; },
+      [&] { return PMPI_Exscan(send, recv, count, type, op, comm); });
+}
+
+namespace {
+
+int reduceScatterBlock(const void *send, void *recv, int count,
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       const int *counts) {
+  Comm c;
+  TypeInfo info;
+  int64_t bytes = 0;
+  Fold fold;
+  Reason why = screen(Coll::ReduceScatter, comm, c);
+  if (why == Reason::Count && counts) {
+    // MPI_Reduce_scatter: the counts are the same argument at every rank.
+    count = counts[0];
+    for (int i = 1; i < c.size; ++i)
+      if (counts[i] != count)
+        why = Reason::UnequalCounts;
+  }
+  if (why == Reason::Count)
+    why = blockBytes(count, type, info, bytes);
+  if (why == Reason::Count)
+    why = foldOf(count, type, info, op, fold);
+  const Choice choice = why == Reason::Count
+                            ? choose(Coll::ReduceScatter, c.size, bytes)
+                            : refuse(why);
+  return route(
+      Coll::ReduceScatter, choice,
+      [&](const Candidate &k) {
+        const bool inPlace = send == MPI_IN_PLACE;
+        Buffers b;
+        int rc = MPI_SUCCESS;
+        // In place, the input is the receive buffer, p blocks long; the
+        // result is its first block.
+        if (!inPlace)
+          rc = b.in.start(send, count * c.size, type, info, true, false, comm);
+        if (!rc)
+          rc = b.out.start(recv, inPlace ? count * c.size : count, type, info,
+                           inPlace, true, comm);
+        if (rc)
+          return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
+        Args a;
+        a.send = inPlace ? MPI_IN_PLACE : b.in.bytes();
+        a.recv = b.out.bytes();
+        a.count = fold.count;
+        a.type = fold.type;
+        a.op = op;
+        a.comm = comm;
+        if (int rc = k.run(a))
+          return ran(comm, rc, "MPI_Reduce_scatter: the schedule failed");
+        return ran(comm, b.out.finish(comm),
+                   "MPI_Reduce_scatter: cannot unpack");
+      },
+      [&] {
+        TypeInfo basic;
+        if (why == Reason::Invalid || why == Reason::Intercomm ||
+            why == Reason::UnequalCounts || !asBasicType(type, op, basic))
+          return counts
+                     ? PMPI_Reduce_scatter(send, recv, counts, type, op, comm)
+                     : PMPI_Reduce_scatter_block(send, recv, count, type, op,
+                                                 comm);
+        return reduceAsBasicType(
+            send, recv, count * c.size, count, type, basic, true, comm,
+            [&](const void *s, void *r, int per) {
+              return PMPI_Reduce_scatter_block(s, r, count * per, basic.base,
+                                               op, comm);
+            });
+      });
+}
+
+} // namespace
+
+int MPI_Reduce_scatter_block(const void *send, void *recv, int count,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return reduceScatterBlock(send, recv, count, type, op, comm, nullptr);
+}
+
+int MPI_Reduce_scatter(const void *send, void *recv, const int counts[],
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!counts)
+    return PMPI_Reduce_scatter(send, recv, counts, type, op, comm);
+  return reduceScatterBlock(send, recv, 0, type, op, comm, counts);
+}
+
+namespace {
+
+/// Allgather, Alltoall, Gather and Scatter: blocks of bytes. `root` < 0
+/// for the unrooted ones. The side of a block that is significant at this
+/// rank gives its size (MPI requires the signatures to match).
+int blocks(Coll coll, const void *send, int sendcount, MPI_Datatype sendtype,
+           void *recv, int recvcount, MPI_Datatype recvtype, int root,
+           MPI_Comm comm, int (*theirs)(const void *, int, MPI_Datatype,
+                                        void *, int, MPI_Datatype, int,
+                                        MPI_Comm)) {
+  Comm c;
+  TypeInfo sendInfo, recvInfo;
+  int64_t bytes = 0;
+  Reason why = screen(coll, comm, c);
+  const bool rooted = coll == Coll::Gather || coll == Coll::Scatter;
+  if (why == Reason::Count && rooted && (root < 0 || root >= c.size))
+    why = Reason::Invalid;
+  const bool atRoot = rooted && c.rank == root;
+  // In place: MPI_IN_PLACE as the send buffer (allgather, alltoall, the
+  // gather's root) or the receive buffer (the scatter's root).
+  const bool inPlace = coll == Coll::Scatter ? atRoot && recv == MPI_IN_PLACE
+                                             : (!rooted || atRoot) &&
+                                                   send == MPI_IN_PLACE;
+  // Which side describes one block here.
+  const bool recvSide = coll == Coll::Allgather || coll == Coll::Alltoall ||
+                        (coll == Coll::Gather && atRoot) ||
+                        (coll == Coll::Scatter && !atRoot);
+  if (why == Reason::Count)
+    why = recvSide ? blockBytes(recvcount, recvtype, recvInfo, bytes)
+                   : blockBytes(sendcount, sendtype, sendInfo, bytes);
+  // The other side, where this rank uses it.
+  const bool usesSend = coll == Coll::Scatter ? atRoot : !inPlace;
+  // The scatter's root keeps its own block in place (MPI_IN_PLACE).
+  const bool usesRecv = !(coll == Coll::Scatter && inPlace) &&
+                        (coll != Coll::Gather || atRoot);
+  int64_t other = 0;
+  if (why == Reason::Count && recvSide && usesSend)
+    why = blockBytes(sendcount, sendtype, sendInfo, other);
+  if (why == Reason::Count && !recvSide && usesRecv)
+    why = blockBytes(recvcount, recvtype, recvInfo, other);
+  // An erroneous program (the signatures differ) is MPI's to report; the
+  // sizes are known here only, so the path is this rank's: stop the job.
+  if (why == Reason::Count && ((recvSide && usesSend) ||
+                               (!recvSide && usesRecv)) && other != bytes)
+    return localFailure(comm, MPI_ERR_TRUNCATE,
+                        "the send and receive sizes of a collective differ "
+                        "(the type signatures must match)");
+  const Choice choice =
+      why == Reason::Count ? choose(coll, c.size, bytes) : refuse(why);
+  return route(
+      coll, choice,
+      [&](const Candidate &k) {
+        const int p = c.size;
+        // How many blocks each buffer holds at this rank.
+        const int sendBlocks =
+            coll == Coll::Alltoall || coll == Coll::Scatter ? p : 1;
+        const int recvBlocks =
+            coll == Coll::Allgather || coll == Coll::Alltoall ||
+                    coll == Coll::Gather
+                ? p
+                : 1;
+        Buffers b;
+        int rc = MPI_SUCCESS;
+        if (usesSend)
+          rc = b.in.start(send, sendcount * sendBlocks, sendtype, sendInfo,
+                          true, false, comm);
+        if (!rc && usesRecv)
+          rc = b.out.start(recv, recvcount * recvBlocks, recvtype, recvInfo,
+                           inPlace, true, comm);
+        if (rc)
+          return ran(comm, rc, "cannot stage the buffers of a collective");
+        Args a;
+        a.send = usesSend ? static_cast<const void *>(b.in.bytes())
+                          : (inPlace ? MPI_IN_PLACE : nullptr);
+        a.recv = usesRecv ? static_cast<void *>(b.out.bytes())
+                          : (inPlace ? MPI_IN_PLACE : nullptr);
+        a.count = static_cast<int>(bytes);
+        a.root = root < 0 ? 0 : root;
+        a.comm = comm;
+        if (int rc = k.run(a))
+          return ran(comm, rc, "a collective's schedule failed");
+        return ran(comm, b.out.finish(comm), "cannot unpack a collective");
+      },
+      [&] {
+        return theirs(send, sendcount, sendtype, recv, recvcount, recvtype,
+                      root, comm);
+      });
+}
+
+} // namespace
+
+int MPI_Allgather(const void *send, int sendcount, MPI_Datatype sendtype,
+                  void *recv, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm) {
+  return blocks(Coll::Allgather, send, sendcount, sendtype, recv, recvcount,
+                recvtype, -1, comm,
+                [](const void *s, int sc, MPI_Datatype st, void *r, int rc,
+                   MPI_Datatype rt, int, MPI_Comm cm) {
+                  return PMPI_Allgather(s, sc, st, r, rc, rt, cm);
+                });
+}
+
+int MPI_Alltoall(const void *send, int sendcount, MPI_Datatype sendtype,
+                 void *recv, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm) {
+  return blocks(Coll::Alltoall, send, sendcount, sendtype, recv, recvcount,
+                recvtype, -1, comm,
+                [](const void *s, int sc, MPI_Datatype st, void *r, int rc,
+                   MPI_Datatype rt, int, MPI_Comm cm) {
+                  return PMPI_Alltoall(s, sc, st, r, rc, rt, cm);
+                });
+}
+
+int MPI_Gather(const void *send, int sendcount, MPI_Datatype sendtype,
+               void *recv, int recvcount, MPI_Datatype recvtype, int root,
+               MPI_Comm comm) {
+  return blocks(Coll::Gather, send, sendcount, sendtype, recv, recvcount,
+                recvtype, root, comm, PMPI_Gather);
+}
+
+int MPI_Scatter(const void *send, int sendcount, MPI_Datatype sendtype,
+                void *recv, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  return blocks(Coll::Scatter, send, sendcount, sendtype, recv, recvcount,
+                recvtype, root, comm, PMPI_Scatter);
+}
+
+// The irregular collectives go to MPI, counted: their counts are known
+// only where MPI makes them significant, so no rank can tell alone that a
+// call is regular enough for a library schedule.
+int MPI_Alltoallv(const void *send, const int sendcounts[],
+                  const int sdispls[], MPI_Datatype sendtype, void *recv,
+                  const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return route(
+      Coll::Alltoallv, refuse(Reason::NoSchedule),
+      [](const Candidate &) { return MPI_ERR_INTERN; },
+      [&] {
+        return PMPI_Alltoallv(send, sendcounts, sdispls, sendtype, recv,
+                              recvcounts, rdispls, recvtype, comm);
+      });
+}
+
+int MPI_Gatherv(const void *send, int sendcount, MPI_Datatype sendtype,
+                void *recv, const int recvcounts[], const int displs[],
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return route(
+      Coll::Gatherv, refuse(Reason::UnequalCounts),
+      [](const Candidate &) { return MPI_ERR_INTERN; },
+      [&] {
+        return PMPI_Gatherv(send, sendcount, sendtype, recv, recvcounts,
+                            displs, recvtype, root, comm);
+      });
+}
+
+int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recv, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return route(
+      Coll::Scatterv, refuse(Reason::UnequalCounts),
+      [](const Candidate &) { return MPI_ERR_INTERN; },
+      [&] {
+        return PMPI_Scatterv(send, sendcounts, displs, sendtype, recv,
+                             recvcount, recvtype, root, comm);
+      });
+}
+
+int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
+                   void *recv, const int recvcounts[], const int displs[],
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  return route(
+      Coll::Allgatherv, refuse(Reason::UnequalCounts),
+      [](const Candidate &) { return MPI_ERR_INTERN; },
+      [&] {
+        return PMPI_Allgatherv(send, sendcount, sendtype, recv, recvcounts,
+                               displs, recvtype, comm);
+      });
+}
+
+int MPI_Finalize(void) {
+  if (reporting())
+    printReport();
+  return PMPI_Finalize();
+}
+
+} // extern "C"

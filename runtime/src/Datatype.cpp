@@ -1,0 +1,130 @@
+#include "collc/Datatype.h"
+
+#include <climits>
+
+namespace collc::rt {
+namespace {
+
+/// The predefined types `type` is built of, up to two (more says nothing
+/// new: the type mixes). MPI_Type_get_contents returns new handles for the
+/// derived ones, which are freed here.
+int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n) {
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (int rc = PMPI_Type_get_envelope(type, &integers, &addresses, &types,
+                                      &combiner))
+    return rc;
+  if (combiner == MPI_COMBINER_NAMED) {
+    for (int i = 0; i < n; ++i)
+      if (found[i] == type)
+        return MPI_SUCCESS;
+    if (n < 2)
+      found[n] = type;
+    n = n < 2 ? n + 1 : 3;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> ints(static_cast<size_t>(integers));
+  std::vector<MPI_Aint> addrs(static_cast<size_t>(addresses));
+  std::vector<MPI_Datatype> inner(static_cast<size_t>(types));
+  if (int rc = PMPI_Type_get_contents(type, integers, addresses, types,
+                                      ints.data(), addrs.data(), inner.data()))
+    return rc;
+  int rc = MPI_SUCCESS;
+  for (MPI_Datatype t : inner) {
+    if (rc == MPI_SUCCESS && n <= 2)
+      rc = leaves(t, found, n);
+    int ti = 0, ta = 0, tt = 0, tc = 0;
+    PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc);
+    if (tc != MPI_COMBINER_NAMED)
+      PMPI_Type_free(&t);
+  }
+  return rc;
+}
+
+} // namespace
+
+int describe(MPI_Datatype type, TypeInfo &info) {
+  // A predefined type never changes: what was learnt of the last one holds.
+  thread_local MPI_Datatype lastNamed = MPI_DATATYPE_NULL;
+  thread_local TypeInfo lastInfo;
+  if (type == lastNamed && type != MPI_DATATYPE_NULL) {
+    info = lastInfo;
+    return MPI_SUCCESS;
+  }
+  if (type == MPI_DATATYPE_NULL)
+    return MPI_ERR_TYPE;
+  info = TypeInfo();
+  if (int rc = PMPI_Type_size(type, &info.size))
+    return rc;
+  if (int rc = PMPI_Type_get_extent(type, &info.lb, &info.extent))
+    return rc;
+  if (int rc = PMPI_Type_get_true_extent(type, &info.trueLb, &info.trueExtent))
+    return rc;
+  MPI_Datatype found[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+  int n = 0;
+  if (int rc = leaves(type, found, n))
+    return rc;
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
+  info.named = combiner == MPI_COMBINER_NAMED;
+  if (n == 1) {
+    int baseSize = 0;
+    PMPI_Type_size(found[0], &baseSize);
+    if (baseSize > 0 && info.size % baseSize == 0) {
+      info.base = found[0];
+      info.perElement = info.size / baseSize;
+    }
+  }
+  if (info.named) {
+    lastNamed = type;
+    lastInfo = info;
+  }
+  return MPI_SUCCESS;
+}
+
+bool predefinedOp(MPI_Op op) {
+  for (MPI_Op named : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND,
+                       MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR,
+                       MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP})
+    if (op == named)
+      return true;
+  return false;
+}
+
+int Staged::start(const void *buf, int n, MPI_Datatype t,
+                  const TypeInfo &info, bool read, bool write,
+                  MPI_Comm comm) {
+  user = const_cast<void *>(buf);
+  count = n;
+  type = t;
+  writeBack = false;
+  // Nothing to move: the caller's pointer, as MPI would be given it.
+  if (n == 0 || info.size == 0) {
+    data = static_cast<char *>(user);
+    return MPI_SUCCESS;
+  }
+  if (info.contiguous(n)) {
+    data = static_cast<char *>(user) + info.trueLb;
+    return MPI_SUCCESS;
+  }
+  const long long bytes = static_cast<long long>(info.size) * n;
+  if (bytes > INT_MAX)
+    return MPI_ERR_COUNT;
+  copy.resize(static_cast<size_t>(bytes));
+  data = copy.data();
+  writeBack = write;
+  if (!read)
+    return MPI_SUCCESS;
+  int position = 0;
+  return PMPI_Pack(user, n, t, copy.data(), static_cast<int>(bytes),
+                   &position, comm);
+}
+
+int Staged::finish(MPI_Comm comm) {
+  if (!writeBack)
+    return MPI_SUCCESS;
+  int position = 0;
+  return PMPI_Unpack(copy.data(), static_cast<int>(copy.size()), &position,
+                     user, count, type, comm);
+}
+
+} // namespace collc::rt

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs MPICH's collective test suite (test/mpi/coll of an MPICH source tree,
+# which stays outside this repository) twice: on the MPI library alone and
+# with the drop-in preloaded, and prints the pass counts side by side.
+#
+#   bash scripts/external_coll_suite.sh MPICH_SRC DROPIN_SO [OUT_DIR]
+#
+# Builds each test with mpicc against MPICH's test utilities (mtest.c);
+# tests that need MPICH's datatype pools or GPU support are left out. Each
+# run has a 60 s limit: a hang counts as a failure. MAX_NP caps the rank
+# count (default 8, oversubscribed on small machines).
+set -uo pipefail
+src=${1:?MPICH source tree}
+dropin=$(readlink -f "${2:?libcollc_mpi.so}")
+out=${3:-external-suite}
+max_np=${MAX_NP:-8}
+mkdir -p "$out/bin"
+t=$src/test/mpi
+cat > "$out/mpitestconf.h" <<'H'
+#define HAVE_STDLIB_H 1
+#define HAVE_STRING_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_STDARG_H 1
+#define HAVE_SYS_TIME_H 1
+#define HAVE_SYS_RESOURCE_H 1
+#define HAVE_MPI_WIN_CREATE 1
+#define USE_STRICT_MPI 1
+#define THREAD_PACKAGE_NAME THREAD_PACKAGE_NONE
+H
+: > "$out/mtest_mpix.h" # MPICH extensions: none
+cc="mpicc -O1 -w -I$out -I$t/include"
+$cc -c "$t/util/mtest.c" -o "$out/mtest.o" 2>"$out/build-mtest.log" || {
+  cat "$out/build-mtest.log"; exit 1; }
+$cc -c "$t/util/mtest_common.c" -o "$out/mtest_common.o" 2>>"$out/build-mtest.log" || {
+  cat "$out/build-mtest.log"; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+built=0 skipped=0
+stock_pass=0 dropin_pass=0 total=0
+: > "$out/results.txt"
+while read -r name np rest; do
+  [[ -z "$name" || "$name" == \#* ]] && continue
+  [[ "$np" =~ ^[0-9]+$ ]] || continue
+  (( np > max_np )) && np=$max_np
+  args=""
+  [[ "$rest" =~ arg=([^ ]+) ]] && args=${BASH_REMATCH[1]}
+  [[ -f "$t/coll/$name.c" ]] || continue
+  if [[ ! -x "$out/bin/$name" ]]; then
+    if ! $cc "$t/coll/$name.c" "$out/mtest.o" "$out/mtest_common.o" -o "$out/bin/$name" -lm \
+        > "$out/bin/$name.log" 2>&1; then
+      skipped=$((skipped + 1)); continue
+    fi
+    built=$((built + 1))
+  fi
+  total=$((total + 1))
+  verdict() {  # MPICH's tests print " No Errors" at rank 0 on success
+    timeout 60 mpirun --oversubscribe -np "$np" "$@" "$out/bin/$name" $args \
+      > "$out/run.log" 2>&1 && grep -q "No Errors" "$out/run.log" && echo pass || echo FAIL
+  }
+  s=$(verdict)
+  d=$(verdict -x LD_PRELOAD="$dropin" -x COLLC_MPI_REPORT=1)
+  [[ $s == pass ]] && stock_pass=$((stock_pass + 1))
+  [[ $d == pass ]] && dropin_pass=$((dropin_pass + 1))
+  # The drop-in's report: calls collc ran and handed on, summed.
+  ours=$(grep -oE "collc [0-9]+ calls" "$out/run.log" | awk '{s += $2} END {print s + 0}')
+  theirs=$(grep -oE "MPI [0-9]+ calls" "$out/run.log" | awk '{s += $2} END {print s + 0}')
+  printf '%-20s np=%-2s %-12s stock %-4s drop-in %-4s collc %6s MPI %6s\n' \
+    "$name" "$np" "$args" "$s" "$d" "$ours" "$theirs" | tee -a "$out/results.txt"
+  [[ $d == FAIL ]] && cp "$out/run.log" "$out/fail-$name-$np.log"
+done < <(grep -v '^#' "$t/coll/testlist.in")
+echo "built $built, left out $skipped (need MPICH's datatype pools or GPU support)"
+echo "stock: $stock_pass of $total passed; drop-in: $dropin_pass of $total passed" | tee -a "$out/results.txt"

@@ -1,0 +1,449 @@
+// Differential conformance of the drop-in (libcollc_mpi): every collective
+// called through MPI_X (collc's schedule, or MPI's own with a reason) and
+// through PMPI_X (MPI's own) on the same input, the results compared: bit
+// for bit for integers, within rounding for floating point, and the same on
+// every rank. Random sizes, roots, counts, types (predefined, contiguous and
+// strided derived), every predefined operator on the types MPI allows it on,
+// user operators commutative or not, in place and not, on MPI_COMM_WORLD, a
+// duplicate, a split and a reversed split.
+//
+//   mpirun -np N dropin_conformance [ITERATIONS] [SEED]
+//
+// Prints "N passed, M failed" at rank 0 and exits non-zero on a mismatch.
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" void collc_mpi_counts(unsigned long long *collc,
+                                 unsigned long long *mpi);
+
+namespace {
+
+struct Type {
+  const char *name;
+  MPI_Datatype type;   // what the call passes
+  MPI_Datatype base;   // its elements' basic type
+  int perElement;      // basic elements per element
+  bool floating;
+  bool strided;        // holes between the basic elements
+};
+
+int passed = 0, failed = 0;
+std::mt19937_64 rng;
+
+int pick(int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); }
+
+/// A 2x2 integer matrix product: associative, not commutative.
+void matmul(void *in, void *inout, int *len, MPI_Datatype *) {
+  auto *a = static_cast<int *>(in), *b = static_cast<int *>(inout);
+  for (int i = 0; i + 3 < *len; i += 4) {
+    int r0 = a[i] * b[i] + a[i + 1] * b[i + 2];
+    int r1 = a[i] * b[i + 1] + a[i + 1] * b[i + 3];
+    int r2 = a[i + 2] * b[i] + a[i + 3] * b[i + 2];
+    int r3 = a[i + 2] * b[i + 1] + a[i + 3] * b[i + 3];
+    b[i] = r0, b[i + 1] = r1, b[i + 2] = r2, b[i + 3] = r3;
+  }
+}
+/// Integer sum as a user's commutative operator.
+void usersum(void *in, void *inout, int *len, MPI_Datatype *) {
+  auto *a = static_cast<int *>(in), *b = static_cast<int *>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = static_cast<int>(static_cast<unsigned>(a[i]) +
+                            static_cast<unsigned>(b[i]));
+}
+
+/// The bytes of `n` elements of `t` in a buffer laid out for the type.
+size_t span(const Type &t, int n) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(t.type, &lb, &extent);
+  return static_cast<size_t>(extent) * static_cast<size_t>(n < 1 ? 1 : n) + 64;
+}
+
+/// Fills a buffer of `n` elements with values of `seed`; holes get 0x5a so
+/// a write into one shows.
+void fill(std::vector<char> &buf, const Type &t, int n, uint64_t seed) {
+  std::fill(buf.begin(), buf.end(), 0x5a);
+  int size = 0;
+  MPI_Type_size(t.base, &size);
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(t.type, &lb, &extent);
+  std::mt19937_64 g(seed);
+  for (int e = 0; e < n; ++e)
+    for (int k = 0; k < t.perElement; ++k) {
+      // A strided element's basic values sit 2 apart (MPI_Type_vector).
+      size_t at = static_cast<size_t>(e) * static_cast<size_t>(extent) +
+                  static_cast<size_t>(k) * (t.strided ? 2u : 1u) *
+                      static_cast<size_t>(size);
+      char *p = buf.data() + at;
+      int v = static_cast<int>(g() % 7) - 2; // small: products stay exact
+      if (t.base == MPI_DOUBLE) {
+        double d = v;
+        std::memcpy(p, &d, sizeof d);
+      } else if (t.base == MPI_FLOAT) {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, sizeof f);
+      } else if (t.base == MPI_INT) {
+        std::memcpy(p, &v, sizeof v);
+      } else if (t.base == MPI_LONG) {
+        long l = v;
+        std::memcpy(p, &l, sizeof l);
+      } else if (t.base == MPI_UNSIGNED_CHAR) {
+        unsigned char c = static_cast<unsigned char>(v & 1);
+        *p = static_cast<char>(c);
+      }
+    }
+}
+
+bool same(const std::vector<char> &a, const std::vector<char> &b,
+          const Type &t) {
+  if (!t.floating)
+    return a == b;
+  if (a.size() != b.size())
+    return false;
+  // Within rounding: compare as the floating type, bytes elsewhere equal.
+  const size_t w = t.base == MPI_DOUBLE ? 8 : 4;
+  for (size_t i = 0; i + w <= a.size(); i += w) {
+    double x = 0, y = 0;
+    if (w == 8) {
+      std::memcpy(&x, &a[i], 8);
+      std::memcpy(&y, &b[i], 8);
+    } else {
+      float fx = 0, fy = 0;
+      std::memcpy(&fx, &a[i], 4);
+      std::memcpy(&fy, &b[i], 4);
+      x = fx, y = fy;
+    }
+    if (std::memcmp(&a[i], &b[i], w) != 0 &&
+        !(std::fabs(x - y) <= 1e-6 * (1 + std::fabs(y))))
+      return false;
+  }
+  return true;
+}
+
+/// Every rank's verdict, and that `result` is the same at every rank
+/// (`everywhere`).
+void check(const char *what, bool ok, MPI_Comm comm, int rank,
+           const std::vector<char> *everywhere) {
+  int good = ok ? 1 : 0, all = 0;
+  PMPI_Allreduce(&good, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (everywhere) {
+    unsigned long long h = 1469598103934665603ull;
+    for (char c : *everywhere)
+      h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    unsigned long long lo = 0, hi = 0;
+    PMPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+    PMPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+    if (lo != hi)
+      all = 0;
+  }
+  if (all) {
+    ++passed;
+  } else {
+    ++failed;
+    if (rank == 0)
+      std::printf("FAILED: %s\n", what);
+  }
+}
+
+void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
+  int rank = 0, p = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  const int counts[] = {0, 1, 2, 7, 13, 64, 1031, 4099};
+  const Type &t = types[static_cast<size_t>(pick(static_cast<int>(types.size())))];
+  const int n = counts[pick(8)];
+  const int root = pick(p);
+  const bool inPlace = pick(3) == 0;
+  const int which = pick(10);
+  char what[256];
+  std::vector<char> a, b, ina, inb;
+  auto alloc = [&](std::vector<char> &v, int elements) {
+    v.assign(span(t, elements), 0);
+  };
+  const uint64_t seed = rng() ^ static_cast<uint64_t>(rank) * 7919u;
+  if (which <= 3) { // reductions
+    const MPI_Op intOps[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND,
+                             MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
+    const MPI_Op floatOps[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+    static MPI_Op user[2] = {MPI_OP_NULL, MPI_OP_NULL};
+    if (user[0] == MPI_OP_NULL) {
+      MPI_Op_create(usersum, 1, &user[0]);
+      MPI_Op_create(matmul, 0, &user[1]);
+    }
+    MPI_Op op = t.floating ? floatOps[pick(4)] : intOps[pick(10)];
+    const char *opName = "predefined";
+    // User operators on int-based types only (their functions read ints);
+    // the matrix product needs a multiple of 4 ints.
+    if (t.type == MPI_INT && pick(3) == 0) {
+      const bool matrix = pick(2) == 0;
+      op = user[matrix ? 1 : 0];
+      opName = matrix ? "user non-commutative" : "user commutative";
+    }
+    int cnt = n;
+    if (op == user[1])
+      cnt = (n / 4) * 4 / t.perElement * t.perElement;
+    const int blocks = which == 3 ? p : 1; // reduce_scatter_block: p blocks in
+    alloc(ina, cnt * blocks);
+    fill(ina, t, cnt * blocks, seed);
+    inb = ina;
+    alloc(a, cnt * blocks);
+    fill(a, t, cnt * blocks, seed ^ 1);
+    b = a;
+    if (inPlace) {
+      a = ina;
+      b = inb;
+    }
+    const void *sa = inPlace ? MPI_IN_PLACE : ina.data();
+    const void *sb = inPlace ? MPI_IN_PLACE : inb.data();
+    const char *names[] = {"reduce", "allreduce", "scan", "reduce_scatter_block"};
+    std::snprintf(what, sizeof what,
+                  "%s %s op (%s) of %d x %s, root %d, %s, %d ranks, #%d",
+                  names[which], opName, "", cnt, t.name, root,
+                  inPlace ? "in place" : "not in place", p, iteration);
+    int rc1 = 0, rc2 = 0;
+    // A predefined operator folds a derived type as its basic type (MPICH
+    // does; Open MPI 4.1 refuses). The reference: MPI's own on the basic
+    // type, the buffers packed and the result unpacked.
+    std::vector<char> packedIn, packedOut;
+    MPI_Datatype refType = t.type;
+    int refCount = cnt;
+    if (t.type != t.base && op != user[0] && op != user[1]) {
+      auto pack = [&](const std::vector<char> &from, int elements) {
+        int bytes = 0, at = 0;
+        MPI_Pack_size(elements, t.type, comm, &bytes);
+        std::vector<char> to(static_cast<size_t>(bytes) + 1);
+        MPI_Pack(from.data(), elements, t.type, to.data(), bytes, &at, comm);
+        return to;
+      };
+      packedIn = pack(inb, cnt * blocks);
+      packedOut = pack(b, cnt * blocks);
+      refType = t.base;
+      refCount = cnt * t.perElement;
+      sb = inPlace ? MPI_IN_PLACE : packedIn.data();
+    }
+    char *refOut = packedOut.empty() ? b.data() : packedOut.data();
+    const char *refIn = packedIn.empty() ? inb.data() : packedIn.data();
+    switch (which) {
+    case 0: {
+      const bool ip = inPlace && rank == root;
+      rc1 = MPI_Reduce(ip ? MPI_IN_PLACE : ina.data(), a.data(), cnt, t.type,
+                       op, root, comm);
+      rc2 = PMPI_Reduce(ip ? MPI_IN_PLACE : refIn, refOut, refCount, refType,
+                        op, root, comm);
+      if (rank != root) // not significant there
+        a = b;
+      break;
+    }
+    case 1:
+      rc1 = MPI_Allreduce(sa, a.data(), cnt, t.type, op, comm);
+      rc2 = PMPI_Allreduce(sb, refOut, refCount, refType, op, comm);
+      break;
+    case 2:
+      rc1 = MPI_Scan(sa, a.data(), cnt, t.type, op, comm);
+      rc2 = PMPI_Scan(sb, refOut, refCount, refType, op, comm);
+      break;
+    case 3:
+      rc1 = MPI_Reduce_scatter_block(sa, a.data(), cnt, t.type, op, comm);
+      rc2 = PMPI_Reduce_scatter_block(sb, refOut, refCount, refType, op, comm);
+      // In place, only the first block is the result.
+      if (inPlace) {
+        a.resize(span(t, cnt) - 64);
+        b.resize(span(t, cnt) - 64);
+      }
+      break;
+    }
+    if (!packedOut.empty() && !(which == 0 && rank != root)) {
+      int at = 0;
+      MPI_Unpack(packedOut.data(), static_cast<int>(packedOut.size()), &at,
+                 b.data(), cnt, t.type, comm);
+    }
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank,
+          which == 1 ? &a : nullptr);
+    return;
+  }
+  // Data movement.
+  const char *names[] = {"bcast", "allgather", "gather", "scatter",
+                         "alltoall", "reduce_scatter"};
+  const int kind = which - 4;
+  std::snprintf(what, sizeof what, "%s of %d x %s, root %d, %s, %d ranks, #%d",
+                names[kind], n, t.name, root,
+                inPlace ? "in place" : "not in place", p, iteration);
+  int rc1 = 0, rc2 = 0;
+  switch (kind) {
+  case 0: {
+    alloc(a, n);
+    fill(a, t, n, rank == root ? 42 : seed);
+    b = a;
+    rc1 = MPI_Bcast(a.data(), n, t.type, root, comm);
+    rc2 = PMPI_Bcast(b.data(), n, t.type, root, comm);
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, &a);
+    return;
+  }
+  case 1: {
+    alloc(ina, n);
+    fill(ina, t, n, seed);
+    alloc(a, n * p);
+    fill(a, t, n * p, seed ^ 3);
+    b = a;
+    if (inPlace) { // own block in place
+      MPI_Aint lb = 0, extent = 0;
+      MPI_Type_get_extent(t.type, &lb, &extent);
+      std::memcpy(a.data() + static_cast<size_t>(rank) * n * extent,
+                  ina.data(), static_cast<size_t>(n) * extent);
+      b = a;
+    }
+    rc1 = MPI_Allgather(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+                        a.data(), n, t.type, comm);
+    rc2 = PMPI_Allgather(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+                         b.data(), n, t.type, comm);
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, &a);
+    return;
+  }
+  case 2: {
+    const bool ip = inPlace && rank == root;
+    alloc(ina, n);
+    fill(ina, t, n, seed);
+    alloc(a, n * p);
+    fill(a, t, n * p, seed ^ 5);
+    b = a;
+    rc1 = MPI_Gather(ip ? MPI_IN_PLACE : ina.data(), n, t.type, a.data(), n,
+                     t.type, root, comm);
+    rc2 = PMPI_Gather(ip ? MPI_IN_PLACE : ina.data(), n, t.type, b.data(), n,
+                      t.type, root, comm);
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  case 3: {
+    const bool ip = inPlace && rank == root;
+    alloc(ina, n * p);
+    fill(ina, t, n * p, seed);
+    alloc(a, n);
+    fill(a, t, n, seed ^ 9);
+    b = a;
+    rc1 = MPI_Scatter(ina.data(), n, t.type, ip ? MPI_IN_PLACE : a.data(), n,
+                      t.type, root, comm);
+    rc2 = PMPI_Scatter(ina.data(), n, t.type, ip ? MPI_IN_PLACE : b.data(), n,
+                       t.type, root, comm);
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  case 4: {
+    alloc(ina, n * p);
+    fill(ina, t, n * p, seed);
+    alloc(a, n * p);
+    fill(a, t, n * p, seed ^ 11);
+    if (inPlace)
+      a = ina;
+    b = a;
+    rc1 = MPI_Alltoall(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+                       a.data(), n, t.type, comm);
+    rc2 = PMPI_Alltoall(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+                        b.data(), n, t.type, comm);
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  default: { // MPI_Reduce_scatter with equal counts (a block each)
+    if (t.floating || t.type != t.base) // the block variant has those
+      return;
+    std::vector<int> cnts(static_cast<size_t>(p), n);
+    alloc(ina, n * p);
+    fill(ina, t, n * p, seed);
+    alloc(a, n);
+    b = a;
+    rc1 = MPI_Reduce_scatter(ina.data(), a.data(), cnts.data(), t.type,
+                             MPI_SUM, comm);
+    rc2 = PMPI_Reduce_scatter(ina.data(), b.data(), cnts.data(), t.type,
+                              MPI_SUM, comm);
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 200;
+  const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
+  int rank = 0, p = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+
+  std::vector<Type> types = {
+      {"int", MPI_INT, MPI_INT, 1, false, false},
+      {"double", MPI_DOUBLE, MPI_DOUBLE, 1, true, false},
+      {"float", MPI_FLOAT, MPI_FLOAT, 1, true, false},
+      {"long", MPI_LONG, MPI_LONG, 1, false, false},
+      {"unsigned char", MPI_UNSIGNED_CHAR, MPI_UNSIGNED_CHAR, 1, false, false},
+  };
+  MPI_Datatype contig3, vec2;
+  MPI_Type_contiguous(3, MPI_INT, &contig3);
+  MPI_Type_commit(&contig3);
+  // Two doubles with a double's hole between them: strided, 24-byte extent.
+  MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vec2);
+  MPI_Type_commit(&vec2);
+  types.push_back({"contiguous(3, int)", contig3, MPI_INT, 3, false, false});
+  types.push_back({"vector(2, 1, 2, double)", vec2, MPI_DOUBLE, 2, true, true});
+
+  // The communicators: the world, a duplicate, halves by parity, and the
+  // world in reverse order.
+  MPI_Comm dup, half, reversed;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, p - rank, &reversed);
+  const MPI_Comm comms[] = {MPI_COMM_WORLD, dup, half, reversed};
+  // Errors come back as codes, compared between the two calls.
+  for (MPI_Comm c : comms)
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+
+  rng.seed(seed);
+  for (int i = 0; i < iterations; ++i) {
+    // The same draws at every rank: a communicator's ranks all call.
+    MPI_Comm comm = comms[i % 4];
+    if (comm == half) {
+      // Each half draws its own, so the two halves call different things.
+      std::mt19937_64 saved = rng;
+      rng.seed(seed * 31 + static_cast<uint64_t>(rank % 2) + i);
+      runOne(comm, types, i);
+      rng = saved;
+      rng();
+      continue;
+    }
+    runOne(comm, types, i);
+  }
+  unsigned long long ours = 0, theirs = 0;
+  collc_mpi_counts(&ours, &theirs);
+  unsigned long long sums[2] = {ours, theirs}, totals[2] = {0, 0};
+  PMPI_Reduce(sums, totals, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+              MPI_COMM_WORLD);
+  int fails = failed, anyFail = 0;
+  PMPI_Allreduce(&fails, &anyFail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("%d ranks: collc ran %llu rank-calls, MPI %llu\n", p,
+                totals[0], totals[1]);
+    // With two ranks or more, collc must have run some of it: a drop-in
+    // that hands everything on would pass the comparison trivially.
+    if (p >= 2 && totals[0] == 0) {
+      std::printf("FAILED: collc ran no call\n");
+      anyFail = 1;
+      ++failed;
+    }
+    std::printf("%d passed, %d failed\n", passed, failed);
+  }
+  MPI_Type_free(&contig3);
+  MPI_Type_free(&vec2);
+  MPI_Comm_free(&dup);
+  MPI_Comm_free(&half);
+  MPI_Comm_free(&reversed);
+  MPI_Finalize();
+  return anyFail ? 1 : 0;
+}

@@ -1,0 +1,44 @@
+// Erroneous programs that used to leave ranks waiting forever: each must
+// now end within seconds, every rank with the error or the job aborted.
+//
+//   mpirun -np 4 dropin_errors CASE
+//
+//   null_buffer_one_rank  rank 1 passes a null receive buffer with count 4
+//   sizes_differ          the root broadcasts 4 ints, the others expect 64
+//   pinned_bad_schedule   COLLC_MPI_ALLREDUCE names no schedule
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+int main(int argc, char **argv) {
+  const char *which = argc > 1 ? argv[1] : "";
+  if (std::strcmp(which, "pinned_bad_schedule") == 0)
+    setenv("COLLC_MPI_ALLREDUCE", "no_such_schedule", 1);
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<int> in(64, rank), out(64, 0);
+  int rc = MPI_SUCCESS;
+  if (std::strcmp(which, "null_buffer_one_rank") == 0) {
+    rc = MPI_Allreduce(in.data(), rank == 1 ? nullptr : out.data(), 4,
+                       MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "sizes_differ") == 0) {
+    rc = MPI_Bcast(out.data(), rank == 0 ? 4 : 64, MPI_INT, 0,
+                   MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "pinned_bad_schedule") == 0) {
+    rc = MPI_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM,
+                       MPI_COMM_WORLD);
+  } else {
+    std::fprintf(stderr, "unknown case '%s'\n", which);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  // Reached only if the call returned: then it must have failed at every
+  // rank (each prints), and the program says so and fails.
+  std::printf("rank %d: returned %d\n", rank, rc);
+  MPI_Finalize();
+  return rc == MPI_SUCCESS ? 0 : 1;
+}
