@@ -5,9 +5,12 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SMLoc.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 namespace collc {
 
@@ -36,9 +39,17 @@ public:
 
   llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
 
+  /// From now on, also keep every diagnostic printed as JSON, for
+  /// `--format json`: {file, line, column, severity, message, notes}, as
+  /// clang's JSON diagnostics; a note joins the error or warning before it.
+  void keepJson() { json.emplace(); }
+  /// The diagnostics kept since keepJson().
+  llvm::json::Array takeJson();
+
 private:
   void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
              const llvm::Twine &message, llvm::ArrayRef<llvm::SMRange> ranges);
+  void printNonAscii(const llvm::SMDiagnostic &d);
 
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;
@@ -46,6 +57,7 @@ private:
   unsigned errors = 0;
   bool suppressedNoteShown = false;
   bool lastSuppressed = false;
+  std::optional<llvm::json::Array> json;
 };
 
 } // namespace collc
