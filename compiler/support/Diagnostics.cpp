@@ -2,6 +2,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <tuple>
+
 using namespace collc;
 
 void DiagnosticEngine::print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
@@ -24,25 +26,17 @@ void DiagnosticEngine::print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
   const char *kindName = kind == llvm::SourceMgr::DK_Error     ? "error"
                          : kind == llvm::SourceMgr::DK_Warning ? "warning"
                                                                : "note";
-  if (json) {
-    llvm::json::Object d{{"severity", kindName}, {"message", message.str()}};
+  if (records) {
+    Record d{"", 0, 0, kindName, message.str(), {}};
     if (unsigned id = loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc)
                                     : 0) {
-      auto [line, column] = sourceMgr.getLineAndColumn(loc, id);
-      d["file"] = sourceMgr.getMemoryBuffer(id)->getBufferIdentifier();
-      d["line"] = line;
-      d["column"] = column;
+      std::tie(d.line, d.column) = sourceMgr.getLineAndColumn(loc, id);
+      d.file = sourceMgr.getMemoryBuffer(id)->getBufferIdentifier().str();
     }
-    llvm::json::Object *owner =
-        kind == llvm::SourceMgr::DK_Note && !json->empty()
-            ? json->back().getAsObject()
-            : nullptr;
-    if (owner) {
-      owner->getArray("notes")->push_back(std::move(d));
-    } else {
-      d["notes"] = llvm::json::Array();
-      json->push_back(std::move(d));
-    }
+    if (kind == llvm::SourceMgr::DK_Note && !records->empty())
+      records->back().notes.push_back(std::move(d));
+    else
+      records->push_back(std::move(d));
   }
   if (!loc.isValid()) {
     // No place in a file (a file that cannot be read): say who speaks.
@@ -94,9 +88,9 @@ void DiagnosticEngine::error(const llvm::Twine &message) {
   print(llvm::SMLoc(), llvm::SourceMgr::DK_Error, message, {});
 }
 
-llvm::json::Array DiagnosticEngine::takeJson() {
-  llvm::json::Array out = json ? std::move(*json) : llvm::json::Array();
-  if (json)
-    json->clear();
+std::vector<DiagnosticEngine::Record> DiagnosticEngine::takeRecords() {
+  std::vector<Record> out;
+  if (records)
+    out.swap(*records);
   return out;
 }

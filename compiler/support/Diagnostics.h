@@ -5,12 +5,13 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/SMLoc.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace collc {
 
@@ -39,12 +40,18 @@ public:
 
   llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
 
-  /// From now on, also keep every diagnostic printed as JSON, for
-  /// `--format json`: {file, line, column, severity, message, notes}, as
-  /// clang's JSON diagnostics; a note joins the error or warning before it.
-  void keepJson() { json.emplace(); }
-  /// The diagnostics kept since keepJson().
-  llvm::json::Array takeJson();
+  /// A diagnostic as printed, for `--format json` (no place: line 0).
+  struct Record {
+    std::string file;
+    unsigned line = 0, column = 0;
+    std::string severity, message;
+    std::vector<Record> notes;
+  };
+  /// From now on, also keep every diagnostic printed; a note joins the
+  /// error or warning before it.
+  void keepRecords() { records.emplace(); }
+  /// The diagnostics kept since keepRecords().
+  std::vector<Record> takeRecords();
 
 private:
   void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
@@ -57,7 +64,7 @@ private:
   unsigned errors = 0;
   bool suppressedNoteShown = false;
   bool lastSuppressed = false;
-  std::optional<llvm::json::Array> json;
+  std::optional<std::vector<Record>> records;
 };
 
 } // namespace collc

@@ -238,13 +238,35 @@ collc::tools::JsonDocument::JsonDocument(collc::DiagnosticEngine &diags,
                                          bool enabled)
     : diags(diags), enabled(enabled) {
   if (enabled)
-    diags.keepJson();
+    diags.keepRecords();
 }
+
+namespace {
+/// A diagnostic as clang's JSON diagnostics write one.
+llvm::json::Object toJson(const collc::DiagnosticEngine::Record &d) {
+  llvm::json::Object o{{"severity", d.severity}, {"message", d.message}};
+  if (d.line) {
+    o["file"] = d.file;
+    o["line"] = d.line;
+    o["column"] = d.column;
+  }
+  if (d.severity != "note") {
+    llvm::json::Array notes;
+    for (const collc::DiagnosticEngine::Record &n : d.notes)
+      notes.push_back(toJson(n));
+    o["notes"] = std::move(notes);
+  }
+  return o;
+}
+} // namespace
 
 collc::tools::JsonDocument::~JsonDocument() {
   if (!enabled)
     return;
-  members["diagnostics"] = diags.takeJson();
+  llvm::json::Array diagnostics;
+  for (const collc::DiagnosticEngine::Record &d : diags.takeRecords())
+    diagnostics.push_back(toJson(d));
+  members["diagnostics"] = std::move(diagnostics);
   llvm::outs() << llvm::formatv("{0:2}\n",
                                 llvm::json::Value(std::move(members)));
 }
