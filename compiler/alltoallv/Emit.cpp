@@ -98,7 +98,7 @@ alltoallv::stageLoads(const Pattern &pattern, const Topology &topology) {
 
 llvm::Expected<PatternVerdict>
 alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
-                         const Topology &topology, unsigned timeoutSeconds) {
+                         const Topology &topology, double timeoutSeconds) {
   llvm::Expected<Pattern> pattern =
       buildPattern(algorithm, topology.numRanks());
   if (!pattern)
@@ -134,7 +134,7 @@ alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
 llvm::Expected<EmittedCollective>
 alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
                           const Topology &topology, llvm::StringRef where,
-                          unsigned timeoutSeconds) {
+                          double timeoutSeconds) {
   llvm::Expected<PatternVerdict> verdict =
       verifyPattern(name, algorithm, topology, timeoutSeconds);
   if (!verdict)

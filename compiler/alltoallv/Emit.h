@@ -60,7 +60,7 @@ llvm::Expected<std::vector<int64_t>> stageLoads(const Pattern &pattern,
 llvm::Expected<PatternVerdict> verifyPattern(llvm::StringRef name,
                                              Algorithm algorithm,
                                              const Topology &topology,
-                                             unsigned timeoutSeconds);
+                                             double timeoutSeconds);
 
 struct EmittedCollective {
   std::string declaration; // for the header
@@ -83,6 +83,6 @@ llvm::Expected<EmittedCollective> emitCollective(llvm::StringRef name,
                                                  Algorithm algorithm,
                                                  const Topology &topology,
                                                  llvm::StringRef where,
-                                                 unsigned timeoutSeconds);
+                                                 double timeoutSeconds);
 
 } // namespace collc::alltoallv

@@ -383,6 +383,15 @@ private:
 
   // Outside the proved sizes, or on a size the topology does not have, the
   // function refuses: it never runs an unproved schedule.
+  /// The one wording of a size the emitted function refuses, for a
+  /// schedule of fixed size ("6 ranks") and a family ("p in 2..8") alike.
+  static std::string sizeMismatch(llvm::StringRef topology,
+                                  llvm::StringRef sizes) {
+    return ("the communicator's size does not fit " + topology + " (" +
+            sizes + ")")
+        .str();
+  }
+
   void emitSizeCheck() {
     std::string topology = verify::describeTopology(s.topology);
     if (!s.isSymbolic()) {
@@ -394,8 +403,7 @@ private:
       if (!n)
         llvm::consumeError(n.takeError());
       os << "  if (p != " << ranks << ")\n    return eng.fail(MPI_ERR_SIZE, "
-         << quote("needs exactly " + std::to_string(ranks) + " ranks (" +
-                  topology + ")")
+         << quote(sizeMismatch(topology, std::to_string(ranks) + " ranks"))
          << ");\n";
       return;
     }
@@ -454,8 +462,7 @@ private:
     for (; depth > 1; --depth)
       os << indent(depth - 1) << "}\n";
     os << "  if (!fits)\n    return eng.fail(MPI_ERR_SIZE, "
-       << quote("the communicator's size is not one of " + topology +
-                " with " + range)
+       << quote(sizeMismatch(topology, range))
        << ");\n";
   }
 

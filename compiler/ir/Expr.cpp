@@ -6,6 +6,23 @@
 
 using namespace collc::ir;
 
+namespace {
+unsigned depthOver(const std::vector<ExprRef> &args) {
+  unsigned d = 0;
+  for (const ExprRef &a : args)
+    d = std::max(d, a->depth);
+  return d + 1;
+}
+
+/// A copy of `e` with new operands.
+ExprRef withArgs(const Expr &e, std::vector<ExprRef> args) {
+  auto copy = std::make_shared<Expr>(e);
+  copy->depth = depthOver(args);
+  copy->args = std::move(args);
+  return copy;
+}
+} // namespace
+
 ExprRef Expr::constant(int64_t v, llvm::SMLoc loc) {
   auto e = std::make_shared<Expr>();
   e->op = ExprOp::Const;
@@ -27,6 +44,7 @@ ExprRef Expr::unary(ExprOp op, ExprRef a, llvm::SMLoc loc) {
   auto e = std::make_shared<Expr>();
   e->op = op;
   e->args = {std::move(a)};
+  e->depth = depthOver(e->args);
   e->loc = loc;
   return e;
 }
@@ -35,6 +53,7 @@ ExprRef Expr::binary(ExprOp op, ExprRef a, ExprRef b, llvm::SMLoc loc) {
   auto e = std::make_shared<Expr>();
   e->op = op;
   e->args = {std::move(a), std::move(b)};
+  e->depth = depthOver(e->args);
   e->loc = loc;
   return e;
 }
@@ -43,6 +62,7 @@ ExprRef Expr::select(ExprRef c, ExprRef a, ExprRef b, llvm::SMLoc loc) {
   auto e = std::make_shared<Expr>();
   e->op = ExprOp::Select;
   e->args = {std::move(c), std::move(a), std::move(b)};
+  e->depth = depthOver(e->args);
   e->loc = loc;
   return e;
 }
@@ -122,12 +142,16 @@ EvalResult collc::ir::evaluate(const Expr &e, llvm::ArrayRef<int64_t> env) {
   case ExprOp::Mul:
     return {wrapMul(x, y)};
   case ExprOp::Div:
-    if (y == 0 || (x == INT64_MIN && y == -1))
+    if (y == 0)
       return fail(EvalError::DivByZero, e);
+    if (x == INT64_MIN && y == -1)
+      return fail(EvalError::Overflow, e);
     return {x / y};
   case ExprOp::Mod:
-    if (y == 0 || (x == INT64_MIN && y == -1))
+    if (y == 0)
       return fail(EvalError::DivByZero, e);
+    if (x == INT64_MIN && y == -1)
+      return fail(EvalError::Overflow, e);
     return {x % y};
   case ExprOp::Pow: {
     if (y < 0)
@@ -347,8 +371,7 @@ ExprRef collc::ir::fold(const ExprRef &e) {
     changed |= args.back() != a;
   }
   if (allConst) {
-    auto copy = std::make_shared<Expr>(*e);
-    copy->args = args;
+    ExprRef copy = withArgs(*e, args);
     EvalResult r = evaluate(*copy, {});
     if (r.ok())
       return Expr::constant(r.value, e->loc);
@@ -358,9 +381,7 @@ ExprRef collc::ir::fold(const ExprRef &e) {
     return args[0]->value != 0 ? args[1] : args[2];
   if (!changed)
     return e;
-  auto copy = std::make_shared<Expr>(*e);
-  copy->args = std::move(args);
-  return copy;
+  return withArgs(*e, std::move(args));
 }
 
 collc::ir::ExprRef collc::ir::substitute(
@@ -380,9 +401,7 @@ collc::ir::ExprRef collc::ir::substitute(
   }
   if (!changed)
     return e;
-  auto copy = std::make_shared<Expr>(*e);
-  copy->args = std::move(args);
-  return copy;
+  return withArgs(*e, std::move(args));
 }
 
 void collc::ir::collectSlots(const Expr &e, std::vector<unsigned> &slots) {
@@ -408,6 +427,9 @@ llvm::StringRef collc::ir::describe(EvalError error) {
     return "no error";
   case EvalError::DivByZero:
     return "division by zero";
+  case EvalError::Overflow:
+    return "integer overflow: -9223372036854775808 divided by -1 does not "
+           "fit in 64 bits";
   case EvalError::BadShift:
     return "shift amount outside 0..63";
   case EvalError::BadPow:

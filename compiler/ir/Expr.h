@@ -71,6 +71,9 @@ struct Expr {
   unsigned slot = 0;    // Var
   std::vector<ExprRef> args;
   llvm::SMLoc loc;      // where it came from, for diagnostics (may be null)
+  /// Operators on the longest path to a leaf (1 for a leaf): the passes
+  /// over expressions recurse, so sema refuses any deeper than maxExprDepth.
+  unsigned depth = 1;
 
   static ExprRef constant(int64_t v, llvm::SMLoc loc = {});
   static ExprRef var(llvm::StringRef name, unsigned slot, llvm::SMLoc loc = {});
@@ -81,8 +84,13 @@ struct Expr {
   bool isConst() const { return op == ExprOp::Const; }
 };
 
+/// The deepest expression sema accepts: evaluate(), fold(), the printers,
+/// toSmt() and the width analysis recurse once per level, and so does the
+/// destruction of a node's operands.
+constexpr unsigned maxExprDepth = 1000;
+
 /// Why an evaluation failed.
-enum class EvalError { None, DivByZero, BadShift, BadPow };
+enum class EvalError { None, DivByZero, Overflow, BadShift, BadPow };
 
 struct EvalResult {
   int64_t value = 0;

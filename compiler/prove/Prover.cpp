@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 using namespace collc;
 using namespace collc::prove;
@@ -30,6 +31,33 @@ struct StepSite {
   std::vector<const ir::Loop *> loops;
   unsigned index = 0; // 1-based, in IR order, for messages
 };
+
+/// What a step's queries depend on: its enclosing loops and its rules as
+/// written. Two sites with one key get the same answers, so an explicit
+/// schedule's repeated steps are proved once, not once per step.
+std::string siteKey(const StepSite &site) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  auto expr = [&](const ir::ExprRef &e) {
+    os << (e ? ir::print(*e) : std::string("-")) << ";";
+  };
+  for (const ir::Loop *loop : site.loops)
+    os << loop << ",";
+  for (const ir::TransferRule &rule : site.step->rules) {
+    os << "|" << rule.fromBuffer << "," << static_cast<int>(rule.mode) << ":";
+    expr(rule.guard);
+    expr(rule.peer);
+    expr(rule.selector);
+    for (const ir::Delivery &d : rule.into) {
+      os << d.buffer << "@";
+      expr(d.when);
+    }
+    os << "<";
+    for (const ir::ExprRef &e : rule.senders)
+      expr(e);
+  }
+  return os.str();
+}
 
 void collectSites(const std::vector<ir::BodyItem> &body,
                   std::vector<const ir::Loop *> &loops,
@@ -721,11 +749,17 @@ PropertyResult Prover::State::prove(Property property) {
   }
 
   std::optional<PropertyResult> unknown, error;
+  std::set<std::string> provedSites;
   for (const StepSite &site : sites) {
     if (site.step->rules.empty())
       continue;
+    std::string key = siteKey(site);
+    if (provedSites.count(key))
+      continue;
     smt::Result r;
     PropertyResult one = proveSite(property, site, r);
+    if (one.status == Status::Proved)
+      provedSites.insert(std::move(key));
     if (options.verbose)
       *options.verbose << "  " << verify::propertyName(property) << ", IR step "
                        << site.index << ": " << verify::statusName(one.status)

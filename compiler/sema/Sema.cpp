@@ -251,6 +251,8 @@ private:
   /// While set, what `lower` makes of a name not in scope (null: an error).
   std::function<ExprRef(const ast::Identifier &)> unknownName;
   ExprRef lowerChain(const ast::Chain &chain, const Scope &scope);
+  /// `e`, or null (reported at `loc`) when it is deeper than maxExprDepth.
+  ExprRef capDepth(ExprRef e, const ast::Located &where);
   std::optional<int64_t> constant(const ast::Operand &operand,
                                   llvm::StringRef what);
   std::optional<int64_t> number(const ast::Number &n);
@@ -313,7 +315,9 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
         ExprOp op = *it == "-"   ? ExprOp::Neg
                     : *it == "~" ? ExprOp::BitNot
                                  : ExprOp::Not;
-        e = ir::Expr::unary(op, e, locOf(u.get()));
+        e = a.capDepth(ir::Expr::unary(op, e, locOf(u.get())), u.get());
+        if (!e)
+          return nullptr;
       }
       return e;
     }
@@ -340,7 +344,9 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
       ExprRef e = a.lower(call.args[0], scope);
       for (size_t i = 1; i < call.args.size() && e; ++i) {
         ExprRef next = a.lower(call.args[i], scope);
-        e = next ? ir::Expr::binary(*op, e, next, locOf(call)) : nullptr;
+        e = next ? a.capDepth(ir::Expr::binary(*op, e, next, locOf(call)),
+                              call)
+                 : nullptr;
       }
       return e;
     }
@@ -356,8 +362,10 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
       if (llvm::is_contained(parts, nullptr))
         return nullptr;
       ExprRef e = parts.back();
-      for (size_t i = parts.size() - 1; i >= 2; i -= 2)
-        e = ir::Expr::select(parts[i - 2], parts[i - 1], e, locOf(cond));
+      for (size_t i = parts.size() - 1; i >= 2 && e; i -= 2)
+        e = a.capDepth(
+            ir::Expr::select(parts[i - 2], parts[i - 1], e, locOf(cond)),
+            cond);
       return e;
     }
   };
@@ -397,15 +405,29 @@ ExprRef Analyzer::lowerChain(const ast::Chain &chain, const Scope &scope) {
   }
   if (kind == ExprOp::Pow) { // right associative
     ExprRef e = operands.back();
-    for (size_t i = ops.size(); i-- > 0;)
-      e = ir::Expr::binary(ExprOp::Pow, operands[i], e, locOf(*ops[i]));
+    for (size_t i = ops.size(); i-- > 0 && e;)
+      e = capDepth(
+          ir::Expr::binary(ExprOp::Pow, operands[i], e, locOf(*ops[i])),
+          *ops[i]);
     return e;
   }
   ExprRef e = operands[0];
-  for (size_t i = 0; i < ops.size(); ++i)
-    e = ir::Expr::binary(binaryOps.lookup(ops[i]->op), e, operands[i + 1],
-                         locOf(*ops[i]));
+  for (size_t i = 0; i < ops.size() && e; ++i)
+    e = capDepth(ir::Expr::binary(binaryOps.lookup(ops[i]->op), e,
+                                  operands[i + 1], locOf(*ops[i])),
+                 *ops[i]);
   return e;
+}
+
+// No range: the expression may be a line of thousands of characters.
+ExprRef Analyzer::capDepth(ExprRef e, const ast::Located &where) {
+  if (e->depth <= ir::maxExprDepth)
+    return e;
+  diags.error(locOf(where),
+              "expression nested deeper than " +
+                  llvm::Twine(ir::maxExprDepth) +
+                  " operators; split it into smaller expressions");
+  return nullptr;
 }
 
 std::optional<int64_t> Analyzer::constant(const ast::Operand &operand,

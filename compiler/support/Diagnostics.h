@@ -9,6 +9,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace collc {
 
 class DiagnosticEngine {
@@ -36,9 +40,23 @@ public:
 
   llvm::SourceMgr &getSourceMgr() { return sourceMgr; }
 
+  /// A diagnostic as printed, for `--format json` (no place: line 0).
+  struct Record {
+    std::string file;
+    unsigned line = 0, column = 0;
+    std::string severity, message;
+    std::vector<Record> notes;
+  };
+  /// From now on, also keep every diagnostic printed; a note joins the
+  /// error or warning before it.
+  void keepRecords() { records.emplace(); }
+  /// The diagnostics kept since keepRecords().
+  std::vector<Record> takeRecords();
+
 private:
   void print(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
              const llvm::Twine &message, llvm::ArrayRef<llvm::SMRange> ranges);
+  void printNonAscii(const llvm::SMDiagnostic &d);
 
   llvm::SourceMgr &sourceMgr;
   llvm::raw_ostream &os;
@@ -46,6 +64,7 @@ private:
   unsigned errors = 0;
   bool suppressedNoteShown = false;
   bool lastSuppressed = false;
+  std::optional<std::vector<Record>> records;
 };
 
 } // namespace collc

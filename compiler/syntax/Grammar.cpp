@@ -7,6 +7,9 @@
 
 #include <boost/spirit/home/x3.hpp>
 
+#include "llvm/Support/ConvertUTF.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include <string>
 
 namespace collc::grammar {
@@ -487,6 +490,40 @@ const char *findExcessiveNesting(const char *it, const char *end) {
   return nullptr;
 }
 
+/// What the parser found at `it`, for "expected X, found Y": a character in
+/// quotes, or what a byte outside printable ASCII is.
+std::string describeFound(const char *it, const char *end) {
+  if (it == end)
+    return "end of file";
+  auto hex = [](unsigned char byte) {
+    return std::string{llvm::hexdigit(byte >> 4), llvm::hexdigit(byte & 15)};
+  };
+  auto byte = static_cast<unsigned char>(*it);
+  if (byte < 0x80) {
+    if (std::isprint(byte))
+      return "'" + std::string(1, *it) + "'";
+    return "a control character (0x" + hex(byte) + ")";
+  }
+  // A UTF-8 sequence: its length is in its first byte.
+  size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
+  length = std::min<size_t>(length, end - it);
+  std::string bytes;
+  for (size_t i = 0; i < length; ++i)
+    bytes += (i ? " " : "") + hex(static_cast<unsigned char>(it[i]));
+  const auto *source = reinterpret_cast<const llvm::UTF8 *>(it);
+  llvm::UTF32 codePoint = 0;
+  llvm::UTF32 *target = &codePoint;
+  if (length < 2 ||
+      llvm::ConvertUTF8toUTF32(&source, source + length, &target, target + 1,
+                               llvm::strictConversion) != llvm::conversionOK)
+    return "a byte that is not ASCII (0x" + hex(byte) +
+           ") and starts no UTF-8 character";
+  std::string code = llvm::utohexstr(codePoint);
+  code.insert(0, code.size() < 4 ? 4 - code.size() : 0, '0');
+  return "a non-ASCII character (U+" + code + ", UTF-8 bytes " + bytes +
+         "); names and operators are ASCII";
+}
+
 } // namespace
 
 ast::Program parseProgram(unsigned bufferId, DiagnosticEngine &diags) {
@@ -496,6 +533,9 @@ ast::Program parseProgram(unsigned bufferId, DiagnosticEngine &diags) {
   const char *it = buffer->getBufferStart();
   const char *end = buffer->getBufferEnd();
   ast::Program program;
+  // A UTF-8 byte-order mark, as some editors write, is no part of the text.
+  if (llvm::StringRef(it, end - it).startswith("\xEF\xBB\xBF"))
+    it += 3;
 
   if (const char *deep = findExcessiveNesting(it, end)) {
     diags.error(llvm::SMLoc::getFromPointer(deep),
@@ -523,12 +563,9 @@ ast::Program parseProgram(unsigned bufferId, DiagnosticEngine &diags) {
                   "'collective' or 'schedule')");
     } catch (const x3::expectation_failure<const char *> &failure) {
       const char *where = grammar::skipBlanks(failure.where(), end);
-      std::string found = where == end ? "end of file"
-                                       : "'" + std::string(1, *where) + "'";
-      if (where != end && !std::isprint(static_cast<unsigned char>(*where)))
-        found = "a non-printable character";
       diags.error(llvm::SMLoc::getFromPointer(where),
-                  "expected " + failure.which() + ", found " + found);
+                  "expected " + failure.which() + ", found " +
+                      describeFound(where, end));
     }
     it = nextDeclaration(start, end);
   }

@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,35 @@ llvm::Expected<Program> loadResolved(
     std::vector<std::pair<std::string, std::vector<library::Choice>>>
         *choices = nullptr);
 
+/// A file as verify, cost and show work on it: loaded and resolved, with
+/// what each of its collectives resolved to.
+struct LoadedFile {
+  std::string path;
+  Program program;
+  std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
+};
+
+/// The files of a command and the schedules `--schedule NAME,...` picks
+/// among them (all when no name is given).
+struct Selection {
+  std::vector<LoadedFile> files;
+  std::vector<std::string> names;
+  /// Some file did not load (its errors are reported).
+  bool failed = false;
+
+  /// Whether the names pick `schedule` of `file` (by its own name or its
+  /// collective's).
+  bool selects(const LoadedFile &file, const ir::Schedule &schedule) const;
+  /// Whether the names pick the collective (an alltoallv pattern) `name`.
+  bool selects(llvm::StringRef name) const;
+};
+
+/// Loads every file first, so that a name none of them has is reported
+/// before any work is spent; returns nothing when such a name is given.
+std::optional<Selection> loadSelection(llvm::ArrayRef<std::string> files,
+                                       llvm::ArrayRef<std::string> names,
+                                       DiagnosticEngine &diags);
+
 /// The port model a command judges `program`'s schedules under: all-port
 /// when asked (--all-port) or when the file's model says so, as its
 /// collectives were chosen under it.
@@ -63,15 +93,55 @@ llvm::Expected<std::vector<int64_t>>
 chooseMember(const ir::Schedule &s, int64_t p,
              llvm::ArrayRef<std::string> params);
 
+/// The one JSON document a command run with `--format json` prints on
+/// stdout, whichever way it ends (an error included): the members the
+/// command sets and, under "diagnostics", every diagnostic `diags` printed
+/// from the document's creation. Inactive (prints nothing) when `enabled`
+/// is false.
+class JsonDocument {
+public:
+  JsonDocument(DiagnosticEngine &diags, bool enabled);
+  JsonDocument(const JsonDocument &) = delete;
+  JsonDocument &operator=(const JsonDocument &) = delete;
+  ~JsonDocument();
+
+  explicit operator bool() const { return enabled; }
+  llvm::json::Object members;
+
+private:
+  DiagnosticEngine &diags;
+  bool enabled;
+};
+
+/// `--timeout`'s help, for every command that proves.
+extern const char timeoutHelp[];
+/// The value of `--timeout` in seconds, where 0 means no limit; reports a
+/// negative one and returns nothing.
+std::optional<double> timeoutOption(double seconds, DiagnosticEngine &diags);
+
+/// Reports why a command cannot `verb` (verify, price, show) schedule or
+/// collective `name`: "cannot VERB 'NAME': why", at the expression an
+/// ir::EvalFailure names (with a note at `loc`), else at `loc`.
+void reportFailure(DiagnosticEngine &diags, llvm::Error error,
+                   llvm::StringRef verb, llvm::StringRef name,
+                   llvm::SMLoc loc);
+
+/// Whether every parameter of `s` has one value, so it needs no size.
+bool hasFixedSize(const ir::Schedule &s);
+/// The options that pick a member of family `s`: "--p N or --param d=V
+/// (d in 1..16)".
+std::string sizeOptions(const ir::Schedule &s);
+
 /// Writes `text` to `path`; prints why and returns false when it cannot.
 bool writeFile(llvm::StringRef path, llvm::StringRef text);
 
 /// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
 std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);
 
-/// `--param NAME=LO..HI` (or NAME=V) as the verifier takes it; prints the
+/// `--param NAME=LO..HI` (or NAME=V) as the verifier takes it; reports the
 /// error and returns nothing when the text is not of that form.
-std::optional<verify::ParamRange> parseParamOption(llvm::StringRef text);
+std::optional<verify::ParamRange> parseParamOption(llvm::StringRef text,
+                                                   DiagnosticEngine &diags);
 
 /// The queries a command's schedules have proved, shared between them
 /// (smt::ProvedQueries), and kept between runs in the file of
@@ -82,9 +152,9 @@ public:
   ProvedQueriesFile() = default;
   ProvedQueriesFile(const ProvedQueriesFile &) = delete;
   ProvedQueriesFile &operator=(const ProvedQueriesFile &) = delete;
-  /// Reads `path` (empty: nothing is kept); prints why and returns false
+  /// Reads `path` (empty: nothing is kept); reports why and returns false
   /// when it cannot.
-  bool open(llvm::StringRef path);
+  bool open(llvm::StringRef path, DiagnosticEngine &diags);
   /// Writes the file back; a failure is printed as a warning, since the
   /// verdicts stand without it.
   ~ProvedQueriesFile();

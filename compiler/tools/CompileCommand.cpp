@@ -53,21 +53,22 @@ cl::opt<std::string> compileProvedQueries(
              "proving, written back after, so an unchanged schedule is "
              "proved again at once"),
     cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(category()));
-cl::opt<unsigned> compileTimeout("timeout",
-                                 cl::desc("Solver time limit per query, in "
-                                          "seconds (default 60)"),
-                                 cl::init(60), cl::sub(compileCommand),
-                                 cl::cat(category()));
+cl::opt<double> compileTimeout("timeout", cl::desc(timeoutHelp),
+                               cl::value_desc("SECONDS"), cl::init(60),
+                               cl::sub(compileCommand), cl::cat(category()));
 
 int runCompile() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   verify::VerifyOptions options;
-  options.timeoutSeconds = compileTimeout;
+  std::optional<double> timeout = timeoutOption(compileTimeout, diags);
+  if (!timeout)
+    return ExitInputError;
+  options.timeoutSeconds = *timeout;
   options.nameSenders = true;
   // Schedules that share parts (compositions) share their slow queries.
   ProvedQueriesFile provedQueries;
-  if (!provedQueries.open(compileProvedQueries))
+  if (!provedQueries.open(compileProvedQueries, diags))
     return ExitInputError;
   options.provedQueries = provedQueries.queries();
   // The namespace becomes C++ source: it must be a qualified identifier.
@@ -85,7 +86,7 @@ int runCompile() {
     }
   }
   for (const std::string &param : compileParams) {
-    std::optional<verify::ParamRange> r = parseParamOption(param);
+    std::optional<verify::ParamRange> r = parseParamOption(param, diags);
     if (!r)
       return ExitInputError;
     options.params.push_back(*r);
@@ -123,8 +124,8 @@ int runCompile() {
     llvm::Expected<verify::ScheduleReport> report =
         verify::verifySchedule(schedule, own);
     if (!report) {
-      diags.error(schedule.loc, "cannot verify '" + schedule.name +
-                                    "': " + llvm::toString(report.takeError()));
+      reportFailure(diags, report.takeError(), "verify", schedule.name,
+                      schedule.loc);
       return ExitInputError;
     }
     switch (report->verdict()) {

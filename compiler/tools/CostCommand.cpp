@@ -27,10 +27,11 @@ cl::SubCommand costCommand("cost",
 cl::list<std::string> costFiles(cl::Positional, cl::OneOrMore,
                                 cl::desc("<file.coll>..."),
                                 cl::sub(costCommand), cl::cat(category()));
-cl::opt<std::string> costSchedule("schedule",
-                                  cl::desc("Price only this schedule"),
-                                  cl::value_desc("NAME"), cl::sub(costCommand),
-                                  cl::cat(category()));
+cl::list<std::string> costSchedules(
+    "schedule",
+    cl::desc("Price only these schedules (names separated by commas)"),
+    cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(costCommand),
+    cl::cat(category()));
 cl::opt<int64_t> costP("p",
                        cl::desc("Number of ranks (a family's member with "
                                 "every parameter equal that has N ranks)"),
@@ -85,17 +86,21 @@ std::string formula(int64_t startups, const cost::Fraction &words) {
 int runCost() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  int exitCode = ExitOk;
+  JsonDocument json(diags, costFormat == Format::Json);
+  json.members["schedules"] = llvm::json::Array();
+  std::optional<Selection> selection =
+      loadSelection(costFiles, costSchedules, diags);
+  if (!selection)
+    return ExitInputError;
+  int exitCode = selection->failed ? ExitInputError : ExitOk;
   size_t priced = 0;
-  llvm::json::Array jsonSchedules, jsonAlltoallv;
-  for (const std::string &file : costFiles) {
-    std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
-    llvm::Expected<Program> program = loadResolved(file, diags, &choices);
-    if (!program) {
-      llvm::consumeError(program.takeError());
-      exitCode = ExitInputError;
-      continue;
-    }
+  // Without a size or names, every schedule of fixed size is priced and
+  // the families are listed with what they need.
+  const bool anySize = costP > 0 || !costParams.empty();
+  llvm::json::Array jsonSchedules, jsonAlltoallv, jsonUnpriced;
+  for (const LoadedFile &file : selection->files) {
+    const Program *program = &file.program;
+    const std::string &path = file.path;
     const CostModel *model = nullptr;
     std::optional<CostModel> externalModel;
     if (!costModel.empty()) {
@@ -107,8 +112,7 @@ int runCost() {
       if (!model && llvm::StringRef(costModel).contains(".coll")) {
         llvm::Expected<CostModel> loaded = bench::loadModel(costModel);
         if (!loaded) {
-          llvm::errs() << "collc: error: " << llvm::toString(loaded.takeError())
-                       << "\n";
+          diags.error(llvm::toString(loaded.takeError()));
           exitCode = ExitInputError;
           continue;
         }
@@ -116,8 +120,7 @@ int runCost() {
         model = &*externalModel;
       }
       if (!model) {
-        llvm::errs() << "collc: error: " << file << " declares no model '"
-                     << costModel << "'\n";
+        diags.error(path + " declares no model '" + costModel + "'");
         exitCode = ExitInputError;
         continue;
       }
@@ -125,14 +128,22 @@ int runCost() {
     PortModel ports = model ? model->ports
                             : (costAllPort ? PortModel::All : PortModel::Single);
     for (const ir::Schedule &schedule : program->schedules) {
-      if (!costSchedule.empty() && !program->names(costSchedule, schedule))
+      if (!selection->selects(file, schedule))
         continue;
+      if (!anySize && selection->names.empty() && !hasFixedSize(schedule)) {
+        std::string needs = sizeOptions(schedule);
+        llvm::errs() << "collc: note: '" << schedule.name
+                     << "' is a family; give " << needs << " to price it\n";
+        jsonUnpriced.push_back(
+            llvm::json::Object{{"schedule", schedule.name}, {"needs", needs}});
+        continue;
+      }
       llvm::Expected<std::vector<int64_t>> params = chooseParams(schedule);
       if (!params) {
         std::string message = llvm::toString(params.takeError());
         // With --p over many schedules, those without such a member are
         // skipped; one named on its own is an error.
-        if (costP > 0 && costSchedule.empty() && costParams.empty()) {
+        if (costP > 0 && selection->names.empty() && costParams.empty()) {
           llvm::errs() << "collc: note: skipping " << message << "\n";
           continue;
         }
@@ -144,8 +155,8 @@ int runCost() {
       llvm::Expected<cost::ScheduleCost> c =
           cost::costOf(schedule, *params, ports);
       if (!c) {
-        diags.error(schedule.loc, "cannot price '" + schedule.name +
-                                      "': " + llvm::toString(c.takeError()));
+        reportFailure(diags, c.takeError(), "price", schedule.name,
+                      schedule.loc);
         exitCode = ExitInputError;
         continue;
       }
@@ -197,7 +208,7 @@ int runCost() {
       }
 
       llvm::raw_ostream &os = llvm::outs();
-      for (const auto &[collective, picked] : choices)
+      for (const auto &[collective, picked] : file.choices)
         for (const library::Choice &c : picked)
           if (c.schedule.name == schedule.name)
             os << "collective " << collective << ": " << library::describe(c)
@@ -239,7 +250,7 @@ int runCost() {
     for (const CollectiveDef &def : program->collectives) {
       if (def.collective.kind != ir::CollectiveKind::Alltoallv ||
           program->findSchedule(def.algorithm) ||
-          (!costSchedule.empty() && def.name != costSchedule))
+          !selection->selects(def.name))
         continue;
       std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
           def.algorithm.empty() ? "four_stage" : def.algorithm);
@@ -252,8 +263,8 @@ int runCost() {
           pattern ? alltoallv::stageLoads(*pattern, def.topology)
                   : llvm::Expected<std::vector<int64_t>>(pattern.takeError());
       if (!loads) {
-        diags.error(def.loc, "cannot price '" + def.name +
-                                 "': " + llvm::toString(loads.takeError()));
+        reportFailure(diags, loads.takeError(), "price", def.name,
+                      def.loc);
         exitCode = ExitInputError;
         continue;
       }
@@ -308,18 +319,16 @@ int runCost() {
            << " bytes)\n";
     }
   }
-  if (!costSchedule.empty() && priced == 0 && !diags.hasErrors() &&
-      exitCode == ExitOk) {
-    llvm::errs() << "collc: error: no schedule named '" << costSchedule
-                 << "'\n";
-    return ExitInputError;
+  if (!anySize && priced == 0 && !jsonUnpriced.empty() && exitCode == ExitOk) {
+    diags.error("nothing to price: every schedule is a family; give --p N "
+                "or --param NAME=V");
+    exitCode = ExitInputError;
   }
-  if (costFormat == Format::Json) {
-    llvm::json::Object out{{"schedules", std::move(jsonSchedules)}};
-    if (!jsonAlltoallv.empty())
-      out["alltoallv"] = std::move(jsonAlltoallv);
-    llvm::outs() << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(out)));
-  }
+  json.members["schedules"] = std::move(jsonSchedules);
+  if (!jsonAlltoallv.empty())
+    json.members["alltoallv"] = std::move(jsonAlltoallv);
+  if (!jsonUnpriced.empty())
+    json.members["unpriced"] = std::move(jsonUnpriced);
   return diags.hasErrors() ? ExitInputError : exitCode;
 }
 

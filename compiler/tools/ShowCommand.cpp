@@ -24,10 +24,11 @@ cl::SubCommand showCommand("show", "Print schedules step by step: who sends "
 cl::list<std::string> showFiles(cl::Positional, cl::OneOrMore,
                                 cl::desc("<file.coll>..."),
                                 cl::sub(showCommand), cl::cat(category()));
-cl::opt<std::string> showSchedule("schedule",
-                                  cl::desc("Show only this schedule"),
-                                  cl::value_desc("NAME"), cl::sub(showCommand),
-                                  cl::cat(category()));
+cl::list<std::string> showSchedules(
+    "schedule",
+    cl::desc("Show only these schedules (names separated by commas)"),
+    cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(showCommand),
+    cl::cat(category()));
 cl::opt<int64_t> showP("p",
                        cl::desc("Number of ranks (a family's member with "
                                 "every parameter equal that has N ranks)"),
@@ -103,8 +104,8 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
             PortModel ports, llvm::raw_ostream &os, DiagnosticEngine &diags) {
   llvm::Expected<ir::Instance> instance = ir::instantiate(schedule, params);
   if (!instance) {
-    diags.error(schedule.loc, "cannot show '" + schedule.name +
-                                  "': " + llvm::toString(instance.takeError()));
+    reportFailure(diags, instance.takeError(), "show", schedule.name,
+                      schedule.loc);
     return ExitInputError;
   }
   std::vector<int64_t> dims = instance->dims;
@@ -112,8 +113,8 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
       Topology::make(schedule.topology.kind, dims, schedule.topology.edges,
                        schedule.topology.order);
   if (!topology) {
-    diags.error(schedule.loc, "cannot show '" + schedule.name +
-                                  "': " + llvm::toString(topology.takeError()));
+    reportFailure(diags, topology.takeError(), "show", schedule.name,
+                      schedule.loc);
     return ExitInputError;
   }
 
@@ -142,8 +143,8 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
   llvm::Expected<simulate::SimulationResult> result =
       simulate::simulate(*instance, *topology, options);
   if (!result) {
-    diags.error(schedule.loc, "cannot show '" + schedule.name +
-                                  "': " + llvm::toString(result.takeError()));
+    reportFailure(diags, result.takeError(), "show", schedule.name,
+                      schedule.loc);
     return ExitInputError;
   }
 
@@ -191,18 +192,16 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
 int runShow() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  int exitCode = ExitOk;
+  std::optional<Selection> selection =
+      loadSelection(showFiles, showSchedules, diags);
+  if (!selection)
+    return ExitInputError;
+  int exitCode = selection->failed ? ExitInputError : ExitOk;
   size_t shown = 0;
   std::vector<std::string> params(showParams.begin(), showParams.end());
-  for (const std::string &file : showFiles) {
-    llvm::Expected<Program> program = loadResolved(file, diags);
-    if (!program) {
-      llvm::consumeError(program.takeError());
-      exitCode = ExitInputError;
-      continue;
-    }
-    for (const ir::Schedule &schedule : program->schedules) {
-      if (!showSchedule.empty() && !program->names(showSchedule, schedule))
+  for (const LoadedFile &file : selection->files) {
+    for (const ir::Schedule &schedule : file.program.schedules) {
+      if (!selection->selects(file, schedule))
         continue;
       llvm::Expected<std::vector<int64_t>> member =
           chooseMember(schedule, showP, params);
@@ -210,7 +209,7 @@ int runShow() {
         std::string message = llvm::toString(member.takeError());
         // With --p over many schedules, those without such a member are
         // skipped; one named on its own is an error.
-        if (showP > 0 && showSchedule.empty() && params.empty()) {
+        if (showP > 0 && selection->names.empty() && params.empty()) {
           llvm::errs() << "collc: note: skipping " << message << "\n";
           continue;
         }
@@ -221,16 +220,11 @@ int runShow() {
       }
       if (shown++)
         llvm::outs() << "\n";
-      if (int rc = showOne(schedule, *member, portsFor(*program, showAllPort),
-                           llvm::outs(), diags))
+      if (int rc = showOne(schedule, *member,
+                           portsFor(file.program, showAllPort), llvm::outs(),
+                           diags))
         exitCode = rc;
     }
-  }
-  if (!showSchedule.empty() && shown == 0 && !diags.hasErrors() &&
-      exitCode == ExitOk) {
-    llvm::errs() << "collc: error: no schedule named '" << showSchedule
-                 << "'\n";
-    return ExitInputError;
   }
   return diags.hasErrors() ? ExitInputError : exitCode;
 }

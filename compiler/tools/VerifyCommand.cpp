@@ -62,11 +62,9 @@ cl::opt<std::string> verifyProvedQueries(
              "proving, written back after, so an unchanged schedule is "
              "proved again at once"),
     cl::value_desc("FILE"), cl::sub(verifyCommand), cl::cat(category()));
-cl::opt<unsigned> verifyTimeout("timeout",
-                                cl::desc("Solver time limit per query, in "
-                                         "seconds (default 60)"),
-                                cl::init(60), cl::sub(verifyCommand),
-                                cl::cat(category()));
+cl::opt<double> verifyTimeout("timeout", cl::desc(timeoutHelp),
+                              cl::value_desc("SECONDS"), cl::init(60),
+                              cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<bool> verifyAllPort("all-port",
                             cl::desc("All-port model: one message per "
                                      "channel instead of per rank"),
@@ -123,12 +121,13 @@ std::string statusColumn(const verify::PropertyResult &r) {
 /// the most loaded channel as a measurement, and the flat model's cost with
 /// that load. Returns the exit code it earns.
 int verifyAlltoallv(const CollectiveDef &c, alltoallv::Algorithm algorithm,
-                    llvm::raw_ostream &os, llvm::json::Array *json) {
+                    DiagnosticEngine &diags, llvm::raw_ostream &os,
+                    llvm::json::Array *json) {
   llvm::Expected<alltoallv::PatternVerdict> verdict =
       alltoallv::verifyPattern(c.name, algorithm, c.topology, verifyTimeout);
   if (!verdict) {
-    llvm::errs() << "collc: error: cannot verify alltoallv '" << c.name
-                 << "': " << llvm::toString(verdict.takeError()) << "\n";
+    diags.error(c.loc, "cannot verify alltoallv '" + c.name +
+                           "': " + llvm::toString(verdict.takeError()));
     return ExitInputError;
   }
   int code = ExitOk;
@@ -246,10 +245,12 @@ int verifyAlltoallv(const CollectiveDef &c, alltoallv::Algorithm algorithm,
 int runVerify() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, verifyFormat == Format::Json);
+  json.members["schedules"] = llvm::json::Array();
   verify::VerifyOptions options;
   if (verifyP.getNumOccurrences()) {
     if (verifyP < 1) {
-      llvm::errs() << "collc: error: --p needs a positive number of ranks\n";
+      diags.error("--p needs a positive number of ranks");
       return ExitInputError;
     }
     options.p = verifyP;
@@ -257,17 +258,19 @@ int runVerify() {
   if (!verifyRange.empty()) {
     options.ranks = parseRange(verifyRange);
     if (!options.ranks) {
-      llvm::errs() << "collc: error: --range needs LO..HI, got '"
-                   << verifyRange << "'\n";
+      diags.error("--range needs LO..HI, got '" + verifyRange + "'");
       return ExitInputError;
     }
   }
   for (const std::string &param : verifyParams) {
-    std::optional<verify::ParamRange> r = parseParamOption(param);
+    std::optional<verify::ParamRange> r = parseParamOption(param, diags);
     if (!r)
       return ExitInputError;
     options.params.push_back(*r);
   }
+  std::optional<double> timeout = timeoutOption(verifyTimeout, diags);
+  if (!timeout)
+    return ExitInputError;
   if (!verifyOnly.empty()) {
     llvm::SmallVector<llvm::StringRef, 5> names;
     llvm::StringRef(verifyOnly).split(names, ',');
@@ -279,20 +282,20 @@ int runVerify() {
         if (name.trim() == verify::propertyName(p))
           found = p;
       if (!found) {
-        llvm::errs() << "collc: error: unknown property '" << name << "'\n";
+        diags.error("unknown property '" + name + "'");
         return ExitInputError;
       }
       options.only.push_back(*found);
     }
   }
   options.ports = verifyAllPort ? PortModel::All : PortModel::Single;
-  options.timeoutSeconds = verifyTimeout;
+  options.timeoutSeconds = *timeout;
   options.maxSimulatedRanks = verifyMaxSim;
   if (verifyVerbose)
     options.verbose = &llvm::errs();
   // Schedules that share parts (compositions) share their slow queries.
   ProvedQueriesFile provedQueries;
-  if (!provedQueries.open(verifyProvedQueries))
+  if (!provedQueries.open(verifyProvedQueries, diags))
     return ExitInputError;
   options.provedQueries = provedQueries.queries();
 
@@ -304,57 +307,24 @@ int runVerify() {
       exitCode = code;
   };
   llvm::json::Array jsonSchedules, jsonAlltoallv;
-  // Every file is read first, so that a name --schedule gives that none
-  // of them has is reported before any proof is spent.
-  struct Loaded {
-    Program program;
-    std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
-  };
-  std::vector<Loaded> loaded;
-  llvm::StringSet<> known;
-  for (const std::string &file : verifyFiles) {
-    Loaded l;
-    llvm::Expected<Program> program = loadResolved(file, diags, &l.choices);
-    if (!program) {
-      llvm::consumeError(program.takeError());
-      worsen(ExitInputError);
-      continue;
-    }
-    l.program = std::move(*program);
-    for (const ir::Schedule &schedule : l.program.schedules)
-      known.insert(schedule.name);
-    for (const CollectiveDef &c : l.program.collectives)
-      if (!c.resolved.empty() ||
-          (c.collective.kind == ir::CollectiveKind::Alltoallv &&
-           !l.program.findSchedule(c.algorithm)))
-        known.insert(c.name); // its schedules; an alltoallv's pattern, below
-    loaded.push_back(std::move(l));
-  }
-  bool missing = false;
-  for (const std::string &name : verifySchedules)
-    if (!known.contains(name) && !diags.hasErrors()) {
-      llvm::errs() << "collc: error: no schedule named '" << name << "'\n";
-      missing = true;
-    }
-  if (missing)
+  std::optional<Selection> selection =
+      loadSelection(verifyFiles, verifySchedules, diags);
+  if (!selection)
     return ExitInputError;
-  auto selected = [&](llvm::StringRef name) {
-    return verifySchedules.empty() || llvm::is_contained(verifySchedules, name);
-  };
-  for (const auto &[program, choices] : loaded) {
+  if (selection->failed)
+    worsen(ExitInputError);
+  for (const LoadedFile &file : selection->files) {
+    const Program &program = file.program;
     verify::VerifyOptions own = options;
     own.ports = portsFor(program, verifyAllPort);
     for (const ir::Schedule &schedule : program.schedules) {
-      if (!verifySchedules.empty() &&
-          llvm::none_of(verifySchedules, [&](const std::string &name) {
-            return program.names(name, schedule);
-          }))
+      if (!selection->selects(file, schedule))
         continue;
       llvm::Expected<verify::ScheduleReport> report =
           verify::verifySchedule(schedule, own);
       if (!report) {
-        diags.error(schedule.loc, "cannot verify '" + schedule.name + "': " +
-                                      llvm::toString(report.takeError()));
+        reportFailure(diags, report.takeError(), "verify", schedule.name,
+                      schedule.loc);
         worsen(ExitInputError);
         continue;
       }
@@ -372,7 +342,7 @@ int runVerify() {
         break;
       }
       if (verifyFormat == Format::Text) {
-        for (const auto &[collective, picked] : choices)
+        for (const auto &[collective, picked] : file.choices)
           for (const library::Choice &c : picked)
             if (c.schedule.name == schedule.name)
               llvm::outs() << "collective " << collective << ": "
@@ -415,23 +385,20 @@ int runVerify() {
     // alltoallv), not a schedule of the file: its stages are checked here.
     for (const CollectiveDef &c : program.collectives) {
       if (c.collective.kind != ir::CollectiveKind::Alltoallv ||
-          program.findSchedule(c.algorithm) || !selected(c.name))
+          program.findSchedule(c.algorithm) || !selection->selects(c.name))
         continue;
       std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
           c.algorithm.empty() ? "four_stage" : c.algorithm);
       if (!algorithm)
         continue; // sema has reported it
-      worsen(verifyAlltoallv(c, *algorithm, llvm::outs(),
+      worsen(verifyAlltoallv(c, *algorithm, diags, llvm::outs(),
                              verifyFormat == Format::Json ? &jsonAlltoallv
                                                           : nullptr));
     }
   }
-  if (verifyFormat == Format::Json) {
-    llvm::json::Object out{{"schedules", std::move(jsonSchedules)}};
-    if (!jsonAlltoallv.empty())
-      out["alltoallv"] = std::move(jsonAlltoallv);
-    llvm::outs() << llvm::formatv("{0:2}\n", llvm::json::Value(std::move(out)));
-  }
+  json.members["schedules"] = std::move(jsonSchedules);
+  if (!jsonAlltoallv.empty())
+    json.members["alltoallv"] = std::move(jsonAlltoallv);
   return exitCode;
 }
 

@@ -7,13 +7,17 @@
 
 #include "cost/Cost.h"
 #include "library/Compose.h"
+#include "ir/Instantiate.h"
 #include "library/Library.h"
 #include "sema/Sema.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -96,6 +100,56 @@ llvm::Expected<collc::Program> collc::tools::loadResolved(
   return program;
 }
 
+bool collc::tools::Selection::selects(const LoadedFile &file,
+                                      const collc::ir::Schedule &s) const {
+  return names.empty() || llvm::any_of(names, [&](const std::string &name) {
+           return file.program.names(name, s);
+         });
+}
+
+bool collc::tools::Selection::selects(llvm::StringRef name) const {
+  return names.empty() || llvm::is_contained(names, name);
+}
+
+std::optional<Selection>
+collc::tools::loadSelection(llvm::ArrayRef<std::string> files,
+                            llvm::ArrayRef<std::string> names,
+                            collc::DiagnosticEngine &diags) {
+  Selection out;
+  out.names = names.vec();
+  llvm::StringSet<> known;
+  for (const std::string &file : files) {
+    LoadedFile l;
+    l.path = file;
+    llvm::Expected<collc::Program> program =
+        loadResolved(file, diags, &l.choices);
+    if (!program) {
+      llvm::consumeError(program.takeError());
+      out.failed = true;
+      continue;
+    }
+    l.program = std::move(*program);
+    for (const collc::ir::Schedule &schedule : l.program.schedules)
+      known.insert(schedule.name);
+    for (const collc::CollectiveDef &c : l.program.collectives)
+      if (!c.resolved.empty() ||
+          (c.collective.kind == collc::ir::CollectiveKind::Alltoallv &&
+           !l.program.findSchedule(c.algorithm)))
+        known.insert(c.name); // its schedules, or an alltoallv's pattern
+    out.files.push_back(std::move(l));
+  }
+  // A name may be in a file that did not load: say nothing of it then.
+  bool missing = false;
+  for (const std::string &name : names)
+    if (!known.contains(name) && !diags.hasErrors()) {
+      diags.error("no schedule named '" + name + "'");
+      missing = true;
+    }
+  if (missing)
+    return std::nullopt;
+  return out;
+}
+
 llvm::Expected<std::vector<int64_t>>
 collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
                            llvm::ArrayRef<std::string> params) {
@@ -132,17 +186,103 @@ collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
   }
   if (p > 0)
     return collc::cost::paramsForRanks(s, p);
-  if (llvm::all_of(s.params, [](const collc::ir::Parameter &q) {
-        return q.range && q.range->first == q.range->second;
-      })) {
+  if (hasFixedSize(s)) {
     std::vector<int64_t> out;
     for (const collc::ir::Parameter &q : s.params)
       out.push_back(q.range->first);
     return out;
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "'%s' is a family; give --p N or --param",
-                                 s.name.c_str());
+                                 "'%s' is a family; give %s", s.name.c_str(),
+                                 sizeOptions(s).c_str());
+}
+
+void collc::tools::reportFailure(collc::DiagnosticEngine &diags,
+                                 llvm::Error error, llvm::StringRef verb,
+                                 llvm::StringRef name, llvm::SMLoc loc) {
+  std::string prefix = ("cannot " + verb + " '" + name + "': ").str();
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const collc::ir::EvalFailure &f) {
+        if (!f.loc.isValid() || f.loc == loc) {
+          diags.error(loc, prefix + f.message);
+          return;
+        }
+        diags.error(f.loc, prefix + f.message);
+        diags.note(loc, "'" + name + "' is declared here");
+      },
+      [&](const llvm::ErrorInfoBase &e) {
+        diags.error(loc, prefix + e.message());
+      });
+}
+
+bool collc::tools::hasFixedSize(const collc::ir::Schedule &s) {
+  return llvm::all_of(s.params, [](const collc::ir::Parameter &q) {
+    return q.range && q.range->first == q.range->second;
+  });
+}
+
+std::string collc::tools::sizeOptions(const collc::ir::Schedule &s) {
+  std::string params, ranges;
+  for (const collc::ir::Parameter &q : s.params) {
+    params += (params.empty() ? "" : " ") + ("--param " + q.name) + "=V";
+    if (q.range)
+      ranges += (ranges.empty() ? "" : ", ") + q.name + " in " +
+                std::to_string(q.range->first) + ".." +
+                std::to_string(q.range->second);
+  }
+  return "--p N or " + params + (ranges.empty() ? "" : " (" + ranges + ")");
+}
+
+collc::tools::JsonDocument::JsonDocument(collc::DiagnosticEngine &diags,
+                                         bool enabled)
+    : diags(diags), enabled(enabled) {
+  if (enabled)
+    diags.keepRecords();
+}
+
+namespace {
+/// A diagnostic as clang's JSON diagnostics write one.
+llvm::json::Object toJson(const collc::DiagnosticEngine::Record &d) {
+  llvm::json::Object o{{"severity", d.severity}, {"message", d.message}};
+  if (d.line) {
+    o["file"] = d.file;
+    o["line"] = d.line;
+    o["column"] = d.column;
+  }
+  if (d.severity != "note") {
+    llvm::json::Array notes;
+    for (const collc::DiagnosticEngine::Record &n : d.notes)
+      notes.push_back(toJson(n));
+    o["notes"] = std::move(notes);
+  }
+  return o;
+}
+} // namespace
+
+collc::tools::JsonDocument::~JsonDocument() {
+  if (!enabled)
+    return;
+  llvm::json::Array diagnostics;
+  for (const collc::DiagnosticEngine::Record &d : diags.takeRecords())
+    diagnostics.push_back(toJson(d));
+  members["diagnostics"] = std::move(diagnostics);
+  llvm::outs() << llvm::formatv("{0:2}\n",
+                                llvm::json::Value(std::move(members)));
+}
+
+const char collc::tools::timeoutHelp[] =
+    "Solver time limit per query in seconds, fractions allowed (default 60; "
+    "0: no limit); a query that runs out is UNKNOWN";
+
+std::optional<double>
+collc::tools::timeoutOption(double seconds, collc::DiagnosticEngine &diags) {
+  if (seconds < 0 || std::isnan(seconds)) {
+    diags.error("--timeout needs a number of seconds, 0 or more (0: no "
+                "limit), got " + llvm::formatv("{0}", seconds));
+    return std::nullopt;
+  }
+  return seconds;
 }
 
 bool collc::tools::writeFile(llvm::StringRef path, llvm::StringRef text) {
@@ -169,22 +309,23 @@ collc::tools::parseRange(llvm::StringRef text) {
 }
 
 std::optional<collc::verify::ParamRange>
-collc::tools::parseParamOption(llvm::StringRef text) {
+collc::tools::parseParamOption(llvm::StringRef text,
+                               collc::DiagnosticEngine &diags) {
   auto [name, range] = text.split('=');
   std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
   if (name.trim().empty() || !r) {
-    llvm::errs() << "collc: error: --param needs NAME=LO..HI or NAME=V, got '"
-                 << text << "'\n";
+    diags.error("--param needs NAME=LO..HI or NAME=V, got '" + text + "'");
     return std::nullopt;
   }
   return collc::verify::ParamRange{name.trim().str(), r->first, r->second};
 }
 
-bool collc::tools::ProvedQueriesFile::open(llvm::StringRef file) {
+bool collc::tools::ProvedQueriesFile::open(llvm::StringRef file,
+                                           collc::DiagnosticEngine &diags) {
   if (file.empty())
     return true;
   if (llvm::Error e = proved.load(file)) {
-    llvm::errs() << "collc: error: " << llvm::toString(std::move(e)) << "\n";
+    diags.error(llvm::toString(std::move(e)));
     return false;
   }
   path = file.str();

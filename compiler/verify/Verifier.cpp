@@ -10,6 +10,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <map>
 
 using namespace collc;
@@ -151,6 +153,17 @@ resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
                         " in LO .. HI', --param " + r.name +
                         "=LO..HI or --range LO..HI");
   return ranges;
+}
+
+/// The solver's limit per query in milliseconds (0: none); a fraction of a
+/// millisecond is a millisecond, since 0 would mean no limit at all.
+unsigned timeoutMs(const VerifyOptions &options) {
+  if (options.timeoutSeconds <= 0)
+    return 0;
+  double ms = std::ceil(options.timeoutSeconds * 1000);
+  return ms >= std::numeric_limits<unsigned>::max()
+             ? std::numeric_limits<unsigned>::max()
+             : static_cast<unsigned>(ms);
 }
 
 bool wanted(const VerifyOptions &options, Property p) {
@@ -302,7 +315,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     for (const ParamRange &r : *ranges)
       po.ranges.push_back({r.name, r.lo, r.hi});
     po.ports = options.ports;
-    po.timeoutMs = options.timeoutSeconds * 1000;
+    po.timeoutMs = timeoutMs(options);
     po.verbose = options.verbose;
     po.provedQueries = options.provedQueries;
     llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
@@ -326,7 +339,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     prove::InductionOptions io;
     for (const ParamRange &r : *ranges)
       io.ranges.push_back({r.name, r.lo, r.hi});
-    io.timeoutMs = options.timeoutSeconds * 1000;
+    io.timeoutMs = timeoutMs(options);
     io.verbose = options.verbose;
     io.provedQueries = options.provedQueries;
     induced = prove::proveByInduction(s, io);

@@ -44,7 +44,7 @@ struct VerifyOptions {
   /// Explicit parameter ranges (`--param d=1..16`); override the spec's.
   std::vector<ParamRange> params;
   PortModel ports = PortModel::Single;
-  unsigned timeoutSeconds = 60;
+  double timeoutSeconds = 60; // per solver query; 0: no limit
   int64_t maxSimulatedRanks = 4096;
   double simulationBudgetSeconds = 60;
   /// Which properties to check (all five when empty).

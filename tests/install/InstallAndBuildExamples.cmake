@@ -33,4 +33,16 @@ if(NOT collc_dir MATCHES "${prefix}/")
   message(FATAL_ERROR "found collc outside the install prefix: ${collc_dir}")
 endif()
 run(${CMAKE_COMMAND} --build ${build} --target transpose_example)
+
+# A project that enables only CXX finds collc too (its runtime needs MPI C).
+set(cxx_only ${WORK_DIR}/cxx_only)
+file(WRITE ${cxx_only}/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.20)\n"
+     "project(cxx_only LANGUAGES CXX)\n"
+     "find_package(collc REQUIRED)\n"
+     "add_library(uses_runtime INTERFACE)\n"
+     "target_link_libraries(uses_runtime INTERFACE collc::runtime)\n")
+run(${CMAKE_COMMAND} -S ${cxx_only} -B ${cxx_only}/build -G ${GENERATOR}
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER})
 run(${MPIEXEC} --oversubscribe -np 4 ${build}/transpose/transpose_example)
