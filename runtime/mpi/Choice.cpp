@@ -178,8 +178,8 @@ const char *reasonText(Reason r) {
   case Reason::TooLarge: return "a block over 2 GiB";
   case Reason::RanksUnproved: return "no schedule proved for this many ranks";
   case Reason::NonCommutative:
-    return "a non-commutative operator (no schedule proved to fold in rank "
-           "order)";
+    return "a non-commutative operator (no schedule proved to fold it in "
+           "rank order for this collective and root)";
   case Reason::OpOnType: return "no typed fold for this operator and type";
   case Reason::UserOpLayout: return "a user operator on a type with holes";
   case Reason::MixedType: return "a reduction over several basic types";
@@ -190,34 +190,45 @@ const char *reasonText(Reason r) {
   return "?";
 }
 
-Choice chooseAnew(Coll coll, int ranks, int64_t bytes);
+Choice chooseAnew(Coll coll, int ranks, int64_t bytes, bool ordered);
 
 bool pinnedToMpi(Coll coll) {
   const Settings &s = settings();
   return s.off || s.toMpi[static_cast<int>(coll)];
 }
 
-Choice choose(Coll coll, int ranks, int64_t bytes) {
-  // A program repeats its calls: the last choice per collective is kept.
+Choice choose(Coll coll, int ranks, int64_t bytes, bool ordered) {
+  // A program repeats its calls: the last few choices per collective are
+  // kept.
   struct Last {
     int ranks = 0;
     int64_t bytes = -1;
+    bool ordered = false;
     Choice choice;
   };
-  thread_local Last last[static_cast<int>(Coll::Count)];
-  Last &l = last[static_cast<int>(coll)];
-  if (l.ranks == ranks && l.bytes == bytes)
-    return l.choice;
-  l = {ranks, bytes, chooseAnew(coll, ranks, bytes)};
+  constexpr int ways = 4;
+  thread_local Last last[static_cast<int>(Coll::Count)][ways];
+  thread_local unsigned next[static_cast<int>(Coll::Count)] = {};
+  Last *kept = last[static_cast<int>(coll)];
+  for (int i = 0; i < ways; ++i)
+    if (kept[i].ranks == ranks && kept[i].bytes == bytes &&
+        kept[i].ordered == ordered)
+      return kept[i].choice;
+  unsigned &n = next[static_cast<int>(coll)];
+  Last &l = kept[n];
+  n = (n + 1) % ways;
+  l = {ranks, bytes, ordered, chooseAnew(coll, ranks, bytes, ordered)};
   return l.choice;
 }
 
-Choice chooseAnew(Coll coll, int ranks, int64_t bytes) {
+Choice chooseAnew(Coll coll, int ranks, int64_t bytes, bool ordered) {
   const Settings &s = settings();
   Choice best;
-  best.reason = Reason::NoSchedule;
+  best.reason = ordered ? Reason::NonCommutative : Reason::NoSchedule;
   if (const Candidate *pin = s.pinned[static_cast<int>(coll)]) {
-    if (s.price(*pin, ranks, bytes) >= 0)
+    if (ordered && !pin->keepsOrder)
+      best.reason = Reason::NonCommutative;
+    else if (s.price(*pin, ranks, bytes) >= 0)
       best.candidate = pin;
     else
       best.reason = Reason::RanksUnproved;
@@ -227,7 +238,9 @@ Choice chooseAnew(Coll coll, int ranks, int64_t bytes) {
   bool any = false;
   for (int i = 0; i < candidateCount; ++i) {
     const Candidate &c = candidates[i];
-    if (c.coll != coll)
+    // An ordered candidate is one of the others proved again for
+    // operators that do not commute: it competes only for those.
+    if (c.coll != coll || c.keepsOrder != ordered)
       continue;
     any = true;
     double price = s.price(c, ranks, bytes);

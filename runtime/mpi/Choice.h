@@ -71,6 +71,9 @@ struct Candidate {
   Coll coll;
   Run run;
   const char *parts[2]; // the schedules priced (the second may be null)
+  // Proved to fold in rank order (`commutative: false`, ordered.coll): it
+  // may run an operator that does not commute, unrotated.
+  bool keepsOrder = false;
 };
 /// Schedules.cpp: every candidate, and how many.
 extern const Candidate candidates[];
@@ -85,7 +88,9 @@ struct Choice {
 /// The cheapest candidate for `coll` on `ranks` ranks with blocks of
 /// `bytes` (Table 4.1's m) under the model (COLLC_MPI_MODEL, else the
 /// build's), or the one a COLLC_MPI_<NAME> pins.
-Choice choose(Coll coll, int ranks, int64_t bytes);
+/// `ordered`: the operator does not commute, so only a candidate that
+/// keeps rank order may run it.
+Choice choose(Coll coll, int ranks, int64_t bytes, bool ordered = false);
 /// A decision made before the choice (Reason::Pinned when the
 /// environment sends every call of `coll` to MPI).
 bool pinnedToMpi(Coll coll);

@@ -14,6 +14,7 @@
 
 #include "collc/Backend.h"
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <vector>
@@ -69,6 +70,7 @@ Reason blockBytes(int count, MPI_Datatype type, TypeInfo &info,
 struct Fold {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   int count = 0;
+  bool ordered = false; // the operator does not commute
 };
 
 /// The fold of `count` elements of `type` by `op`, or why the library
@@ -78,11 +80,23 @@ Reason foldOf(int count, MPI_Datatype type, const TypeInfo &info, MPI_Op op,
               Fold &fold) {
   if (op == MPI_OP_NULL)
     return Reason::Invalid;
+  // A predefined type and operator never change: the verdict on the last
+  // few pairs holds (a repeated call asks MPI nothing).
+  thread_local MPI_Datatype lastType[4] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
+                                           MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+  thread_local MPI_Op lastOp[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL,
+                                   MPI_OP_NULL};
+  thread_local unsigned next = 0;
+  for (int i = 0; i < 4; ++i)
+    if (type == lastType[i] && op == lastOp[i]) {
+      fold.type = type;
+      fold.count = count;
+      return Reason::Count;
+    }
   int commutative = 1;
   if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS)
     return Reason::Invalid;
-  if (!commutative)
-    return Reason::NonCommutative;
+  fold.ordered = !commutative;
   if (collc::rt::predefinedOp(op)) {
     if (info.base == MPI_DATATYPE_NULL)
       return Reason::MixedType;
@@ -91,6 +105,11 @@ Reason foldOf(int count, MPI_Datatype type, const TypeInfo &info, MPI_Op op,
     fold.count = count * info.perElement;
     if (!collc::rt::foldFunction(fold.type, op))
       return Reason::OpOnType;
+    if (info.named) {
+      lastType[next] = type;
+      lastOp[next] = op;
+      next = (next + 1) % 4;
+    }
     return Reason::Count;
   }
   // A user's function folds its own type: it must lie in one piece.
@@ -210,10 +229,55 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
 namespace {
 
 /// Reduce, Allreduce and Scan: `root` < 0 for the unrooted ones.
+/// The last reduction of each kind that ran a schedule on a predefined,
+/// contiguous type and operator: a call with the same arguments (but its
+/// buffers) on a communicator of the same size runs that schedule at once,
+/// as the whole path would decide again (every input to the decision is in
+/// the key, and a predefined type or operator never changes).
+/// Bumped by MPI_Comm_free (below): a freed communicator's handle may
+/// come back for another communicator, which must not find a fast entry.
+std::atomic<uint64_t> commsFreed{0};
+
+struct FastReduction {
+  uint64_t freed = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int size = 0, rank = 0, count = -1, root = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  Choice choice;
+};
+constexpr unsigned fastWays = 4; // a program cycles through a few calls
+thread_local FastReduction fastReductions[static_cast<int>(Coll::Count)]
+                                         [fastWays];
+thread_local unsigned fastNext[static_cast<int>(Coll::Count)];
+
 int reduction(Coll coll, const void *send, void *recv, int count,
               MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
               int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
                             int, MPI_Comm)) {
+  for (const FastReduction &fast : fastReductions[static_cast<int>(coll)]) {
+    if (fast.comm != comm || fast.count != count || fast.type != type ||
+        fast.op != op || fast.root != root || fast.freed != commsFreed ||
+        reporting())
+      continue;
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    if (size == fast.size) {
+      const bool output = coll != Coll::Reduce || fast.rank == root;
+      Args a;
+      a.send = send;
+      a.recv = output || send == MPI_IN_PLACE ? recv : nullptr;
+      a.count = count;
+      a.type = type;
+      a.op = op;
+      a.root = root < 0 ? 0 : root;
+      a.comm = comm;
+      collc::mpi::count(coll, fast.choice, 0);
+      if (int rc = fast.choice.candidate->run(a))
+        return ran(comm, rc, "a reduction's schedule failed");
+      return MPI_SUCCESS;
+    }
+  }
   Comm c;
   TypeInfo info;
   int64_t bytes = 0;
@@ -226,8 +290,20 @@ int reduction(Coll coll, const void *send, void *recv, int count,
     why = blockBytes(count, type, info, bytes);
   if (why == Reason::Count)
     why = foldOf(count, type, info, op, fold);
-  const Choice choice =
-      why == Reason::Count ? choose(coll, c.size, bytes) : refuse(why);
+  // The schedules that keep rank order are proved for root 0: another root
+  // would rotate the ranks, and the order with them.
+  if (why == Reason::Count && fold.ordered && coll == Coll::Reduce &&
+      root != 0)
+    why = Reason::NonCommutative;
+  const Choice choice = why == Reason::Count
+                            ? choose(coll, c.size, bytes, fold.ordered)
+                            : refuse(why);
+  if (choice.candidate && info.named && fold.type == type) {
+    unsigned &next = fastNext[static_cast<int>(coll)];
+    fastReductions[static_cast<int>(coll)][next] = {
+        commsFreed, comm, c.size, c.rank, count, root, type, op, choice};
+    next = (next + 1) % fastWays;
+  }
   return route(
       coll, choice,
       [&](const Candidate &k) {
@@ -322,9 +398,10 @@ int reduceScatterBlock(const void *send, void *recv, int count,
     why = blockBytes(count, type, info, bytes);
   if (why == Reason::Count)
     why = foldOf(count, type, info, op, fold);
-  const Choice choice = why == Reason::Count
-                            ? choose(Coll::ReduceScatter, c.size, bytes)
-                            : refuse(why);
+  const Choice choice =
+      why == Reason::Count
+          ? choose(Coll::ReduceScatter, c.size, bytes, fold.ordered)
+          : refuse(why);
   return route(
       Coll::ReduceScatter, choice,
       [&](const Candidate &k) {
@@ -560,6 +637,11 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
         return PMPI_Allgatherv(send, sendcount, sendtype, recv, recvcounts,
                                displs, recvtype, comm);
       });
+}
+
+int MPI_Comm_free(MPI_Comm *comm) {
+  ++commsFreed;
+  return PMPI_Comm_free(comm);
 }
 
 int MPI_Finalize(void) {

@@ -12,6 +12,7 @@
 #include "alltoall.h"
 #include "broadcast.h"
 #include "scatter_gather.h"
+#include "ordered.h"
 #include "split.h"
 
 namespace collc::mpi {
@@ -83,6 +84,13 @@ const Candidate candidates[] = {
     {"linear_gather", Coll::Gather, ROOTED(linear_gather), {"linear_gather", nullptr}},
     {"hypercube_gather", Coll::Gather, ROOTED(hypercube_gather), {"hypercube_gather", nullptr}},
     {"star_gather", Coll::Gather, ROOTED(star_gather), {"star_gather", nullptr}},
+
+    // Proved for operators that do not commute (ordered.coll).
+    {"linear_reduce_ordered", Coll::Reduce, REDUCE(linear_reduce_ordered), {"linear_reduce_ordered", nullptr}, true},
+    {"hypercube_allreduce_ordered", Coll::Allreduce, ALLREDUCE(hypercube_allreduce_ordered), {"hypercube_allreduce_ordered", nullptr}, true},
+    {"linear_reduce_ordered+linear_bc", Coll::Allreduce, REDUCE_BCAST(linear_reduce_ordered, linear_bc), {"linear_reduce_ordered", "linear_bc"}, true},
+    {"linear_scan_ordered", Coll::Scan, ALLREDUCE(linear_scan_ordered), {"linear_scan_ordered", nullptr}, true},
+    {"hypercube_scan_ordered", Coll::Scan, ALLREDUCE(hypercube_scan_ordered), {"hypercube_scan_ordered", nullptr}, true},
 
     {"linear_scan", Coll::Scan, ALLREDUCE(linear_scan), {"linear_scan", nullptr}},
     {"hypercube_scan", Coll::Scan, ALLREDUCE(hypercube_scan), {"hypercube_scan", nullptr}},

@@ -43,13 +43,19 @@ int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n) {
 } // namespace
 
 int describe(MPI_Datatype type, TypeInfo &info) {
-  // A predefined type never changes: what was learnt of the last one holds.
-  thread_local MPI_Datatype lastNamed = MPI_DATATYPE_NULL;
-  thread_local TypeInfo lastInfo;
-  if (type == lastNamed && type != MPI_DATATYPE_NULL) {
-    info = lastInfo;
-    return MPI_SUCCESS;
-  }
+  // A predefined type never changes: what was learnt of the last few
+  // holds (a program alternates a few, a result's type and a checksum's).
+  struct Known {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    TypeInfo info;
+  };
+  thread_local Known known[4];
+  thread_local unsigned next = 0;
+  for (const Known &k : known)
+    if (k.type == type && type != MPI_DATATYPE_NULL) {
+      info = k.info;
+      return MPI_SUCCESS;
+    }
   if (type == MPI_DATATYPE_NULL)
     return MPI_ERR_TYPE;
   info = TypeInfo();
@@ -75,8 +81,8 @@ int describe(MPI_Datatype type, TypeInfo &info) {
     }
   }
   if (info.named) {
-    lastNamed = type;
-    lastInfo = info;
+    known[next] = {type, info};
+    next = (next + 1) % 4;
   }
   return MPI_SUCCESS;
 }

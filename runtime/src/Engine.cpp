@@ -940,8 +940,6 @@ void Engine::divergedCall(const Call &c, const char *why) {
 void Engine::remember() {
   if (!remembering)
     return;
-  // Most recent first: a repeated call moves its record to the front, a new
-  // one's record takes the place of the oldest.
   std::vector<CallRecord> &calls = memory->calls;
   size_t at = 0;
   if (recall) {
@@ -952,10 +950,23 @@ void Engine::remember() {
     at = calls.size() - 1;
     std::swap(calls[at], memory->recording);
   }
-  std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
-              calls.begin() + static_cast<ptrdiff_t>(at) + 1);
-  ++memory->version;
+  moveToFront(*memory, at, recall != nullptr);
   recall = nullptr;
+}
+
+// Most recent first, nearly: a new call's record takes the place of the
+// oldest and goes to the front, a repeated one goes there unless it is in
+// the front half already, so that a program cycling through a few calls on
+// a communicator (a collective, the checksum of its result, the slowest
+// rank's time) reorders nothing and each finds its recording where it left
+// it. Every rank makes the same calls, so every rank keeps the same order.
+void Engine::moveToFront(Memory &memory, size_t at, bool repeated) {
+  if (repeated && at < recallKeep / 2)
+    return;
+  std::rotate(memory.calls.begin(),
+              memory.calls.begin() + static_cast<ptrdiff_t>(at),
+              memory.calls.begin() + static_cast<ptrdiff_t>(at) + 1);
+  ++memory.version;
 }
 
 bool Engine::locate(const char *at, size_t bytes, uint32_t &base,
@@ -1602,24 +1613,28 @@ struct Engine::LastReplay {
 };
 
 bool Engine::replayLast(const Call &c, int &rc) {
-  thread_local LastReplay last;
+  // The last few calls replayed here (a program cycles through a few).
+  constexpr unsigned kept = 4;
+  thread_local LastReplay lasts[kept];
+  thread_local unsigned nextLast = 0;
   Workspace &w = threadWorkspace();
   if (c.local || w.busy)
     return false;
-  // The same call as the last one replayed here: its record is still the
-  // first of its communicator's (nothing changed there since), so it runs
-  // as found then, and nothing moves.
-  if (last.trace && last.matches(c) && last.freed == mpiDuplicatesFreed() &&
-      last.memory->version == last.version) {
-    w.busy = true;
-    rc = runTrace(*last.trace, c, *last.backend, w);
-    w.busy = false;
-    if (rc != MPI_SUCCESS) {
-      last.backend->reset(); // a recording ends with its last step's reset
-      last.trace = nullptr;
+  // The same call as one replayed here: its record is where it was, in
+  // its communicator's front half (nothing changed there since), so it
+  // runs as found then, and nothing moves (moveToFront).
+  for (LastReplay &last : lasts)
+    if (last.trace && last.matches(c) && last.freed == mpiDuplicatesFreed() &&
+        last.memory->version == last.version) {
+      w.busy = true;
+      rc = runTrace(*last.trace, c, *last.backend, w);
+      w.busy = false;
+      if (rc != MPI_SUCCESS) {
+        last.backend->reset(); // a recording ends with its last step's reset
+        last.trace = nullptr;
+      }
+      return true;
     }
-    return true;
-  }
   Backend *backend = nullptr;
   if (makeMpiBackend(c.comm, backend) != MPI_SUCCESS ||
       c.rotation < 0 || c.rotation >= backend->size())
@@ -1646,16 +1661,15 @@ bool Engine::replayLast(const Call &c, int &rc) {
     w.busy = false;
     if (rc != MPI_SUCCESS) {
       backend->reset(); // a recording ends with its last step's reset
-      last.trace = nullptr;
       return true;
     }
     // As remember() does for the call start() would have replayed, so that
     // every rank keeps its records in the same order.
-    if (at > 0) {
-      std::rotate(calls.begin(), calls.begin() + static_cast<ptrdiff_t>(at),
-                  calls.begin() + static_cast<ptrdiff_t>(at) + 1);
-      ++memory->version;
-    }
+    // (The recording itself stays where it is: `t` holds.)
+    moveToFront(*memory, at, true);
+    // Now in the front half, where a repeat moves nothing.
+    LastReplay &last = lasts[nextLast];
+    nextLast = (nextLast + 1) % kept;
     last = {c.name, c.kind, c.count, c.root, c.rotation, c.shift,
             c.type, c.op, c.send == MPI_IN_PLACE, c.recv == MPI_IN_PLACE,
             c.comm, backend, memory, t, mpiDuplicatesFreed(),

@@ -397,6 +397,8 @@ private:
   bool predictHeaders();
   /// Keeps what this call received and sent for the next one like it.
   void remember();
+  /// Puts record `at` of `memory` first (see Engine.cpp for when).
+  static void moveToFront(Memory &memory, size_t at, bool repeated);
   /// Where `bytes` bytes at `at` lie, as a trace names them (false: not
   /// in memory a trace can name).
   bool locate(const char *at, size_t bytes, uint32_t &base,
