@@ -13,6 +13,7 @@ packages=(
   libgtest-dev         # unit tests
   libopenmpi-dev openmpi-bin   # the runtime's MPI backend
   python3
+  python3-psutil       # lit's --timeout, a time limit per lit test
 )
 
 missing=()
