@@ -27,8 +27,7 @@ endforeach()
 # Only the installed tree: no path into the build or source tree.
 run(${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${build} -G ${GENERATOR}
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
-    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER}
-    -DMPI_C_COMPILER=${MPI_C_COMPILER})
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER})
 file(STRINGS ${build}/CMakeCache.txt collc_dir REGEX "^collc_DIR:")
 if(NOT collc_dir MATCHES "${prefix}/")
   message(FATAL_ERROR "found collc outside the install prefix: ${collc_dir}")
