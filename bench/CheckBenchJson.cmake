@@ -24,7 +24,10 @@ if(MPI_ALGORITHM)
   set(want_algorithm ${MPI_ALGORITHM})
   # mpirun through a script that notes the coll_tuned settings it is given,
   # to check that they reach the MPI processes' launcher.
-  find_program(mpirun NAMES mpirun mpiexec REQUIRED)
+  set(mpirun $ENV{COLLC_MPIEXEC})
+  if(NOT mpirun)
+    find_program(mpirun NAMES mpirun mpiexec REQUIRED)
+  endif()
   file(REMOVE ${WORK}/mca.txt)
   file(WRITE ${WORK}/mpirun.sh "#!/bin/sh\n"
        "env | grep '^OMPI_MCA_coll_tuned' >> '${WORK}/mca.txt'\n"

@@ -12,7 +12,9 @@ packages=(
   libboost-dev         # Spirit X3
   libgtest-dev         # unit tests
   libopenmpi-dev openmpi-bin   # the runtime's MPI backend
+  mpich libmpich-dev           # the second MPI (-DCOLLC_MPI=mpich; e2e runs under both)
   python3
+  python3-psutil       # lit's --timeout, a time limit per lit test
 )
 
 missing=()

@@ -5,7 +5,7 @@
 #   cmake -DMPIEXEC=mpirun -DBENCH=alltoallv_bench -DWORK=dir -P CheckCsv.cmake
 file(MAKE_DIRECTORY ${WORK})
 execute_process(
-  COMMAND ${MPIEXEC} --oversubscribe -np 4 ${BENCH} --runs 2 --mmax 64
+  COMMAND ${MPIEXEC} ${MPIEXEC_FLAGS} -np 4 ${BENCH} --runs 2 --mmax 64
           --csv ${WORK}/alltoallv.csv
   OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

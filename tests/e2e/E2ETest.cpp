@@ -96,6 +96,10 @@ AnyFn erase(AllreduceFn f) { return reinterpret_cast<AnyFn>(f); }
 AnyFn erase(ExchangeFn f) { return reinterpret_cast<AnyFn>(f); }
 AnyFn erase(RootedFn f) { return reinterpret_cast<AnyFn>(f); }
 AnyFn erase(ShiftFn f) { return reinterpret_cast<AnyFn>(f); }
+// MPICH's handles are ints, so there a shift by q has allreduce's type and
+// that overload serves it; this one is only for MPIs where the types differ.
+template <typename Same = std::is_same<ShiftByFn, AllreduceFn>>
+  requires(!Same::value)
 AnyFn erase(ShiftByFn f) { return reinterpret_cast<AnyFn>(f); }
 
 // The rank counts a topology family has within the proved range.

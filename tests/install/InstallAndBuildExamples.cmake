@@ -33,6 +33,7 @@ if(NOT collc_dir MATCHES "${prefix}/")
   message(FATAL_ERROR "found collc outside the install prefix: ${collc_dir}")
 endif()
 run(${CMAKE_COMMAND} --build ${build} --target transpose_example)
+run(${MPIEXEC} ${MPIEXEC_FLAGS} -np 4 ${build}/transpose/transpose_example)
 
 # A project that enables only CXX finds collc too (its runtime needs MPI C).
 set(cxx_only ${WORK_DIR}/cxx_only)
@@ -45,4 +46,3 @@ file(WRITE ${cxx_only}/CMakeLists.txt
 run(${CMAKE_COMMAND} -S ${cxx_only} -B ${cxx_only}/build -G ${GENERATOR}
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
     -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER})
-run(${MPIEXEC} --oversubscribe -np 4 ${build}/transpose/transpose_example)

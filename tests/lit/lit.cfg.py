@@ -7,7 +7,9 @@ config.name = "collc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".coll", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(config.collc_binary_dir, "tests", "lit")
+# Each ctest entry names its own exec root (tests/CMakeLists.txt says why).
+config.test_exec_root = lit_config.params.get(
+    "collc_exec_root", os.path.join(config.collc_binary_dir, "tests", "lit"))
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 
 config.substitutions.append(("%collc", config.collc))
