@@ -82,8 +82,6 @@ collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
   Launch result;
   result.oversubscribed = static_cast<unsigned>(ranks) > cores();
   std::vector<std::string> argv = {*runner, "-np", std::to_string(ranks)};
-  if (result.oversubscribed)
-    argv.push_back("--oversubscribe");
   argv.push_back(*program);
   argv.insert(argv.end(), args.begin(), args.end());
   for (llvm::ArrayRef<std::string> part : {extraEnv, llvm::ArrayRef(argv)})
@@ -103,6 +101,11 @@ collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
   }
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  // More ranks than cores: Open MPI refuses them without this (as an
+  // environment setting, which MPICH's launcher ignores, where it would
+  // reject Open MPI's --oversubscribe).
+  if (result.oversubscribed)
+    env.push_back("OMPI_MCA_rmaps_base_oversubscribe=1");
   env.insert(env.end(), extraEnv.begin(), extraEnv.end());
   std::vector<llvm::StringRef> envRefs(env.begin(), env.end());
   std::vector<llvm::StringRef> argRefs(argv.begin(), argv.end());

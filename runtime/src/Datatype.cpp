@@ -1,6 +1,7 @@
 #include "collc/Datatype.h"
 
 #include <climits>
+#include <cstddef>
 
 namespace collc::rt {
 namespace {

@@ -444,7 +444,8 @@ int Engine::checkType() {
   if (lb != 0 || trueLb != 0 || typeSize != extent || trueExtent != extent ||
       extent == 0)
     return fail(MPI_ERR_TYPE,
-                "only contiguous datatypes are supported (size == extent)");
+                "only contiguous datatypes are supported (size == extent; "
+                "the drop-in library packs others)");
   int integers = 0, addresses = 0, types = 0, combiner = 0;
   if (MPI_Type_get_envelope(call.type, &integers, &addresses, &types,
                             &combiner) == MPI_SUCCESS &&
