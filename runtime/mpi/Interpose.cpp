@@ -587,9 +587,9 @@ int MPI_Scatter(const void *send, int sendcount, MPI_Datatype sendtype,
                 recvtype, root, comm, PMPI_Scatter);
 }
 
-// The irregular collectives go to MPI, counted: their counts are known
-// only where MPI makes them significant, so no rank can tell alone that a
-// call is regular enough for a library schedule.
+// The other irregular collectives go to MPI, counted: their counts are
+// known only where MPI makes them significant, so no rank can tell alone
+// that a call is regular enough for a library schedule.
 int MPI_Alltoallv(const void *send, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void *recv,
                   const int recvcounts[], const int rdispls[],
@@ -630,9 +630,77 @@ int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
 int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
                    void *recv, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
+  // recvcounts is the same argument at every rank (each is what that rank
+  // sends); displs is this rank's own layout. Equal counts make it an
+  // all-gather, the blocks wherever displs puts them.
+  Comm c;
+  TypeInfo sendInfo, recvInfo;
+  int64_t bytes = 0;
+  Reason why = screen(Coll::Allgatherv, comm, c);
+  if (why == Reason::Count && (!recvcounts || !displs))
+    why = Reason::Invalid;
+  for (int j = 1; why == Reason::Count && j < c.size; ++j)
+    if (recvcounts[j] != recvcounts[0])
+      why = Reason::UnequalCounts;
+  const int count = why == Reason::Count ? recvcounts[0] : 0;
+  if (why == Reason::Count)
+    why = blockBytes(count, recvtype, recvInfo, bytes);
+  const bool inPlace = send == MPI_IN_PLACE;
+  int64_t sent = 0;
+  if (why == Reason::Count && !inPlace)
+    why = blockBytes(sendcount, sendtype, sendInfo, sent);
+  if (why == Reason::Count && !inPlace && sent != bytes)
+    return localFailure(comm, MPI_ERR_TRUNCATE,
+                        "MPI_Allgatherv: this rank sends another size than "
+                        "recvcounts gives it");
+  const Choice choice = why == Reason::Count
+                            ? choose(Coll::Allgather, c.size, bytes)
+                            : refuse(why);
   return route(
-      Coll::Allgatherv, refuse(Reason::UnequalCounts),
-      [](const Candidate &) { return MPI_ERR_INTERN; },
+      Coll::Allgatherv, choice,
+      [&](const Candidate &k) {
+        const int p = c.size;
+        // The blocks in order, one after another: the user's buffer itself,
+        // or a copy packed from and unpacked to where displs puts them.
+        bool regular = recvInfo.contiguous(count * p);
+        for (int j = 0; regular && j < p; ++j)
+          regular = displs[j] == j * count;
+        auto place = [&](int j) {
+          return static_cast<char *>(recv) +
+                 static_cast<MPI_Aint>(displs[j]) * recvInfo.extent;
+        };
+        std::vector<char> copy;
+        char *all = static_cast<char *>(recv) + recvInfo.trueLb;
+        if (!regular) {
+          copy.resize(static_cast<size_t>(bytes) * static_cast<size_t>(p));
+          all = copy.data();
+          int at = 0;
+          if (inPlace &&
+              PMPI_Pack(place(c.rank), count, recvtype,
+                        all + bytes * c.rank, static_cast<int>(bytes), &at,
+                        comm) != MPI_SUCCESS)
+            return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot pack");
+        }
+        Staged in;
+        if (!inPlace)
+          if (int rc = in.start(send, sendcount, sendtype, sendInfo, true,
+                                false, comm))
+            return ran(comm, rc, "MPI_Allgatherv: cannot stage the buffer");
+        Args a;
+        a.send = inPlace ? MPI_IN_PLACE : in.bytes();
+        a.recv = all;
+        a.count = static_cast<int>(bytes);
+        a.comm = comm;
+        if (int rc = k.run(a))
+          return ran(comm, rc, "MPI_Allgatherv: the schedule failed");
+        for (int j = 0; !regular && j < p; ++j) {
+          int at = 0;
+          if (PMPI_Unpack(all + bytes * j, static_cast<int>(bytes), &at,
+                          place(j), count, recvtype, comm) != MPI_SUCCESS)
+            return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot unpack");
+        }
+        return MPI_SUCCESS;
+      },
       [&] {
         return PMPI_Allgatherv(send, sendcount, sendtype, recv, recvcounts,
                                displs, recvtype, comm);

@@ -162,7 +162,7 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   const int n = counts[pick(8)];
   const int root = pick(p);
   const bool inPlace = pick(3) == 0;
-  const int which = pick(10);
+  const int which = pick(11);
   char what[256];
   std::vector<char> a, b, ina, inb;
   auto alloc = [&](std::vector<char> &v, int elements) {
@@ -270,8 +270,8 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     return;
   }
   // Data movement.
-  const char *names[] = {"bcast", "allgather", "gather", "scatter",
-                         "alltoall", "reduce_scatter"};
+  const char *names[] = {"bcast",    "allgather",      "gather", "scatter",
+                         "alltoall", "reduce_scatter", "allgatherv"};
   const int kind = which - 4;
   std::snprintf(what, sizeof what, "%s of %d x %s, root %d, %s, %d ranks, #%d",
                 names[kind], n, t.name, root,
@@ -350,7 +350,31 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
     return;
   }
-  default: { // MPI_Reduce_scatter with equal counts (a block each)
+  case 6: { // MPI_Allgatherv, equal counts, blocks in reverse with gaps
+    std::vector<int> cnts(static_cast<size_t>(p), n), displs(static_cast<size_t>(p));
+    for (int j = 0; j < p; ++j)
+      displs[static_cast<size_t>(j)] = (p - 1 - j) * (n + 1);
+    alloc(ina, n);
+    fill(ina, t, n, seed);
+    alloc(a, (n + 1) * p);
+    fill(a, t, (n + 1) * p, seed ^ 13);
+    if (inPlace) { // own block where displs puts it
+      MPI_Aint lb = 0, extent = 0;
+      MPI_Type_get_extent(t.type, &lb, &extent);
+      std::memcpy(a.data() + static_cast<size_t>(displs[static_cast<size_t>(rank)]) * extent,
+                  ina.data(), static_cast<size_t>(n) * extent);
+    }
+    b = a;
+    rc1 = MPI_Allgatherv(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+                         a.data(), cnts.data(), displs.data(), t.type, comm);
+    rc2 = PMPI_Allgatherv(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+                          b.data(), cnts.data(), displs.data(), t.type, comm);
+    // (The gaps keep each rank's own bytes: compared with MPI's, not
+    // across ranks.)
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  case 5: { // MPI_Reduce_scatter with equal counts (a block each)
     if (t.floating || t.type != t.base) // the block variant has those
       return;
     std::vector<int> cnts(static_cast<size_t>(p), n);
