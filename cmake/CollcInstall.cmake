@@ -43,4 +43,5 @@ write_basic_package_version_file(
 install(FILES ${PROJECT_BINARY_DIR}/cmake/collcConfig.cmake
               ${PROJECT_BINARY_DIR}/cmake/collcConfigVersion.cmake
               ${CMAKE_CURRENT_LIST_DIR}/CollcAddSpec.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/CollcMpiLibrary.cmake
         DESTINATION ${COLLC_INSTALL_CMAKEDIR})

@@ -258,6 +258,8 @@ std::string collc::verify::describeCollective(const ir::Collective &c) {
     args.push_back("root: " + std::to_string(c.root));
   if (ir::isReduction(c.kind))
     args.push_back("op: " + c.op);
+  if (ir::isReduction(c.kind) && !c.commutative)
+    args.push_back("commutative: false");
   if (c.kind == CK::Shift)
     args.push_back(
         "q: " + (c.shiftOf ? ir::print(*c.shiftOf) : std::to_string(c.shift)));

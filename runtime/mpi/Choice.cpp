@@ -154,7 +154,7 @@ Settings &settings() {
 
 /// Each collective's calls at this rank, by schedule and by reason.
 struct Tally {
-  uint64_t bySchedule[64] = {};
+  std::vector<uint64_t> bySchedule; // by candidate, sized at the first call
   uint64_t byReason[static_cast<int>(Reason::Count)] = {};
   double collcSeconds = 0, mpiSeconds = 0;
 };
@@ -259,7 +259,9 @@ bool reporting() { return settings().report; }
 void count(Coll coll, const Choice &choice, double seconds) {
   Tally &t = tallies[static_cast<int>(coll)];
   if (choice.candidate) {
-    t.bySchedule[choice.candidate - candidates] += 1;
+    if (t.bySchedule.empty())
+      t.bySchedule.resize(static_cast<size_t>(candidateCount));
+    t.bySchedule[static_cast<size_t>(choice.candidate - candidates)] += 1;
     t.collcSeconds += seconds;
   } else {
     t.byReason[static_cast<int>(choice.reason)] += 1;
@@ -296,8 +298,8 @@ void printReport() {
   std::vector<unsigned long long> calls, callsSum;
   std::vector<double> times, timesMax;
   for (const Tally &t : tallies) {
-    for (uint64_t c : t.bySchedule)
-      calls.push_back(c);
+    for (int i = 0; i < candidateCount; ++i)
+      calls.push_back(t.bySchedule.empty() ? 0 : t.bySchedule[static_cast<size_t>(i)]);
     for (uint64_t c : t.byReason)
       calls.push_back(c);
     times.push_back(t.collcSeconds);
@@ -313,26 +315,28 @@ void printReport() {
     return;
   std::fprintf(stderr, "collc_mpi report: %d ranks; calls summed over ranks, "
                "time of the slowest rank\n", size);
-  const size_t stride = 64 + static_cast<size_t>(reasons);
+  const size_t schedules = static_cast<size_t>(candidateCount);
+  const size_t stride = schedules + static_cast<size_t>(reasons);
   for (int c = 0; c < n; ++c) {
     const unsigned long long *row = callsSum.data() + stride * c;
     unsigned long long ours = 0, theirs = 0;
-    for (int i = 0; i < 64; ++i)
+    for (size_t i = 0; i < schedules; ++i)
       ours += row[i];
     for (int i = 0; i < reasons; ++i)
-      theirs += row[64 + i];
+      theirs += row[schedules + static_cast<size_t>(i)];
     if (!ours && !theirs)
       continue;
     std::fprintf(stderr,
                  "  %-15s collc %llu calls (%.3f s), MPI %llu calls (%.3f s)\n",
                  collName(static_cast<Coll>(c)), ours, timesMax[2 * c],
                  theirs, timesMax[2 * c + 1]);
-    for (int i = 0; i < candidateCount && i < 64; ++i)
+    for (size_t i = 0; i < schedules; ++i)
       if (row[i])
         std::fprintf(stderr, "    %8llu  %s\n", row[i], candidates[i].name);
     for (int i = 0; i < reasons; ++i)
-      if (row[64 + i])
-        std::fprintf(stderr, "    %8llu  MPI: %s\n", row[64 + i],
+      if (row[schedules + static_cast<size_t>(i)])
+        std::fprintf(stderr, "    %8llu  MPI: %s\n",
+                     row[schedules + static_cast<size_t>(i)],
                      reasonText(static_cast<Reason>(i)));
   }
 }

@@ -75,7 +75,8 @@ struct Candidate {
   // may run an operator that does not commute, unrotated.
   bool keepsOrder = false;
 };
-/// Schedules.cpp: every candidate, and how many.
+/// Every candidate, and how many: DropinSchedules.cpp, which
+/// candidates.py writes from the emitted headers (collc_add_mpi_library).
 extern const Candidate candidates[];
 extern const int candidateCount;
 

@@ -32,7 +32,8 @@ file(STRINGS ${build}/CMakeCache.txt collc_dir REGEX "^collc_DIR:")
 if(NOT collc_dir MATCHES "${prefix}/")
   message(FATAL_ERROR "found collc outside the install prefix: ${collc_dir}")
 endif()
-run(${CMAKE_COMMAND} --build ${build} --target transpose_example)
+# and a drop-in of its own, from an installed collc (collc_add_mpi_library).
+run(${CMAKE_COMMAND} --build ${build} --target transpose_example dropin_chain)
 run(${MPIEXEC} ${MPIEXEC_FLAGS} -np 4 ${build}/transpose/transpose_example)
 
 # A project that enables only CXX finds collc too (its runtime needs MPI C).

@@ -1,0 +1,96 @@
+# collc_add_mpi_library(NAME name SPECS a.coll [b.coll ...]
+#                       [MAX_RANKS n] [OPTIONS collc-compile-options...]
+#                       [MODEL file.coll])
+#
+# A drop-in library (docs/dropin.md) built from your own specs: a shared
+# library `name` whose MPI_Bcast, MPI_Allreduce, ... run the schedules of
+# SPECS, proved for 2..MAX_RANKS ranks (default 64; hypercube dimensions
+# up to its log), the cheapest for each call under the first model of MODEL
+# (default: the repository's calibration) unless COLLC_MPI_MODEL names
+# another at run time. Every schedule of a collective the drop-in runs is
+# a candidate (candidates.py); each gets its price on every size from
+# `collc compile`'s twin, `collc cost` (cost_table.py). Run a program with
+# it preloaded (LD_PRELOAD), or link it before MPI. libcollc_mpi is this
+# function on the library's specs (runtime/mpi/CMakeLists.txt).
+# Works inside collc's build and, after find_package(collc), in any project.
+function(collc_add_mpi_library)
+  cmake_parse_arguments(ARG "" "NAME;MAX_RANKS;MODEL" "SPECS;OPTIONS" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_SPECS)
+    message(FATAL_ERROR "collc_add_mpi_library needs NAME and SPECS")
+  endif()
+  if(NOT ARG_MAX_RANKS)
+    set(ARG_MAX_RANKS 64)
+  endif()
+  if(NOT ARG_MODEL)
+    set(ARG_MODEL ${COLLC_DROPIN_MODEL})
+  endif()
+  set(dir ${COLLC_DROPIN_DIR})
+  set(max_dim 0)
+  set(ranks ${ARG_MAX_RANKS})
+  while(ranks GREATER 1)
+    math(EXPR ranks "${ranks} / 2")
+    math(EXPR max_dim "${max_dim} + 1")
+  endwhile()
+  if(TARGET collc)
+    set(collc_exe $<TARGET_FILE:collc>)
+    set(collc_dep collc)
+  else()
+    set(collc_exe ${COLLC_EXECUTABLE})
+    set(collc_dep ${COLLC_EXECUTABLE})
+  endif()
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+  set(gen ${CMAKE_CURRENT_BINARY_DIR}/collc_generated/${ARG_NAME})
+  set(headers)
+  foreach(spec ${ARG_SPECS})
+    get_filename_component(stem ${spec} NAME_WE)
+    list(APPEND headers ${gen}/${stem}.h)
+  endforeach()
+  # The candidates, from the emitted headers; their prices, from collc cost.
+  set(table ${gen}/DropinSchedules.cpp)
+  set(costs ${gen}/DropinCosts.inc)
+  add_custom_command(
+    OUTPUT ${table}
+    COMMAND ${Python3_EXECUTABLE} ${dir}/candidates.py ${table} collc_mpi
+            ${headers}
+    DEPENDS ${headers} ${dir}/candidates.py ${dir}/generated.py
+    COMMENT "${ARG_NAME}: the drop-in's candidates"
+    VERBATIM)
+  add_custom_command(
+    OUTPUT ${costs}
+    COMMAND ${Python3_EXECUTABLE} ${dir}/cost_table.py ${collc_exe} ${costs}
+            ${ARG_MAX_RANKS} ${table} ${ARG_SPECS}
+    DEPENDS ${table} ${ARG_SPECS} ${collc_dep} ${dir}/cost_table.py
+            ${dir}/generated.py
+    COMMENT "${ARG_NAME}: the drop-in's price table"
+    VERBATIM)
+
+  # The model it chooses by, unless COLLC_MPI_MODEL names another.
+  file(STRINGS ${ARG_MODEL} model_line REGEX "^model ")
+  list(GET model_line 0 model_line)
+  string(REGEX MATCH "ts: ([0-9.]+)ns" _ "${model_line}")
+  set(ts_ns ${CMAKE_MATCH_1})
+  string(REGEX MATCH "tw: ([0-9.]+)ps/byte" _ "${model_line}")
+  set(tw_ps ${CMAKE_MATCH_1})
+  if(NOT ts_ns OR NOT tw_ps)
+    message(FATAL_ERROR "${ARG_MODEL}: no model block with ts in ns and tw in ps/byte")
+  endif()
+
+  add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Choice.cpp
+              ${table} ${costs})
+  target_include_directories(${ARG_NAME} PRIVATE ${dir} ${gen})
+  target_compile_features(${ARG_NAME} PRIVATE cxx_std_20)
+  # Its thread-local state is read several times a call (as the runtime's).
+  target_compile_options(${ARG_NAME} PRIVATE -ftls-model=initial-exec)
+  target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_TS=${ts_ns}e-9
+                                                 COLLC_MPI_TW=${tw_ps}e-12)
+  collc_add_spec(TARGET ${ARG_NAME} NAMESPACE collc_mpi
+                 OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
+                         ${ARG_OPTIONS}
+                 SPECS ${ARG_SPECS})
+  # Nothing but MPI's names is exported: a program built with collc's
+  # runtime of another version keeps its own.
+  target_link_options(${ARG_NAME} PRIVATE
+    -Wl,--version-script=${dir}/exports.map)
+  set_target_properties(${ARG_NAME} PROPERTIES LINK_DEPENDS ${dir}/exports.map)
+endfunction()
