@@ -236,7 +236,11 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
       const bool ip = inPlace && rank == root;
       rc1 = MPI_Reduce(ip ? MPI_IN_PLACE : ina.data(), a.data(), cnt, t.type,
                        op, root, comm);
-      rc2 = PMPI_Reduce(ip ? MPI_IN_PLACE : refIn, refOut, refCount, refType,
+      // The reference not in place: MPICH 4.0 (Debian 12) reads from
+      // MPI_IN_PLACE itself in a reduce in place to root 1 of 2 ranks.
+      const size_t outBytes = packedOut.empty() ? b.size() : packedOut.size();
+      std::vector<char> rootIn(refOut, refOut + outBytes);
+      rc2 = PMPI_Reduce(ip ? rootIn.data() : refIn, refOut, refCount, refType,
                         op, root, comm);
       if (rank != root) // not significant there
         a = b;
