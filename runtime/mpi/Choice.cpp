@@ -1,5 +1,6 @@
 #include "Choice.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace collc::mpi {
@@ -115,6 +117,7 @@ struct Settings {
         // Every rank reads the same environment, so every rank stops.
         std::fprintf(stderr, "collc_mpi: %s=%s: no such schedule for %s\n",
                      var.c_str(), pin, collName(static_cast<Coll>(c)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
         PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_ARG);
       }
     }
@@ -343,6 +346,9 @@ void printReport() {
 
 int localFailure(MPI_Comm comm, int code, const char *what) {
   std::fprintf(stderr, "collc_mpi: %s\n", what);
+  // As Engine::failLocal: the message is forwarded before the abort.
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   PMPI_Comm_call_errhandler(comm, code);
   // MPI_ERRORS_RETURN: the others may be waiting for this rank's messages.
   PMPI_Abort(comm, code);

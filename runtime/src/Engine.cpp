@@ -23,10 +23,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace collc::rt {
 
@@ -338,6 +340,10 @@ int Engine::failLocal(const Call &c, int code, const char *message) {
                "is aborted so that no rank waits for it)\n", c.name, message);
   if (c.local || c.comm == MPI_COMM_NULL)
     return code;
+  // The launcher forwards a rank's output on its own time, and an abort
+  // tears the job down at once: a moment first, so the message is seen.
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Comm_call_errhandler(c.comm, code);
   MPI_Abort(c.comm, code);
   return code;
