@@ -1,3 +1,22 @@
+# collc_executable(EXE DEP): the compiler to run at build time, and what a
+# command that runs it depends on.
+function(collc_executable exe dep)
+  if(TARGET collc)
+    # Inside collc's own build: the compiler target, rebuilt first.
+    set(${exe} $<TARGET_FILE:collc> PARENT_SCOPE)
+    set(${dep} collc PARENT_SCOPE)
+  elseif(TARGET collc::collc)
+    # An installed collc (find_package(collc)): the imported executable.
+    set(${exe} $<TARGET_FILE:collc::collc> PARENT_SCOPE)
+    set(${dep} $<TARGET_FILE:collc::collc> PARENT_SCOPE)
+  elseif(COLLC_EXECUTABLE)
+    set(${exe} ${COLLC_EXECUTABLE} PARENT_SCOPE)
+    set(${dep} ${COLLC_EXECUTABLE} PARENT_SCOPE)
+  else()
+    message(FATAL_ERROR "no collc; use find_package(collc)")
+  endif()
+endfunction()
+
 # collc_add_spec(TARGET target SPECS a.coll [b.coll ...]
 #                [NAMESPACE ns] [OPTIONS collc-compile-options...])
 #
@@ -13,20 +32,7 @@ function(collc_add_spec)
   if(NOT ARG_TARGET OR NOT ARG_SPECS)
     message(FATAL_ERROR "collc_add_spec needs TARGET and SPECS")
   endif()
-  if(TARGET collc)
-    # Inside collc's own build: the compiler target, rebuilt first.
-    set(collc_exe $<TARGET_FILE:collc>)
-    set(collc_dep collc)
-  elseif(TARGET collc::collc)
-    # An installed collc (find_package(collc)): the imported executable.
-    set(collc_exe $<TARGET_FILE:collc::collc>)
-    set(collc_dep $<TARGET_FILE:collc::collc>)
-  elseif(COLLC_EXECUTABLE)
-    set(collc_exe ${COLLC_EXECUTABLE})
-    set(collc_dep ${COLLC_EXECUTABLE})
-  else()
-    message(FATAL_ERROR "collc_add_spec: no collc; use find_package(collc)")
-  endif()
+  collc_executable(collc_exe collc_dep)
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/collc_generated/${ARG_TARGET})
   set(ns)
   if(ARG_NAMESPACE)
