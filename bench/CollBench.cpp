@@ -9,8 +9,14 @@
 //   coll_bench --list
 //   coll_bench --collective NAME --schedule S [--root R] --bytes 8,64,...
 //              [--iterations K]
+//   coll_bench --collective NAME --dropin [--root R] --bytes 8,64,...
 //   coll_bench --pingpong --bytes 8,64,... [--iterations K]
 //   coll_bench --ring --bytes 8,64,... [--iterations K]
+//   coll_bench --copy --bytes 8,64,... [--iterations K]
+//
+// --dropin times the program's own call (MPI_Allreduce ...: a preloaded
+// drop-in such as libcollc_mpi answers it) against the MPI library's, called
+// by its profiling name (PMPI_Allreduce ...), which a drop-in leaves alone.
 //
 // Output (rank 0, one line each, tab-separated):
 //   schedule COLLECTIVE SCHEDULE SPEC_FILE MCA     (--list; MCA: Open MPI's
@@ -22,6 +28,8 @@
 //   pingpong BYTES US,...                          (half a round trip)
 //   ring BYTES US,...                              (one step of a ring of
 //                                                  every rank)
+//   copy BYTES US,...                              (every rank copying
+//                                                  BYTES in memory at once)
 //
 // BYTES is the collective's m as in Table 4.1 of seed 000 (and the MPI count
 // argument in bytes): the whole vector for broadcast, reduce, allreduce and
@@ -50,12 +58,6 @@
 #include <string>
 #include <vector>
 
-#ifndef COLLC_SPECS_DIR
-#define COLLC_SPECS_DIR "specs"
-#endif
-#ifndef COLLC_A2AV_SPEC
-#define COLLC_A2AV_SPEC "bench/alltoallv.coll"
-#endif
 
 namespace {
 
@@ -87,7 +89,7 @@ enum class Shape {
 
 struct Schedule {
   const char *name; // the library schedule (and emitted function)
-  const char *spec; // its file under specs/library, or a path from '/'
+  const char *spec; // its file under specs/library, or one under bench/
   Fn run;
   // The MPI library's algorithm that sends the same messages, as Open MPI's
   // tuned component names it (coll_tuned_<component>_algorithm), or none:
@@ -102,10 +104,13 @@ struct Row {
   const char *collective;
   const char *mpiComponent; // Open MPI's name for it: coll_tuned_<this>_...
   Shape shape;
-  Fn mpi; // the MPI library's own collective
+  Fn mpi;  // the MPI library's own collective, as the program calls it
+  Fn pmpi; // the same through its profiling name: the library itself even
+           // when a drop-in (libcollc_mpi) is preloaded
   std::vector<Schedule> schedules;
 };
 
+#define COLLC_MPI_AND_PMPI(fn, ...) [](const Args &a) { return MPI_##fn(__VA_ARGS__); }, [](const Args &a) { return PMPI_##fn(__VA_ARGS__); }
 #define COLLC_BCAST(f) [](const Args &a) { return f(a.recv, a.count, a.type, a.root, a.comm); }
 #define COLLC_REDUCE(f) [](const Args &a) { return f(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); }
 #define COLLC_ALLRED(f) [](const Args &a) { return f(a.send, a.recv, a.count, a.type, a.op, a.comm); }
@@ -114,7 +119,7 @@ struct Row {
 // bench/alltoallv.coll's ALGO (four_stage: A4, direct: A1) on n ranks, in
 // its default mode (dual send buffers, 001 §3.4); MPI is the like
 // algorithm of Open MPI, or nullptr.
-#define COLLC_A2AV(algo, n, mpi) {#algo "_" #n, COLLC_A2AV_SPEC, [](const Args &a) { return algo##_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }, mpi}
+#define COLLC_A2AV(algo, n, mpi) {#algo "_" #n, "bench/alltoallv.coll", [](const Args &a) { return algo##_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }, mpi}
 // Every rank count bench/alltoallv.coll has a function for.
 #define COLLC_A2AV_EVERY_P(algo, mpi) \
   COLLC_A2AV(algo, 2, mpi), COLLC_A2AV(algo, 3, mpi), COLLC_A2AV(algo, 4, mpi), \
@@ -129,7 +134,7 @@ const std::vector<Row> &rows() {
   using namespace collc_bench;
   static const std::vector<Row> table = {
       {"broadcast", "bcast", Shape::Broadcast,
-       [](const Args &a) { return MPI_Bcast(a.recv, a.count, a.type, a.root, a.comm); },
+       COLLC_MPI_AND_PMPI(Bcast, a.recv, a.count, a.type, a.root, a.comm),
        {{"hypercube_bc", "broadcast.coll", COLLC_BCAST(hypercube_bc), "binomial"},
         {"linear_bc", "broadcast.coll", COLLC_BCAST(linear_bc), "binomial"},
         {"ring_bc", "broadcast.coll", COLLC_BCAST(ring_bc), "binomial"},
@@ -137,50 +142,48 @@ const std::vector<Row> &rows() {
         {"hypercube_bc_split", "split.coll", COLLC_BCAST(hypercube_bc_split), "scatter_allgather"},
         {"ring_bc_split", "split.coll", COLLC_BCAST(ring_bc_split), "scatter_allgather_ring"}}},
       {"reduce", "reduce", Shape::Reduce,
-       [](const Args &a) { return MPI_Reduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); },
+       COLLC_MPI_AND_PMPI(Reduce, a.send, a.recv, a.count, a.type, a.op, a.root, a.comm),
        {{"hypercube_reduce", "broadcast.coll", COLLC_REDUCE(hypercube_reduce), "binomial"},
         {"linear_reduce", "broadcast.coll", COLLC_REDUCE(linear_reduce), "binomial"},
         {"ring_reduce", "broadcast.coll", COLLC_REDUCE(ring_reduce), "binomial"},
         {"hypercube_reduce_split", "split.coll", COLLC_REDUCE(hypercube_reduce_split), "rabenseifner"},
         {"ring_reduce_split", "split.coll", COLLC_REDUCE(ring_reduce_split)}}},
       {"allreduce", "allreduce", Shape::Allreduce,
-       [](const Args &a) { return MPI_Allreduce(a.send, a.recv, a.count, a.type, a.op, a.comm); },
+       COLLC_MPI_AND_PMPI(Allreduce, a.send, a.recv, a.count, a.type, a.op, a.comm),
        {{"hypercube_allreduce", "allreduce_scan.coll", COLLC_ALLRED(hypercube_allreduce), "recursive_doubling"},
         {"hypercube_allreduce_split", "split.coll", COLLC_ALLRED(hypercube_allreduce_split), "rabenseifner"},
         {"ring_allreduce_split", "split.coll", COLLC_ALLRED(ring_allreduce_split), "ring"}}},
       {"allgather", "allgather", Shape::Allgather,
-       [](const Args &a) { return MPI_Allgather(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
+       COLLC_MPI_AND_PMPI(Allgather, a.send, a.count, a.type, a.recv, a.count, a.type, a.comm),
        {{"hypercube_allgather", "allgather.coll", COLLC_GATHERLIKE(hypercube_allgather), "recursive_doubling"},
         {"ring_allgather", "allgather.coll", COLLC_GATHERLIKE(ring_allgather), "ring"}}},
       {"reduce_scatter", "reduce_scatter_block", Shape::ReduceScatter,
-       [](const Args &a) { return MPI_Reduce_scatter_block(a.send, a.recv, a.count, a.type, a.op, a.comm); },
+       COLLC_MPI_AND_PMPI(Reduce_scatter_block, a.send, a.recv, a.count, a.type, a.op, a.comm),
        {{"hypercube_reduce_scatter", "allgather.coll", COLLC_ALLRED(hypercube_reduce_scatter), "recursive_halving"},
         {"ring_reduce_scatter", "allgather.coll", COLLC_ALLRED(ring_reduce_scatter)}}},
       {"scatter", "scatter", Shape::Scatter,
-       [](const Args &a) { return MPI_Scatter(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); },
+       COLLC_MPI_AND_PMPI(Scatter, a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm),
        {{"hypercube_scatter", "scatter_gather.coll", COLLC_ROOTED(hypercube_scatter), "binomial"},
         {"linear_scatter", "scatter_gather.coll", COLLC_ROOTED(linear_scatter), "binomial"},
         {"star_scatter", "scatter_gather.coll", COLLC_ROOTED(star_scatter), "basic_linear"}}},
       {"gather", "gather", Shape::Gather,
-       [](const Args &a) { return MPI_Gather(a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm); },
+       COLLC_MPI_AND_PMPI(Gather, a.send, a.count, a.type, a.recv, a.count, a.type, a.root, a.comm),
        {{"hypercube_gather", "scatter_gather.coll", COLLC_ROOTED(hypercube_gather), "binomial"},
         {"linear_gather", "scatter_gather.coll", COLLC_ROOTED(linear_gather), "binomial"},
         {"star_gather", "scatter_gather.coll", COLLC_ROOTED(star_gather), "basic_linear"}}},
       {"scan", "scan", Shape::Allreduce,
-       [](const Args &a) { return MPI_Scan(a.send, a.recv, a.count, a.type, a.op, a.comm); },
+       COLLC_MPI_AND_PMPI(Scan, a.send, a.recv, a.count, a.type, a.op, a.comm),
        {{"hypercube_scan", "allreduce_scan.coll", COLLC_ALLRED(hypercube_scan), "recursive_doubling"},
         {"linear_scan", "allreduce_scan.coll", COLLC_ALLRED(linear_scan), "linear"}}},
       {"alltoall", "alltoall", Shape::Alltoall,
-       [](const Args &a) { return MPI_Alltoall(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm); },
+       COLLC_MPI_AND_PMPI(Alltoall, a.send, a.count, a.type, a.recv, a.count, a.type, a.comm),
        {{"pairwise_exchange", "alltoall.coll", COLLC_GATHERLIKE(pairwise_exchange), "pairwise"},
         {"hypercube_alltoall", "alltoall.coll", COLLC_GATHERLIKE(hypercube_alltoall), "modified_bruck"},
         {"ring_alltoall", "alltoall.coll", COLLC_GATHERLIKE(ring_alltoall)}}},
       // One function per rank count: the pattern depends on P.
       {"alltoallv", "alltoallv", Shape::Alltoall,
-       [](const Args &a) {
-         return MPI_Alltoallv(a.send, a.counts, a.displs, a.type, a.recv,
-                              a.counts, a.displs, a.type, a.comm);
-       },
+       COLLC_MPI_AND_PMPI(Alltoallv, a.send, a.counts, a.displs, a.type,
+                          a.recv, a.counts, a.displs, a.type, a.comm),
        // A1's P - 1 steps of one message each way are Open MPI's
        // pairwise exchange; A4 has no counterpart there.
        {COLLC_A2AV_EVERY_P(four_stage, nullptr),
@@ -278,9 +281,11 @@ void printSamples(const std::vector<double> &us) {
     std::printf("%s%.3f", i ? "," : "", us[i]);
 }
 
-/// Times `ours` and `mpi` at every size; returns the number of checked calls.
-long long runCollective(const Row &row, const Schedule &schedule, int root,
-                        const std::vector<long long> &sizes, int iterations) {
+/// Times `ours` against `mpi`, the library's call, at every size; returns
+/// the number of checked calls.
+long long runCollective(const Row &row, const char *oursName, Fn ours, Fn mpi,
+                        int root, const std::vector<long long> &sizes,
+                        int iterations) {
   long long checked = 0;
   for (long long bytes : sizes) {
     const size_t count = static_cast<size_t>(bytes / 8);
@@ -310,30 +315,32 @@ long long runCollective(const Row &row, const Schedule &schedule, int root,
         prepare(row.shape, b, root);
         MPI_Barrier(MPI_COMM_WORLD);
         const double start = MPI_Wtime();
-        int rc = which == 0 ? schedule.run(args) : row.mpi(args);
+        int rc = which == 0 ? ours(args) : mpi(args);
         t[which] = MPI_Wtime() - start;
         if (rc != MPI_SUCCESS) {
           std::fprintf(stderr, "coll_bench: rank %d: %s returned error %d\n",
-                       rank, which == 0 ? schedule.name : "MPI", rc);
+                       rank, which == 0 ? oursName : "MPI", rc);
           MPI_Abort(MPI_COMM_WORLD, 1);
         }
         sums[which] = checksum(b.recv.data(), b.outputElements);
       }
+      // The harness's own calls by their profiling names: a preloaded
+      // drop-in neither answers nor counts them.
       int bad = sums[0] != sums[1], anyBad = 0;
-      MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      PMPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
       if (anyBad) {
         if (bad)
           std::fprintf(stderr,
                        "coll_bench: rank %d: checksum mismatch: %s at %lld "
                        "bytes, call %d: collc's result %016llx, MPI's "
                        "%016llx\n",
-                       rank, schedule.name, bytes, it + warmup,
+                       rank, oursName, bytes, it + warmup,
                        static_cast<unsigned long long>(sums[0]),
                        static_cast<unsigned long long>(sums[1]));
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
           std::fprintf(stderr, "coll_bench: FAIL: %s gave a wrong result\n",
-                       schedule.name);
+                       oursName);
         MPI_Finalize();
         std::exit(1);
       }
@@ -342,7 +349,7 @@ long long runCollective(const Row &row, const Schedule &schedule, int root,
       ++checked;
       // The call's time is the slowest rank's.
       double slowest[2];
-      MPI_Reduce(t, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      PMPI_Reduce(t, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
       oursUs.push_back(slowest[0] * 1e6);
       mpiUs.push_back(slowest[1] * 1e6);
     }
@@ -374,7 +381,7 @@ void runTimed(const char *label, const std::vector<long long> &sizes,
     for (int it = -std::min(k, 5); it < k; ++it) {
       MPI_Barrier(MPI_COMM_WORLD);
       double seconds = sample(out, in, static_cast<int>(bytes)), slowest = 0;
-      MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      PMPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
       if (it >= 0)
         us.push_back(slowest * 1e6);
     }
@@ -432,6 +439,20 @@ void runRing(const std::vector<long long> &sizes, int iterations) {
            });
 }
 
+/// Every rank copying BYTES from one buffer to another at the same moment:
+/// what ranks sharing the machine's memory can move, the bound a large
+/// collective's copies cannot beat (read and write: 2·BYTES a copy).
+void runCopy(const std::vector<long long> &sizes, int iterations) {
+  runTimed("copy", sizes, iterations, size,
+           [&](std::vector<char> &out, std::vector<char> &in, int bytes) {
+             double start = MPI_Wtime();
+             std::memcpy(in.data(), out.data(), static_cast<size_t>(bytes));
+             double seconds = MPI_Wtime() - start;
+             out[static_cast<size_t>(bytes) / 2] ^= in[0]; // not optimised out
+             return seconds;
+           });
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -441,7 +462,8 @@ int main(int argc, char **argv) {
   std::string collective, scheduleName;
   std::vector<long long> sizes;
   int iterations = 0, root = 0;
-  bool list = false, pingpong = false, ring = false;
+  bool list = false, pingpong = false, ring = false, copy = false,
+       dropin = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -455,6 +477,10 @@ int main(int argc, char **argv) {
       pingpong = true;
     else if (a == "--ring")
       ring = true;
+    else if (a == "--copy")
+      copy = true;
+    else if (a == "--dropin")
+      dropin = true;
     else if (a == "--collective")
       collective = value();
     else if (a == "--schedule")
@@ -474,9 +500,11 @@ int main(int argc, char **argv) {
         if (row.schedules.empty())
           std::printf("schedule\t%s\t-\t-\t-\n", row.collective);
         for (const Schedule &s : row.schedules) {
-          std::printf("schedule\t%s\t%s\t%s%s%s\t", row.collective, s.name,
-                      s.spec[0] == '/' ? "" : COLLC_SPECS_DIR,
-                      s.spec[0] == '/' ? "" : "/library/", s.spec);
+          // As the repository names the file: collc finds it in its own
+          // tree or installed share/collc, wherever this program runs.
+          const bool underBench = std::strncmp(s.spec, "bench/", 6) == 0;
+          std::printf("schedule\t%s\t%s\t%s%s\t", row.collective, s.name,
+                      underBench ? "" : "specs/library/", s.spec);
           if (s.mpiAlgorithm)
             std::printf("coll_tuned_%s_algorithm=%s\n", row.mpiComponent,
                         s.mpiAlgorithm);
@@ -489,11 +517,13 @@ int main(int argc, char **argv) {
   }
   if (sizes.empty())
     die("--bytes is required");
-  if (pingpong || ring) {
+  if (pingpong || ring || copy) {
     if (pingpong)
       runPingPong(sizes, iterations);
-    else
+    else if (ring)
       runRing(sizes, iterations);
+    else
+      runCopy(sizes, iterations);
     MPI_Finalize();
     return 0;
   }
@@ -503,15 +533,22 @@ int main(int argc, char **argv) {
       row = &r;
   if (!row)
     die("unknown collective '" + collective + "'");
-  const Schedule *schedule = nullptr;
-  for (const Schedule &s : row->schedules)
-    if (scheduleName == s.name)
-      schedule = &s;
-  if (!schedule)
-    die("no schedule '" + scheduleName + "' for " + collective);
   if (root < 0 || root >= size)
     die("--root outside the communicator");
-  long long checked = runCollective(*row, *schedule, root, sizes, iterations);
+  long long checked = 0;
+  if (dropin) {
+    checked = runCollective(*row, "the program's call", row->mpi, row->pmpi,
+                            root, sizes, iterations);
+  } else {
+    const Schedule *schedule = nullptr;
+    for (const Schedule &s : row->schedules)
+      if (scheduleName == s.name)
+        schedule = &s;
+    if (!schedule)
+      die("no schedule '" + scheduleName + "' for " + collective);
+    checked = runCollective(*row, schedule->name, schedule->run, row->mpi,
+                            root, sizes, iterations);
+  }
   if (rank == 0)
     std::printf("checked\t%lld\n", checked);
   MPI_Finalize();

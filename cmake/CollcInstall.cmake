@@ -9,6 +9,13 @@
 #                                     collc::mpi, collc::collc,
 #                                     collc_add_spec()
 #   share/collc/specs/                the shipped specs and algorithm library
+#   libexec/collc/coll_bench          the timing program of `collc bench` and
+#   share/collc/bench/                `collc calibrate`, and the spec it runs
+#                                     beside the library
+#
+# collc looks for its shared libraries in PREFIX/lib first, so a folder
+# installed with --strip and libz3 copied into lib/ (scripts/bundle.sh) runs
+# the benchmark on a machine that has MPI and nothing else of ours.
 #
 # so that `find_package(collc REQUIRED)` and `collc_add_spec(...)` work as
 # they do inside this build.
@@ -24,8 +31,13 @@ install(TARGETS collc_runtime collc_mpi EXPORT collcTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/collc
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set_target_properties(collc PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 install(TARGETS collc EXPORT collcTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS coll_bench RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/collc)
+install(FILES ${PROJECT_SOURCE_DIR}/bench/alltoallv.coll
+              ${PROJECT_SOURCE_DIR}/bench/copy_bound.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/collc/bench)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/specs/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/collc/specs
         FILES_MATCHING PATTERN "*.coll")

@@ -17,10 +17,23 @@
 # powers of 4), BENCH_QUICK=1 (8 B..1 MiB, 5 calls per size: a few minutes
 # on 2 cores), BENCH_RANKS (default 2,8), BENCH_ITERATIONS, BUILD (build dir,
 # default build/, built by scripts/build.sh when missing).
+# From a bundle (scripts/bundle.sh DIR): bash DIR/bench.sh RESULTS_DIR runs
+# DIR/bin/collc, on a machine with MPI alone.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-out=${1:-bench-results}
-build=${BUILD:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+if [[ -x $here/bin/collc ]]; then
+  collc=$here/bin/collc data=$here/share/collc/bench
+  out=${1:-bench-results}
+else
+  cd "$here/.."
+  out=${1:-bench-results}
+  build=${BUILD:-build}
+  collc=$build/collc data=bench
+  if [[ ! -x $build/collc || ! -x $build/bench/coll_bench ]]; then
+    if [[ -z ${BUILD:-} ]]; then bash scripts/build.sh; fi
+    cmake --build "$build" --target collc coll_bench
+  fi
+fi
 ranks=${BENCH_RANKS:-2,8}
 bytes=${BENCH_BYTES:-8,32,128,512,2048,8192,32768,131072,524288,2097152,8388608,16777216}
 iterations=()
@@ -31,36 +44,45 @@ fi
 if [[ -n ${BENCH_ITERATIONS:-} ]]; then
   iterations=(--iterations "$BENCH_ITERATIONS")
 fi
-if [[ ! -x $build/collc || ! -x $build/bench/coll_bench ]]; then
-  if [[ -z ${BUILD:-} ]]; then bash scripts/build.sh; fi
-  cmake --build "$build" --target collc coll_bench
-fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
 
 echo "== collc calibrate -o $out/model.coll"
-"$build/collc" calibrate -o "$out/model.coll" | tee "$out/calibrate.txt"
+"$collc" calibrate -o "$out/model.coll" | tee "$out/calibrate.txt"
 # What a step costs with N ranks sharing the machine: the bench chooses and
 # predicts by the model of its rank count.
 models="$out/model.coll:measured"
 for n in ${ranks//,/ }; do
   echo
   echo "== collc calibrate --pattern ring --ranks $n --name ring_$n"
-  "$build/collc" calibrate --pattern ring --ranks "$n" --name "ring_$n" \
+  "$collc" calibrate --pattern ring --ranks "$n" --name "ring_$n" \
     -o "$out/model.coll" | tee -a "$out/calibrate.txt"
   models+=",$n=$out/model.coll:ring_$n"
 done
 
+# What the ranks can copy in memory at once: the bound large messages are
+# printed against (bench/copy_bound.py).
+for n in 1 ${ranks//,/ }; do
+  echo
+  echo "== collc calibrate --pattern copy --ranks $n"
+  "$collc" calibrate --pattern copy --ranks "$n" --bytes 16777216,67108864 \
+    | tee -a "$out/calibrate.txt"
+done
+
 echo
 echo "== collc bench --collective all --ranks $ranks --bytes $bytes"
-"$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
+"$collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
   "${iterations[@]}" --model "$models" --csv "$out/bench.csv" \
   --svg-dir "$out" | tee "$out/table.txt"
 
 echo
+python3 "$data/copy_bound.py" "$out/bench.csv" "$out/calibrate.txt" |
+  tee -a "$out/table.txt"
+
+echo
 echo "== collc bench ... --same-algorithm"
 mkdir -p "$out/same-algorithm"
-"$build/collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
+"$collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
   "${iterations[@]}" --model "$models" --same-algorithm \
   --csv "$out/same-algorithm/bench.csv" --svg-dir "$out/same-algorithm" |
   tee "$out/same-algorithm/table.txt"

@@ -38,20 +38,26 @@ const ir::Schedule *Library::find(llvm::StringRef name) const {
   return nullptr;
 }
 
-std::string library::defaultDirectory(const char *argv0) {
-  if (const char *env = std::getenv("COLLC_LIBRARY"))
-    return env;
-  // An installed collc: PREFIX/bin/collc and PREFIX/share/collc/library.
+std::string library::dataDirectory(const char *argv0) {
+  // An installed collc: PREFIX/bin/collc and PREFIX/share/collc.
   std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&library::defaultDirectory));
+      argv0, reinterpret_cast<void *>(&library::dataDirectory));
   if (!exe.empty()) {
     llvm::SmallString<256> dir(
         llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(dir, "share", "collc", "library");
-    if (llvm::sys::fs::is_directory(dir))
+    llvm::sys::path::append(dir, "share", "collc");
+    if (llvm::sys::fs::is_directory(dir + "/specs/library"))
       return std::string(dir);
   }
-  return COLLC_SOURCE_LIBRARY_DIR;
+  return COLLC_SOURCE_DIR;
+}
+
+std::string library::defaultDirectory(const char *argv0) {
+  if (const char *env = std::getenv("COLLC_LIBRARY"))
+    return env;
+  llvm::SmallString<256> dir(dataDirectory(argv0));
+  llvm::sys::path::append(dir, "specs", "library");
+  return std::string(dir);
 }
 
 llvm::Expected<Library> library::load(llvm::StringRef directory,

@@ -49,9 +49,14 @@ struct Library {
   const ir::Schedule *find(llvm::StringRef name) const;
 };
 
-/// The library directory: $COLLC_LIBRARY when set, else share/collc/library
-/// beside an installed collc (`argv0` locates it), else the source tree's
-/// specs/library this collc was built from.
+/// Where collc's data lives, laid out as the repository lays it out
+/// (specs/library/, bench/alltoallv.coll): PREFIX/share/collc beside an
+/// installed collc (`argv0` locates it), else the source tree this collc was
+/// built from.
+std::string dataDirectory(const char *argv0);
+
+/// The library directory: $COLLC_LIBRARY when set, else dataDirectory's
+/// specs/library.
 std::string defaultDirectory(const char *argv0);
 
 /// Loads every .coll file of `directory` (sorted by name) through `diags`,

@@ -38,14 +38,20 @@ int anchor;
 llvm::Expected<std::string> benchProgram() {
   if (const char *env = std::getenv("COLLC_BENCH_PROGRAM"))
     return std::string(env);
+  // BUILD/collc and BUILD/bench/coll_bench, or PREFIX/bin/collc and
+  // PREFIX/libexec/collc/coll_bench.
   std::string self = llvm::sys::fs::getMainExecutable("collc", &anchor);
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(path, "bench", "coll_bench");
-  if (!llvm::sys::fs::can_execute(path))
-    return error("no timing program at " + path.str() +
-                 "; build it with `cmake --build BUILD --target coll_bench` "
-                 "(or set COLLC_BENCH_PROGRAM)");
-  return std::string(path.str());
+  llvm::StringRef dir = llvm::sys::path::parent_path(self);
+  llvm::SmallString<256> built(dir), installed(dir);
+  llvm::sys::path::append(built, "bench", "coll_bench");
+  llvm::sys::path::append(installed, "..", "libexec", "collc", "coll_bench");
+  for (const llvm::SmallString<256> &path : {built, installed})
+    if (llvm::sys::fs::can_execute(path))
+      return std::string(path.str());
+  return error("no timing program at " + built.str() + " or " +
+               installed.str() +
+               "; build it with `cmake --build BUILD --target coll_bench` "
+               "(or set COLLC_BENCH_PROGRAM)");
 }
 
 llvm::Expected<std::string> mpiexec() {
@@ -286,7 +292,9 @@ llvm::Expected<Calibration>
 collc::tools::bench::calibrate(int ranks, Pattern pattern,
                                llvm::ArrayRef<long long> sizes, int iterations,
                                llvm::StringRef name) {
-  const char *flag = pattern == Pattern::Ring ? "ring" : "pingpong";
+  const char *flag = pattern == Pattern::Ring   ? "ring"
+                     : pattern == Pattern::Copy ? "copy"
+                                                : "pingpong";
   std::string bytesArg;
   for (long long b : sizes)
     bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);

@@ -78,6 +78,8 @@ enum class Pattern {
   PingPong, // pairs of ranks at once; half a round trip, the slowest pair's
   Ring,     // every rank sends to the next and receives from the one
             // before, step after step; one step, the slowest rank's
+  Copy,     // every rank copies m bytes in memory at once, the slowest
+            // rank's: the bound a large collective's copies cannot beat
 };
 
 /// t_s and t_w fitted to timings of coll_bench on `ranks` ranks.

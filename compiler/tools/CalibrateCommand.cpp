@@ -40,7 +40,11 @@ cl::opt<Pattern> calPattern(
                           "(default)"),
                clEnumValN(Pattern::Ring, "ring",
                           "every rank sends to the next, step after step: a "
-                          "step of a schedule on this many ranks")),
+                          "step of a schedule on this many ranks"),
+               clEnumValN(Pattern::Copy, "copy",
+                          "every rank copies in memory at once: the "
+                          "machine's copy bandwidth for this many ranks "
+                          "(from 1)")),
     cl::init(Pattern::PingPong), cl::sub(calibrateCommand),
     cl::cat(category()));
 cl::opt<std::string> calName("name", cl::desc("Model name (default measured)"),
@@ -66,8 +70,9 @@ bool validName(llvm::StringRef name) {
 
 int runCalibrate() {
   llvm::raw_ostream &errs = llvm::errs();
-  if (calRanks < 2 || calRanks > 1024) {
-    errs << "collc: error: --ranks must be in 2..1024\n";
+  const int fewest = calPattern == Pattern::Copy ? 1 : 2;
+  if (calRanks < fewest || calRanks > 1024) {
+    errs << "collc: error: --ranks must be in " << fewest << "..1024\n";
     return ExitInputError;
   }
   if (!validName(calName)) {
@@ -94,9 +99,10 @@ int runCalibrate() {
   }
   const CostModel &model = fit->model;
   const bool ring = calPattern == Pattern::Ring;
+  const bool copy = calPattern == Pattern::Copy;
 
   llvm::raw_ostream &os = llvm::outs();
-  const char *patternName = ring ? "ring" : "ping-pong";
+  const char *patternName = ring ? "ring" : copy ? "copy" : "ping-pong";
   os << "collc calibrate: " << patternName << " on " << calRanks << " ranks ("
      << fit->commandLine << ")";
   if (fit->oversubscribed)
@@ -105,8 +111,11 @@ int runCalibrate() {
   os << (ring ? "\n  each sample: one step of every rank sending to the "
                 "next and receiving from the one before, the slowest "
                 "rank's\n"
-              : "\n  each sample: half a round trip, the slowest pair's\n");
-  os << strf("  %9s %6s %12s %12s %12s %8s\n", "m", ring ? "rings" : "trips",
+         : copy ? "\n  each sample: every rank copying m bytes in memory at "
+                  "once, the slowest rank's\n"
+                : "\n  each sample: half a round trip, the slowest pair's\n");
+  os << strf("  %9s %6s %12s %12s %12s %8s\n", "m",
+             ring ? "rings" : copy ? "copies" : "trips",
              "measured us", "[min..max]", "model us", "model/meas");
   for (const auto &[m, st] : fit->points) {
     double predicted =
@@ -128,6 +137,15 @@ int runCalibrate() {
                calRanks.getValue(), static_cast<long long>(model.cores),
                model.ts * 1e6, model.twPerByte * 1e9,
                static_cast<long long>(model.cores));
+  if (copy) {
+    // The largest size's rate, not the fit's: small copies run in cache.
+    const auto &[m, st] = fit->points.back();
+    const double rate = 2 * m / (st.median * 1e-6) / 1e9;
+    os << strf("  memory: %.1f GB/s a rank, %.1f GB/s for %d ranks together "
+               "(at %s; bytes read and written: 2 m per copy)\n",
+               rate, rate * calRanks, calRanks.getValue(),
+               formatBytes(static_cast<long long>(m)).c_str());
+  }
   os << strf("  residual: %.1f%% RMS relative error, %.1f%% worst "
              "(weighted least squares over %zu sizes)\n",
              fit->rms * 100, fit->worst * 100, fit->points.size());
