@@ -744,7 +744,7 @@ int runBench() {
                    1e-9 / model.twPerByte);
       }
       os << "  (* misses the target: ours/MPI <= 1.0 from 64 KiB, <= "
-         << Row::smallTarget
+         << strf("%.2f", Row::smallTarget)
          << " below, by the ratio of the medians; ~ misses it, but the 95% "
             "interval of the per-call ratios (each call's pair timed in one "
             "iteration) reaches it, so this run cannot tell them apart. "
@@ -767,7 +767,7 @@ int runBench() {
       os << "\nours/MPI (median"
          << (benchSameAlgorithm ? ", MPI forced to the like algorithm" : "")
          << "); * misses the target (<= 1.0 from 64 KiB, <= "
-         << Row::smallTarget << " below), "
+         << strf("%.2f", Row::smallTarget) << " below), "
             "~ misses it within this run's noise (the per-call ratios' 95% "
             "interval reaches it)\n";
       os << strf("  %-20s", "collective@ranks");

@@ -1,12 +1,18 @@
 // The MPI backend: non-blocking point-to-point per step on a private
-// duplicate of the user's communicator. A message of several pieces goes out
-// and comes in as one hindexed datatype over MPI_BOTTOM, so nothing is packed.
+// duplicate of the user's communicator. A small message of several pieces
+// goes out and comes in as one hindexed datatype over MPI_BOTTOM; a large
+// one is packed into (or unpacked from) one contiguous buffer, because MPI
+// libraries move contiguous large messages with a single copy and derived
+// types through pipelined copy-in/copy-out fragments.
 
 #include "collc/Backend.h"
 
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
 
 namespace collc::rt {
 namespace {
@@ -25,18 +31,19 @@ public:
   int isend(int peer, int tag, const std::vector<Piece> &pieces,
             int &request) override {
     Layout l;
-    if (int rc = layout(pieces, l))
+    if (int rc = layout(pieces, l, Direction::Out))
       return rc;
     request = static_cast<int>(requests.size());
     requests.push_back(MPI_REQUEST_NULL);
     counted.push_back(false);
+    unpackInto.emplace_back();
     return MPI_Isend(l.base, l.count, l.type, peer, tag, comm,
                      &requests.back());
   }
 
   int send(int peer, int tag, const std::vector<Piece> &pieces) override {
     Layout l;
-    if (int rc = layout(pieces, l))
+    if (int rc = layout(pieces, l, Direction::Out))
       return rc;
     return MPI_Send(l.base, l.count, l.type, peer, tag, comm);
   }
@@ -44,11 +51,12 @@ public:
   int recv(int peer, int tag, const std::vector<Piece> &pieces,
            size_t &bytes) override {
     Layout l;
-    if (int rc = layout(pieces, l))
+    if (int rc = layout(pieces, l, Direction::In))
       return rc;
     MPI_Status status;
     if (int rc = MPI_Recv(l.base, l.count, l.type, peer, tag, comm, &status))
       return rc;
+    unpack(l, pieces);
     return received(l, status, bytes);
   }
 
@@ -56,14 +64,15 @@ public:
                int source, int recvTag, const std::vector<Piece> &in,
                size_t &bytes) override {
     Layout o, i;
-    if (int rc = layout(out, o))
+    if (int rc = layout(out, o, Direction::Out))
       return rc;
-    if (int rc = layout(in, i))
+    if (int rc = layout(in, i, Direction::In))
       return rc;
     MPI_Status status;
     if (int rc = MPI_Sendrecv(o.base, o.count, o.type, dest, sendTag, i.base,
                               i.count, i.type, source, recvTag, comm, &status))
       return rc;
+    unpack(i, in);
     return received(i, status, bytes);
   }
 
@@ -101,11 +110,14 @@ public:
   int irecv(int peer, int tag, const std::vector<Piece> &pieces,
             int &request) override {
     Layout l;
-    if (int rc = layout(pieces, l))
+    if (int rc = layout(pieces, l, Direction::In))
       return rc;
     request = static_cast<int>(requests.size());
     requests.push_back(MPI_REQUEST_NULL);
-    counted.push_back(l.type == MPI_BYTE);
+    counted.push_back(l.type == MPI_BYTE && l.staged < 0);
+    unpackInto.emplace_back();
+    if (l.staged >= 0)
+      unpackInto.back() = {l.staged, pieces};
     return MPI_Irecv(l.base, l.count, l.type, peer, tag, comm,
                      &requests.back());
   }
@@ -114,6 +126,7 @@ public:
     MPI_Status status;
     if (int rc = MPI_Wait(&requests[static_cast<size_t>(request)], &status))
       return rc;
+    unpackAfter(static_cast<size_t>(request));
     bytes = 0;
     if (counted[static_cast<size_t>(request)]) {
       int n = 0;
@@ -128,11 +141,18 @@ public:
     if (!n)
       return MPI_SUCCESS;
     MPI_Request *r = &requests[static_cast<size_t>(first)];
-    if (!bytes)
-      return MPI_Waitall(static_cast<int>(n), r, MPI_STATUSES_IGNORE);
+    if (!bytes) {
+      if (int rc = MPI_Waitall(static_cast<int>(n), r, MPI_STATUSES_IGNORE))
+        return rc;
+      for (size_t i = 0; i < n; ++i)
+        unpackAfter(static_cast<size_t>(first) + i);
+      return MPI_SUCCESS;
+    }
     statuses.resize(n);
     if (int rc = MPI_Waitall(static_cast<int>(n), r, statuses.data()))
       return rc;
+    for (size_t i = 0; i < n; ++i)
+      unpackAfter(static_cast<size_t>(first) + i);
     for (size_t i = 0; i < n; ++i) {
       bytes[i] = 0;
       if (counted[static_cast<size_t>(first) + i]) {
@@ -173,6 +193,8 @@ public:
     types.clear();
     requests.clear();
     counted.clear();
+    unpackInto.clear();
+    stagesUsed = 0; // kept, for the next step's large messages
   }
 
 private:
@@ -180,13 +202,46 @@ private:
     void *base = nullptr;
     int count = 0;
     MPI_Datatype type = MPI_BYTE;
+    int staged = -1; // the staging buffer it is packed into, if any
   };
+
+  /// Several pieces of more bytes than this travel packed: 16 KiB is above
+  /// the eager sizes, where a library copies every message in and out of
+  /// its own buffers anyway (Open MPI's shared memory: 4 KiB).
+  static constexpr size_t packAbove = 16 * 1024;
+  enum class Direction { Out, In };
+
+  /// A staged receive's pieces, written once its request completes.
+  struct Unpack {
+    int staged = -1;
+    std::vector<Piece> pieces;
+  };
+
+  void unpack(const Layout &l, const std::vector<Piece> &pieces) {
+    if (l.staged < 0)
+      return;
+    const char *from = stages[static_cast<size_t>(l.staged)].get();
+    for (const Piece &p : pieces) {
+      std::memcpy(p.data, from, p.bytes);
+      from += p.bytes;
+    }
+  }
+
+  void unpackAfter(size_t request) {
+    Unpack &u = unpackInto[request];
+    if (u.staged < 0)
+      return;
+    Layout l;
+    l.staged = u.staged;
+    unpack(l, u.pieces);
+    u.staged = -1;
+  }
 
   /// A blocking receive's size, as wait() reports it.
   static int received(const Layout &l, const MPI_Status &status,
                       size_t &bytes) {
     bytes = 0;
-    if (l.type != MPI_BYTE)
+    if (l.type != MPI_BYTE || l.staged >= 0)
       return MPI_SUCCESS;
     int n = 0;
     if (int rc = MPI_Get_count(&status, MPI_BYTE, &n))
@@ -195,7 +250,8 @@ private:
     return MPI_SUCCESS;
   }
 
-  int layout(const std::vector<Piece> &pieces, Layout &l) {
+  int layout(const std::vector<Piece> &pieces, Layout &l,
+             Direction direction = Direction::Out) {
     if (pieces.size() == 1) { // most messages: plain bytes
       if (pieces[0].bytes > static_cast<size_t>(INT_MAX))
         return MPI_ERR_COUNT;
@@ -211,6 +267,27 @@ private:
     if (pieces.size() <= 1) {
       l.base = pieces.empty() ? nullptr : pieces[0].data;
       l.count = static_cast<int>(total);
+      return MPI_SUCCESS;
+    }
+    if (total > packAbove) {
+      if (stagesUsed == stages.size()) {
+        stages.emplace_back();
+        stageBytes.push_back(0);
+      }
+      const size_t i = stagesUsed++;
+      if (stageBytes[i] < total) {
+        stages[i].reset(new char[total]);
+        stageBytes[i] = total;
+      }
+      char *to = stages[i].get();
+      if (direction == Direction::Out)
+        for (const Piece &p : pieces) {
+          std::memcpy(to, p.data, p.bytes);
+          to += p.bytes;
+        }
+      l.base = stages[i].get();
+      l.count = static_cast<int>(total);
+      l.staged = static_cast<int>(i);
       return MPI_SUCCESS;
     }
     lengths.clear();
@@ -243,6 +320,12 @@ private:
   std::vector<MPI_Datatype> types;
   std::vector<int> lengths;
   std::vector<MPI_Aint> offsets;
+  std::vector<Unpack> unpackInto; // by request
+  // Packed messages' buffers, kept across calls; the first stagesUsed are
+  // this step's.
+  std::vector<std::unique_ptr<char[]>> stages;
+  std::vector<size_t> stageBytes;
+  size_t stagesUsed = 0;
 };
 
 /// What the attribute holds: the duplicate and the backend over it.
