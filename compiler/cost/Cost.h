@@ -1,8 +1,9 @@
 #pragma once
-// The cost model (000 §4.1.6, §4.7.2; DESIGN.md "Cost model"): with
-// cut-through routing a step takes t_s + t_w × (words on its most loaded
-// directed channel), so congestion is priced, not hidden; a schedule takes
-// the sum over its steps. A step in which no rank sends costs nothing.
+// The cost model (000 §4.1.6, §4.7.2; docs/library.md, "The cost model"):
+// with cut-through routing a step takes t_s + t_w × (words on its most
+// loaded directed channel), so congestion is priced, not hidden; a schedule
+// takes the sum over its steps. A step in which no rank sends costs
+// nothing.
 //
 // Costs are exact: A·t_s + B·m·t_w with A a step count and B a fraction.
 // The message size m is the collective's block as in Table 4.1: the whole

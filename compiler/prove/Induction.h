@@ -1,6 +1,7 @@
 #pragma once
 // Causality and correctness of a whole family at once, by induction over
-// its loops (properties 1 and 5 of DESIGN.md's "What is proved"), with Z3.
+// its loops (properties 1 and 5 of docs/proofs.md, "What is proved"), with
+// Z3.
 //
 // The simulator checks these two properties one size at a time, which
 // costs p^2 chunk moves or more per size: a ring of up to 4096 ranks is out

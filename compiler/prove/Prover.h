@@ -1,6 +1,6 @@
 #pragma once
-// The symbolic prover: properties 2-4 of DESIGN.md ("What is proved") for a
-// Schedule IR over a whole parameter range, with Z3.
+// The symbolic prover: properties 2-4 of docs/proofs.md ("What is proved")
+// for a Schedule IR over a whole parameter range, with Z3.
 //
 // One query per (IR step, property). Ranks, loop variables and parameters
 // are all solver variables, so a step inside `for j in 1 .. 2**d - 1` is
@@ -20,10 +20,11 @@
 // Contention and congestion consider the sends that matching accepts.
 //
 // Routes come from topology/Topology.h's symbolic forms (ring, linear, mesh,
-// torus, hypercube, full). Tree and graph have none: for them the concrete
-// route table (Topology::route for every pair of ranks) is encoded as a
-// finite disjunction, which needs concrete dimensions; a family of trees or
-// graphs over a parameter gets Unknown for the properties that need routes.
+// torus, hypercube, full, and the balanced tree). A graph has none: for it
+// the concrete route table (Topology::route for every pair of ranks) is
+// encoded as a finite disjunction, which needs concrete dimensions; a
+// topology without a closed form whose dimensions depend on a parameter
+// gets Unknown for the properties that need routes.
 
 #include "ir/Schedule.h"
 #include "topology/Topology.h"

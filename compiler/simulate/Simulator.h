@@ -1,7 +1,7 @@
 #pragma once
 // The exact simulator: runs an instantiated schedule chunk by chunk on a
-// topology and checks the five properties of DESIGN.md ("What is proved"),
-// independently of the prover.
+// topology and checks the five properties of docs/proofs.md ("What is
+// proved"), independently of the prover.
 //
 // Step semantics (ir/Schedule.h): every transfer of a step reads the state
 // at the start of the step; deliveries land at its end, in transfer order.

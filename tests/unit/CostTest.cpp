@@ -116,7 +116,7 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   // Eq 4.13's split: a scatter (m/2, 2·m/4, 4·m/8) then recursive doubling
   // (8 messages a step of m/8, m/4, m/2): 19·t_s + 9/2·m·t_w, where the
   // port model says 6·t_s + 7/4·m·t_w. So on 2 cores the tree is cheaper
-  // at every size, as measured (README, "Why rows miss").
+  // at every size, as measured (bench/results/README.md, "Why rows miss").
   EXPECT_EQ(line("hypercube_bc_split", 8, 2), "19·t_s + 9/2·m·t_w");
   // Prefix sums: recursive doubling's 3 steps of 8 ranks against the
   // chain's 7 steps of two.
@@ -126,7 +126,8 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   // way, one message of m a step. The star's steps wait on nothing (its
   // root receives nothing, its gather's senders send once), so on 2 cores
   // they are one step of 8 ranks, its root's 7·m one core's work: cheaper
-  // than the tree at every size, as measured (README, "Why rows miss").
+  // than the tree at every size, as measured (bench/results/README.md,
+  // "Why rows miss").
   EXPECT_EQ(line("hypercube_scatter", 8, 2), "7·t_s + 8·m·t_w");
   EXPECT_EQ(line("star_scatter", 8, 2), "4·t_s + 7·m·t_w");
   EXPECT_EQ(line("star_gather", 8, 2), "4·t_s + 7·m·t_w");

@@ -307,7 +307,7 @@ TEST(Topology, TreeGoesUpToTheCommonSwitchAndDown) {
 }
 
 TEST(Topology, GraphTakesShortestPathLowestNeighbourFirst) {
-  // The graph of DESIGN.md: a 6-cycle with the chord 0-3.
+  // The graph of docs/language.md: a 6-cycle with the chord 0-3.
   Topology net =
       build(TopologyKind::Graph, {6},
             {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}, {0, 3}});
