@@ -168,7 +168,7 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   const int n = counts[pick(8)];
   const int root = pick(p);
   const bool inPlace = pick(3) == 0;
-  const int which = pick(11);
+  const int which = pick(13);
   char what[256];
   std::vector<char> a, b, ina, inb;
   auto alloc = [&](std::vector<char> &v, int elements) {
@@ -282,8 +282,9 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     return;
   }
   // Data movement.
-  const char *names[] = {"bcast",    "allgather",      "gather", "scatter",
-                         "alltoall", "reduce_scatter", "allgatherv"};
+  const char *names[] = {"bcast",      "allgather", "gather",
+                         "scatter",    "alltoall",  "reduce_scatter",
+                         "allgatherv", "gatherv",   "scatterv"};
   const int kind = which - 4;
   std::snprintf(what, sizeof what, "%s of %d x %s, root %d, %s, %d ranks, #%d",
                 names[kind], n, t.name, root,
@@ -383,6 +384,57 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
                           b.data(), cnts.data(), displs.data(), t.type, comm);
     // (The gaps keep each rank's own bytes: compared with MPI's, not
     // across ranks.)
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  case 7:   // MPI_Gatherv
+  case 8: { // MPI_Scatterv
+    // Equal counts, or each rank's own; blocks in reverse with gaps.
+    const bool equal = pick(2) == 0;
+    std::vector<int> cnts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
+    int total = 0;
+    for (int j = 0; j < p; ++j) {
+      cnts[static_cast<size_t>(j)] = equal ? n : n + j % 3;
+      total += cnts[static_cast<size_t>(j)] + 1;
+    }
+    for (int j = p - 1, at = 0; j >= 0; --j) {
+      displs[static_cast<size_t>(j)] = at;
+      at += cnts[static_cast<size_t>(j)] + 1;
+    }
+    const int own = cnts[static_cast<size_t>(rank)];
+    const bool ip = inPlace && rank == root;
+    std::snprintf(what, sizeof what, "%s, %s counts of %d x %s, root %d, %s, "
+                  "%d ranks, #%d", names[kind], equal ? "equal" : "unequal", n,
+                  t.name, root, ip ? "in place" : "not in place", p, iteration);
+    if (kind == 7) {
+      alloc(ina, own);
+      fill(ina, t, own, seed);
+      alloc(a, total);
+      fill(a, t, total, seed ^ 17);
+      if (ip) { // the root's own block where displs puts it
+        MPI_Aint lb = 0, extent = 0;
+        MPI_Type_get_extent(t.type, &lb, &extent);
+        std::memcpy(a.data() + static_cast<size_t>(displs[static_cast<size_t>(rank)]) * extent,
+                    ina.data(), static_cast<size_t>(own) * extent);
+      }
+      b = a;
+      rc1 = MPI_Gatherv(ip ? MPI_IN_PLACE : ina.data(), own, t.type, a.data(),
+                        cnts.data(), displs.data(), t.type, root, comm);
+      rc2 = PMPI_Gatherv(ip ? MPI_IN_PLACE : ina.data(), own, t.type,
+                         b.data(), cnts.data(), displs.data(), t.type, root,
+                         comm);
+    } else {
+      alloc(ina, total);
+      fill(ina, t, total, seed);
+      alloc(a, own);
+      fill(a, t, own, seed ^ 19);
+      b = a;
+      rc1 = MPI_Scatterv(ina.data(), cnts.data(), displs.data(), t.type,
+                         ip ? MPI_IN_PLACE : a.data(), own, t.type, root, comm);
+      rc2 = PMPI_Scatterv(ina.data(), cnts.data(), displs.data(), t.type,
+                          ip ? MPI_IN_PLACE : b.data(), own, t.type, root,
+                          comm);
+    }
     check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
     return;
   }
