@@ -70,8 +70,8 @@ function(collc_add_mpi_library)
     message(FATAL_ERROR "${ARG_MODEL}: no model block with ts in ns and tw in ps/byte")
   endif()
 
-  add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Choice.cpp
-              ${table} ${costs})
+  add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Fortran.cpp
+              ${dir}/Choice.cpp ${table} ${costs})
   target_include_directories(${ARG_NAME} PRIVATE ${dir} ${gen})
   target_compile_features(${ARG_NAME} PRIVATE cxx_std_20)
   # Its thread-local state is read several times a call (as the runtime's).
@@ -82,7 +82,7 @@ function(collc_add_mpi_library)
                  OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
                          ${ARG_OPTIONS}
                  SPECS ${ARG_SPECS})
-  # Nothing but MPI's names is exported: a program built with collc's
+  # Nothing but MPI's names (C's and Fortran's) is exported: a program built with collc's
   # runtime of another version keeps its own.
   target_link_options(${ARG_NAME} PRIVATE
     -Wl,--version-script=${dir}/exports.map)

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev         # unit tests
   libopenmpi-dev openmpi-bin   # the runtime's MPI backend
   mpich libmpich-dev           # the second MPI (-DCOLLC_MPI=mpich; e2e runs under both)
+  gfortran             # the drop-in's Fortran test (a Fortran MPI program)
   python3
   python3-psutil       # lit's --timeout, a time limit per lit test
 )

@@ -187,6 +187,9 @@ const char *reasonText(Reason r) {
   case Reason::UserOpLayout: return "a user operator on a type with holes";
   case Reason::MixedType: return "a reduction over several basic types";
   case Reason::UnequalCounts: return "irregular counts";
+  case Reason::RootCounts:
+    return "counts only the root knows (the other ranks cannot tell that "
+           "they are equal)";
   case Reason::NoSchedule: return "no library schedule for this collective";
   case Reason::Count: break;
   }

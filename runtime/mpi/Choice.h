@@ -45,7 +45,8 @@ enum class Reason {
   OpOnType,        // no typed fold for this operator and type
   UserOpLayout,    // a user operator on a type with holes
   MixedType,       // a reduction over a type of several basic types
-  UnequalCounts,   // irregular counts (v variants, reduce_scatter)
+  UnequalCounts,   // irregular counts (allgatherv, reduce_scatter)
+  RootCounts,      // counts only the root knows (gatherv, scatterv)
   NoSchedule,      // the library has no schedule for this collective
   Count
 };

@@ -175,6 +175,13 @@ Choice refuse(Reason r) {
   return c;
 }
 
+/// A call no library schedule runs: MPI's own, counted with `why` (or as
+/// pinned, when the environment sends the collective to MPI anyway).
+template <typename Theirs> int handOn(Coll coll, Reason why, Theirs &&theirs) {
+  return route(coll, refuse(pinnedToMpi(coll) ? Reason::Pinned : why),
+               [](const Candidate &) { return MPI_ERR_INTERN; }, theirs);
+}
+
 /// A schedule's own result: once the choice is made, every rank is in the
 /// schedule, so a failure here is one rank's (its buffers, memory, a
 /// message that does not match) and must not leave the others waiting.
@@ -370,11 +377,9 @@ int MPI_Scan(const void *send, void *recv, int count, MPI_Datatype type,
 
 int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type,
                MPI_Op op, MPI_Comm comm) {
-  const Choice choice = refuse(pinnedToMpi(Coll::Exscan) ? Reason::Pinned
-                                                          : Reason::NoSchedule);
-  return route(
-      Coll::Exscan, choice, [](const Candidate &) { return MPI_ERR_INTERN; },
-      [&] { return PMPI_Exscan(send, recv, count, type, op, comm); });
+  return handOn(Coll::Exscan, Reason::NoSchedule, [&] {
+    return PMPI_Exscan(send, recv, count, type, op, comm);
+  });
 }
 
 namespace {
@@ -589,42 +594,38 @@ int MPI_Scatter(const void *send, int sendcount, MPI_Datatype sendtype,
 
 // The other irregular collectives go to MPI, counted: their counts are
 // known only where MPI makes them significant, so no rank can tell alone
-// that a call is regular enough for a library schedule.
+// that a call is regular enough for a library schedule. MPI_Gatherv's
+// recvcounts and MPI_Scatterv's sendcounts are significant at the root
+// only; every other rank knows its own count alone, which MPI lets differ
+// from the others'. Equal counts are a fact at the root, and a path chosen
+// on it would leave the root in a schedule the others never enter: only a
+// message from the root could tell them (docs/dropin.md weighs its cost).
 int MPI_Alltoallv(const void *send, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void *recv,
                   const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  return route(
-      Coll::Alltoallv, refuse(Reason::NoSchedule),
-      [](const Candidate &) { return MPI_ERR_INTERN; },
-      [&] {
-        return PMPI_Alltoallv(send, sendcounts, sdispls, sendtype, recv,
-                              recvcounts, rdispls, recvtype, comm);
-      });
+  return handOn(Coll::Alltoallv, Reason::NoSchedule, [&] {
+    return PMPI_Alltoallv(send, sendcounts, sdispls, sendtype, recv,
+                          recvcounts, rdispls, recvtype, comm);
+  });
 }
 
 int MPI_Gatherv(const void *send, int sendcount, MPI_Datatype sendtype,
                 void *recv, const int recvcounts[], const int displs[],
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return route(
-      Coll::Gatherv, refuse(Reason::UnequalCounts),
-      [](const Candidate &) { return MPI_ERR_INTERN; },
-      [&] {
-        return PMPI_Gatherv(send, sendcount, sendtype, recv, recvcounts,
-                            displs, recvtype, root, comm);
-      });
+  return handOn(Coll::Gatherv, Reason::RootCounts, [&] {
+    return PMPI_Gatherv(send, sendcount, sendtype, recv, recvcounts, displs,
+                        recvtype, root, comm);
+  });
 }
 
 int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recv, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return route(
-      Coll::Scatterv, refuse(Reason::UnequalCounts),
-      [](const Candidate &) { return MPI_ERR_INTERN; },
-      [&] {
-        return PMPI_Scatterv(send, sendcounts, displs, sendtype, recv,
-                             recvcount, recvtype, root, comm);
-      });
+  return handOn(Coll::Scatterv, Reason::RootCounts, [&] {
+    return PMPI_Scatterv(send, sendcounts, displs, sendtype, recv, recvcount,
+                         recvtype, root, comm);
+  });
 }
 
 int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,

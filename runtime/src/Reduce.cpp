@@ -18,7 +18,83 @@ template <typename T> struct Tag {
   using type = T;
 };
 
-enum class Family { Integer, Floating, Complex, Bool };
+// MPI 4.0 §6.9.2's groups of basic types, by which operators they take:
+// Fortran's integers take no logical operator, C's do.
+enum class Family { Integer, FortranInteger, Floating, Complex, Bool };
+
+// Calls fn(Tag<T>{}, family) for the C type of `size` bytes in `family`.
+template <typename Fn> bool withSize(int size, Family family, Fn &&fn) {
+  switch (family) {
+  case Family::Integer:
+  case Family::FortranInteger:
+  case Family::Bool: // Fortran's LOGICAL: an integer, 0 false
+    switch (size) {
+    case 1: fn(Tag<int8_t>{}, family); return true;
+    case 2: fn(Tag<int16_t>{}, family); return true;
+    case 4: fn(Tag<int32_t>{}, family); return true;
+    case 8: fn(Tag<int64_t>{}, family); return true;
+    }
+    return false;
+  case Family::Floating:
+    switch (size) {
+    case 4: fn(Tag<float>{}, family); return true;
+    case 8: fn(Tag<double>{}, family); return true;
+    }
+    return false;
+  case Family::Complex:
+    switch (size) {
+    case 8: fn(Tag<std::complex<float>>{}, family); return true;
+    case 16: fn(Tag<std::complex<double>>{}, family); return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+/// Fortran's basic types, the family of `t`; false for any other type.
+/// Their sizes are those of the Fortran compiler MPI was built with.
+bool fortranFamily(MPI_Datatype t, Family &family) {
+  if (t == MPI_DATATYPE_NULL) // an MPI built without Fortran
+    return false;
+#define COLLC_FORTRAN_TYPE(MPITYPE, FAMILY)                                    \
+  if (t == MPITYPE) {                                                          \
+    family = Family::FAMILY;                                                   \
+    return true;                                                               \
+  }
+  COLLC_FORTRAN_TYPE(MPI_INTEGER, FortranInteger)
+  COLLC_FORTRAN_TYPE(MPI_REAL, Floating)
+  COLLC_FORTRAN_TYPE(MPI_DOUBLE_PRECISION, Floating)
+  COLLC_FORTRAN_TYPE(MPI_COMPLEX, Complex)
+  COLLC_FORTRAN_TYPE(MPI_DOUBLE_COMPLEX, Complex)
+  COLLC_FORTRAN_TYPE(MPI_LOGICAL, Bool)
+  // The optional ones, where the MPI defines them.
+#ifdef MPI_INTEGER1
+  COLLC_FORTRAN_TYPE(MPI_INTEGER1, FortranInteger)
+#endif
+#ifdef MPI_INTEGER2
+  COLLC_FORTRAN_TYPE(MPI_INTEGER2, FortranInteger)
+#endif
+#ifdef MPI_INTEGER4
+  COLLC_FORTRAN_TYPE(MPI_INTEGER4, FortranInteger)
+#endif
+#ifdef MPI_INTEGER8
+  COLLC_FORTRAN_TYPE(MPI_INTEGER8, FortranInteger)
+#endif
+#ifdef MPI_REAL4
+  COLLC_FORTRAN_TYPE(MPI_REAL4, Floating)
+#endif
+#ifdef MPI_REAL8
+  COLLC_FORTRAN_TYPE(MPI_REAL8, Floating)
+#endif
+#ifdef MPI_COMPLEX8
+  COLLC_FORTRAN_TYPE(MPI_COMPLEX8, Complex)
+#endif
+#ifdef MPI_COMPLEX16
+  COLLC_FORTRAN_TYPE(MPI_COMPLEX16, Complex)
+#endif
+#undef COLLC_FORTRAN_TYPE
+  return false;
+}
 
 // Calls fn(Tag<T>{}, family) for the C type behind a basic MPI type; returns
 // false for any other type.
@@ -55,7 +131,10 @@ template <typename Fn> bool withBasicType(MPI_Datatype t, Fn &&fn) {
   COLLC_TYPE(MPI_C_LONG_DOUBLE_COMPLEX, std::complex<long double>, Complex)
   COLLC_TYPE(MPI_C_BOOL, bool, Bool)
 #undef COLLC_TYPE
-  return false;
+  Family family = Family::Integer;
+  int size = 0;
+  return fortranFamily(t, family) && PMPI_Type_size(t, &size) == MPI_SUCCESS &&
+         withSize(size, family, fn);
 }
 
 // The loops below are written so that the compiler vectorizes them (this
@@ -202,7 +281,8 @@ template <FoldIsa I, typename T> FoldFn typedFold(MPI_Op op, Family family) {
   if constexpr (!std::is_same_v<T, std::complex<float>> &&
                 !std::is_same_v<T, std::complex<double>> &&
                 !std::is_same_v<T, std::complex<long double>>) {
-    if (family == Family::Integer || family == Family::Floating) {
+    if (family == Family::Integer || family == Family::FortranInteger ||
+        family == Family::Floating) {
       if (op == MPI_MIN)
         return &foldWith<I, T, Min>;
       if (op == MPI_MAX)
@@ -216,13 +296,16 @@ template <FoldIsa I, typename T> FoldFn typedFold(MPI_Op op, Family family) {
       if (op == MPI_LXOR)
         return &foldWith<I, T, LogicalXor>;
     }
+    // Not on Fortran's LOGICAL, an integer too.
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if (op == MPI_BAND)
-        return &foldWith<I, T, BitAnd>;
-      if (op == MPI_BOR)
-        return &foldWith<I, T, BitOr>;
-      if (op == MPI_BXOR)
-        return &foldWith<I, T, BitXor>;
+      if (family == Family::Integer || family == Family::FortranInteger) {
+        if (op == MPI_BAND)
+          return &foldWith<I, T, BitAnd>;
+        if (op == MPI_BOR)
+          return &foldWith<I, T, BitOr>;
+        if (op == MPI_BXOR)
+          return &foldWith<I, T, BitXor>;
+      }
     }
   }
   return nullptr;

@@ -3,7 +3,9 @@
 // through PMPI_X (MPI's own) on the same input, the results compared: bit
 // for bit for integers, within rounding for floating point, and the same on
 // every rank. Random sizes, roots, counts, types (predefined, contiguous and
-// strided derived), every predefined operator on the types MPI allows it on,
+// strided derived; Fortran's INTEGER, DOUBLE PRECISION and LOGICAL), every
+// predefined operator on the types MPI allows it on (and the others, which
+// must fail alike),
 // user operators commutative or not, in place and not, on MPI_COMM_WORLD, a
 // duplicate, a split and a reversed split.
 //
@@ -84,14 +86,17 @@ void fill(std::vector<char> &buf, const Type &t, int n, uint64_t seed) {
                       static_cast<size_t>(size);
       char *p = buf.data() + at;
       int v = static_cast<int>(g() % 7) - 2; // small: products stay exact
-      if (t.base == MPI_DOUBLE) {
+      if (t.base == MPI_DOUBLE || t.base == MPI_DOUBLE_PRECISION) {
         double d = v;
         std::memcpy(p, &d, sizeof d);
       } else if (t.base == MPI_FLOAT) {
         float f = static_cast<float>(v);
         std::memcpy(p, &f, sizeof f);
-      } else if (t.base == MPI_INT) {
+      } else if (t.base == MPI_INT || t.base == MPI_INTEGER) {
         std::memcpy(p, &v, sizeof v);
+      } else if (t.base == MPI_LOGICAL) { // 4 bytes, 0 or 1
+        int l = v & 1;
+        std::memcpy(p, &l, sizeof l);
       } else if (t.base == MPI_LONG) {
         long l = v;
         std::memcpy(p, &l, sizeof l);
@@ -109,7 +114,8 @@ bool same(const std::vector<char> &a, const std::vector<char> &b,
   if (a.size() != b.size())
     return false;
   // Within rounding: compare as the floating type, bytes elsewhere equal.
-  const size_t w = t.base == MPI_DOUBLE ? 8 : 4;
+  const size_t w =
+      t.base == MPI_DOUBLE || t.base == MPI_DOUBLE_PRECISION ? 8 : 4;
   for (size_t i = 0; i + w <= a.size(); i += w) {
     double x = 0, y = 0;
     if (w == 8) {
@@ -162,7 +168,7 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   const int n = counts[pick(8)];
   const int root = pick(p);
   const bool inPlace = pick(3) == 0;
-  const int which = pick(11);
+  const int which = pick(13);
   char what[256];
   std::vector<char> a, b, ina, inb;
   auto alloc = [&](std::vector<char> &v, int elements) {
@@ -269,13 +275,16 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
       MPI_Unpack(packedOut.data(), static_cast<int>(packedOut.size()), &at,
                  b.data(), cnt, t.type, comm);
     }
+    // An operator MPI does not define on the type fails alike, the buffers
+    // as they were (each rank's own).
     check(what, rc1 == rc2 && same(a, b, t), comm, rank,
-          which == 1 ? &a : nullptr);
+          which == 1 && rc1 == MPI_SUCCESS ? &a : nullptr);
     return;
   }
   // Data movement.
-  const char *names[] = {"bcast",    "allgather",      "gather", "scatter",
-                         "alltoall", "reduce_scatter", "allgatherv"};
+  const char *names[] = {"bcast",      "allgather", "gather",
+                         "scatter",    "alltoall",  "reduce_scatter",
+                         "allgatherv", "gatherv",   "scatterv"};
   const int kind = which - 4;
   std::snprintf(what, sizeof what, "%s of %d x %s, root %d, %s, %d ranks, #%d",
                 names[kind], n, t.name, root,
@@ -378,6 +387,57 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
     return;
   }
+  case 7:   // MPI_Gatherv
+  case 8: { // MPI_Scatterv
+    // Equal counts, or each rank's own; blocks in reverse with gaps.
+    const bool equal = pick(2) == 0;
+    std::vector<int> cnts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
+    int total = 0;
+    for (int j = 0; j < p; ++j) {
+      cnts[static_cast<size_t>(j)] = equal ? n : n + j % 3;
+      total += cnts[static_cast<size_t>(j)] + 1;
+    }
+    for (int j = p - 1, at = 0; j >= 0; --j) {
+      displs[static_cast<size_t>(j)] = at;
+      at += cnts[static_cast<size_t>(j)] + 1;
+    }
+    const int own = cnts[static_cast<size_t>(rank)];
+    const bool ip = inPlace && rank == root;
+    std::snprintf(what, sizeof what, "%s, %s counts of %d x %s, root %d, %s, "
+                  "%d ranks, #%d", names[kind], equal ? "equal" : "unequal", n,
+                  t.name, root, ip ? "in place" : "not in place", p, iteration);
+    if (kind == 7) {
+      alloc(ina, own);
+      fill(ina, t, own, seed);
+      alloc(a, total);
+      fill(a, t, total, seed ^ 17);
+      if (ip) { // the root's own block where displs puts it
+        MPI_Aint lb = 0, extent = 0;
+        MPI_Type_get_extent(t.type, &lb, &extent);
+        std::memcpy(a.data() + static_cast<size_t>(displs[static_cast<size_t>(rank)]) * extent,
+                    ina.data(), static_cast<size_t>(own) * extent);
+      }
+      b = a;
+      rc1 = MPI_Gatherv(ip ? MPI_IN_PLACE : ina.data(), own, t.type, a.data(),
+                        cnts.data(), displs.data(), t.type, root, comm);
+      rc2 = PMPI_Gatherv(ip ? MPI_IN_PLACE : ina.data(), own, t.type,
+                         b.data(), cnts.data(), displs.data(), t.type, root,
+                         comm);
+    } else {
+      alloc(ina, total);
+      fill(ina, t, total, seed);
+      alloc(a, own);
+      fill(a, t, own, seed ^ 19);
+      b = a;
+      rc1 = MPI_Scatterv(ina.data(), cnts.data(), displs.data(), t.type,
+                         ip ? MPI_IN_PLACE : a.data(), own, t.type, root, comm);
+      rc2 = PMPI_Scatterv(ina.data(), cnts.data(), displs.data(), t.type,
+                          ip ? MPI_IN_PLACE : b.data(), own, t.type, root,
+                          comm);
+    }
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
   case 5: { // MPI_Reduce_scatter with equal counts (a block each)
     if (t.floating || t.type != t.base) // the block variant has those
       return;
@@ -413,6 +473,20 @@ int main(int argc, char **argv) {
       {"long", MPI_LONG, MPI_LONG, 1, false, false},
       {"unsigned char", MPI_UNSIGNED_CHAR, MPI_UNSIGNED_CHAR, 1, false, false},
   };
+  // Fortran's types, where the MPI has them with the usual sizes (4, 8, 4
+  // bytes): the C buffers here hold the same values.
+  auto sized = [](MPI_Datatype type, int bytes) {
+    int size = 0;
+    return type != MPI_DATATYPE_NULL &&
+           MPI_Type_size(type, &size) == MPI_SUCCESS && size == bytes;
+  };
+  if (sized(MPI_INTEGER, 4))
+    types.push_back({"INTEGER", MPI_INTEGER, MPI_INTEGER, 1, false, false});
+  if (sized(MPI_DOUBLE_PRECISION, 8))
+    types.push_back({"DOUBLE PRECISION", MPI_DOUBLE_PRECISION,
+                     MPI_DOUBLE_PRECISION, 1, true, false});
+  if (sized(MPI_LOGICAL, 4))
+    types.push_back({"LOGICAL", MPI_LOGICAL, MPI_LOGICAL, 1, false, false});
   MPI_Datatype contig3, vec2;
   MPI_Type_contiguous(3, MPI_INT, &contig3);
   MPI_Type_commit(&contig3);
