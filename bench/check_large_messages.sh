@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ctest bench.large_messages: every schedule coll_bench runs, on RANKS ranks
 # at sizes where messages of several blocks travel packed (the MPI backend
-# packs those over 16 KiB), each call's result checksummed against the MPI
-# library's (coll_bench exits 1 on a mismatch).
+# packs those of up to 4 KiB) and as a derived datatype (larger), each
+# call's result checksummed against the MPI library's (coll_bench exits 1
+# on a mismatch).
 #   check_large_messages.sh MPIEXEC COLL_BENCH RANKS BYTES
 set -euo pipefail
 mpiexec=$1 bench=$2 ranks=$3 bytes=$4

@@ -1,10 +1,11 @@
 // The MPI backend: non-blocking point-to-point per step on a private
-// duplicate of the user's communicator. A message of several pieces is
-// packed into (or unpacked from) one contiguous buffer rather than described
-// by a derived datatype: MPI libraries move a contiguous large message with
-// a single copy and a derived one through pipelined copy-in/copy-out
-// fragments, and a small one's datatype costs more to create than its
-// bytes to copy.
+// duplicate of the user's communicator. A small message of several pieces
+// is packed into (or unpacked from) one contiguous buffer, since its
+// datatype would cost more to create than its bytes to copy; a large one
+// goes out and comes in as one hindexed datatype over MPI_BOTTOM, which the
+// MPI library moves without our copy (bench/results/16-cores: packing every
+// message made a 16-rank scatter 2-2.9x, all-gather 1.5x slower than MPI's
+// from 32 KiB, against 1.5-1.8x and 1.0x unpacked).
 
 #include "collc/Backend.h"
 
@@ -38,7 +39,7 @@ public:
     requests.push_back(MPI_REQUEST_NULL);
     counted.push_back(false);
     unpackInto.emplace_back();
-    return MPI_Isend(l.base, l.count, MPI_BYTE, peer, tag, comm,
+    return MPI_Isend(l.base, l.count, l.type, peer, tag, comm,
                      &requests.back());
   }
 
@@ -46,7 +47,7 @@ public:
     Layout l;
     if (int rc = layout(pieces, l, Direction::Out))
       return rc;
-    return MPI_Send(l.base, l.count, MPI_BYTE, peer, tag, comm);
+    return MPI_Send(l.base, l.count, l.type, peer, tag, comm);
   }
 
   int recv(int peer, int tag, const std::vector<Piece> &pieces,
@@ -55,7 +56,7 @@ public:
     if (int rc = layout(pieces, l, Direction::In))
       return rc;
     MPI_Status status;
-    if (int rc = MPI_Recv(l.base, l.count, MPI_BYTE, peer, tag, comm, &status))
+    if (int rc = MPI_Recv(l.base, l.count, l.type, peer, tag, comm, &status))
       return rc;
     unpack(l, pieces);
     return received(l, status, bytes);
@@ -70,8 +71,8 @@ public:
     if (int rc = layout(in, i, Direction::In))
       return rc;
     MPI_Status status;
-    if (int rc = MPI_Sendrecv(o.base, o.count, MPI_BYTE, dest, sendTag, i.base,
-                              i.count, MPI_BYTE, source, recvTag, comm, &status))
+    if (int rc = MPI_Sendrecv(o.base, o.count, o.type, dest, sendTag, i.base,
+                              i.count, i.type, source, recvTag, comm, &status))
       return rc;
     unpack(i, in);
     return received(i, status, bytes);
@@ -115,11 +116,11 @@ public:
       return rc;
     request = static_cast<int>(requests.size());
     requests.push_back(MPI_REQUEST_NULL);
-    counted.push_back(l.staged < 0);
+    counted.push_back(l.type == MPI_BYTE && l.staged < 0);
     unpackInto.emplace_back();
     if (l.staged >= 0)
       unpackInto.back() = {l.staged, pieces};
-    return MPI_Irecv(l.base, l.count, MPI_BYTE, peer, tag, comm,
+    return MPI_Irecv(l.base, l.count, l.type, peer, tag, comm,
                      &requests.back());
   }
 
@@ -177,7 +178,7 @@ public:
   }
 
   size_t held() const override {
-    size_t active = 0;
+    size_t active = types.size();
     for (MPI_Request r : requests)
       active += r != MPI_REQUEST_NULL;
     return active;
@@ -189,6 +190,9 @@ public:
     for (MPI_Request &r : requests)
       if (r != MPI_REQUEST_NULL)
         MPI_Request_free(&r);
+    for (MPI_Datatype &t : types)
+      MPI_Type_free(&t);
+    types.clear();
     requests.clear();
     counted.clear();
     unpackInto.clear();
@@ -199,9 +203,14 @@ private:
   struct Layout {
     void *base = nullptr;
     int count = 0;
+    MPI_Datatype type = MPI_BYTE;
     int staged = -1; // the staging buffer it is packed into, if any
   };
 
+  /// Several pieces of at most this many bytes travel packed: the eager
+  /// sizes, where the library copies the message through its own buffers
+  /// anyway (Open MPI's shared memory: 4 KiB).
+  static constexpr size_t packUpTo = 4 * 1024;
   enum class Direction { Out, In };
 
   /// A staged receive's pieces, written once its request completes.
@@ -234,7 +243,7 @@ private:
   static int received(const Layout &l, const MPI_Status &status,
                       size_t &bytes) {
     bytes = 0;
-    if (l.staged >= 0)
+    if (l.type != MPI_BYTE || l.staged >= 0)
       return MPI_SUCCESS;
     int n = 0;
     if (int rc = MPI_Get_count(&status, MPI_BYTE, &n))
@@ -262,6 +271,8 @@ private:
       l.count = static_cast<int>(total);
       return MPI_SUCCESS;
     }
+    if (total > packUpTo)
+      return describe(pieces, l);
     if (stagesUsed == stages.size()) {
       stages.emplace_back();
       stageBytes.push_back(0);
@@ -283,11 +294,38 @@ private:
     return MPI_SUCCESS;
   }
 
+  /// The pieces as one hindexed datatype over MPI_BOTTOM, freed at reset().
+  int describe(const std::vector<Piece> &pieces, Layout &l) {
+    lengths.clear();
+    offsets.clear();
+    for (const Piece &p : pieces) {
+      MPI_Aint address = 0;
+      MPI_Get_address(p.data, &address);
+      lengths.push_back(static_cast<int>(p.bytes));
+      offsets.push_back(address);
+    }
+    MPI_Datatype t;
+    if (int rc = MPI_Type_create_hindexed(static_cast<int>(pieces.size()),
+                                          lengths.data(), offsets.data(),
+                                          MPI_BYTE, &t))
+      return rc;
+    if (int rc = MPI_Type_commit(&t))
+      return rc;
+    types.push_back(t);
+    l.base = MPI_BOTTOM;
+    l.count = 1;
+    l.type = t;
+    return MPI_SUCCESS;
+  }
+
   MPI_Comm comm;
   int myRank = 0, numRanks = 0;
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
   std::vector<bool> counted; // a receive of plain bytes: report its size
+  std::vector<MPI_Datatype> types;
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> offsets;
   std::vector<Unpack> unpackInto; // by request
   // Packed messages' buffers, kept across calls; the first stagesUsed are
   // this step's.
