@@ -305,6 +305,8 @@ public:
     os << "  call.kind = collc::rt::Kind::" << b.kind << ";\n";
     if (s.collective.kind == CollectiveKind::Shift && !s.collective.shiftOf)
       os << "  call.shift = " << s.collective.shift << ";\n";
+    if (!s.collective.commutative) // proved to fold in rank order
+      os << "  call.foldsInOrder = true;\n";
     os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n"
        << "  call.rotation = comm.rotation;\n  " << b.setup;
     const llvm::StringRef mismatch = b.mismatch;

@@ -473,6 +473,17 @@ int Engine::checkOp() {
   commutative = flag != 0;
   if (predefinedOp(call.op))
     lastNamedOp = call.op;
+  // Every rank passes the same operator, so all refuse it alike, before
+  // any message moves (docs/runtime.md: what an operator must be).
+  if (!commutative && !call.foldsInOrder)
+    return fail(MPI_ERR_OP, "the operator is not commutative, and this "
+                            "schedule is not proved to fold in rank order "
+                            "(its collective does not say commutative: "
+                            "false)");
+  if (!commutative && call.rotation != 0)
+    return fail(MPI_ERR_OP, "the operator is not commutative, and this root "
+                            "renames the ranks of the schedule's, which "
+                            "folds in rank order for its own root alone");
   return MPI_SUCCESS;
 }
 

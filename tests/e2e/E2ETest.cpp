@@ -19,6 +19,7 @@
 #include "broadcast.h"
 #include "scatter_gather.h"
 #include "shift.h"
+#include "ordered.h"
 #include "split.h"
 // specs/ and tests/e2e/e2e.coll
 #include "basics.h"
@@ -150,20 +151,20 @@ struct Schedule {
 const Schedule schedules[] = {
   // spec          name                          kind                 function                                  sizes       root/q  order
   {"broadcast",    "linear_bc",                  Kind::Bcast,         erase(library::linear_bc),                ranks2to16},
-  {"broadcast",    "linear_reduce",              Kind::Reduce,        erase(library::linear_reduce),            ranks2to16, 0, 0, true},
+  {"broadcast",    "linear_reduce",              Kind::Reduce,        erase(library::linear_reduce),            ranks2to16},
   {"broadcast",    "ring_bc",                    Kind::Bcast,         erase(library::ring_bc),                  ranks4to16, 3},
   {"broadcast",    "ring_reduce",                Kind::Reduce,        erase(library::ring_reduce),              ranks4to16, 3},
   {"broadcast",    "hypercube_bc",               Kind::Bcast,         erase(library::hypercube_bc),             cube1to8},
   {"broadcast",    "star_bc",                    Kind::Bcast,         erase(library::star_bc),                  cube1to8},
   {"broadcast",    "hypercube_bc_any_root",      Kind::Bcast,         erase(library::hypercube_bc_any_root),    cube3to8,   5},
-  {"broadcast",    "hypercube_reduce",           Kind::Reduce,        erase(library::hypercube_reduce),         cube1to8,   0, 0, true},
+  {"broadcast",    "hypercube_reduce",           Kind::Reduce,        erase(library::hypercube_reduce),         cube1to8},
   {"broadcast",    "hypercube_reduce_any_root",  Kind::Reduce,        erase(library::hypercube_reduce_any_root), cube3to8,  6},
   {"broadcast",    "mesh_bc",                    Kind::Bcast,         erase(library::mesh_bc),                  meshAB},
   {"broadcast",    "mesh_reduce",                Kind::Reduce,        erase(library::mesh_reduce),              meshAB},
   {"broadcast",    "mesh3d_bc",                  Kind::Bcast,         erase(library::mesh3d_bc),                meshABC},
   {"broadcast",    "mesh3d_reduce",              Kind::Reduce,        erase(library::mesh3d_reduce),            meshABC},
   {"broadcast",    "tree_bc",                    Kind::Bcast,         erase(library::tree_bc),                  leaves2to16},
-  {"broadcast",    "tree_reduce",                Kind::Reduce,        erase(library::tree_reduce),              leaves2to16,   0, 0, true},
+  {"broadcast",    "tree_reduce",                Kind::Reduce,        erase(library::tree_reduce),              leaves2to16},
   {"allgather",    "ring_allgather",             Kind::Allgather,     erase(library::ring_allgather),           ranks2to8},
   {"allgather",    "ring_reduce_scatter",        Kind::ReduceScatter, erase(library::ring_reduce_scatter),      ranks2to8},
   {"allgather",    "linear_allgather",           Kind::Allgather,     erase(library::linear_allgather),         ranks2to8},
@@ -172,10 +173,16 @@ const Schedule schedules[] = {
   {"allgather",    "mesh_reduce_scatter",        Kind::ReduceScatter, erase(library::mesh_reduce_scatter),      meshAB},
   {"allgather",    "hypercube_allgather",        Kind::Allgather,     erase(library::hypercube_allgather),      cube1to3},
   {"allgather",    "hypercube_reduce_scatter",   Kind::ReduceScatter, erase(library::hypercube_reduce_scatter), cube1to3},
-  {"allreduce_scan", "hypercube_allreduce",      Kind::Allreduce,     erase(library::hypercube_allreduce),      cube1to3,   0, 0, true},
-  {"allreduce_scan", "tree_allreduce",           Kind::Allreduce,     erase(library::tree_allreduce),           cube1to3,   0, 0, true},
-  {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3,   0, 0, true},
-  {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8,  0, 0, true},
+  {"allreduce_scan", "hypercube_allreduce",      Kind::Allreduce,     erase(library::hypercube_allreduce),      cube1to3},
+  {"allreduce_scan", "tree_allreduce",           Kind::Allreduce,     erase(library::tree_allreduce),           cube1to3},
+  {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3},
+  {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8},
+  // runtime/mpi/ordered.coll: declared commutative: false, proved to fold in
+  // rank order, so non-commutative operators run them.
+  {"ordered",      "linear_reduce_ordered",      Kind::Reduce,        erase(library::linear_reduce_ordered),    ranks2to8,  0, 0, true},
+  {"ordered",      "linear_scan_ordered",        Kind::Scan,          erase(library::linear_scan_ordered),      ranks2to8,  0, 0, true},
+  {"ordered",      "hypercube_allreduce_ordered", Kind::Allreduce,    erase(library::hypercube_allreduce_ordered), cube1to3, 0, 0, true},
+  {"ordered",      "hypercube_scan_ordered",     Kind::Scan,          erase(library::hypercube_scan_ordered),   cube1to3,   0, 0, true},
   {"alltoall",     "ring_alltoall",              Kind::Alltoall,      erase(library::ring_alltoall),            ranks2to8},
   {"alltoall",     "linear_alltoall",            Kind::Alltoall,      erase(library::linear_alltoall),          ranks2to8},
   {"alltoall",     "mesh_alltoall",              Kind::Alltoall,      erase(library::mesh_alltoall),            meshAB},
@@ -526,6 +533,27 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   }
 }
 
+/// A non-commutative operator on a schedule not proved to fold in rank
+/// order: every rank refuses it alike (MPI_ERR_OP), before any message.
+void runRefusal(const Schedule &s) {
+  const int count = 7, blocks = s.kind == Kind::ReduceScatter ? size : 1;
+  Vec<Affine> mine(static_cast<size_t>(blocks * count), Affine{1, 1}),
+      got(static_cast<size_t>(blocks * count));
+  const int rc =
+      s.kind == Kind::Reduce
+          ? reinterpret_cast<ReduceFn>(s.fn)(mine.data(), got.data(), count,
+                                             affineType, composeOp, s.root,
+                                             MPI_COMM_WORLD)
+          : reinterpret_cast<AllreduceFn>(s.fn)(mine.data(), got.data(),
+                                                count, affineType, composeOp,
+                                                MPI_COMM_WORLD);
+  int refused = rc == MPI_ERR_OP, everyRank = 0;
+  MPI_Allreduce(&refused, &everyRank, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  check(everyRank == 1, std::string(s.name) +
+                            " affine compose: not refused with MPI_ERR_OP "
+                            "on every rank");
+}
+
 std::string describe(const Schedule &s, const char *type, const char *op,
                      int count, bool inPlace) {
   return std::string(s.name) + " " + type + (op ? std::string(" ") + op : "") +
@@ -562,6 +590,8 @@ void runSchedule(const Schedule &s) {
     runCounts<double>(s, MPI_MAX, "max", {1000}, false);
     if (s.keepsOrder)
       runCounts<Affine>(s, composeOp, "compose", {1, 7, 1000}, true);
+    else
+      runRefusal(s);
   }
   // One large message, on four ranks (or the fewest the topology allows),
   // twice: the second call posts its receives from the first one's headers.
@@ -775,9 +805,18 @@ int runErrorRule(const std::string &which) {
   }
   int rc = MPI_SUCCESS;
   if (which == "noncommutative") {
+    // The operator is the same at every rank: refused alike, up front.
     std::vector<Affine> a(12, Affine{1, 1}), b(12);
     rc = library::ring_allreduce_split(a.data(), b.data(), 12, affineType,
                                        composeOp, MPI_COMM_WORLD);
+    int refused = rc == MPI_ERR_OP, everyRank = 0;
+    MPI_Allreduce(&refused, &everyRank, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0)
+      std::printf("non-commutative operator: %s\n",
+                  everyRank ? "refused with MPI_ERR_OP on every rank"
+                            : "NOT refused on every rank");
+    MPI_Finalize();
+    return everyRank ? 0 : 1;
   } else if (which == "null_buffer") {
     rc = library::ring_allreduce_split(in.data(), rank == 1 ? nullptr
                                                             : out.data(),

@@ -79,6 +79,9 @@ struct Call {
   // the schedule's block (b - rotation) mod p (Backend::rotated). How
   // any_root:: runs a rooted schedule for another root.
   int rotation = 0;
+  // Proved to fold in rank order (its collective says commutative: false),
+  // so a non-commutative operator may run it, unrotated.
+  bool foldsInOrder = false;
 };
 
 /// Either communicator an emitted function accepts: an MPI communicator or a
