@@ -73,7 +73,7 @@ echo
 echo "== collc bench --collective all --ranks $ranks --bytes $bytes"
 "$collc" bench --collective all --ranks "$ranks" --bytes "$bytes" \
   "${iterations[@]}" --model "$models" --csv "$out/bench.csv" \
-  --svg-dir "$out" | tee "$out/table.txt"
+  --svg-dir "$out" --check-choice | tee "$out/table.txt"
 
 echo
 python3 "$data/copy_bound.py" "$out/bench.csv" "$out/calibrate.txt" |

@@ -97,6 +97,12 @@ cl::opt<bool> benchSameAlgorithm(
              "has one"),
     cl::sub(benchCommand), cl::cat(category()));
 
+cl::opt<bool> benchCheckChoice(
+    "check-choice",
+    cl::desc("Also time every other candidate schedule and print, per size, "
+             "whether the chosen one is within 5% of the fastest measured"),
+    cl::sub(benchCommand), cl::cat(category()));
+
 const char *const allCollectives[] = {
     "broadcast", "reduce",  "allreduce", "allgather", "reduce_scatter",
     "scatter",   "gather",  "scan",      "alltoall",  "alltoallv"};
@@ -503,6 +509,7 @@ int runBench() {
 
   SpecCache specs;
   std::vector<Row> rows;
+  int choiceCells = 0, choiceMissed = 0; // --check-choice
   bool checksumFailed = false;
   std::vector<std::string> notes;
   for (const std::string &collective : collectives) {
@@ -595,7 +602,11 @@ int runBench() {
       const size_t firstRow = rows.size();
       std::string commandLines;
       bool oversubscribed = false;
-      for (const auto &[candidate, groupSizes] : groups) {
+      // Times `candidate` at `groupSizes`, appending a row per size to
+      // `into`; false after an error that ends the bench.
+      auto timeCandidate = [&](const Candidate *candidate,
+                               const std::vector<long long> &groupSizes,
+                               std::vector<Row> &into) -> bool {
         std::string bytesArg;
         for (long long b : groupSizes)
           bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
@@ -622,7 +633,7 @@ int runBench() {
             launch(p, args, env, forced ? "OMPI_MCA_coll_tuned_" : "");
         if (!run) {
           errs << "collc: error: " << llvm::toString(run.takeError()) << "\n";
-          return ExitInputError;
+          return false;
         }
         // Open MPI warns of a value it does not know and runs its default:
         // the run would not time what it says.
@@ -632,7 +643,7 @@ int runBench() {
           errs << run->err << "collc: error: the MPI library did not take "
                << candidate->mpiAlgorithm << " (" << collective << ", "
                << candidate->name << ")\n";
-          return ExitInputError;
+          return false;
         }
         oversubscribed = run->oversubscribed;
         commandLines += "  $ " + run->commandLine + "\n";
@@ -643,7 +654,7 @@ int runBench() {
                << ")" << (run->exitCode == 1 ? ": wrong result" : "")
                << "\n";
           checksumFailed = true;
-          continue;
+          return true;
         }
         llvm::SmallVector<llvm::StringRef, 32> lines;
         llvm::StringRef(run->out).split(lines, '\n', -1, false);
@@ -674,7 +685,7 @@ int runBench() {
           if (forced)
             row.mpiAlgorithm =
                 llvm::StringRef(candidate->mpiAlgorithm).split('=').second.str();
-          rows.push_back(row);
+          into.push_back(row);
         }
         if (!checked) {
           errs << run->err << "collc: error: " << collective << " ("
@@ -682,7 +693,21 @@ int runBench() {
                << " ranks: the timing program reported no checked calls\n";
           checksumFailed = true;
         }
-      }
+        return true;
+      };
+      for (const auto &[candidate, groupSizes] : groups)
+        if (!timeCandidate(candidate, groupSizes, rows))
+          return ExitInputError;
+      // --check-choice: every other candidate at every size, so that the
+      // model's choice is judged against the fastest measured.
+      std::vector<Row> others;
+      if (benchCheckChoice)
+        for (const Candidate &c : candidates)
+          if (llvm::none_of(groups, [&](const auto &g) {
+                return g.first == &c && g.second.size() == sizes.size();
+              }))
+            if (!timeCandidate(&c, sizes, others))
+              return ExitInputError;
       std::sort(rows.begin() + firstRow, rows.end(),
                 [](const Row &a, const Row &b) { return a.bytes < b.bytes; });
       if (!text)
@@ -752,8 +777,32 @@ int runBench() {
          << (rows.size() > firstRow ? rows[firstRow].boundSource : "")
          << ", in bytes per second of the median time; 1/t_w is the "
             "model's link bandwidth)\n";
+      if (benchCheckChoice) {
+        os << "  choice check: the chosen schedule's median against the "
+              "fastest candidate's (* over 5% slower)\n";
+        os << strf("  %9s %-26s %10s %-26s %10s %8s\n", "m", "chosen", "us",
+                   "fastest", "us", "ratio");
+        for (size_t i = firstRow; i < rows.size(); ++i) {
+          const Row &r = rows[i];
+          const Row *fastest = &r;
+          for (const Row &o : others)
+            if (o.bytes == r.bytes && o.ours.median < fastest->ours.median)
+              fastest = &o;
+          const double ratio = r.ours.median / fastest->ours.median;
+          ++choiceCells;
+          choiceMissed += ratio > 1.05;
+          os << strf("  %9s %-26s %10.1f %-26s %10.1f %7.2f%s\n",
+                     formatBytes(r.bytes).c_str(), r.schedule.c_str(),
+                     r.ours.median, fastest->schedule.c_str(),
+                     fastest->ours.median, ratio, ratio > 1.05 ? "*" : " ");
+        }
+      }
     }
   }
+  if (text && benchCheckChoice)
+    os << strf("\nchoice check: the chosen schedule is within 5%% of the "
+               "fastest candidate measured in %d of %d cells\n",
+               choiceCells - choiceMissed, choiceCells);
 
   // --- Summary of ratios ---------------------------------------------
   if (text && rows.size() > 0) {
