@@ -480,8 +480,9 @@ std::string drawFigure(const Figure &f, llvm::ArrayRef<std::string> heading) {
                  " folded",
              "text-anchor=\"middle\" font-size=\"14\"");
       w.text(panelW / 2, panelH / 2 + 12,
-             "(steps " + std::to_string(limit) + " to " +
-                 std::to_string(steps - 1) + ")",
+             folded == 1 ? "(step " + std::to_string(limit) + ")"
+                         : "(steps " + std::to_string(limit) + " to " +
+                               std::to_string(steps - 1) + ")",
              "text-anchor=\"middle\"");
       w.raw("</g>\n");
     }
