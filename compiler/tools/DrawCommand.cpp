@@ -76,7 +76,8 @@ struct Layout {
   std::vector<Point> pos; // per node (ranks, then a tree's switches)
   double width = 0, height = 0;
   double radius = 11;
-  /// Mesh/torus: a wraparound link is drawn as a curve outside the grid.
+  /// Mesh/torus: a wraparound link, and a link between grids side by side,
+  /// is drawn as a curve, not through the nodes between its ends.
   bool bendsWraps = false;
   std::vector<std::vector<int64_t>> coords;
   /// What the figure's heading should say about the layout, if anything.
@@ -119,7 +120,7 @@ Layout gridLayout(const Topology &t) {
   int64_t tiles = 1;
   for (size_t i = 0; i + 2 < n; ++i)
     tiles *= dims[i];
-  l.bendsWraps = t.kind() == TopologyKind::Torus;
+  l.bendsWraps = t.kind() == TopologyKind::Torus || tiles > 1;
   double margin = pad + 10 + (l.bendsWraps ? 24 : 0);
   for (int64_t k = 0; k < t.numRanks(); ++k) {
     llvm::SmallVector<int64_t, 4> c = t.coordinates(k);
@@ -133,8 +134,11 @@ Layout gridLayout(const Topology &t) {
   l.width = 2 * margin + gap * static_cast<double>(tiles * (cols + 1) - 2);
   l.height = 2 * margin + gap * static_cast<double>(rows - 1);
   if (tiles > 1)
-    l.note = "the first " + std::to_string(n - 2) +
-             " coordinates pick a grid, left to right";
+    l.note = n == 3 ? "the first coordinate picks the grid, left to right; "
+                      "its links arc above the rows"
+                    : "the first " + std::to_string(n - 2) +
+                          " coordinates pick the grid, left to right; their "
+                          "links arc above the rows";
   return l;
 }
 
@@ -247,15 +251,22 @@ Segment segmentOf(const Layout &l, int64_t from, int64_t to) {
     return s;
   const std::vector<int64_t> &cf = l.coords[static_cast<size_t>(from)],
                              &ct = l.coords[static_cast<size_t>(to)];
-  for (size_t i = 0; i < cf.size(); ++i)
-    if (std::abs(cf[i] - ct[i]) > 1) {
+  Point mid = (s.a + s.b) * 0.5;
+  for (size_t i = 0; i < cf.size(); ++i) {
+    int64_t apart = std::abs(cf[i] - ct[i]);
+    if (apart >= 1 && i + 2 < cf.size()) {
+      // Between grids laid side by side: over the row, higher for a
+      // wraparound link, which spans every grid.
+      s.control = Point{mid.x, mid.y - (apart > 1 ? 96 : 48)};
+      s.curved = true;
+    } else if (apart > 1) {
       // Along a row the curve rises above it, along a column it goes left:
       // outside the grid for the first row and column, between rows else.
       bool alongRow = i + 1 == cf.size();
-      Point mid = (s.a + s.b) * 0.5;
       s.control = alongRow ? Point{mid.x, mid.y - 48} : Point{mid.x - 48, mid.y};
       s.curved = true;
     }
+  }
   return s;
 }
 
