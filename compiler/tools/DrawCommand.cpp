@@ -306,7 +306,6 @@ std::string messageLabel(const StepMessage &m) {
 }
 
 struct Figure {
-  const ir::Schedule &schedule;
   const StepTable &table;
   Layout layout;
 };
@@ -569,7 +568,7 @@ int runDraw() {
     return ExitInputError;
   }
 
-  Figure figure{schedule, *table, layoutOf(table->topology)};
+  Figure figure{*table, layoutOf(table->topology)};
   const ir::Instance &instance = table->instance;
   std::vector<std::string> heading;
   heading.push_back("schedule " + schedule.name + " : " +
