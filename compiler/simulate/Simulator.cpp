@@ -680,6 +680,7 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
     }
   }
   stats.maxLoad = worstLoad;
+  stats.worstChannel = worst;
 
   if (worstLoad >= 2 && !reported(Property::Congestion)) {
     Channel ch = *worst;

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace collc::simulate {
@@ -51,6 +52,10 @@ struct StepStats {
   int64_t maxMessageChunks = 0;
   /// Messages on the most loaded directed channel.
   int64_t maxLoad = 0;
+  /// That channel (the first in channel order among equals), as the
+  /// congestion check names it; none when the step sends nothing. For
+  /// `collc draw`, which marks it.
+  std::optional<Channel> worstChannel;
   /// Chunks summed over the messages crossing a channel, the largest over
   /// the channels: the words on the most loaded channel, in chunks.
   int64_t maxChannelChunks = 0;

@@ -4,11 +4,9 @@
 // route.
 
 #include "tools/Commands.h"
+#include "tools/StepTable.h"
 
-#include "cost/Cost.h"
-#include "ir/Instantiate.h"
 #include "sema/Sema.h"
-#include "simulate/Simulator.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -42,148 +40,53 @@ cl::list<std::string> showParams("param",
 cl::opt<bool> showAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(showCommand), cl::cat(category()));
 
-/// "a" or "a..b".
-std::string span(int64_t lo, int64_t hi) {
-  return lo == hi ? std::to_string(lo)
-                  : std::to_string(lo) + ".." + std::to_string(hi);
-}
-
-/// The chunks of one message, by the coordinates that mean something for
-/// the collective: "all" for a broadcast's single block, "(origin 0..3)",
-/// "(origin 2, dest 5)", "(origin 1, index 0..1)".
-std::string describeChunks(llvm::ArrayRef<simulate::IdRange> ids,
-                           const simulate::Semantics &sem) {
-  bool origin = sem.usesOrigin(), dest = sem.usesDest();
-  bool index = sem.numChunkIndices() > 1;
-  if (!origin && !dest && !index)
-    return ids.empty() ? "nothing" : "all";
-  std::vector<std::string> parts;
-  for (const simulate::IdRange &r : ids)
-    sem.boxesOf(r, [&](const simulate::Semantics::Box &b) {
-      std::vector<std::string> fields;
-      if (origin)
-        fields.push_back("origin " + span(b.oLo, b.oHi));
-      if (dest && !sem.destFollowsOrigin())
-        fields.push_back("dest " + span(b.dLo, b.dHi));
-      if (index)
-        fields.push_back("index " + span(b.kLo, b.kHi));
-      std::string text = "(";
-      for (size_t i = 0; i < fields.size(); ++i)
-        text += (i ? ", " : "") + fields[i];
-      parts.push_back(text + ")");
-    });
-  if (parts.empty())
-    return "nothing";
-  // A long list helps nobody: the first few and a count.
-  constexpr size_t shown = 6;
-  std::string out;
-  for (size_t i = 0; i < parts.size() && i < shown; ++i)
-    out += (i ? " " : "") + parts[i];
-  if (parts.size() > shown)
-    out += " and " + std::to_string(parts.size() - shown) + " more";
-  return out;
-}
-
-/// "0 -> 1 -> 2" for a route of more than one hop, else "".
-std::string describeRoute(const Topology &topology, int64_t src, int64_t dst) {
-  llvm::SmallVector<Channel, 8> route;
-  topology.route(src, dst, route);
-  if (route.size() < 2)
-    return "";
-  std::string out = std::to_string(src);
-  for (const Channel &c : route)
-    out += " -> " + std::to_string(c.to);
-  return out;
-}
-
-struct Row {
-  std::string transfer, chunks, size, route;
-};
-
 int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
             PortModel ports, llvm::raw_ostream &os, DiagnosticEngine &diags) {
-  llvm::Expected<ir::Instance> instance = ir::instantiate(schedule, params);
-  if (!instance) {
-    reportFailure(diags, instance.takeError(), "show", schedule.name,
-                      schedule.loc);
+  llvm::Expected<StepTable> table = tabulate(schedule, params, ports);
+  if (!table) {
+    reportFailure(diags, table.takeError(), "show", schedule.name,
+                  schedule.loc);
     return ExitInputError;
   }
-  std::vector<int64_t> dims = instance->dims;
-  llvm::Expected<Topology> topology =
-      Topology::make(schedule.topology.kind, dims, schedule.topology.edges,
-                       schedule.topology.order);
-  if (!topology) {
-    reportFailure(diags, topology.takeError(), "show", schedule.name,
-                      schedule.loc);
-    return ExitInputError;
-  }
-
-  // Each step's rows, filled as the simulator chooses every message's chunks.
-  std::vector<std::vector<Row>> rows(instance->steps.size());
-  simulate::SimulateOptions options;
-  options.ports = ports;
-  options.onTransfer = [&](const ir::InstanceStep &step, size_t ti,
-                           llvm::ArrayRef<simulate::IdRange> ids,
-                           const simulate::Semantics &sem) {
-    const ir::Transfer &t = step.transfers[ti];
-    uint64_t chunks = 0;
-    for (const simulate::IdRange &r : ids)
-      chunks += r.size();
-    const ir::TransferRule &rule = step.step->rules[t.rule];
-    std::string transfer = std::to_string(t.src) + " -> " +
-                           std::to_string(t.dst);
-    if (rule.mode == ir::TransferMode::Reduce)
-      transfer += " (reduce)";
-    rows[step.number - 1].push_back(
-        {transfer, describeChunks(ids, sem),
-         cost::Fraction(static_cast<int64_t>(chunks), instance->chunks).str() +
-             " m",
-         describeRoute(*topology, t.src, t.dst)});
-  };
-  llvm::Expected<simulate::SimulationResult> result =
-      simulate::simulate(*instance, *topology, options);
-  if (!result) {
-    reportFailure(diags, result.takeError(), "show", schedule.name,
-                      schedule.loc);
-    return ExitInputError;
-  }
-
+  const ir::Instance &instance = table->instance;
   os << "schedule " << schedule.name << " : "
-     << verify::describeCollective(instance->collective) << " on "
-     << topology->describe() << ", p = " << instance->p;
-  if (instance->chunks > 1)
-    os << ", " << instance->chunks << " chunks per block";
+     << verify::describeCollective(instance.collective) << " on "
+     << table->topology.describe() << ", p = " << instance.p;
+  if (instance.chunks > 1)
+    os << ", " << instance.chunks << " chunks per block";
   os << "\n";
-  for (const ir::InstanceStep &step : instance->steps) {
-    os << "step " << step.number;
-    if (!step.step->name.empty())
-      os << " " << step.step->name;
-    if (!step.loopVars.empty()) {
-      os << " (";
-      for (size_t i = 0; i < step.loopVars.size(); ++i)
-        os << (i ? ", " : "") << step.loopVars[i].first << " = "
-           << step.loopVars[i].second;
-      os << ")";
-    }
-    os << "\n";
-    const std::vector<Row> &stepRows = rows[step.number - 1];
+  for (const ir::InstanceStep &step : instance.steps) {
+    os << stepHeading(step) << "\n";
+    const std::vector<StepMessage> &messages = table->messages[step.number - 1];
+    std::vector<std::string> transfers, routes;
     size_t width[3] = {0, 0, 0};
-    for (const Row &r : stepRows) {
-      width[0] = std::max(width[0], r.transfer.size());
-      width[1] = std::max(width[1], r.chunks.size());
-      width[2] = std::max(width[2], r.size.size());
+    for (const StepMessage &m : messages) {
+      std::string transfer =
+          std::to_string(m.src) + " -> " + std::to_string(m.dst);
+      if (m.reduce)
+        transfer += " (reduce)";
+      // The route only when it is more than one hop.
+      std::string route;
+      if (m.via.size() > 2)
+        for (size_t i = 0; i < m.via.size(); ++i)
+          route += (i ? " -> " : "") + std::to_string(m.via[i]);
+      width[0] = std::max(width[0], transfer.size());
+      width[1] = std::max(width[1], m.chunks.size());
+      width[2] = std::max(width[2], m.size.size());
+      transfers.push_back(std::move(transfer));
+      routes.push_back(std::move(route));
     }
-    for (const Row &r : stepRows) {
-      os << "  " << llvm::left_justify(r.transfer, width[0]) << "  "
-         << llvm::left_justify(r.chunks, width[1]) << "  ";
-      if (r.route.empty())
-        os << r.size << "\n";
+    for (size_t i = 0; i < messages.size(); ++i) {
+      os << "  " << llvm::left_justify(transfers[i], width[0]) << "  "
+         << llvm::left_justify(messages[i].chunks, width[1]) << "  ";
+      if (routes[i].empty())
+        os << messages[i].size << "\n";
       else
-        os << llvm::left_justify(r.size, width[2]) << "  via " << r.route
-           << "\n";
+        os << llvm::left_justify(messages[i].size, width[2]) << "  via "
+           << routes[i] << "\n";
     }
   }
-  if (!result->allHold())
+  if (!table->result.allHold())
     os << "warning: the schedule does not simulate correctly; run collc "
           "verify\n";
   return ExitOk;

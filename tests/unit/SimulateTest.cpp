@@ -521,6 +521,9 @@ TEST(Simulate, Fig4_12_HypercubeStepOnRingLoadsALinkFourTimes) {
   EXPECT_EQ(cex.message, "channel 3->4 carries 4 messages");
   EXPECT_EQ(r.maxLoad, 4);
   EXPECT_EQ(r.steps[0].maxChannelChunks, 4);
+  // The step keeps the channel the counterexample names (collc draw marks it).
+  ASSERT_TRUE(r.steps[0].worstChannel.has_value());
+  EXPECT_EQ(*r.steps[0].worstChannel, (Channel{3, 4}));
 }
 
 TEST(Simulate, Fig4_12_FullExchangeLoadsEveryClockwiseLinkFourTimes) {
@@ -550,6 +553,10 @@ TEST(Simulate, Fig4_11_AllgatherOnHypercubeHoldsAndDoublesMessages) {
   EXPECT_EQ(r.steps[1].maxMessageChunks, 2);
   EXPECT_EQ(r.steps[2].maxMessageChunks, 4);
   EXPECT_EQ(r.maxLoad, 1);
+  // Every channel of the last step carries one message; the first in
+  // channel order is the one kept.
+  ASSERT_TRUE(r.steps[2].worstChannel.has_value());
+  EXPECT_EQ(*r.steps[2].worstChannel, (Channel{0, 4}));
 }
 
 // --- Algorithm 4.1: hypercube broadcast, symbolic in d ----------------------
