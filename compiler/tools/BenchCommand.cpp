@@ -346,8 +346,8 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
   }
   os << strf("<text x=\"%.1f\" y=\"%.1f\" fill=\"#090\" "
                      "font-size=\"10\">1.0, %.2f: targets</text>\n",
-                     Row::smallTarget,
-                     width - right + 8, top + 16 + 18.0 * i);
+                     width - right + 8, top + 16 + 18.0 * i,
+                     Row::smallTarget);
   os << "</svg>\n";
   return os.str();
 }
