@@ -165,37 +165,48 @@ struct RankBound {
   ExprRef bound;
 };
 
-/// A guard conjunct `(r ^ x) & m == c` (no `^ x`: x = 0), x, m and c fixed
-/// in a step, m one less than a power of two: the senders are every 2^k-th
-/// rank, r = c ^ x (mod m + 1), as in recursive doubling's `r & ((2 << i)
-/// - 1) == 0`, which halving ranges of ranks would take down to each one.
+/// A guard conjunct `(r ^ x) & m == c` (no `^ x`: x = 0) or `r % m == c`,
+/// x, m and c fixed in a step, m one less than a power of two for `&`: the
+/// senders are every (m + 1)-th (m-th) rank, as in recursive doubling's
+/// `r & ((2 << i) - 1) == 0`, which halving ranges of ranks would take
+/// down to each one. A step whose m is no such number uses the conjunct
+/// as any other.
 struct Congruence {
-  ExprRef flip, mask, value; // flip may be null
+  ExprRef flip, divisor, value; // flip may be null
+  bool masked = true;           // `&` (divisor is m), else `%`
 };
 
-/// Reads `e & m == c` (either side, either operand) with e the rank or the
-/// rank xor something, all else fixed in a step.
+bool isRank(const Expr &e) {
+  return e.op == ExprOp::Var && e.slot == ir::SlotRank;
+}
+
+/// Reads `e & m == c` (either side, either operand), e the rank or the rank
+/// xor something, or `r % m == c`, all else fixed in a step.
 std::optional<Congruence> congruence(const Expr &c) {
   if (c.op != ExprOp::Eq)
     return std::nullopt;
   for (int side = 0; side < 2; ++side) {
     const Expr &masked = *c.args[side];
     const ExprRef &value = c.args[1 - side];
-    if (masked.op != ExprOp::BitAnd || !fixedInStep(*value))
+    if (!fixedInStep(*value))
+      continue;
+    if (masked.op == ExprOp::Mod && isRank(*masked.args[0]) &&
+        fixedInStep(*masked.args[1]))
+      return Congruence{nullptr, masked.args[1], value, false};
+    if (masked.op != ExprOp::BitAnd)
       continue;
     for (int operand = 0; operand < 2; ++operand) {
       const Expr &x = *masked.args[operand];
       const ExprRef &mask = masked.args[1 - operand];
       if (!fixedInStep(*mask))
         continue;
-      if (x.op == ExprOp::Var && x.slot == ir::SlotRank)
-        return Congruence{nullptr, mask, value};
+      if (isRank(x))
+        return Congruence{nullptr, mask, value, true};
       if (x.op != ExprOp::BitXor)
         continue;
       for (int k = 0; k < 2; ++k)
-        if (x.args[k]->op == ExprOp::Var && x.args[k]->slot == ir::SlotRank &&
-            fixedInStep(*x.args[1 - k]))
-          return Congruence{x.args[1 - k], mask, value};
+        if (isRank(*x.args[k]) && fixedInStep(*x.args[1 - k]))
+          return Congruence{x.args[1 - k], mask, value, true};
     }
   }
   return std::nullopt;
@@ -215,9 +226,12 @@ int64_t countCongruent(int64_t lo, int64_t hi, int64_t modulus,
 struct RulePlan {
   std::vector<RankBound> rankBounds;
   std::optional<Congruence> congruent;
-  int64_t modulus = 1, residue = 0;    // the congruence's, in this step
-  ExprRef guardRest;                   // the guard's other conjuncts
-  std::optional<RangePredicate> guard; // of guardRest
+  int64_t modulus = 1, residue = 0; // the congruence's, in this step
+  ExprRef guardRest;                // the guard's other conjuncts
+  /// Of guardRest, and of the whole guard for a step where the congruence
+  /// is no such (then its conjunct is decided like the others).
+  std::optional<RangePredicate> guard, wholeGuard;
+  const RangePredicate *stepGuard = nullptr; // the one this step uses
   /// No selector: every chunk its sender holds, which in a reduction is
   /// every chunk (each rank starts with its share of all, and deliveries
   /// replace values, never chunks), and in a broadcast whose every rule
@@ -261,6 +275,8 @@ RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
       p.guardRest = conjoin(rest);
       p.guard.emplace(*p.guardRest);
     }
+    if (p.congruent)
+      p.wholeGuard.emplace(*rule.guard);
   }
   p.wholeBuffer = !rule.selector;
   std::vector<ExprRef> parts, rest;
@@ -382,6 +398,8 @@ llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
                      RangePredicate::Dest | RangePredicate::Index;
   if (p.guard)
     p.guard->specialise(env, varying);
+  if (p.wholeGuard)
+    p.wholeGuard->specialise(env, varying);
   p.selector->specialise(env, varying);
   for (auto &v : p.pinValues)
     v->specialise(env, varying);
@@ -432,9 +450,10 @@ llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
   }
   p.modulus = 1;
   p.residue = 0;
+  p.stepGuard = p.guard ? &*p.guard : nullptr;
   if (p.congruent) {
-    int64_t at[3] = {0, 0, 0}; // flip, mask, value
-    const ExprRef *parts[3] = {&p.congruent->flip, &p.congruent->mask,
+    int64_t at[3] = {0, 0, 0}; // flip, divisor, value
+    const ExprRef *parts[3] = {&p.congruent->flip, &p.congruent->divisor,
                                &p.congruent->value};
     for (int i = 0; i < 3; ++i) {
       if (!*parts[i])
@@ -444,17 +463,19 @@ llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
         return evalFailure(**parts[i], v, "guard", 0);
       at[i] = v.value;
     }
-    int64_t mask = at[1], value = at[2];
-    if (mask < 0 || mask >= (int64_t(1) << 40) || (mask & (mask + 1)) != 0)
-      return llvm::make_error<ir::EvalFailure>(
-          "the guard's mask `" + ir::print(*p.congruent->mask) + "` is " +
-              std::to_string(mask) + " at step " + std::to_string(s.number) +
-              ", not one less than a power of two",
-          r.loc);
-    if ((value & ~mask) != 0)
-      return llvm::Error::success(); // no rank's masked bits are that
-    p.modulus = mask + 1;
-    p.residue = (value ^ at[0]) & mask;
+    int64_t divisor = at[1], value = at[2];
+    int64_t modulus = p.congruent->masked ? divisor + 1 : divisor;
+    bool usable = divisor >= 0 && divisor < (int64_t(1) << 40) && modulus > 0 &&
+                  (!p.congruent->masked || (divisor & (divisor + 1)) == 0);
+    if (!usable) {
+      p.stepGuard = &*p.wholeGuard;
+    } else {
+      // A remainder (low bits) outside 0..modulus - 1 is no rank's.
+      if (value < 0 || value >= modulus)
+        return llvm::Error::success();
+      p.modulus = modulus;
+      p.residue = p.congruent->masked ? (value ^ at[0]) & divisor : value;
+    }
   }
   if (first > last)
     return llvm::Error::success();
@@ -468,10 +489,10 @@ llvm::Error RuleCounter::ranks(int64_t rlo, int64_t rhi) {
       countCongruent(rlo, rhi, plan->modulus, plan->residue);
   if (senders == 0)
     return llvm::Error::success();
-  if (plan->guard) {
-    if (auto err = tick(*plan->guard))
+  if (plan->stepGuard) {
+    if (auto err = tick(*plan->stepGuard))
       return err;
-    ValueRange g = plan->guard->evaluate(lo, hi);
+    ValueRange g = plan->stepGuard->evaluate(lo, hi);
     if (!g.mayFail && g.isZero())
       return llvm::Error::success();
     if (rlo == rhi && !(!g.mayFail && g.excludesZero())) {
