@@ -273,15 +273,7 @@ ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
   s.name = name.str();
   s.collective.kind = ir::CollectiveKind::Alltoallv;
   if (topology) {
-    // As sema writes a declared topology into a schedule.
-    s.topology.kind = topology->kind();
-    s.topology.order = topology->order();
-    for (int64_t d : topology->dims())
-      s.topology.dims.push_back(Expr::constant(d));
-    if (topology->kind() == TopologyKind::Graph)
-      for (const Channel &c : topology->channels())
-        if (c.from < c.to)
-          s.topology.edges.emplace_back(c.from, c.to);
+    s.topology = ir::TopologyTemplate::of(*topology);
   } else {
     s.topology.kind = TopologyKind::Full;
     s.topology.dims.push_back(Expr::constant(pattern.layout.p));

@@ -56,9 +56,70 @@ bool operator<(const Fraction &a, const Fraction &b) {
 // Pricing a schedule
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
-                                                 llvm::ArrayRef<int64_t> params,
-                                                 PortModel ports) {
+llvm::Expected<std::optional<std::string>>
+collc::cost::tooLargeToSimulate(const ir::Schedule &schedule,
+                                llvm::ArrayRef<int64_t> params) {
+  uint64_t evaluations = 0, steps = 0;
+  llvm::Expected<ir::Instance> shape = ir::walkSteps(
+      schedule, params,
+      [&](const ir::InstanceStep &) {
+        ++steps;
+        return llvm::Error::success();
+      },
+      &evaluations);
+  if (!shape)
+    return shape.takeError();
+  llvm::Expected<simulate::Semantics> semantics =
+      simulate::Semantics::make(shape->collective, shape->p, shape->chunks);
+  if (!semantics)
+    return semantics.takeError();
+  // Every rank may come to hold a run per chunk (an all-gather's blocks
+  // carry different contributions), and the simulator keeps them all.
+  uint64_t p = static_cast<uint64_t>(shape->p),
+           universe = semantics->universeSize();
+  uint64_t held = universe > UINT64_MAX / p ? UINT64_MAX : p * universe;
+  // The limits it passes, with its figures.
+  std::vector<std::string> over;
+  auto check = [&](uint64_t n, uint64_t limit, const char *what) {
+    if (n > limit)
+      over.push_back(std::to_string(n) + " " + what + ", more than " +
+                     std::to_string(limit));
+  };
+  check(evaluations, maxSimulatedRankEvaluations, "senders to try");
+  check(held, maxSimulatedChunks, "chunks its ranks may hold");
+  check(steps, maxSimulatedSteps, "steps");
+  if (over.empty())
+    return std::nullopt;
+  std::string why = "at p = " + std::to_string(shape->p) +
+                    " it is too large to simulate for its cost (";
+  for (size_t i = 0; i < over.size(); ++i)
+    why += (i ? "; " : "") + over[i];
+  return why + ")";
+}
+
+llvm::Expected<ScheduleCost>
+collc::cost::costOf(const ir::Schedule &schedule,
+                    llvm::ArrayRef<int64_t> params,
+                    const CostOptions &costOptions) {
+  const PortModel ports = costOptions.ports;
+  // The member's size first: simulating it must fit in time and memory.
+  llvm::Expected<std::optional<std::string>> tooLarge =
+      tooLargeToSimulate(schedule, params);
+  if (!tooLarge)
+    return tooLarge.takeError();
+  if (*tooLarge) {
+    if (costOptions.provedBy.empty())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "%s and not known to hold there, which pricing it from its rules "
+          "needs",
+          (*tooLarge)->c_str());
+    llvm::Expected<ScheduleCost> fromRules =
+        costFromRules(schedule, params, ports);
+    if (fromRules)
+      fromRules->reliesOn = costOptions.provedBy;
+    return fromRules;
+  }
   llvm::Expected<ir::Instance> instance = ir::instantiate(schedule, params);
   if (!instance)
     return instance.takeError();
@@ -70,11 +131,12 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
     return topology.takeError();
   simulate::SimulateOptions options;
   options.ports = ports;
+  options.stopAtViolation = costOptions.stopAtViolation;
   // Which messages carry only data their senders held at the start: the
   // chunks each rank has received, checked against what it sends. (Up to
   // a few hundred ranks; past that no message counts as fresh.)
   constexpr int64_t freshRanks = 256;
-  std::vector<std::vector<simulate::IdRange>> receivedBy;
+  std::vector<simulate::ChunkRuns> receivedBy;          // the ids, value 0
   std::vector<std::vector<simulate::IdRange>> arriving; // this step's
   std::vector<std::vector<bool>> fresh(instance->steps.size());
   unsigned arrivingStep = 0;
@@ -86,8 +148,8 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
                              const simulate::Semantics &) {
       if (step.number != arrivingStep) { // the steps before have arrived
         for (size_t r = 0; r < arriving.size(); ++r) {
-          receivedBy[r].insert(receivedBy[r].end(), arriving[r].begin(),
-                               arriving[r].end());
+          for (const simulate::IdRange &ids : arriving[r])
+            receivedBy[r].assign(ids.lo, ids.hi, 0);
           arriving[r].clear();
         }
         arrivingStep = step.number;
@@ -95,15 +157,12 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
       const ir::Transfer &t = step.transfers[transfer];
       std::vector<bool> &f = fresh[step.number - 1];
       f.resize(step.transfers.size(), false);
-      auto held = [&] {
-        for (const simulate::IdRange &c : chunks)
-          for (const simulate::IdRange &got :
-               receivedBy[static_cast<size_t>(t.src)])
-            if (c.lo <= got.hi && got.lo <= c.hi)
-              return false;
-        return true;
-      };
-      f[transfer] = held();
+      bool held = true;
+      for (const simulate::IdRange &c : chunks)
+        receivedBy[static_cast<size_t>(t.src)].visit(
+            c.lo, c.hi, [&](uint64_t, uint64_t, uint32_t) { held = false; },
+            [](uint64_t, uint64_t) {});
+      f[transfer] = held;
       std::vector<simulate::IdRange> &into =
           arriving[static_cast<size_t>(t.dst)];
       into.insert(into.end(), chunks.begin(), chunks.end());
@@ -161,8 +220,9 @@ llvm::Expected<ScheduleCost> collc::cost::costOf(const ir::Schedule &schedule,
 
 collc::cost::ScheduleCost::Line
 collc::cost::ScheduleCost::line(int64_t cores) const {
-  // A cost from a formula (no steps) is the port model's.
-  if (cores <= 0 || steps.empty())
+  // A cost from a formula (no steps), or from the rules (no messages), is
+  // the port model's.
+  if (cores <= 0 || steps.empty() || !reliesOn.empty())
     return {Fraction(startups), words};
   Line l;
   // The group of steps being priced as one: its port-model cost, its

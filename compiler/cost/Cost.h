@@ -68,6 +68,13 @@ struct StepCost {
   std::vector<bool> fresh;
   /// The step's loop variables, outermost first (for the table).
   std::vector<std::pair<std::string, int64_t>> loopVars;
+  /// Steps step .. step + count - 1 in a row, of one IR step, cost alike
+  /// (a cost from the rules keeps them as one entry); loopVarsLast are
+  /// the last one's loop variables. `messages` is then the most in one of
+  /// them, fewestMessages the fewest.
+  int64_t count = 1;
+  int64_t fewestMessages = 0;
+  std::vector<std::pair<std::string, int64_t>> loopVarsLast;
 };
 
 struct ScheduleCost {
@@ -83,6 +90,10 @@ struct ScheduleCost {
   /// When not valid, the first property that fails and how, e.g.
   /// "contention at step 1: rank 0 sends 3 messages in step 1 (single-port)".
   std::string invalidBecause;
+  /// Empty when simulated; else what a cost priced from the rules
+  /// (costFromRules) relies on instead, as a phrase: "its proof ...". Such
+  /// a cost has no per-message detail, so line() gives the port model's.
+  std::string reliesOn;
 
   /// A·t_s + B·m·t_w, in seconds, for m = bytes.
   double seconds(double ts, double twPerByte, double bytes) const {
@@ -118,11 +129,63 @@ struct ScheduleCost {
   Line line(int64_t cores) const;
 };
 
+struct CostOptions {
+  PortModel ports = PortModel::Single;
+  /// Stop simulating at the first property that fails: the cost is then
+  /// marked invalid and incomplete (resolution only wants valid ones).
+  bool stopAtViolation = false;
+  /// Where the schedule is known to hold at this member without simulating
+  /// it (a proof), that knowledge as a phrase for ScheduleCost::reliesOn:
+  /// a member too large to simulate is then priced from its rules.
+  std::string provedBy;
+};
+
+/// Members that would try more senders than this (ir::walkSteps counts
+/// them), whose ranks together could hold more chunks than that (p times
+/// the collective's chunks), or that have more steps than that, are not
+/// simulated for their cost: a ring's all-gather on 1024 ranks is about
+/// 2^20 of the first two, and the simulator's time and memory grow with
+/// all three.
+constexpr uint64_t maxSimulatedRankEvaluations = uint64_t(1) << 21;
+constexpr uint64_t maxSimulatedChunks = uint64_t(1) << 23;
+constexpr uint64_t maxSimulatedSteps = uint64_t(1) << 16;
+
+/// Why the member of `schedule` with `params` is too large to simulate for
+/// its cost (the limits above, with its figures), or none when it is not.
+llvm::Expected<std::optional<std::string>>
+tooLargeToSimulate(const ir::Schedule &schedule,
+                   llvm::ArrayRef<int64_t> params);
+
 /// Prices `schedule` instantiated with `params` by simulating it under
-/// `ports`. Errors are those of instantiation and simulation.
+/// `ports`, or, for a member too large to simulate that `provedBy` says
+/// holds, from its rules (costFromRules). Errors are those of
+/// instantiation and simulation, and a member too large to simulate
+/// without a proof.
 llvm::Expected<ScheduleCost> costOf(const ir::Schedule &schedule,
                                     llvm::ArrayRef<int64_t> params,
-                                    PortModel ports = PortModel::Single);
+                                    const CostOptions &options);
+inline llvm::Expected<ScheduleCost>
+costOf(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
+       PortModel ports = PortModel::Single) {
+  CostOptions options;
+  options.ports = ports;
+  return costOf(schedule, params, options);
+}
+
+/// Prices `schedule` with `params` from its rules, without simulating:
+/// each step's messages are counted over ranges of ranks at once, so the
+/// work follows the steps, not the transfers (FromRules.cpp says how). The
+/// cost is exact where contention, congestion, matching and causality hold
+/// at this member - every channel then carries at most one message of a
+/// step, and a message every chunk its selector names - which it does not
+/// check: ScheduleCost::valid is set, and reliesOn left to the caller.
+/// Errors: a rule without a selector (its size is what its sender holds),
+/// a guard or selector that cannot be evaluated, and rules interval
+/// evaluation cannot decide over ranges of ranks (past a bound on the
+/// work, named in the message).
+llvm::Expected<ScheduleCost> costFromRules(const ir::Schedule &schedule,
+                                           llvm::ArrayRef<int64_t> params,
+                                           PortModel ports);
 
 /// Parameter values that give `schedule` exactly p ranks: its own size for
 /// a schedule without parameters, else the same value for every parameter

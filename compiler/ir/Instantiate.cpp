@@ -107,17 +107,24 @@ const Expr *rankPin(const Expr &guard) {
   return nullptr;
 }
 
-// Instantiation stops beyond these, so a runaway loop bound is an error and
-// not an out-of-memory.
+// Instantiation stops beyond this many steps, so a runaway loop bound is an
+// error and not an out-of-memory; transfers are bounded before they are
+// listed (maxRankEvaluations).
 constexpr uint64_t maxSteps = uint64_t(1) << 24;
-constexpr uint64_t maxTransfers = uint64_t(1) << 28;
 
 class Instantiator {
 public:
-  Instantiator(const Schedule &schedule, Instance &out)
-      : schedule(schedule), out(out) {}
+  using StepSink = llvm::function_ref<llvm::Error(const InstanceStep &)>;
+  /// With a sink, steps go to it without their transfers (walkSteps).
+  Instantiator(const Schedule &schedule, Instance &out,
+               std::optional<StepSink> sink = std::nullopt)
+      : schedule(schedule), out(out), sink(sink) {}
 
-  llvm::Error run(llvm::ArrayRef<int64_t> params);
+  /// Senders tried (or, walking, that would be): see walkSteps.
+  uint64_t rankEvaluations = 0;
+
+  llvm::Error run(llvm::ArrayRef<int64_t> params,
+                  llvm::function_ref<llvm::Error(const Instance &)> begin = {});
 
 private:
   llvm::Error runBody(const std::vector<BodyItem> &body);
@@ -129,10 +136,10 @@ private:
 
   const Schedule &schedule;
   Instance &out;
+  std::optional<StepSink> sink;
   std::vector<int64_t> env;
   std::vector<std::pair<std::string, int64_t>> loopVars;
   unsigned stepCount = 0;
-  uint64_t transferCount = 0;
 };
 
 llvm::Expected<int64_t> Instantiator::eval(const Expr &e, llvm::StringRef role,
@@ -170,7 +177,9 @@ llvm::Expected<int64_t> Instantiator::eval(const Expr &e, llvm::StringRef role,
   return llvm::make_error<EvalFailure>(os.str(), loc);
 }
 
-llvm::Error Instantiator::run(llvm::ArrayRef<int64_t> params) {
+llvm::Error
+Instantiator::run(llvm::ArrayRef<int64_t> params,
+                  llvm::function_ref<llvm::Error(const Instance &)> begin) {
   if (params.size() != schedule.params.size())
     return llvm::make_error<EvalFailure>(
         "schedule '" + schedule.name + "' has " +
@@ -226,6 +235,9 @@ llvm::Error Instantiator::run(llvm::ArrayRef<int64_t> params) {
           schedule.chunks->loc.isValid() ? schedule.chunks->loc : schedule.loc);
     out.chunks = *k;
   }
+  if (begin)
+    if (auto err = begin(out))
+      return err;
   return runBody(schedule.body);
 }
 
@@ -296,11 +308,6 @@ llvm::Error Instantiator::runStep(const Step &step) {
       if (!peer)
         return peer.takeError();
       inst.transfers.push_back({r, *peer, ruleIndex});
-      if (++transferCount > maxTransfers)
-        return llvm::make_error<EvalFailure>("schedule has more than " +
-                                                 std::to_string(maxTransfers) +
-                                                 " transfers",
-                                             rule.loc);
       return llvm::Error::success();
     };
 
@@ -312,6 +319,9 @@ llvm::Error Instantiator::runStep(const Step &step) {
       if (v.ok())
         only = v.value;
     }
+    rankEvaluations += only ? 1 : static_cast<uint64_t>(out.p);
+    if (sink)
+      continue;
     if (only) {
       if (*only >= 0 && *only < out.p)
         if (auto err = fire(*only))
@@ -325,6 +335,8 @@ llvm::Error Instantiator::runStep(const Step &step) {
   env[SlotRank] = 0;
   inst.env = env;
   ++stepCount;
+  if (sink)
+    return (*sink)(inst);
   out.steps.push_back(std::move(inst));
   return llvm::Error::success();
 }
@@ -334,6 +346,35 @@ llvm::Error Instantiator::runStep(const Step &step) {
 llvm::Expected<Instance>
 collc::ir::instantiate(const Schedule &schedule,
                        llvm::ArrayRef<int64_t> params) {
+  // Counted first, so an instance too large to build is refused before it
+  // takes the memory.
+  uint64_t evaluations = 0;
+  llvm::Expected<Instance> shape = walkSteps(
+      schedule, params,
+      [](const InstanceStep &) { return llvm::Error::success(); },
+      &evaluations);
+  if (!shape)
+    return shape.takeError();
+  if (evaluations > maxRankEvaluations)
+    return llvm::make_error<EvalFailure>(
+        "schedule '" + schedule.name + "' at p = " + std::to_string(shape->p) +
+            " would try " + std::to_string(evaluations) +
+            " senders (every rank, for each rule of each step), more than "
+            "the " +
+            std::to_string(maxRankEvaluations) + " collc instantiates",
+        schedule.loc);
+  Instance out;
+  Instantiator inst(schedule, out);
+  if (auto err = inst.run(params))
+    return err;
+  return out;
+}
+
+llvm::Expected<Instance>
+collc::ir::walkSteps(const Schedule &schedule, llvm::ArrayRef<int64_t> params,
+                     llvm::function_ref<llvm::Error(const InstanceStep &)> fn,
+                     uint64_t *rankEvaluations,
+                     llvm::function_ref<llvm::Error(const Instance &)> begin) {
   // A composition's steps come from its parts (library/Compose.h); one that
   // was never composed has none, and must not pass for a schedule that
   // sends nothing.
@@ -343,8 +384,10 @@ collc::ir::instantiate(const Schedule &schedule,
         "schedule '%s' is a composition whose parts were not composed",
         schedule.name.c_str());
   Instance out;
-  Instantiator inst(schedule, out);
-  if (auto err = inst.run(params))
+  Instantiator inst(schedule, out, fn);
+  if (auto err = inst.run(params, begin))
     return err;
+  if (rankEvaluations)
+    *rankEvaluations = inst.rankEvaluations;
   return out;
 }

@@ -10,6 +10,7 @@
 #include "ir/Schedule.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/SMLoc.h"
 
@@ -80,11 +81,32 @@ struct Instance {
 llvm::Expected<int64_t> countRanks(TopologyKind kind,
                                    llvm::ArrayRef<int64_t> dims);
 
+/// The steps instantiate() lists, in order, each without its transfers
+/// (InstanceStep::transfers stays empty; env and loopVars are filled): fn is
+/// called once per step, and the Instance returned has no steps. Its cost
+/// follows the number of steps, not of ranks, so it serves sizes whose
+/// transfers would not fit in memory. `rankEvaluations`, when given, gets
+/// how many senders instantiate() would try: per step and rule, one where
+/// the guard fixes the sender (`r == e`), else p.
+/// `begin`, when given, is called first, with the Instance's p, dims,
+/// chunks and collective set.
+llvm::Expected<Instance>
+walkSteps(const Schedule &schedule, llvm::ArrayRef<int64_t> params,
+          llvm::function_ref<llvm::Error(const InstanceStep &)> fn,
+          uint64_t *rankEvaluations = nullptr,
+          llvm::function_ref<llvm::Error(const Instance &)> begin = {});
+
+/// Most rank evaluations instantiate() makes (walkSteps counts them): an
+/// instance with more is refused before anything is built, so a large
+/// topology gets an error naming the limit rather than exhausting memory.
+constexpr uint64_t maxRankEvaluations = uint64_t(1) << 26;
+
 /// Instantiates `schedule` with `params[i]` as the value of
 /// `schedule.params[i]`. Loops run `lo .. hi` inclusive (empty when lo > hi),
 /// downwards when `reverse`; a rule fires for every rank whose guard is
 /// nonzero. Errors: wrong number of parameters, an expression that cannot be
-/// evaluated (EvalFailure), p out of 1..maxRanks, a chunk count below 1.
+/// evaluated (EvalFailure), p out of 1..maxRanks, a chunk count below 1,
+/// more than maxRankEvaluations rank evaluations.
 llvm::Expected<Instance> instantiate(const Schedule &schedule,
                                      llvm::ArrayRef<int64_t> params);
 

@@ -186,9 +186,7 @@ std::vector<ExprRef> collc::ir::sendersOf(const TransferRule &rule) {
   return out;
 }
 
-namespace {
-/// Appends the conjuncts of `e` in evaluation order.
-void conjuncts(const ExprRef &e, std::vector<ExprRef> &out) {
+void collc::ir::conjuncts(const ExprRef &e, std::vector<ExprRef> &out) {
   if (e->op == ExprOp::And) {
     conjuncts(e->args[0], out);
     conjuncts(e->args[1], out);
@@ -196,7 +194,18 @@ void conjuncts(const ExprRef &e, std::vector<ExprRef> &out) {
   }
   out.push_back(e);
 }
-} // namespace
+
+void collc::ir::forEachRule(const std::vector<BodyItem> &body,
+                            llvm::function_ref<void(const TransferRule &)> fn) {
+  for (const BodyItem &item : body) {
+    if (const Step *step = std::get_if<Step>(&item)) {
+      for (const TransferRule &rule : step->rules)
+        fn(rule);
+      continue;
+    }
+    forEachRule(std::get<std::shared_ptr<Loop>>(item)->body, fn);
+  }
+}
 
 ExprRef collc::ir::rankFreeGuard(const TransferRule &rule) {
   if (!rule.guard)

@@ -15,6 +15,7 @@
 #include "ir/Expr.h"
 #include "topology/Topology.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
@@ -109,6 +110,10 @@ struct TransferRule {
 /// eight; a candidate need not send (the prover checks that it does).
 std::vector<ExprRef> sendersOf(const TransferRule &rule);
 
+/// Appends the conjuncts of `e` (its operands under `and`, nested or not)
+/// in evaluation order.
+void conjuncts(const ExprRef &e, std::vector<ExprRef> &out);
+
 /// The leading conjuncts of a rule's guard that do not read the rank, as one
 /// expression (null: none). Where they are false no rank sends under the
 /// rule, so a receiver need not look for senders; being evaluated first in
@@ -157,6 +162,9 @@ struct TopologyTemplate {
   std::vector<std::pair<int64_t, int64_t>> edges; // graph only
   RankOrder order = RankOrder::Natural;           // hypercube only
   llvm::SMLoc loc;
+
+  /// The template of one concrete topology: its dimensions as constants.
+  static TopologyTemplate of(const Topology &topology, llvm::SMLoc loc = {});
 };
 
 /// A free parameter of a family (the `d` of `hypercube(dim: d)`).
@@ -214,6 +222,10 @@ enum class ExprRole {
   LoopBound,
   Invariant
 };
+
+/// Calls fn on every rule of `body`, in order, loops' bodies once each.
+void forEachRule(const std::vector<BodyItem> &body,
+                 llvm::function_ref<void(const TransferRule &)> fn);
 
 /// Rewrites every expression of `body` in place through `fn` (a null
 /// expression is passed as null), every loop through `onLoop` before its

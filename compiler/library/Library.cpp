@@ -176,6 +176,9 @@ embeddedDims(const ir::TopologyTemplate &family, const Topology &target) {
 /// A renaming of ranks: sigma(x) and its inverse as expressions over x.
 struct Relabelling {
   std::function<ExprRef(ExprRef)> forward, inverse;
+  /// Whether it maps the topology's channels to channels and routes to
+  /// routes, so that whatever holds of a schedule holds of it relabelled.
+  bool symmetry = true;
 };
 
 ExprRef num(int64_t v) { return Expr::constant(v); }
@@ -264,7 +267,7 @@ std::optional<Relabelling> relabellingTo(const Topology &target, int64_t to,
       target.kind() == TopologyKind::Tree) {
     int64_t k = to ^ from;
     auto x = [k](ExprRef e) { return bin(ExprOp::BitXor, e, num(k)); };
-    return Relabelling{x, x};
+    return Relabelling{x, x, true};
   }
   // The others act on each coordinate of the ranks, row-major (a ring, full
   // network or linear array has one).
@@ -291,20 +294,26 @@ std::optional<Relabelling> relabellingTo(const Topology &target, int64_t to,
   std::vector<int64_t> a = coordinatesOf(to, dims),
                        b = coordinatesOf(from, dims);
   std::vector<CoordinateMove> forward(dims.size()), backward(dims.size());
+  // Rotations are symmetries of what wraps round, except the ring a Gray
+  // code threads through a cube; reflections are of a mesh.
+  bool symmetry = target.kind() != TopologyKind::Hypercube;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (a[i] == b[i])
       continue;
-    if (!wraps && a[i] == dims[i] - 1 - b[i])
+    if (!wraps && a[i] == dims[i] - 1 - b[i]) {
       forward[i].flip = true;
-    else
+    } else {
       forward[i].shift = ((b[i] - a[i]) % dims[i] + dims[i]) % dims[i];
+      symmetry &= wraps;
+    }
     backward[i] = forward[i].inverse(dims[i]);
   }
   return Relabelling{
       [dims, forward](ExprRef e) { return moveCoordinates(e, dims, forward); },
       [dims, backward](ExprRef e) {
         return moveCoordinates(e, dims, backward);
-      }};
+      },
+      symmetry};
 }
 
 /// Renames the ranks of `s`: rank x of the result does what rank sigma(x)
@@ -479,7 +488,8 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
       llvm::consumeError(own.takeError());
       return fail("its topology is not " + target.describe());
     }
-    if (own->channels() != target.channels())
+    // Trees of the same leaves are the same; graphs may differ in edges.
+    if (own->graphEdges() != target.graphEdges())
       return fail("its " + own->describe() + " has other links than " +
                   target.describe());
   }
@@ -492,16 +502,7 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   s.loc = def.loc;
   for (size_t i = 0; i < s.params.size(); ++i)
     s.params[i].range = std::make_pair(params[i], params[i]);
-  s.topology.kind = target.kind();
-  s.topology.order = target.order();
-  s.topology.dims.clear();
-  for (int64_t d : target.dims())
-    s.topology.dims.push_back(Expr::constant(d));
-  s.topology.edges.clear();
-  for (const Channel &c : target.channels())
-    if (target.kind() == TopologyKind::Graph && c.from < c.to)
-      s.topology.edges.emplace_back(c.from, c.to);
-  s.topology.loc = def.loc;
+  s.topology = ir::TopologyTemplate::of(target, def.loc);
 
   if (isRooted(want.kind) && family.collective.root != want.root) {
     std::optional<Relabelling> sigma =
@@ -515,20 +516,90 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     choice.relabelling =
         "rank r plays " +
         ir::print(*sigma->forward(Expr::var("r", ir::SlotRank)));
+    choice.keepsProof = sigma->symmetry;
   }
+  // On a full network a route is its one link, shared only by messages
+  // between the same two ranks, which share every link elsewhere too: any
+  // schedule that holds on its own topology holds there, renamed or not.
+  if (target.kind() == TopologyKind::Full)
+    choice.keepsProof = true;
+  else if (family.topology.kind != target.kind())
+    choice.keepsProof = false;
   s.collective = want;
   return choice;
 }
 
+/// "p = 2..4096", "a = 1..64, b = 2..64": a family's declared ranges.
+std::string declaredRanges(const ir::Schedule &family) {
+  std::string out;
+  for (const ir::Parameter &p : family.params) {
+    if (!p.range)
+      return "";
+    out += (out.empty() ? "" : ", ") + p.name + " = " +
+           std::to_string(p.range->first) + ".." +
+           std::to_string(p.range->second);
+  }
+  return out;
+}
+
+/// The library's proof that covers choice `c` of `family` (a schedule of a
+/// library file judged under `familyPorts`) under `ports`, as a phrase;
+/// empty when none does. The library's families are proved for their
+/// declared ranges (tests/lit/full/library); a member in range whose fit
+/// keeps what holds (Choice::keepsProof) holds too, under the port model
+/// the family was proved for, or a single-port family under all-port (one
+/// message per rank and step shares no channel at either end).
+/// Either the proof, or why there is none (for the rejection).
+struct LibraryProof {
+  std::string proof, whyNot;
+};
+LibraryProof libraryProof(const Choice &c, const ir::Schedule &family,
+                          PortModel familyPorts, PortModel ports) {
+  if (!c.keepsProof)
+    return {"", "its fit to the topology is not one its proof covers"};
+  if (familyPorts == PortModel::All && ports != familyPorts)
+    return {"", "the library proves it all-port only"};
+  std::string ranges = declaredRanges(family);
+  for (size_t i = 0; i < family.params.size(); ++i) {
+    const auto &range = family.params[i].range;
+    int64_t v = c.schedule.params[i].range->first;
+    if (!range || v < range->first || v > range->second)
+      return {"", "the library proves it for " +
+                      (ranges.empty() ? "no range" : ranges) + " only"};
+  }
+  return {"the library's proof of '" + family.name + "'" +
+              (ranges.empty() ? "" : " for " + ranges),
+          ""};
+}
+
 /// Costs a choice under the model's port model; nullopt when it does not
-/// simulate correctly there.
+/// simulate correctly there. `proof` (libraryProof) lets a member too large
+/// to simulate be priced from its rules.
 std::optional<cost::ScheduleCost> price(const Choice &c, const CostModel &model,
+                                        const LibraryProof &proof,
                                         std::string &why) {
   std::vector<int64_t> params;
   for (const ir::Parameter &p : c.schedule.params)
     params.push_back(p.range->first);
+  const std::string &provedBy = proof.proof;
+  if (provedBy.empty()) {
+    llvm::Expected<std::optional<std::string>> tooLarge =
+        cost::tooLargeToSimulate(c.schedule, params);
+    if (!tooLarge) {
+      why = llvm::toString(tooLarge.takeError());
+      return std::nullopt;
+    }
+    if (*tooLarge) {
+      why = **tooLarge + (proof.whyNot.empty() ? "" : ", and " + proof.whyNot);
+      return std::nullopt;
+    }
+  }
+  cost::CostOptions options;
+  options.ports = model.ports;
+  options.stopAtViolation = true;
+  options.provedBy = provedBy;
   llvm::Expected<cost::ScheduleCost> priced =
-      cost::costOf(c.schedule, params, model.ports);
+      cost::costOf(c.schedule, params, options);
   if (!priced) {
     why = llvm::toString(priced.takeError());
     return std::nullopt;
@@ -564,7 +635,8 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
     llvm::Expected<Choice> c = specialise(*own, def);
     std::string why;
     // A renaming that is no symmetry (see relabellingTo) must still run.
-    if (c && !c->relabelling.empty() && !price(*c, model, why))
+    if (c && !c->relabelling.empty() &&
+        !price(*c, model, {"", "it is not the library's"}, why))
       c = llvm::createStringError(llvm::inconvertibleErrorCode(), "with %s %s",
                                   c->relabelling.c_str(), why.c_str());
     if (c)
@@ -579,26 +651,31 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
 
   std::vector<std::pair<Choice, cost::ScheduleCost>> fits;
   std::vector<Rejection> rejected;
-  for (const ir::Schedule *s : lib.schedules()) {
-    if (s->collective.kind != def.collective.kind)
-      continue;
-    if (!automatic && s->algorithm != def.algorithm)
-      continue;
-    llvm::Expected<Choice> c = specialise(*s, def);
-    if (!c) {
-      rejected.push_back({s, llvm::toString(c.takeError())});
-      continue;
+  for (const Program &libraryFile : lib.files)
+    for (const ir::Schedule &family : libraryFile.schedules) {
+      const ir::Schedule *s = &family;
+      if (s->collective.kind != def.collective.kind)
+        continue;
+      if (!automatic && s->algorithm != def.algorithm)
+        continue;
+      llvm::Expected<Choice> c = specialise(*s, def);
+      if (!c) {
+        rejected.push_back({s, llvm::toString(c.takeError())});
+        continue;
+      }
+      std::string why;
+      std::optional<cost::ScheduleCost> priced =
+          price(*c, model,
+                libraryProof(*c, *s, libraryFile.ports(), model.ports), why);
+      if (!priced) {
+        rejected.push_back({s, why});
+        continue;
+      }
+      c->startups = priced->startups;
+      c->words = priced->words.str();
+      c->reliesOn = priced->reliesOn;
+      fits.emplace_back(std::move(*c), std::move(*priced));
     }
-    std::string why;
-    std::optional<cost::ScheduleCost> priced = price(*c, model, why);
-    if (!priced) {
-      rejected.push_back({s, why});
-      continue;
-    }
-    c->startups = priced->startups;
-    c->words = priced->words.str();
-    fits.emplace_back(std::move(*c), std::move(*priced));
-  }
   if (fits.empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",
@@ -672,6 +749,9 @@ std::string library::describe(const Choice &c) {
   }
   if (!c.relabelling.empty())
     out += ", " + c.relabelling;
+  if (!c.reliesOn.empty())
+    out += ", priced from its rules (too large to simulate), relying on " +
+           c.reliesOn;
   if (c.fromBytes > 0)
     out +=
         ", for messages of " + std::to_string(c.fromBytes) + " bytes and more";

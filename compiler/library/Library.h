@@ -80,6 +80,13 @@ struct Choice {
   int64_t fromBytes = 0;
   int64_t startups = 0;    // A of A·t_s + B·m·t_w
   std::string words;       // B, exact
+  /// Whether what proves the schedule it was specialised from proves this
+  /// member: its topology's routes are the family's (or it is a full
+  /// network), and a renaming of ranks is a symmetry of them.
+  bool keepsProof = true;
+  /// Empty when the cost was simulated; else the proof that pricing it from
+  /// its rules relied on (cost::ScheduleCost::reliesOn).
+  std::string reliesOn;
 };
 
 /// "from library schedule 'ring_bc' (recursive_doubling, 000 §4.1), rank r

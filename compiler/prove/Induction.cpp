@@ -692,18 +692,9 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   // other chunk holds either the value it had before the loop or the final
   // one, so it surely has what both have, and at most what either has.
   bool copiesOnly = true;
-  std::function<void(const std::vector<ir::BodyItem> &)> scanModes =
-      [&](const std::vector<ir::BodyItem> &body) {
-        for (const ir::BodyItem &item : body) {
-          if (const auto *step = std::get_if<ir::Step>(&item)) {
-            for (const ir::TransferRule &rule : step->rules)
-              copiesOnly &= rule.mode == ir::TransferMode::Copy;
-            continue;
-          }
-          scanModes(std::get<std::shared_ptr<ir::Loop>>(item)->body);
-        }
-      };
-  scanModes(loop.body);
+  ir::forEachRule(loop.body, [&](const ir::TransferRule &rule) {
+    copiesOnly &= rule.mode == ir::TransferMode::Copy;
+  });
   const State before = st;
   auto invariantAt = [this, &fr, &loop, &before,
                       copiesOnly](const ir::Invariant &inv,

@@ -1066,16 +1066,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     std::optional<Topology> concrete = concreteTopology(decl.on);
     if (!concrete)
       return;
-    ir::TopologyTemplate t;
-    t.kind = concrete->kind();
-    t.order = concrete->order();
-    for (int64_t d : concrete->dims())
-      t.dims.push_back(ir::Expr::constant(d));
-    for (const Channel &c : concrete->channels())
-      if (t.kind == TopologyKind::Graph && c.from < c.to)
-        t.edges.emplace_back(c.from, c.to);
-    t.loc = locOf(*id);
-    topo = t;
+    topo = ir::TopologyTemplate::of(*concrete, locOf(*id));
     ranks = concrete->numRanks();
   } else {
     const ast::TopologyExpr &expr = boost::get<ast::TopologyExpr>(decl.on);

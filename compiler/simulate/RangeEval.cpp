@@ -367,10 +367,11 @@ ValueRange rangeOfOperator(ExprOp op, size_t arity, Operand operand) {
   }
 }
 
-unsigned chunkBit(unsigned slot) {
-  return slot == ir::SlotOrigin  ? 1u
-         : slot == ir::SlotDest  ? 2u
-         : slot == ir::SlotIndex ? 4u
+unsigned slotBit(unsigned slot) {
+  return slot == ir::SlotOrigin  ? RangePredicate::Origin
+         : slot == ir::SlotDest  ? RangePredicate::Dest
+         : slot == ir::SlotIndex ? RangePredicate::Index
+         : slot == ir::SlotRank  ? RangePredicate::Rank
                                  : 0u;
 }
 
@@ -394,7 +395,7 @@ RangePredicate::RangePredicate(const Expr &e) { flatten(e); }
 unsigned RangePredicate::flatten(const Expr &e) {
   unsigned index = static_cast<unsigned>(nodes.size());
   nodes.push_back(Node{&e, {0, 0, 0}, 0, 0, {}, false});
-  unsigned reads = e.op == ExprOp::Var ? chunkBit(e.slot) : 0;
+  unsigned reads = e.op == ExprOp::Var ? slotBit(e.slot) : 0;
   for (size_t i = 0; i < e.args.size(); ++i) {
     unsigned child = flatten(*e.args[i]);
     nodes[index].args[i] = child;

@@ -35,26 +35,31 @@ struct ValueRange {
 ValueRange evaluateRange(const ir::Expr &e, llvm::ArrayRef<int64_t> lo,
                          llvm::ArrayRef<int64_t> hi);
 
-/// A predicate prepared for many box evaluations within one transfer: the
-/// sub-expressions that read no chunk coordinate varying in the search are
-/// evaluated once by specialise(), and evaluate() treats them as constants.
+/// A predicate prepared for many box evaluations within one transfer (or,
+/// varying the rank too, one step): the sub-expressions that read no slot
+/// varying in the search are evaluated once by specialise(), and evaluate()
+/// treats them as constants.
 class RangePredicate {
 public:
   explicit RangePredicate(const ir::Expr &e);
 
+  /// The slots a search may vary, as bits of `varying`.
+  enum VaryingSlot : unsigned { Origin = 1, Dest = 2, Index = 4, Rank = 8 };
   /// Evaluates, in `env`, every maximal sub-expression that reads none of
-  /// the chunk coordinates in `varying` (bits: 1 origin, 2 dest, 4 index).
+  /// the slots in `varying` (VaryingSlot bits).
   void specialise(llvm::ArrayRef<int64_t> env, unsigned varying);
   /// evaluateRange() of the expression, given the environment specialise()
   /// saw for the fixed parts.
   ValueRange evaluate(llvm::ArrayRef<int64_t> lo,
                       llvm::ArrayRef<int64_t> hi) const;
+  /// The expression's nodes: what one evaluate() costs at most.
+  size_t size() const { return nodes.size(); }
 
 private:
   struct Node {
     const ir::Expr *expr;
     unsigned args[3];
-    unsigned reads; // chunk coordinates read, as in `varying`
+    unsigned reads; // slots read, as in `varying`
     unsigned end;   // one past the last node of its subtree (pre-order)
     ValueRange value; // when fixed
     bool fixed;

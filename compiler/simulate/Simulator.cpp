@@ -5,6 +5,7 @@
 #include "simulate/Semantics.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -152,7 +153,13 @@ private:
   ChunkRuns &buffer(int64_t rank, unsigned b) {
     return held[static_cast<size_t>(rank) * numBuffers + b];
   }
-  std::optional<uint32_t> channelIndex(const Channel &c) const;
+  /// The channel's key (Topology::channelKey), or none when the topology
+  /// has no such channel.
+  std::optional<uint64_t> channelKey(const Channel &c) const {
+    if (!topo.hasChannel(c.from, c.to))
+      return std::nullopt;
+    return topo.channelKey(c.from, c.to);
+  }
   Counterexample base(const ir::InstanceStep *step) const;
   void report(Property property, Counterexample cex) {
     auto &slot = found[static_cast<size_t>(property)];
@@ -187,9 +194,6 @@ private:
   llvm::DenseMap<const ir::TransferRule *, RulePlan> plans;
   std::optional<Counterexample> found[numProperties];
 
-  // Channels of node n are chans[chanOffset[n] .. chanOffset[n+1]).
-  llvm::ArrayRef<Channel> chans;
-  std::vector<uint32_t> chanOffset;
   // Ring (of at least 3 ranks) and linear array: routes are arcs, counted
   // with difference arrays (see route()).
   bool arcRouting = false;
@@ -204,11 +208,16 @@ private:
   std::vector<uint32_t> writeCount; // per rank * B + buffer, for checkRaces
   std::vector<Pending> pending;
   std::vector<size_t> pendingBegin;        // per transfer, into `pending`
-  std::vector<int32_t> load;               // per channel: messages
-  std::vector<int64_t> words;              // per channel: chunks
-  std::vector<uint32_t> touched;           // channels with nonzero load
-  std::vector<uint32_t> firstHop, lastHop; // per transfer
-  std::vector<int32_t> portCount;          // per rank or channel
+  // The channels the step's messages cross, by key: a step touches only
+  // its routes' channels, so nothing is held per channel of the topology
+  // (full(n) has n(n - 1)).
+  struct ChannelLoad {
+    int64_t messages = 0;
+    int64_t chunks = 0;
+  };
+  llvm::DenseMap<uint64_t, ChannelLoad> loads;
+  std::vector<uint64_t> firstHop, lastHop;     // per transfer: channel keys
+  llvm::DenseMap<uint64_t, int32_t> portCount; // per rank or channel key
   llvm::SmallVector<Channel, 32> path;
 };
 
@@ -292,36 +301,10 @@ llvm::Error Simulator::prepare() {
         buffer(r, b).assign(ids.lo, ids.hi, value);
     });
 
-  chans = topo.channels();
   arcRouting = topo.numNodes() == inst.p &&
                ((topo.kind() == TopologyKind::Ring && inst.p >= 3) ||
                 topo.kind() == TopologyKind::Linear);
-  chanOffset.assign(topo.numNodes() + 1, 0);
-  for (const Channel &c : chans)
-    if (c.from >= 0 && c.from < topo.numNodes())
-      ++chanOffset[c.from + 1];
-  for (int64_t n = 0; n < topo.numNodes(); ++n)
-    chanOffset[n + 1] += chanOffset[n];
-  load.assign(chans.size(), 0);
-  words.assign(chans.size(), 0);
-  portCount.assign(std::max<size_t>(chans.size(), inst.p), 0);
   return llvm::Error::success();
-}
-
-std::optional<uint32_t> Simulator::channelIndex(const Channel &c) const {
-  if (c.from < 0 || c.from >= topo.numNodes())
-    return std::nullopt;
-  uint32_t lo = chanOffset[c.from], hi = chanOffset[c.from + 1];
-  if (hi - lo <= 8) {
-    for (uint32_t i = lo; i < hi; ++i)
-      if (chans[i].to == c.to)
-        return i;
-    return std::nullopt;
-  }
-  auto it = std::lower_bound(chans.begin() + lo, chans.begin() + hi, c);
-  if (it != chans.begin() + hi && *it == c)
-    return static_cast<uint32_t>(it - chans.begin());
-  return std::nullopt;
 }
 
 llvm::Expected<SimulationResult> Simulator::run() {
@@ -336,8 +319,12 @@ llvm::Expected<SimulationResult> Simulator::run() {
       return err;
     result.maxLoad = std::max(result.maxLoad, stats.maxLoad);
     result.steps.push_back(std::move(stats));
+    if (options.stopAtViolation &&
+        llvm::any_of(found, [](const auto &f) { return f.has_value(); }))
+      break;
   }
-  checkCorrectness();
+  if (result.steps.size() == inst.steps.size())
+    checkCorrectness();
 
   for (size_t i = 0; i < numProperties; ++i) {
     verify::PropertyResult r;
@@ -565,8 +552,8 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
                              const std::vector<char> &valid, StepStats &stats) {
   size_t n = step.transfers.size();
   bool allPort = options.ports == PortModel::All;
-  firstHop.assign(allPort ? n : 0, UINT32_MAX);
-  lastHop.assign(allPort ? n : 0, UINT32_MAX);
+  firstHop.assign(allPort ? n : 0, UINT64_MAX);
+  lastHop.assign(allPort ? n : 0, UINT64_MAX);
 
   // The most loaded channel; among equals the first in channel order.
   std::optional<Channel> worst;
@@ -631,10 +618,10 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
         addRange(1, ((t.dst + 1) % p + p) % p, len, chunks);
       if (allPort) {
         int64_t step1 = up ? 1 : p - 1;
-        auto first = channelIndex({t.src, (t.src + step1) % p});
-        auto last = channelIndex({(t.dst - step1 + p) % p, t.dst});
-        firstHop[ti] = first ? *first : UINT32_MAX;
-        lastHop[ti] = last ? *last : UINT32_MAX;
+        auto first = channelKey({t.src, (t.src + step1) % p});
+        auto last = channelKey({(t.dst - step1 + p) % p, t.dst});
+        firstHop[ti] = first ? *first : UINT64_MAX;
+        lastHop[ti] = last ? *last : UINT64_MAX;
       }
     }
     for (int dir = 0; dir < 2; ++dir) {
@@ -648,7 +635,7 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
       }
     }
   } else {
-    touched.clear();
+    loads.clear();
     for (size_t ti = 0; ti < n; ++ti) {
       if (!valid[ti])
         continue;
@@ -656,7 +643,7 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
       path.clear();
       topo.route(t.src, t.dst, path);
       for (size_t h = 0; h < path.size(); ++h) {
-        std::optional<uint32_t> c = channelIndex(path[h]);
+        std::optional<uint64_t> c = channelKey(path[h]);
         if (!c)
           return llvm::make_error<ir::EvalFailure>(
               "route from " + std::to_string(t.src) + " to " +
@@ -664,20 +651,17 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
                   " uses channel " + channelName(path[h]) +
                   ", which the topology does not have",
               llvm::SMLoc());
-        if (load[*c]++ == 0)
-          touched.push_back(*c);
-        words[*c] += stats.messageChunks[ti];
+        ChannelLoad &l = loads[*c];
+        ++l.messages;
+        l.chunks += stats.messageChunks[ti];
         if (allPort && h == 0)
           firstHop[ti] = *c;
         if (allPort)
           lastHop[ti] = *c;
       }
     }
-    for (uint32_t c : touched) {
-      account(chans[c], load[c], words[c]);
-      load[c] = 0;
-      words[c] = 0;
-    }
+    for (const auto &[key, l] : loads)
+      account(topo.channelOfKey(key), l.messages, l.chunks);
   }
   stats.maxLoad = worstLoad;
   stats.worstChannel = worst;
@@ -712,20 +696,18 @@ void Simulator::checkContention(const ir::InstanceStep &step,
   // Two passes, sends (rank or first hop) then receives (rank or last hop):
   // count, then name the first transfer whose port is shared.
   for (int receives = 0; receives < 2; ++receives) {
-    auto port = [&](size_t ti) -> int64_t {
+    auto port = [&](size_t ti) -> uint64_t {
       const ir::Transfer &t = step.transfers[ti];
       if (single)
-        return receives ? t.dst : t.src;
+        return static_cast<uint64_t>(receives ? t.dst : t.src);
       return receives ? lastHop[ti] : firstHop[ti];
     };
-    std::optional<int64_t> shared;
+    std::optional<uint64_t> shared;
+    portCount.clear();
     for (size_t ti = 0; ti < n; ++ti)
-      if (valid[ti] && port(ti) != UINT32_MAX && ++portCount[port(ti)] == 2 &&
+      if (valid[ti] && port(ti) != UINT64_MAX && ++portCount[port(ti)] == 2 &&
           !shared)
         shared = port(ti);
-    for (size_t ti = 0; ti < n; ++ti)
-      if (valid[ti] && port(ti) != UINT32_MAX)
-        portCount[port(ti)] = 0;
     if (!shared)
       continue;
 
@@ -742,7 +724,7 @@ void Simulator::checkContention(const ir::InstanceStep &step,
                     (receives ? " receives " : " sends ") + what + " at step " +
                     std::to_string(step.number) + " (single-port)";
     } else {
-      Channel ch = chans[*shared];
+      Channel ch = topo.channelOfKey(*shared);
       cex.channel = {ch.from, ch.to};
       cex.load = static_cast<int64_t>(cex.transfers.size());
       cex.message = "rank " + std::to_string(rank) +

@@ -34,6 +34,9 @@ namespace collc::simulate {
 /// The port model is collc::PortModel (topology/Topology.h).
 struct SimulateOptions {
   PortModel ports = PortModel::Single;
+  /// Stop after the step in which the first property fails, leaving the
+  /// rest unchecked (resolution discards such a schedule whatever it costs).
+  bool stopAtViolation = false;
   /// Called for every transfer of every step once its chunks are chosen
   /// (before any delivery of the step), with the chunk ids it carries;
   /// `semantics` describes them (Semantics::boxesOf). For `collc show`.

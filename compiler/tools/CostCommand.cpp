@@ -78,6 +78,43 @@ std::string describeMember(const ir::Schedule &s, const cost::ScheduleCost &c) {
   return out + "p = " + std::to_string(c.p);
 }
 
+/// What lets a member too large to simulate be priced from its rules
+/// (cost::CostOptions::provedBy): the library's proof a collective's choice
+/// relied on, else a proof of the member itself by Z3 (simulation would be
+/// too large). Empty for a member small enough to simulate; an error when
+/// the member is neither simulated nor proved.
+llvm::Expected<std::string> proofForPricing(const LoadedFile &file,
+                                            const ir::Schedule &schedule,
+                                            llvm::ArrayRef<int64_t> params,
+                                            PortModel ports) {
+  llvm::Expected<std::optional<std::string>> tooLarge =
+      cost::tooLargeToSimulate(schedule, params);
+  if (!tooLarge)
+    return tooLarge.takeError();
+  if (!*tooLarge)
+    return "";
+  for (const auto &[collective, picked] : file.choices)
+    for (const library::Choice &c : picked)
+      if (c.schedule.name == schedule.name && !c.reliesOn.empty())
+        return c.reliesOn;
+  verify::VerifyOptions vo;
+  for (size_t i = 0; i < schedule.params.size(); ++i)
+    vo.params.push_back({schedule.params[i].name, params[i], params[i]});
+  vo.ports = ports;
+  vo.maxSimulatedRanks = 0;
+  llvm::Expected<verify::ScheduleReport> report =
+      verify::verifySchedule(schedule, vo);
+  if (!report)
+    return report.takeError();
+  if (report->verdict() != verify::Status::Proved)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "%s, and collc verify does not prove it there (%s), which pricing it "
+        "from its rules needs",
+        (*tooLarge)->c_str(), verify::statusName(report->verdict()));
+  return std::string("its proof at this size (collc verify)");
+}
+
 /// "3·t_s + 7/2·m·t_w"
 std::string formula(int64_t startups, const cost::Fraction &words) {
   return std::to_string(startups) + "·t_s + " + words.str() + "·m·t_w";
@@ -152,8 +189,19 @@ int runCost() {
         exitCode = ExitInputError;
         continue;
       }
+      cost::CostOptions options;
+      options.ports = ports;
+      llvm::Expected<std::string> provedBy =
+          proofForPricing(file, schedule, *params, ports);
+      if (!provedBy) {
+        reportFailure(diags, provedBy.takeError(), "price", schedule.name,
+                      schedule.loc);
+        exitCode = ExitInputError;
+        continue;
+      }
+      options.provedBy = std::move(*provedBy);
       llvm::Expected<cost::ScheduleCost> c =
-          cost::costOf(schedule, *params, ports);
+          cost::costOf(schedule, *params, options);
       if (!c) {
         reportFailure(diags, c.takeError(), "price", schedule.name,
                       schedule.loc);
@@ -175,11 +223,22 @@ int runCost() {
           llvm::json::Object vars;
           for (const auto &[name, value] : s.loopVars)
             vars[name] = value;
-          steps.push_back(llvm::json::Object{{"step", s.step},
-                                             {"loop", std::move(vars)},
-                                             {"messages", s.messages},
-                                             {"max_load", s.maxLoad},
-                                             {"tw_m", s.words.str()}});
+          llvm::json::Object step{{"step", s.step},
+                                  {"loop", std::move(vars)},
+                                  {"messages", s.messages},
+                                  {"max_load", s.maxLoad},
+                                  {"tw_m", s.words.str()}};
+          // A run of steps alike (a cost from the rules): its last step,
+          // loop values and fewest messages.
+          if (s.count > 1) {
+            llvm::json::Object last;
+            for (const auto &[name, value] : s.loopVarsLast)
+              last[name] = value;
+            step["last_step"] = s.step + s.count - 1;
+            step["last_loop"] = std::move(last);
+            step["fewest_messages"] = s.fewestMessages;
+          }
+          steps.push_back(std::move(step));
         }
         llvm::json::Object params;
         for (size_t i = 0; i < schedule.params.size(); ++i)
@@ -199,6 +258,8 @@ int runCost() {
         if (bound)
           o["lower_bound"] = llvm::json::Object{
               {"tw_m", bound->words.str()}, {"source", bound->source}};
+        if (!c->reliesOn.empty())
+          o["relies_on"] = c->reliesOn;
         if (seconds)
           o["time"] = llvm::json::Object{{"model", model->name},
                                          {"bytes", costBytes.getValue()},
@@ -220,17 +281,33 @@ int runCost() {
       if (!c->valid)
         os << "  warning: the schedule does not simulate correctly; run "
               "collc verify\n";
+      if (!c->reliesOn.empty())
+        os << "  priced from its rules, too large to simulate, relying on "
+           << c->reliesOn << "\n";
       os << "  step  messages  max load  words (m)\n";
       for (const cost::StepCost &s : c->steps) {
-        os << "  " << llvm::right_justify(std::to_string(s.step), 4) << "  "
-           << llvm::right_justify(std::to_string(s.messages), 8) << "  "
-           << llvm::right_justify(std::to_string(s.maxLoad), 8) << "  "
+        // A run of steps alike shows its first and last.
+        auto span = [&](int64_t first, int64_t last) {
+          return first == last
+                     ? std::to_string(first)
+                     : std::to_string(first) + ".." + std::to_string(last);
+        };
+        os << "  " << llvm::right_justify(span(s.step, s.step + s.count - 1), 4)
+           << "  "
+           << llvm::right_justify(
+                  span(s.count > 1 ? s.fewestMessages : s.messages, s.messages),
+                  8)
+           << "  " << llvm::right_justify(std::to_string(s.maxLoad), 8) << "  "
            << s.words.str();
         if (!s.loopVars.empty()) {
           os << "   (";
-          for (size_t i = 0; i < s.loopVars.size(); ++i)
+          for (size_t i = 0; i < s.loopVars.size(); ++i) {
             os << (i ? ", " : "") << s.loopVars[i].first << " = "
                << s.loopVars[i].second;
+            if (s.count > 1 && i < s.loopVarsLast.size() &&
+                s.loopVarsLast[i].second != s.loopVars[i].second)
+              os << ".." << s.loopVarsLast[i].second;
+          }
           os << ")";
         }
         os << "\n";

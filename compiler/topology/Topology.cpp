@@ -1,5 +1,7 @@
 #include "topology/Topology.h"
 
+#include "ir/Schedule.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
@@ -336,6 +338,29 @@ llvm::ArrayRef<Channel> Topology::channels() const {
     }
   });
   return channelCache->list;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Topology::graphEdges() const {
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t from = 0; from < static_cast<int64_t>(adjacency.size()); ++from)
+    for (int64_t to : adjacency[from])
+      if (from < to)
+        edges.emplace_back(from, to);
+  return edges;
+}
+
+// A member of the IR's template, defined here: collc_topology links the IR
+// library, not the other way round.
+ir::TopologyTemplate ir::TopologyTemplate::of(const Topology &topology,
+                                              llvm::SMLoc loc) {
+  TopologyTemplate t;
+  t.kind = topology.kind();
+  t.order = topology.order();
+  for (int64_t d : topology.dims())
+    t.dims.push_back(ir::Expr::constant(d));
+  t.edges = topology.graphEdges();
+  t.loc = loc;
+  return t;
 }
 
 int64_t Topology::numChannels() const {

@@ -112,9 +112,24 @@ public:
   std::string describe() const;
 
   /// Every directed channel, sorted. Built on the first call and shared by
-  /// copies: a large hypercube or crossbar that is only proved symbolically
-  /// never materialises its channels.
+  /// copies. Nothing in collc needs the list of a regular topology: full(n)
+  /// has n(n - 1) channels, so its users ask hasChannel(), neighbours() and
+  /// channelKey() instead, which cost nothing to hold at any size.
   llvm::ArrayRef<Channel> channels() const;
+  /// A graph's undirected edges (from < to), sorted; empty for the other
+  /// kinds, whose links follow from their dimensions.
+  std::vector<std::pair<int64_t, int64_t>> graphEdges() const;
+  /// A number naming channel (from -> to) among all node pairs, below
+  /// numNodes()^2, for tables keyed by channel (the ends need not be a
+  /// channel; hasChannel() says whether they are).
+  uint64_t channelKey(int64_t from, int64_t to) const {
+    return static_cast<uint64_t>(from) * static_cast<uint64_t>(nodes) +
+           static_cast<uint64_t>(to);
+  }
+  Channel channelOfKey(uint64_t key) const {
+    return {static_cast<int64_t>(key / static_cast<uint64_t>(nodes)),
+            static_cast<int64_t>(key % static_cast<uint64_t>(nodes))};
+  }
   /// channels().size(), computed without building the list.
   int64_t numChannels() const;
   bool hasChannel(int64_t from, int64_t to) const;

@@ -496,7 +496,9 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     PropertyResult sim = simulationVerdict(p);
     if (!symbolic && z3.status == Status::Proved &&
         sim.status != Status::Counterexample)
-      z3.detail = "for every size; simulation agrees on " + report.simulated;
+      z3.detail = "for every size; " +
+                  (simulated == 0 ? "not simulated: " + stopReason
+                                  : "simulation agrees on " + report.simulated);
     if (!symbolic && z3.status == Status::Unknown &&
         sim.status == Status::Unknown) {
       // Neither decides: say what each got to.

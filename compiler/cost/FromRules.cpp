@@ -1,0 +1,721 @@
+// Pricing from a schedule's rules (cost/Cost.h's costFromRules): each step's
+// messages are counted over ranges of ranks at once, so the cost follows
+// the number of steps rather than that of transfers.
+//
+// For one rule of one step, a range of ranks R is decided at once when
+// interval evaluation (simulate/RangeEval.h) shows that every rank of R
+// sends (its guard) and that every one sends the same number of chunks: the
+// selector is then decided box by box over R and the chunk coordinates,
+// and a box it holds on adds its size for every rank of R. A range that
+// cannot be decided is halved, down to single ranks, which are exact. A
+// selector conjunct that pins a coordinate to an expression of the rank
+// (`origin == (r - k + p) % p`) is taken out and its coordinate replaced by
+// that expression: each rank then names one block, whichever it is.
+
+#include "cost/Cost.h"
+
+#include "ir/Instantiate.h"
+#include "simulate/RangeEval.h"
+#include "simulate/Semantics.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+using namespace collc;
+using namespace collc::cost;
+using ir::Expr;
+using ir::ExprOp;
+using ir::ExprRef;
+using simulate::RangePredicate;
+using simulate::ValueRange;
+
+namespace {
+
+/// Expression nodes one pricing may evaluate over intervals (a second or
+/// two). A schedule whose rules interval evaluation cannot decide over
+/// ranges of ranks costs about p evaluations per step; past this it is
+/// refused with the limit named.
+constexpr uint64_t maxNodeEvaluations = uint64_t(1) << 27;
+
+bool isChunkSlot(unsigned slot) {
+  return slot == ir::SlotOrigin || slot == ir::SlotDest ||
+         slot == ir::SlotIndex;
+}
+
+bool readsChunk(const Expr &e) {
+  return ir::reads(e, ir::SlotOrigin) || ir::reads(e, ir::SlotDest) ||
+         ir::reads(e, ir::SlotIndex);
+}
+
+/// A selector conjunct `coordinate / c == value` or `coordinate >> s ==
+/// value` (`coordinate == value` with no block), value free of chunk
+/// coordinates: each rank selects at most the one block of c (or 2^s)
+/// coordinates value * c .. value * c + c - 1. The block's size is fixed
+/// within a step (it reads neither the rank nor a chunk coordinate).
+struct Pin {
+  unsigned slot = 0;
+  ExprRef value;
+  ExprRef block;        // null: one coordinate
+  bool shifted = false; // block is a shift amount s, for 2^s
+};
+
+/// Whether `e` is fixed within a step: it reads no rank or chunk slot.
+bool fixedInStep(const Expr &e) {
+  return !readsChunk(e) && !ir::reads(e, ir::SlotRank);
+}
+
+/// Solves `x op y` for the variable x holds once under + and - (`r - origin
+/// == e` is `origin == r - e`; `k - r < 3` is `r > k - 3`): `isTarget` picks
+/// the variable, which `y` must not read. Gives the comparison on the
+/// variable alone, and what it is compared with; for a chunk coordinate
+/// also `/ c` or `>> s` on it, as a block (Pin::block).
+struct Solved {
+  ExprOp op;
+  ExprRef bound;
+  ExprRef block;
+  bool shifted = false;
+  unsigned slot = 0;
+};
+ExprOp flip(ExprOp op) {
+  switch (op) {
+  case ExprOp::Lt:
+    return ExprOp::Gt;
+  case ExprOp::Le:
+    return ExprOp::Ge;
+  case ExprOp::Gt:
+    return ExprOp::Lt;
+  case ExprOp::Ge:
+    return ExprOp::Le;
+  default:
+    return op;
+  }
+}
+std::optional<Solved> solve(const ExprRef &x, ExprOp op, const ExprRef &y,
+                            bool (*isTarget)(unsigned slot)) {
+  auto readsTarget = [&](const Expr &e) {
+    std::vector<unsigned> slots;
+    ir::collectSlots(e, slots);
+    return llvm::any_of(slots, isTarget);
+  };
+  if (readsTarget(*y))
+    return std::nullopt;
+  switch (x->op) {
+  case ExprOp::Var:
+    if (!isTarget(x->slot))
+      return std::nullopt;
+    return Solved{op, y, nullptr, false, x->slot};
+  case ExprOp::Div:
+  case ExprOp::Shr: {
+    const Expr &a = *x->args[0];
+    if (op != ExprOp::Eq || a.op != ExprOp::Var || !isTarget(a.slot) ||
+        !isChunkSlot(a.slot) || !fixedInStep(*x->args[1]))
+      return std::nullopt;
+    return Solved{op, y, x->args[1], x->op == ExprOp::Shr, a.slot};
+  }
+  case ExprOp::Add:
+  case ExprOp::Sub: {
+    bool left = readsTarget(*x->args[0]), right = readsTarget(*x->args[1]);
+    if (left == right)
+      return std::nullopt;
+    if (left) // a + b op y: a op y - b; a - b op y: a op y + b
+      return solve(
+          x->args[0], op,
+          Expr::binary(x->op == ExprOp::Add ? ExprOp::Sub : ExprOp::Add, y,
+                       x->args[1]),
+          isTarget);
+    if (x->op == ExprOp::Add) // a + b op y: b op y - a
+      return solve(x->args[1], op, Expr::binary(ExprOp::Sub, y, x->args[0]),
+                   isTarget);
+    // a - b op y: b flip(op) a - y
+    return solve(x->args[1], flip(op), Expr::binary(ExprOp::Sub, x->args[0], y),
+                 isTarget);
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<Solved> solveEither(const Expr &c,
+                                  bool (*isTarget)(unsigned slot)) {
+  switch (c.op) {
+  case ExprOp::Eq:
+  case ExprOp::Lt:
+  case ExprOp::Le:
+  case ExprOp::Gt:
+  case ExprOp::Ge:
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (auto s = solve(c.args[0], c.op, c.args[1], isTarget))
+    return s;
+  return solve(c.args[1], flip(c.op), c.args[0], isTarget);
+}
+
+bool isRankSlot(unsigned slot) { return slot == ir::SlotRank; }
+
+/// A guard conjunct `r op bound`, bound free of the rank: it bounds the
+/// senders of a step directly instead of by halving ranges of ranks.
+struct RankBound {
+  ExprOp op;
+  ExprRef bound;
+};
+
+/// A guard conjunct `(r ^ x) & m == c` (no `^ x`: x = 0) or `r % m == c`,
+/// x, m and c fixed in a step, m one less than a power of two for `&`: the
+/// senders are every (m + 1)-th (m-th) rank, as in recursive doubling's
+/// `r & ((2 << i) - 1) == 0`, which halving ranges of ranks would take
+/// down to each one. A step whose m is no such number uses the conjunct
+/// as any other.
+struct Congruence {
+  ExprRef flip, divisor, value; // flip may be null
+  bool masked = true;           // `&` (divisor is m), else `%`
+};
+
+bool isRank(const Expr &e) {
+  return e.op == ExprOp::Var && e.slot == ir::SlotRank;
+}
+
+/// Reads `e & m == c` (either side, either operand), e the rank or the rank
+/// xor something, or `r % m == c`, all else fixed in a step.
+std::optional<Congruence> congruence(const Expr &c) {
+  if (c.op != ExprOp::Eq)
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const Expr &masked = *c.args[side];
+    const ExprRef &value = c.args[1 - side];
+    if (!fixedInStep(*value))
+      continue;
+    if (masked.op == ExprOp::Mod && isRank(*masked.args[0]) &&
+        fixedInStep(*masked.args[1]))
+      return Congruence{nullptr, masked.args[1], value, false};
+    if (masked.op != ExprOp::BitAnd)
+      continue;
+    for (int operand = 0; operand < 2; ++operand) {
+      const Expr &x = *masked.args[operand];
+      const ExprRef &mask = masked.args[1 - operand];
+      if (!fixedInStep(*mask))
+        continue;
+      if (isRank(x))
+        return Congruence{nullptr, mask, value, true};
+      if (x.op != ExprOp::BitXor)
+        continue;
+      for (int k = 0; k < 2; ++k)
+        if (isRank(*x.args[k]) && fixedInStep(*x.args[1 - k]))
+          return Congruence{x.args[1 - k], mask, value, true};
+    }
+  }
+  return std::nullopt;
+}
+
+/// The ranks lo..hi that are `residue` modulo `modulus`.
+int64_t countCongruent(int64_t lo, int64_t hi, int64_t modulus,
+                       int64_t residue) {
+  // Ranks below n with that residue: ceil((n - residue) / modulus).
+  auto below = [&](int64_t n) {
+    return n <= residue ? 0 : (n - residue + modulus - 1) / modulus;
+  };
+  return below(hi + 1) - below(lo);
+}
+
+/// What the search needs of one rule.
+struct RulePlan {
+  std::vector<RankBound> rankBounds;
+  std::optional<Congruence> congruent;
+  int64_t modulus = 1, residue = 0; // the congruence's, in this step
+  ExprRef guardRest;                // the guard's other conjuncts
+  /// Of guardRest, and of the whole guard for a step where the congruence
+  /// is no such (then its conjunct is decided like the others).
+  std::optional<RangePredicate> guard, wholeGuard;
+  const RangePredicate *stepGuard = nullptr; // the one this step uses
+  /// No selector: every chunk its sender holds, which in a reduction is
+  /// every chunk (each rank starts with its share of all, and deliveries
+  /// replace values, never chunks), and in a broadcast whose every rule
+  /// has no selector is every chunk or none (the root holds them all,
+  /// and whoever receives gets all a holder has): with causality, all.
+  bool wholeBuffer = false;
+  std::vector<Pin> pins; // at most one per coordinate
+  /// The selector without the pins' conjuncts, each exact pin's coordinate
+  /// replaced by its value.
+  ExprRef reduced;
+  std::optional<RangePredicate> selector; // of `reduced`
+  std::vector<std::optional<RangePredicate>> pinValues;
+  std::vector<bool> reducedReads; // per pin: whether `reduced` reads its slot
+  std::vector<int64_t> widths;    // per pin: its block's size in this step
+};
+
+ExprRef conjoin(llvm::ArrayRef<ExprRef> parts) {
+  ExprRef out;
+  for (const ExprRef &c : parts)
+    out = out ? Expr::binary(ExprOp::And, out, c) : c;
+  return out ? out : Expr::constant(1);
+}
+
+RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
+  RulePlan p;
+  if (rule.guard) {
+    std::vector<ExprRef> parts, rest;
+    ir::conjuncts(rule.guard, parts);
+    for (const ExprRef &c : parts) {
+      std::optional<Solved> b = solveEither(*c, isRankSlot);
+      std::optional<Congruence> mod =
+          p.congruent ? std::nullopt : congruence(*c);
+      if (b && b->op != ExprOp::Eq)
+        p.rankBounds.push_back({b->op, b->bound});
+      else if (mod)
+        p.congruent = mod;
+      else
+        rest.push_back(c);
+    }
+    if (!rest.empty()) {
+      p.guardRest = conjoin(rest);
+      p.guard.emplace(*p.guardRest);
+    }
+    if (p.congruent)
+      p.wholeGuard.emplace(*rule.guard);
+  }
+  p.wholeBuffer = !rule.selector;
+  std::vector<ExprRef> parts, rest;
+  if (rule.selector)
+    ir::conjuncts(rule.selector, parts);
+  // A shift's dest follows from its origin: a pin on it stays a conjunct.
+  bool destFollows = sem.destFollowsOrigin() && sem.usesDest();
+  for (const ExprRef &c : parts) {
+    std::optional<Solved> solved =
+        c->op == ExprOp::Eq ? solveEither(*c, isChunkSlot) : std::nullopt;
+    bool taken = solved && !(destFollows && solved->slot == ir::SlotDest) &&
+                 llvm::none_of(p.pins, [&](const Pin &q) {
+                   return q.slot == solved->slot;
+                 });
+    if (taken)
+      p.pins.push_back(
+          {solved->slot, solved->bound, solved->block, solved->shifted});
+    else
+      rest.push_back(c);
+  }
+  p.reduced = ir::substitute(conjoin(rest), [&](const Expr &v) -> ExprRef {
+    for (const Pin &pin : p.pins)
+      if (!pin.block && v.slot == pin.slot)
+        return pin.value;
+    return nullptr;
+  });
+  p.selector.emplace(*p.reduced);
+  for (const Pin &pin : p.pins) {
+    p.pinValues.emplace_back(*pin.value);
+    p.reducedReads.push_back(ir::reads(*p.reduced, pin.slot));
+  }
+  return p;
+}
+
+/// One step's messages: how many, and the most chunks in one.
+struct StepCount {
+  int64_t messages = 0;
+  int64_t maxChunks = 0;
+};
+
+class RuleCounter {
+public:
+  RuleCounter(const simulate::Semantics &sem, uint64_t &evaluations)
+      : sem(sem), evaluations(evaluations) {}
+
+  /// Whether a rule without a selector sends every chunk (RulePlan's
+  /// wholeBuffer): in a reduction, or in a broadcast without selectors.
+  bool wholeBufferIsUniverse = false;
+
+  /// Adds the senders of `rule` in the step with environment `env`.
+  llvm::Error count(const ir::TransferRule &rule, RulePlan &plan,
+                    const ir::InstanceStep &step, StepCount &out);
+
+private:
+  struct Coordinate {
+    int64_t lo = 0, hi = 0;
+    bool collapsed = false; // pinned: one value, or one block, per rank
+    int64_t factor = 1;     // chunks per rank along it when collapsed
+  };
+  using Box = std::array<Coordinate, 3>; // origin, dest, index
+
+  llvm::Error ranks(int64_t lo, int64_t hi);
+  /// The chunks every rank of lo..hi sends, when interval evaluation shows
+  /// they are as many for each; none when it cannot.
+  llvm::Expected<std::optional<int64_t>> uniform(int64_t lo, int64_t hi);
+  /// Counts the chunks of `box` the reduced selector holds on, for every
+  /// rank of the current range; false when a single chunk stays undecided.
+  llvm::Expected<bool> search(Box box, int64_t &total);
+  /// Counts an evaluation of `predicate` against the bound.
+  llvm::Error tick(const RangePredicate &predicate);
+  llvm::Error evalFailure(const Expr &e, const ir::EvalResult &r,
+                          llvm::StringRef role, int64_t rank);
+
+  const simulate::Semantics &sem;
+  uint64_t &evaluations;
+  const ir::TransferRule *rule = nullptr;
+  RulePlan *plan = nullptr;
+  const ir::InstanceStep *step = nullptr;
+  StepCount *out = nullptr;
+  std::vector<int64_t> lo, hi, env;
+};
+
+llvm::Error RuleCounter::tick(const RangePredicate &predicate) {
+  evaluations += predicate.size();
+  if (evaluations <= maxNodeEvaluations)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "pricing it from its rules takes more than %llu evaluations of "
+      "expression nodes (interval evaluation does not decide its guards or "
+      "selectors over ranges of ranks)",
+      static_cast<unsigned long long>(maxNodeEvaluations));
+}
+
+llvm::Error RuleCounter::evalFailure(const Expr &e, const ir::EvalResult &r,
+                                     llvm::StringRef role, int64_t rank) {
+  std::string message = "cannot evaluate " + role.str() + " `" + ir::print(e) +
+                        "`: " + ir::describe(r.error).str() + " (at step " +
+                        std::to_string(step->number) +
+                        ", r = " + std::to_string(rank);
+  for (const auto &[name, value] : step->loopVars)
+    message += ", " + name + " = " + std::to_string(value);
+  llvm::SMLoc loc = r.where && r.where->loc.isValid() ? r.where->loc : e.loc;
+  return llvm::make_error<ir::EvalFailure>(message + ")",
+                                           loc.isValid() ? loc : rule->loc);
+}
+
+llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
+                               const ir::InstanceStep &s, StepCount &o) {
+  rule = &r;
+  plan = &p;
+  step = &s;
+  out = &o;
+  env = s.env;
+  lo = s.env;
+  hi = s.env;
+  // Everything but the rank and the chunk coordinates is fixed in a step.
+  unsigned varying = RangePredicate::Rank | RangePredicate::Origin |
+                     RangePredicate::Dest | RangePredicate::Index;
+  if (p.guard)
+    p.guard->specialise(env, varying);
+  if (p.wholeGuard)
+    p.wholeGuard->specialise(env, varying);
+  p.selector->specialise(env, varying);
+  for (auto &v : p.pinValues)
+    v->specialise(env, varying);
+  if (p.wholeBuffer && !wholeBufferIsUniverse)
+    return llvm::make_error<ir::EvalFailure>(
+        "a rule without a selector sends what its sender holds, which only "
+        "simulation tells here",
+        r.loc);
+  // Blocks are fixed within the step: a divisor c, or 2^s for a shift s.
+  p.widths.clear();
+  for (const Pin &pin : p.pins) {
+    int64_t width = 1;
+    if (pin.block) {
+      ir::EvalResult b = ir::evaluate(*pin.block, env);
+      if (!b.ok())
+        return evalFailure(*pin.block, b, "selector", 0);
+      bool fits = pin.shifted ? b.value >= 0 && b.value < 62 : b.value > 0;
+      if (!fits)
+        return llvm::make_error<ir::EvalFailure>(
+            "the selector's block `" + ir::print(*pin.block) + "` is " +
+                std::to_string(b.value) + " at step " +
+                std::to_string(s.number),
+            pin.block->loc.isValid() ? pin.block->loc : r.loc);
+      width = pin.shifted ? int64_t(1) << b.value : b.value;
+    }
+    p.widths.push_back(width);
+  }
+  // The guard's bounds on the rank narrow the senders at once.
+  int64_t first = 0, last = sem.numRanks() - 1;
+  for (const RankBound &b : p.rankBounds) {
+    ir::EvalResult v = ir::evaluate(*b.bound, env);
+    if (!v.ok())
+      return evalFailure(*b.bound, v, "guard", 0);
+    switch (b.op) {
+    case ExprOp::Lt:
+      last = std::min(last, v.value - 1);
+      break;
+    case ExprOp::Le:
+      last = std::min(last, v.value);
+      break;
+    case ExprOp::Gt:
+      first = std::max(first, v.value + 1);
+      break;
+    default: // Ge
+      first = std::max(first, v.value);
+      break;
+    }
+  }
+  p.modulus = 1;
+  p.residue = 0;
+  p.stepGuard = p.guard ? &*p.guard : nullptr;
+  if (p.congruent) {
+    int64_t at[3] = {0, 0, 0}; // flip, divisor, value
+    const ExprRef *parts[3] = {&p.congruent->flip, &p.congruent->divisor,
+                               &p.congruent->value};
+    for (int i = 0; i < 3; ++i) {
+      if (!*parts[i])
+        continue;
+      ir::EvalResult v = ir::evaluate(**parts[i], env);
+      if (!v.ok())
+        return evalFailure(**parts[i], v, "guard", 0);
+      at[i] = v.value;
+    }
+    int64_t divisor = at[1], value = at[2];
+    int64_t modulus = p.congruent->masked ? divisor + 1 : divisor;
+    bool usable = divisor >= 0 && divisor < (int64_t(1) << 40) && modulus > 0 &&
+                  (!p.congruent->masked || (divisor & (divisor + 1)) == 0);
+    if (!usable) {
+      p.stepGuard = &*p.wholeGuard;
+    } else {
+      // A remainder (low bits) outside 0..modulus - 1 is no rank's.
+      if (value < 0 || value >= modulus)
+        return llvm::Error::success();
+      p.modulus = modulus;
+      p.residue = p.congruent->masked ? (value ^ at[0]) & divisor : value;
+    }
+  }
+  if (first > last)
+    return llvm::Error::success();
+  return ranks(first, last);
+}
+
+llvm::Error RuleCounter::ranks(int64_t rlo, int64_t rhi) {
+  lo[ir::SlotRank] = rlo;
+  hi[ir::SlotRank] = rhi;
+  const int64_t senders =
+      countCongruent(rlo, rhi, plan->modulus, plan->residue);
+  if (senders == 0)
+    return llvm::Error::success();
+  if (plan->stepGuard) {
+    if (auto err = tick(*plan->stepGuard))
+      return err;
+    ValueRange g = plan->stepGuard->evaluate(lo, hi);
+    if (!g.mayFail && g.isZero())
+      return llvm::Error::success();
+    if (rlo == rhi && !(!g.mayFail && g.excludesZero())) {
+      env[ir::SlotRank] = rlo;
+      ir::EvalResult exact = ir::evaluate(*rule->guard, env);
+      if (!exact.ok())
+        return evalFailure(*rule->guard, exact, "guard", rlo);
+      if (exact.value == 0)
+        return llvm::Error::success();
+    } else if (rlo != rhi && (g.mayFail || !g.excludesZero())) {
+      int64_t mid = rlo + (rhi - rlo) / 2;
+      if (auto err = ranks(rlo, mid))
+        return err;
+      return ranks(mid + 1, rhi);
+    }
+  }
+  llvm::Expected<std::optional<int64_t>> chunks = uniform(rlo, rhi);
+  if (!chunks)
+    return chunks.takeError();
+  if (*chunks) {
+    out->messages += senders;
+    out->maxChunks = std::max(out->maxChunks, **chunks);
+    return llvm::Error::success();
+  }
+  int64_t mid = rlo + (rhi - rlo) / 2;
+  if (auto err = ranks(rlo, mid))
+    return err;
+  return ranks(mid + 1, rhi);
+}
+
+llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
+                                                            int64_t rhi) {
+  if (plan->wholeBuffer)
+    return std::optional<int64_t>(static_cast<int64_t>(sem.universeSize()));
+  lo[ir::SlotRank] = rlo;
+  hi[ir::SlotRank] = rhi;
+  simulate::Semantics::Box u = sem.universeBox();
+  Box box;
+  box[0] = {u.oLo, u.oHi};
+  box[1] = {u.dLo, u.dHi};
+  box[2] = {u.kLo, u.kHi};
+  auto coordinate = [](unsigned slot) {
+    return slot == ir::SlotOrigin ? 0 : slot == ir::SlotDest ? 1 : 2;
+  };
+  for (size_t i = 0; i < plan->pins.size(); ++i) {
+    const Pin &pin = plan->pins[i];
+    Coordinate &c = box[coordinate(pin.slot)];
+    if (auto err = tick(*plan->pinValues[i]))
+      return err;
+    ValueRange v = plan->pinValues[i]->evaluate(lo, hi);
+    if (v.mayFail) {
+      if (rlo != rhi)
+        return std::nullopt;
+      env[ir::SlotRank] = rlo;
+      ir::EvalResult exact = ir::evaluate(*pin.value, env);
+      if (!exact.ok())
+        return evalFailure(*pin.value, exact, "selector", rlo);
+      v = {exact.value, exact.value, false};
+    }
+    // The block each rank names, and its hull over the range.
+    const int64_t width = plan->widths[i];
+    __int128 first = static_cast<__int128>(v.lo) * width;
+    __int128 last = static_cast<__int128>(v.hi) * width + width - 1;
+    if (last < c.lo || first > c.hi)
+      return std::optional<int64_t>(0); // no rank names a chunk
+    if (v.lo == v.hi) { // one block for the whole range: a narrower box
+      c.lo = static_cast<int64_t>(std::max<__int128>(first, c.lo));
+      c.hi = static_cast<int64_t>(std::min<__int128>(last, c.hi));
+      if (!pin.block)
+        c.collapsed = true;
+      continue;
+    }
+    // Blocks that move with the rank: each within the coordinate's range,
+    // and read no further (an exact pin's coordinate is substituted).
+    if (first < c.lo || last > c.hi || (pin.block && plan->reducedReads[i]))
+      return std::nullopt;
+    c.lo = static_cast<int64_t>(first);
+    c.hi = static_cast<int64_t>(last);
+    c.collapsed = true;
+    c.factor = width;
+  }
+  // A shift's dest follows its origin's range.
+  if (sem.destFollowsOrigin()) {
+    std::tie(box[1].lo, box[1].hi) = sem.destBounds(box[0].lo, box[0].hi);
+    box[1].collapsed = true;
+  }
+  int64_t total = 0;
+  llvm::Expected<bool> decided = search(box, total);
+  if (!decided)
+    return decided.takeError();
+  if (!*decided)
+    return std::nullopt;
+  return std::optional<int64_t>(total);
+}
+
+llvm::Expected<bool> RuleCounter::search(Box box, int64_t &total) {
+  const unsigned slots[3] = {ir::SlotOrigin, ir::SlotDest, ir::SlotIndex};
+  for (int i = 0; i < 3; ++i) {
+    lo[slots[i]] = box[i].lo;
+    hi[slots[i]] = box[i].hi;
+  }
+  if (auto err = tick(*plan->selector))
+    return err;
+  ValueRange v = plan->selector->evaluate(lo, hi);
+  auto size = [&] {
+    int64_t n = 1;
+    for (const Coordinate &c : box)
+      n *= c.collapsed ? c.factor : c.hi - c.lo + 1;
+    return n;
+  };
+  if (!v.mayFail && v.excludesZero()) {
+    total += size();
+    return true;
+  }
+  if (!v.mayFail && v.isZero())
+    return true;
+  for (int i = 0; i < 3; ++i) {
+    Coordinate &c = box[i];
+    if (c.collapsed || c.lo == c.hi)
+      continue;
+    Box left = box, right = box;
+    left[i].hi = c.lo + (c.hi - c.lo) / 2;
+    right[i].lo = left[i].hi + 1;
+    if (i == 0 && sem.destFollowsOrigin()) {
+      std::tie(left[1].lo, left[1].hi) = sem.destBounds(left[0].lo, left[0].hi);
+      std::tie(right[1].lo, right[1].hi) =
+          sem.destBounds(right[0].lo, right[0].hi);
+    }
+    llvm::Expected<bool> a = search(left, total);
+    if (!a || !*a)
+      return a;
+    return search(right, total);
+  }
+  // One chunk per rank: exact for a single rank, else undecided.
+  if (lo[ir::SlotRank] != hi[ir::SlotRank])
+    return false;
+  for (int i = 0; i < 3; ++i)
+    env[slots[i]] = box[i].lo;
+  env[ir::SlotRank] = lo[ir::SlotRank];
+  ir::EvalResult exact = ir::evaluate(*plan->reduced, env);
+  if (!exact.ok())
+    return evalFailure(*rule->selector, exact, "selector", env[ir::SlotRank]);
+  if (exact.value != 0)
+    total += size();
+  return true;
+}
+
+} // namespace
+
+llvm::Expected<ScheduleCost>
+collc::cost::costFromRules(const ir::Schedule &schedule,
+                           llvm::ArrayRef<int64_t> params, PortModel ports) {
+  std::optional<simulate::Semantics> sem;
+  llvm::DenseMap<const ir::TransferRule *, RulePlan> plans;
+  uint64_t evaluations = 0;
+  ScheduleCost cost;
+  cost.params.assign(params.begin(), params.end());
+  cost.ports = ports;
+  int64_t chunksPerBlock = 1;
+  const ir::Step *lastStep = nullptr;
+  bool anySelector = false;
+  ir::forEachRule(schedule.body, [&](const ir::TransferRule &rule) {
+    anySelector |= bool(rule.selector);
+  });
+  const bool wholeBufferIsUniverse =
+      ir::isReduction(schedule.collective.kind) ||
+      (schedule.collective.kind == ir::CollectiveKind::Broadcast &&
+       !anySelector);
+  llvm::Expected<ir::Instance> shape = ir::walkSteps(
+      schedule, params,
+      [&](const ir::InstanceStep &step) -> llvm::Error {
+        StepCount counted;
+        RuleCounter counter(*sem, evaluations);
+        counter.wholeBufferIsUniverse = wholeBufferIsUniverse;
+        for (const ir::TransferRule &rule : step.step->rules) {
+          auto it = plans.find(&rule);
+          if (it == plans.end())
+            it = plans.try_emplace(&rule, plan(rule, *sem)).first;
+          if (auto err = counter.count(rule, it->second, step, counted))
+            return err;
+        }
+        StepCost s;
+        s.step = step.number;
+        s.messages = counted.messages;
+        // Without congestion every channel of a step carries at most one
+        // message: the most loaded carries the largest.
+        s.maxLoad = counted.messages > 0 ? 1 : 0;
+        s.words = Fraction(counted.maxChunks, chunksPerBlock);
+        s.loopVars = step.loopVars;
+        if (s.messages > 0)
+          ++cost.startups;
+        cost.words += s.words;
+        // Steps of one IR step alike in a row (the same words, messages
+        // or none) are one entry: a ring of 2^20 ranks has 2^20 - 1 steps.
+        if (!cost.steps.empty() && lastStep == step.step) {
+          StepCost &last = cost.steps.back();
+          if ((last.messages > 0) == (s.messages > 0) &&
+              last.words == s.words) {
+            ++last.count;
+            last.messages = std::max(last.messages, s.messages);
+            last.fewestMessages = std::min(last.fewestMessages, s.messages);
+            last.loopVarsLast = std::move(s.loopVars);
+            return llvm::Error::success();
+          }
+        }
+        s.fewestMessages = s.messages;
+        lastStep = step.step;
+        cost.steps.push_back(std::move(s));
+        return llvm::Error::success();
+      },
+      nullptr,
+      [&](const ir::Instance &instance) -> llvm::Error {
+        llvm::Expected<simulate::Semantics> made = simulate::Semantics::make(
+            instance.collective, instance.p, instance.chunks);
+        if (!made)
+          return made.takeError();
+        sem.emplace(std::move(*made));
+        chunksPerBlock = instance.chunks;
+        cost.p = instance.p;
+        return llvm::Error::success();
+      });
+  if (!shape)
+    return shape.takeError();
+  cost.valid = true;
+  return cost;
+}
