@@ -51,7 +51,7 @@ if(NOT out MATCHES "ring on 3 ranks" OR
 endif()
 # With more ranks than cores the model says how many cores there are, and
 # keeps what one message costs a core (a step's figures over ranks / cores).
-if(out MATCHES "--oversubscribe: 3 ranks on ([0-9]+) cores")
+if(out MATCHES "oversubscribed: 3 ranks on ([0-9]+) cores")
   set(cores ${CMAKE_MATCH_1})
   if(NOT out MATCHES "ports: single, cores: ${cores} };" OR
      NOT out MATCHES "a step of 3 messages on ${cores} cores: one message costs a core")

@@ -13,6 +13,7 @@
 //   coll_bench --pingpong --bytes 8,64,... [--iterations K]
 //   coll_bench --ring --bytes 8,64,... [--iterations K]
 //   coll_bench --copy --bytes 8,64,... [--iterations K]
+//   coll_bench --fanout --bytes 8,64,... [--iterations K]
 //
 // --dropin times the program's own call (MPI_Allreduce ...: a preloaded
 // drop-in such as libcollc_mpi answers it) against the MPI library's, called
@@ -30,6 +31,8 @@
 //                                                  every rank)
 //   copy BYTES US,...                              (every rank copying
 //                                                  BYTES in memory at once)
+//   fanout BYTES US,...                            (rank 0 sending BYTES to
+//                                                  every other rank at once)
 //
 // BYTES is the collective's m as in Table 4.1 of seed 000 (and the MPI count
 // argument in bytes): the whole vector for broadcast, reduce, allreduce and
@@ -453,6 +456,31 @@ void runCopy(const std::vector<long long> &sizes, int iterations) {
            });
 }
 
+/// Rank 0 starts a message of BYTES to every other rank at once and waits
+/// for them all; each sample is the slowest rank's time. Against a ring's
+/// step it tells who copies: if the sender's port moves the bytes, p - 1
+/// steps; if each receiver copies its own from the sender's memory, about
+/// one (collc calibrate, `copies: receiver`).
+void runFanout(const std::vector<long long> &sizes, int iterations) {
+  if (size < 2)
+    die("--fanout needs at least 2 ranks");
+  std::vector<MPI_Request> requests(static_cast<size_t>(size));
+  runTimed("fanout", sizes, iterations, size,
+           [&](std::vector<char> &out, std::vector<char> &in, int bytes) {
+             double start = MPI_Wtime();
+             if (rank == 0) {
+               for (int r = 1; r < size; ++r)
+                 MPI_Isend(out.data(), bytes, MPI_BYTE, r, 7, MPI_COMM_WORLD,
+                           &requests[static_cast<size_t>(r - 1)]);
+               MPI_Waitall(size - 1, requests.data(), MPI_STATUSES_IGNORE);
+             } else {
+               MPI_Recv(in.data(), bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE);
+             }
+             return MPI_Wtime() - start;
+           });
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -463,7 +491,7 @@ int main(int argc, char **argv) {
   std::vector<long long> sizes;
   int iterations = 0, root = 0;
   bool list = false, pingpong = false, ring = false, copy = false,
-       dropin = false;
+       fanout = false, dropin = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -479,6 +507,8 @@ int main(int argc, char **argv) {
       ring = true;
     else if (a == "--copy")
       copy = true;
+    else if (a == "--fanout")
+      fanout = true;
     else if (a == "--dropin")
       dropin = true;
     else if (a == "--collective")
@@ -517,11 +547,13 @@ int main(int argc, char **argv) {
   }
   if (sizes.empty())
     die("--bytes is required");
-  if (pingpong || ring || copy) {
+  if (pingpong || ring || copy || fanout) {
     if (pingpong)
       runPingPong(sizes, iterations);
     else if (ring)
       runRing(sizes, iterations);
+    else if (fanout)
+      runFanout(sizes, iterations);
     else
       runCopy(sizes, iterations);
     MPI_Finalize();

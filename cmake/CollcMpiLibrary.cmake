@@ -69,6 +69,14 @@ function(collc_add_mpi_library)
   if(NOT ts_ns OR NOT tw_ps)
     message(FATAL_ERROR "${ARG_MODEL}: no model block with ts in ns and tw in ps/byte")
   endif()
+  set(receivers_copy 0)
+  if(model_line MATCHES "copies: receiver")
+    set(receivers_copy 1)
+  endif()
+  set(to_seconds -1)
+  if(model_line MATCHES "to: ([0-9.]+)ns")
+    set(to_seconds ${CMAKE_MATCH_1}e-9)
+  endif()
 
   add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Fortran.cpp
               ${dir}/Choice.cpp ${table} ${costs})
@@ -77,7 +85,9 @@ function(collc_add_mpi_library)
   # Its thread-local state is read several times a call (as the runtime's).
   target_compile_options(${ARG_NAME} PRIVATE -ftls-model=initial-exec)
   target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_TS=${ts_ns}e-9
-                                                 COLLC_MPI_TW=${tw_ps}e-12)
+                                                 COLLC_MPI_TW=${tw_ps}e-12
+                                                 COLLC_MPI_RECEIVERS_COPY=${receivers_copy}
+                                                 COLLC_MPI_TO=${to_seconds})
   collc_add_spec(TARGET ${ARG_NAME} NAMESPACE collc_mpi
                  OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
                          ${ARG_OPTIONS}

@@ -4,6 +4,7 @@
 #include "simulate/Simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cassert>
 #include <numeric>
 
@@ -218,25 +219,58 @@ collc::cost::costOf(const ir::Schedule &schedule,
   return cost;
 }
 
+std::string collc::cost::ScheduleCost::Line::str() const {
+  std::string out = startups.str() + "·t_s + ";
+  if (!(overheads == Fraction()))
+    out += overheads.str() + "·t_o + ";
+  return out + words.str() + "·m·t_w";
+}
+
 collc::cost::ScheduleCost::Line
-collc::cost::ScheduleCost::line(int64_t cores) const {
+collc::cost::ScheduleCost::line(const Machine &machine) const {
+  const int64_t cores = machine.cores;
+  const bool receiversCopy = machine.copies == CopyModel::Receiver;
+  // serve in thousandths, so that the line stays exact.
+  const Fraction serve(static_cast<int64_t>(std::llround(machine.serve * 1000)),
+                       1000);
   // A cost from a formula (no steps), or from the rules (no messages), is
   // the port model's.
-  if (cores <= 0 || steps.empty() || !reliesOn.empty())
-    return {Fraction(startups), words};
+  if ((cores <= 0 && !receiversCopy) || steps.empty() || !reliesOn.empty())
+    return {Fraction(startups), words, Fraction()};
   Line l;
   // The group of steps being priced as one: its port-model cost, its
-  // words, the ranks taking part, those that received in it, and the
-  // words each sent and received.
+  // busiest channel's words in any one step, its words, the ranks taking
+  // part, those that received in it, and the messages and words each sent
+  // and received.
   Line portCost;
-  Fraction totalWords;
+  Fraction busiestChannel, totalWords;
   std::vector<bool> active(static_cast<size_t>(p), false),
       received(static_cast<size_t>(p), false);
   std::vector<Fraction> sentWords(static_cast<size_t>(p)),
       receivedWords(static_cast<size_t>(p));
+  std::vector<int64_t> sentMessages(static_cast<size_t>(p), 0),
+      receivedMessages(static_cast<size_t>(p), 0);
   auto close = [&] {
     const int64_t ranks = std::count(active.begin(), active.end(), true);
-    if (ranks <= cores) {
+    if (receiversCopy && (cores <= 0 || ranks <= cores)) {
+      // Congestion on a channel is still priced, one step at a time.
+      Fraction words = busiestChannel;
+      for (const Fraction &own : receivedWords)
+        if (words < own)
+          words = own;
+      for (const Fraction &own : sentWords)
+        if (words < own * serve)
+          words = own * serve;
+      if (ranks > 0) {
+        const int64_t busiest = std::max(
+            *std::max_element(sentMessages.begin(), sentMessages.end()),
+            *std::max_element(receivedMessages.begin(),
+                              receivedMessages.end()));
+        l.startups += Fraction(1);
+        l.overheads += Fraction(busiest - 1);
+        l.words += words;
+      }
+    } else if (cores <= 0 || ranks <= cores) {
       l.startups += portCost.startups;
       l.words += portCost.words;
     } else {
@@ -249,7 +283,10 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
       l.words += words;
     }
     portCost = {};
+    busiestChannel = {};
     totalWords = {};
+    sentMessages.assign(sentMessages.size(), 0);
+    receivedMessages.assign(receivedMessages.size(), 0);
     active.assign(active.size(), false);
     received.assign(received.size(), false);
     sentWords.assign(sentWords.size(), Fraction());
@@ -265,6 +302,8 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
       }
     portCost.startups += Fraction(1);
     portCost.words += s.words;
+    if (busiestChannel < s.words)
+      busiestChannel = s.words;
     totalWords += s.totalWords;
     for (size_t i = 0; i < s.senders.size(); ++i) {
       const size_t from = static_cast<size_t>(s.senders[i]),
@@ -272,6 +311,8 @@ collc::cost::ScheduleCost::line(int64_t cores) const {
       active[from] = active[to] = received[to] = true;
       sentWords[from] += s.messageWords[i];
       receivedWords[to] += s.messageWords[i];
+      ++sentMessages[from];
+      ++receivedMessages[to];
     }
   }
   close();

@@ -119,14 +119,26 @@ struct ScheduleCost {
   /// its beginning (Engine's startIndependentMessages), a pairwise
   /// exchange's all at once, and leaves the sends after a rank's last
   /// receive running (deferTrailingSends), a star scatter's root's.
+  ///
+  /// Where receivers copy (`copies: receiver`) and every rank has a core,
+  /// such a group costs a start-up, an overhead t_o for each further
+  /// message its busiest rank sends (or receives, if more), and the words
+  /// that rank receives, or `serve` times those it sends if more: a star's
+  /// root starts its messages, and its receivers copy theirs at once from
+  /// its memory. t_w is then what a copy costs while every rank copies (a
+  /// ring's step), so the memory the copies share is priced in it.
   struct Line {
     Fraction startups, words;
-    double seconds(double ts, double twPerByte, double bytes) const {
-      return startups.toDouble() * ts +
+    Fraction overheads; // further messages, at t_o each
+    /// "1·t_s + 14·t_o + 1·m·t_w" (no t_o term when there is none).
+    std::string str() const;
+    double seconds(double ts, double twPerByte, double bytes,
+                   double to) const {
+      return startups.toDouble() * ts + overheads.toDouble() * to +
              words.toDouble() * bytes * twPerByte;
     }
   };
-  Line line(int64_t cores) const;
+  Line line(const Machine &machine) const;
 };
 
 struct CostOptions {

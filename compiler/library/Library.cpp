@@ -100,8 +100,13 @@ llvm::Expected<Library> library::load(llvm::StringRef directory,
 }
 
 const CostModel &library::defaultModel() {
-  static const CostModel model{"default", 1e-6, 0.25e-9, PortModel::Single,
-                               0, llvm::SMLoc()};
+  static const CostModel model = [] {
+    CostModel m;
+    m.name = "default";
+    m.ts = 1e-6;
+    m.twPerByte = 0.25e-9;
+    return m;
+  }();
   return model;
 }
 
@@ -689,10 +694,12 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   // with it.
   std::vector<cost::ScheduleCost::Line> lines;
   for (const auto &fit : fits)
-    lines.push_back(fit.second.line(model.cores));
+    lines.push_back(fit.second.line(model.machine));
   auto cheaper = [&](size_t a, size_t b, double bytes) {
-    double ta = lines[a].seconds(model.ts, model.twPerByte, bytes);
-    double tb = lines[b].seconds(model.ts, model.twPerByte, bytes);
+    double ta =
+        lines[a].seconds(model.ts, model.twPerByte, bytes, model.overhead());
+    double tb =
+        lines[b].seconds(model.ts, model.twPerByte, bytes, model.overhead());
     if (ta != tb)
       return ta < tb;
     if (lines[a].words.toDouble() != lines[b].words.toDouble())
@@ -722,8 +729,11 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
       double dB = cur.words.toDouble() - o.words.toDouble();
       if (dB <= 0 || model.twPerByte <= 0)
         continue;
-      double at = (o.startups.toDouble() - cur.startups.toDouble()) *
-                  model.ts / (dB * model.twPerByte);
+      double at = ((o.startups.toDouble() - cur.startups.toDouble()) *
+                       model.ts +
+                   (o.overheads.toDouble() - cur.overheads.toDouble()) *
+                       model.overhead()) /
+                  (dB * model.twPerByte);
       at = std::max(at, static_cast<double>(from));
       if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
         next = i, nextAt = at;

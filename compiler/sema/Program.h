@@ -20,9 +20,14 @@ struct CostModel {
   double ts = 0;         // seconds per message (start-up)
   double twPerByte = 0;  // seconds per byte
   PortModel ports = PortModel::Single;
-  // The cores the ranks share (0: a core each). A schedule's step with more
-  // messages than cores is priced by its work (cost::ScheduleCost::line).
-  int64_t cores = 0;
+  // `cores`, `copies` and `serve`: what the ranks share, which prices a
+  // schedule otherwise than the port model (cost::ScheduleCost::line).
+  Machine machine;
+  // t_o: what each further message costs a rank that starts (or receives)
+  // several at once where receivers copy (cost::ScheduleCost::line);
+  // unset, a start-up.
+  std::optional<double> to;
+  double overhead() const { return to ? *to : ts; }
   llvm::SMLoc loc;
 };
 

@@ -884,6 +884,29 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       model.ports = word->name == "all" ? PortModel::All : PortModel::Single;
       continue;
     }
+    if (key == "copies") {
+      if (!word || (word->name != "sender" && word->name != "receiver")) {
+        diags.error(locOf(field), "copies must be 'sender' or 'receiver'",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.machine.copies =
+          word->name == "receiver" ? CopyModel::Receiver : CopyModel::Sender;
+      continue;
+    }
+    if (key == "serve") {
+      const double x = q ? std::strtod(q->number.c_str(), nullptr) : -1;
+      if (!q || !q->unit.empty() || !(x >= 0 && x <= 1)) {
+        diags.error(locOf(field),
+                    "'serve' must be a number from 0 to 1, such as 0.2",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.machine.serve = x;
+      continue;
+    }
     if (key == "cores") {
       char *end = nullptr;
       const double n = q ? std::strtod(q->number.c_str(), &end) : 0;
@@ -896,20 +919,21 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
         ok = false;
         continue;
       }
-      model.cores = static_cast<int64_t>(n);
+      model.machine.cores = static_cast<int64_t>(n);
       continue;
     }
-    if (key != "ts" && key != "tw") {
+    if (key != "ts" && key != "tw" && key != "to") {
       diags.error(locOf(field.key),
                   "a model has no field '" + key +
-                      "'; it takes 'ts', 'tw', 'ports' and 'cores'",
+                      "'; it takes 'ts', 'tw', 'to', 'ports', 'cores', "
+                      "'copies' and 'serve'",
                   rangeOf(field.key));
       ok = false;
       continue;
     }
     if (!q) {
       diags.error(locOf(field), "expected a quantity such as " +
-                                    llvm::Twine(key == "ts" ? "10us"
+                                    llvm::Twine(key != "tw" ? "10us"
                                                             : "2ns/byte"),
                   rangeOf(field));
       ok = false;
@@ -928,11 +952,11 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
                        .Case("ps", 1e-12)
                        .Default(-1);
     bool perByte = per == "byte" || per == "B";
-    bool unitOk = scale > 0 && (key == "ts" ? per.empty() : perByte);
+    bool unitOk = scale > 0 && (key != "tw" ? per.empty() : perByte);
     if (!unitOk) {
       diags.error(llvm::SMLoc::getFromPointer(q->begin),
-                  key == "ts" ? "'ts' needs a time unit: s, ms, us, ns or ps"
-                              : "'tw' needs a time per byte, such as 2ns/byte",
+                  key != "tw" ? "'" + key + "' needs a time unit: s, ms, us, ns or ps"
+                              : std::string("'tw' needs a time per byte, such as 2ns/byte"),
                   rangeOf(*q));
       ok = false;
       continue;
@@ -941,6 +965,10 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       diags.error(llvm::SMLoc::getFromPointer(q->begin),
                   "quantity out of range", rangeOf(*q));
       ok = false;
+      continue;
+    }
+    if (key == "to") {
+      model.to = value * scale;
       continue;
     }
     (key == "ts" ? model.ts : model.twPerByte) = value * scale;

@@ -182,8 +182,14 @@ std::string collc::tools::bench::formatModelBlock(const CostModel &model) {
                 model.name.c_str(), model.ts * 1e9, model.twPerByte * 1e12,
                 model.ports == PortModel::All ? "all" : "single");
   std::string block = text;
-  if (model.cores > 0)
-    block += ", cores: " + std::to_string(model.cores);
+  if (model.machine.cores > 0)
+    block += ", cores: " + std::to_string(model.machine.cores);
+  if (model.machine.copies == CopyModel::Receiver)
+    block += ", copies: receiver";
+  if (model.machine.serve > 0)
+    block += strf(", serve: %.3f", model.machine.serve);
+  if (model.to)
+    block += strf(", to: %.1fns", *model.to * 1e9);
   return block + " };";
 }
 
@@ -298,34 +304,44 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   std::string bytesArg;
   for (long long b : sizes)
     bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
-  std::vector<std::string> args = {std::string("--") + flag, "--bytes",
-                                   bytesArg};
-  if (iterations > 0) {
-    args.push_back("--iterations");
-    args.push_back(std::to_string(iterations));
-  }
-  llvm::Expected<Launch> run = launch(ranks, args);
-  if (!run)
-    return run.takeError();
-  if (run->exitCode != 0)
-    return error(run->err + run->commandLine + " failed (exit " +
-                 std::to_string(run->exitCode) + ")");
+  // coll_bench's samples of one pattern, summarised per size.
+  auto measure = [&](const char *pattern, const std::string &bytes)
+      -> llvm::Expected<std::pair<Launch, std::vector<std::pair<double, Stats>>>> {
+    std::vector<std::string> args = {std::string("--") + pattern, "--bytes",
+                                     bytes};
+    if (iterations > 0) {
+      args.push_back("--iterations");
+      args.push_back(std::to_string(iterations));
+    }
+    llvm::Expected<Launch> run = launch(ranks, args);
+    if (!run)
+      return run.takeError();
+    if (run->exitCode != 0)
+      return error(run->err + run->commandLine + " failed (exit " +
+                   std::to_string(run->exitCode) + ")");
+    std::vector<std::pair<double, Stats>> points;
+    llvm::SmallVector<llvm::StringRef, 32> lines;
+    llvm::StringRef(run->out).split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines) {
+      llvm::SmallVector<llvm::StringRef, 3> f;
+      line.split(f, '\t');
+      long long n;
+      if (f.size() == 3 && f[0] == pattern && !f[1].getAsInteger(10, n))
+        points.push_back(
+            {static_cast<double>(n), summarize(parseSamples(f[2]))});
+    }
+    return std::make_pair(std::move(*run), std::move(points));
+  };
+  auto measured = measure(flag, bytesArg);
+  if (!measured)
+    return measured.takeError();
+  Launch &run = measured->first;
   Calibration c;
-  c.commandLine = run->commandLine;
-  c.oversubscribed = run->oversubscribed;
-  // Median time per size.
-  llvm::SmallVector<llvm::StringRef, 32> lines;
-  llvm::StringRef(run->out).split(lines, '\n', -1, false);
-  for (llvm::StringRef line : lines) {
-    llvm::SmallVector<llvm::StringRef, 3> f;
-    line.split(f, '\t');
-    long long bytes;
-    if (f.size() == 3 && f[0] == flag && !f[1].getAsInteger(10, bytes))
-      c.points.push_back(
-          {static_cast<double>(bytes), summarize(parseSamples(f[2]))});
-  }
+  c.commandLine = run.commandLine;
+  c.oversubscribed = run.oversubscribed;
+  c.points = std::move(measured->second);
   if (c.points.size() < 2)
-    return error(run->err + "the " + flag + " gave fewer than two sizes");
+    return error(run.err + "the " + flag + " gave fewer than two sizes");
 
   // Weighted least squares: minimise sum ((ts + tw·m - t) / t)^2.
   double s00 = 0, s01 = 0, s11 = 0, b0 = 0, b1 = 0;
@@ -356,8 +372,34 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   // cores in turn (cost::ScheduleCost::line): the model keeps what one
   // message costs a core, and says how many cores there are.
   if (pattern == Pattern::Ring && static_cast<unsigned>(ranks) > cores()) {
-    model.cores = cores();
+    model.machine.cores = cores();
     c.messagesPerSample = static_cast<double>(ranks) / cores();
+  }
+  // Who copies a large message: rank 0 sending it to every other rank at
+  // once, against a ring's step of the same size. About one step: each
+  // receiver copies its own (single copy on shared memory), and the steps
+  // over p - 1 are what serving each costs the sender's memory (`serve`);
+  // p - 1: the sender's port moves them in turn. Only with a core per
+  // rank, where a step is not the cores' turns. (t_o is left to t_s: a
+  // small fan-out by MPI alone, 0.13 us a message on 16 cores, made
+  // `using auto` take stars the runtime runs at 0.2 us a message,
+  // bench/results/16-cores.)
+  if (pattern == Pattern::Ring && ranks >= 3 && !c.oversubscribed) {
+    const auto &[m, ringStep] = c.points.back();
+    if (m >= 256 * 1024) {
+      auto fanout =
+          measure("fanout", std::to_string(static_cast<long long>(m)));
+      if (!fanout)
+        return fanout.takeError();
+      if (fanout->second.empty())
+        return error(fanout->first.err + "the fanout gave no sample");
+      c.fanoutBytes = m;
+      c.fanoutSteps = fanout->second.front().second.median / ringStep.median;
+      if (c.fanoutSteps < (ranks - 1) / 2.0) {
+        model.machine.copies = CopyModel::Receiver;
+        model.machine.serve = std::min(1.0, c.fanoutSteps / (ranks - 1));
+      }
+    }
   }
   model.ts = tsUs * 1e-6 / c.messagesPerSample;
   model.twPerByte = twUs * 1e-6 / c.messagesPerSample;

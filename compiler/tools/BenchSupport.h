@@ -95,6 +95,10 @@ struct Calibration {
   double messagesPerSample = 1;
   std::string commandLine;
   bool oversubscribed = false;
+  // A ring's calibration on a core per rank also times rank 0 sending its
+  // largest size to every other rank at once: that time in ring steps
+  // (about 1 where receivers copy, p - 1 where the sender's port does).
+  double fanoutBytes = 0, fanoutSteps = 0;
 };
 
 /// Runs coll_bench's PATTERN over `sizes` (at least two) on `ranks` ranks

@@ -106,7 +106,7 @@ int runCalibrate() {
   os << "collc calibrate: " << patternName << " on " << calRanks << " ranks ("
      << fit->commandLine << ")";
   if (fit->oversubscribed)
-    os << "\n  --oversubscribe: " << calRanks << " ranks on " << cores()
+    os << "\n  oversubscribed: " << calRanks << " ranks on " << cores()
        << " cores";
   os << (ring ? "\n  each sample: one step of every rank sending to the "
                 "next and receiving from the one before, the slowest "
@@ -130,13 +130,26 @@ int runCalibrate() {
              model.ts * perSample * 1e6, model.twPerByte * perSample * 1e9,
              model.twPerByte > 0 ? 1e-9 / (model.twPerByte * perSample) : 0.0,
              fit->clamped.c_str());
-  if (model.cores > 0)
+  if (model.machine.cores > 0)
     os << strf("  a step of %d messages on %lld cores: one message costs a "
                "core t_s = %.3f us, t_w = %.4f ns/byte (the model's "
                "figures, with cores: %lld)\n",
-               calRanks.getValue(), static_cast<long long>(model.cores),
+               calRanks.getValue(), static_cast<long long>(model.machine.cores),
                model.ts * 1e6, model.twPerByte * 1e9,
-               static_cast<long long>(model.cores));
+               static_cast<long long>(model.machine.cores));
+  if (fit->fanoutSteps > 0)
+    os << strf("  rank 0 sending %s to the %d others at once: %.2f ring "
+               "steps, so %s (copies: %s)\n",
+               formatBytes(static_cast<long long>(fit->fanoutBytes)).c_str(),
+               calRanks.getValue() - 1, fit->fanoutSteps,
+               model.machine.copies == CopyModel::Receiver
+                   ? "each receiver copies its own"
+                   : "the sender's port moves them in turn",
+               model.machine.copies == CopyModel::Receiver ? "receiver" : "sender");
+  if (model.machine.serve > 0)
+    os << strf("  serving each receiver costs the sender's memory %.3f of "
+               "a word (serve: the steps over %d)\n",
+               model.machine.serve, calRanks.getValue() - 1);
   if (copy) {
     // The largest size's rate, not the fit's: small copies run in cache.
     const auto &[m, st] = fit->points.back();

@@ -212,9 +212,12 @@ int runCost() {
       std::optional<cost::LowerBound> bound = cost::lowerBound(
           schedule.collective, schedule.topology.kind, c->p, ports);
       std::optional<double> seconds;
-      if (model)
-        seconds = c->line(model->cores).seconds(model->ts, model->twPerByte,
-                                                costBytes);
+      std::optional<cost::ScheduleCost::Line> onMachine;
+      if (model) {
+        onMachine = c->line(model->machine);
+        seconds = onMachine->seconds(model->ts, model->twPerByte, costBytes,
+                                     model->overhead());
+      }
       const char *portName = ports == PortModel::All ? "all-port" : "single-port";
 
       if (costFormat == Format::Json) {
@@ -260,10 +263,16 @@ int runCost() {
               {"tw_m", bound->words.str()}, {"source", bound->source}};
         if (!c->reliesOn.empty())
           o["relies_on"] = c->reliesOn;
+        // The price on the model's machine: A and B as its cores and
+        // copies make them.
         if (seconds)
-          o["time"] = llvm::json::Object{{"model", model->name},
-                                         {"bytes", costBytes.getValue()},
-                                         {"seconds", *seconds}};
+          o["time"] = llvm::json::Object{
+              {"model", model->name},
+              {"bytes", costBytes.getValue()},
+              {"seconds", *seconds},
+              {"ts", onMachine->startups.str()},
+              {"to", onMachine->overheads.str()},
+              {"tw_m", onMachine->words.str()}};
         jsonSchedules.push_back(std::move(o));
         continue;
       }
@@ -316,6 +325,12 @@ int runCost() {
       if (bound)
         os << "  lower bound: " << bound->words.str() << "·m·t_w ("
            << bound->source << ")\n";
+      // Cores shared, or receivers copying, price it otherwise.
+      if (onMachine && !(onMachine->startups == cost::Fraction(c->startups) &&
+                         onMachine->overheads == cost::Fraction() &&
+                         onMachine->words == c->words))
+        os << "  on model " << model->name << "'s machine: "
+           << onMachine->str() << "\n";
       if (seconds)
         os << "  time: " << llvm::format("%.4g", *seconds) << " s (model "
            << model->name << ", m = " << llvm::format("%.0f", costBytes.getValue())

@@ -69,6 +69,25 @@ struct Channel {
 /// at once, one message per channel.
 enum class PortModel { Single, All };
 
+/// Who moves a message's bytes. Sender: its sender's port, as on a network
+/// (the port model). Receiver: its receiver, copying from the sender's
+/// memory, as MPI libraries do on shared memory above their eager size
+/// (Open MPI's CMA/XPMEM single copy), so that a rank starting several
+/// messages at once pays a start-up for each but their words once, at
+/// their receivers (cost::ScheduleCost::line).
+enum class CopyModel { Sender, Receiver };
+
+/// What a machine's ranks share, as a cost model states it: how a schedule
+/// is priced there (cost::ScheduleCost::line).
+struct Machine {
+  int64_t cores = 0; // the cores the ranks share (0: a core each)
+  CopyModel copies = CopyModel::Sender;
+  /// Where receivers copy: what a word costs its sender's memory for each
+  /// receiver copying it at once, in words (0: nothing). A rank serving k
+  /// at once takes at least k·serve of their words' time.
+  double serve = 0;
+};
+
 /// Where the ranks sit. Natural: rank k is node k. Gray (hypercube only):
 /// rank k is node G(k) = k ^ (k >> 1), the binary-reflected Gray code, so
 /// ranks k and k + 1 (and p - 1 and 0) are neighbours: 000 §4.6.2 maps a

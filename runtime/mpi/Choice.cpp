@@ -14,11 +14,14 @@
 namespace collc::mpi {
 namespace {
 
-/// A schedule's price on p ranks: ts·t_s + tw·m·t_w (collc cost).
+/// A schedule's price on p ranks: ts·t_s + tw·m·t_w (collc cost), and
+/// where the receivers copy (`copies: receiver`, shared memory)
+/// receiverTs·t_s + receiverTo·t_o + receiverTw·m·t_w.
 struct Cost {
   const char *schedule;
   int p;
   double ts, tw;
+  double receiverTs, receiverTo, receiverTw;
 };
 // The build writes every schedule's price for every size it proved
 // (cost_table.py, from `collc cost --format json`).
@@ -28,6 +31,8 @@ const Cost costs[] = {
 
 struct Model {
   double ts = COLLC_MPI_TS, tw = COLLC_MPI_TW; // seconds, seconds per byte
+  bool receiversCopy = COLLC_MPI_RECEIVERS_COPY;
+  double to = COLLC_MPI_TO; // seconds; negative: t_s
 };
 
 /// "152.8ns" or "83.779ps/byte" in seconds.
@@ -76,8 +81,11 @@ Model loadModel() {
       size_t end = line.find_first_of(",}", at);
       out = seconds(line.substr(at, end - at));
     };
+    m.to = -1;
     field("ts:", m.ts);
     field("tw:", m.tw);
+    field("to:", m.to);
+    m.receiversCopy = line.find("copies: receiver") != std::string::npos;
     return m;
   }
   std::fprintf(stderr, "collc_mpi: COLLC_MPI_MODEL=%s: no model block%s%s; "
@@ -141,8 +149,11 @@ struct Settings {
           !it->second[static_cast<size_t>(p)])
         return -1;
       const Cost &cost = *it->second[static_cast<size_t>(p)];
-      total += cost.ts * model.ts +
-               cost.tw * static_cast<double>(bytes) * model.tw;
+      const double ts = model.receiversCopy ? cost.receiverTs : cost.ts,
+                   to = model.receiversCopy ? cost.receiverTo : 0,
+                   tw = model.receiversCopy ? cost.receiverTw : cost.tw;
+      total += ts * model.ts + to * (model.to < 0 ? model.ts : model.to) +
+               tw * static_cast<double>(bytes) * model.tw;
     }
     return total;
   }

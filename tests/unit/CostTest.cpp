@@ -62,6 +62,23 @@ protected:
     return none;
   }
 
+  /// A library schedule's price on p ranks as ScheduleCost::line gives it.
+  static std::string machineLine(llvm::StringRef name, int64_t p,
+                                 int64_t cores,
+                                 CopyModel copies = CopyModel::Sender,
+                                 double serve = 0) {
+    const ir::Schedule &s = schedule(name);
+    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+    EXPECT_TRUE(bool(params)) << llvm::toString(params.takeError());
+    llvm::Expected<cost::ScheduleCost> c = cost::costOf(s, *params);
+    EXPECT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    Machine machine;
+    machine.cores = cores;
+    machine.copies = copies;
+    machine.serve = serve;
+    return c->line(machine).str();
+  }
+
   /// Prices `name` at p ranks and checks A and B.
   static void expectCost(llvm::StringRef name, int64_t p, int64_t ts,
                          Fraction twM, PortModel ports = PortModel::Single,
@@ -143,13 +160,7 @@ TEST(FractionTest, ExactArithmetic) {
 // the first of them are priced as one.
 TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   auto line = [](llvm::StringRef name, int64_t p, int64_t cores) {
-    const ir::Schedule &s = schedule(name);
-    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
-    EXPECT_TRUE(bool(params)) << llvm::toString(params.takeError());
-    llvm::Expected<cost::ScheduleCost> c = cost::costOf(s, *params);
-    EXPECT_TRUE(bool(c)) << llvm::toString(c.takeError());
-    cost::ScheduleCost::Line l = c->line(cores);
-    return l.startups.str() + "·t_s + " + l.words.str() + "·m·t_w";
+    return machineLine(name, p, cores);
   };
   // The binomial tree's steps: 2, 4 and 8 ranks taking part, 1, 2 and 4
   // messages of m: t_s + m·t_w, then (4·t_s + 2·m·t_w)/2 and
@@ -190,6 +201,38 @@ TEST_F(CostTest, SharedCoresPriceAStepByItsWork) {
   EXPECT_EQ(line("hypercube_bc_split", 8, 8), "6·t_s + 7/4·m·t_w");
   EXPECT_EQ(line("hypercube_bc_split", 8, 0), "6·t_s + 7/4·m·t_w");
   EXPECT_EQ(line("hypercube_scan", 16, 16), "4·t_s + 4·m·t_w");
+}
+
+// Where receivers copy (shared memory's single copy): the star's root
+// starts its p - 1 messages, a start-up and p - 2 overheads, and its
+// receivers copy theirs at once, so its words are one receiver's; the
+// tree's steps still wait on one another. A gather's root copies every
+// block itself either way.
+TEST_F(CostTest, ReceiversCopy) {
+  auto line = [](llvm::StringRef name, int64_t p) {
+    return machineLine(name, p, 0, CopyModel::Receiver);
+  };
+  EXPECT_EQ(line("star_scatter", 16), "1·t_s + 14·t_o + 1·m·t_w");
+  EXPECT_EQ(line("star_bc", 16), "1·t_s + 14·t_o + 1·m·t_w");
+  EXPECT_EQ(line("hypercube_scatter", 16), "4·t_s + 15·m·t_w");
+  EXPECT_EQ(line("hypercube_bc", 16), "4·t_s + 4·m·t_w");
+  EXPECT_EQ(line("star_gather", 16), "1·t_s + 14·t_o + 15·m·t_w");
+  EXPECT_EQ(line("hypercube_gather", 16), "4·t_s + 15·m·t_w");
+  // Every message of the pairwise exchange carries its sender's own
+  // data: one group, each rank starting and receiving p - 1.
+  EXPECT_EQ(line("pairwise_exchange", 16), "1·t_s + 14·t_o + 15·m·t_w");
+  EXPECT_EQ(line("ring_allgather", 16), "15·t_s + 15·m·t_w");
+  // A sender serving 15 receivers at once, each word costing its memory a
+  // fifth of a word: the star broadcast's root takes 3 words' time, and
+  // the split broadcast's 15/8 is cheaper; the star scatter's the same
+  // against the tree's 15.
+  auto served = [](llvm::StringRef name) {
+    return machineLine(name, 16, 0, CopyModel::Receiver, 0.2);
+  };
+  EXPECT_EQ(served("star_bc"), "1·t_s + 14·t_o + 3·m·t_w");
+  EXPECT_EQ(served("star_scatter"), "1·t_s + 14·t_o + 3·m·t_w");
+  EXPECT_EQ(served("hypercube_bc_split"), "8·t_s + 15/8·m·t_w");
+  EXPECT_EQ(served("hypercube_scatter"), "4·t_s + 15·m·t_w");
 }
 
 // 000 §4.1's naive way for scatter and gather: p - 1 start-ups, and §4.4's

@@ -338,7 +338,7 @@ TEST_F(LibraryTest, AutoOnSharedCoresNeverSplits) {
   EXPECT_EQ(choices[0].second[0].source, "star_bc");
   EXPECT_EQ(choices[0].second[1].source, "hypercube_bc");
   EXPECT_NEAR(choices[0].second[1].fromBytes, 1135.0 / 0.170, 2);
-  EXPECT_EQ(program.models[0].cores, 2);
+  EXPECT_EQ(program.models[0].machine.cores, 2);
 }
 
 TEST_F(LibraryTest, AutoOnSharedCoresTakesTheStar) {
