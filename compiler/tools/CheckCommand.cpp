@@ -5,6 +5,7 @@
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace collc;
@@ -19,11 +20,21 @@ cl::SubCommand checkCommand("check",
 cl::list<std::string> checkFiles(cl::Positional, cl::OneOrMore,
                                  cl::desc("<file.coll>..."),
                                  cl::sub(checkCommand), cl::cat(category()));
+enum class Format { Text, Json };
+cl::opt<Format> checkFormat(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(Format::Text, "text", "a summary line"),
+               clEnumValN(Format::Json, "json",
+                          "one JSON document: the counts, each "
+                          "collective's schedules and the diagnostics")),
+    cl::init(Format::Text), cl::sub(checkCommand), cl::cat(category()));
 
 
 int runCheck() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, checkFormat == Format::Json);
+  llvm::json::Array resolutions;
   size_t topologies = 0, models = 0, collectives = 0, schedules = 0;
   for (const std::string &file : checkFiles) {
     llvm::Expected<Program> program = loadResolved(file, diags);
@@ -36,13 +47,30 @@ int runCheck() {
     collectives += program->collectives.size();
     // Declared schedules; those the collectives resolved to come after.
     schedules += program->schedules.size();
-    for (const CollectiveDef &c : program->collectives)
+    for (const CollectiveDef &c : program->collectives) {
       schedules -= c.resolved.size();
+      llvm::json::Array resolved;
+      for (const CollectiveDef::Resolved &r : c.resolved)
+        resolved.push_back(llvm::json::Object{{"schedule", r.schedule},
+                                              {"from_bytes", r.fromBytes}});
+      resolutions.push_back(llvm::json::Object{{"file", file},
+                                               {"name", c.name},
+                                               {"resolved", std::move(resolved)}});
+    }
+  }
+  if (json) {
+    json.members["files"] = static_cast<int64_t>(checkFiles.size());
+    json.members["topologies"] = static_cast<int64_t>(topologies);
+    json.members["models"] = static_cast<int64_t>(models);
+    json.members["schedules"] = static_cast<int64_t>(schedules);
+    json.members["collectives"] = std::move(resolutions);
   }
   if (diags.hasErrors()) {
     llvm::errs() << "collc: " << plural(diags.errorCount(), "error") << "\n";
     return ExitInputError;
   }
+  if (json)
+    return ExitOk;
   llvm::outs() << "collc: " << plural(checkFiles.size(), "file")
                << " checked: " << plural(topologies, "topology") << ", "
                << plural(models, "model") << ", "
