@@ -14,6 +14,8 @@ packages=(
   libopenmpi-dev openmpi-bin   # the runtime's MPI backend
   mpich libmpich-dev           # the second MPI (-DCOLLC_MPI=mpich; e2e runs under both)
   gfortran             # the drop-in's Fortran test (a Fortran MPI program)
+  libxml2-utils        # xmllint: collc draw's SVG is well formed
+  chromium             # collc draw's SVG renders (headless screenshot test)
   python3
   python3-psutil       # lit's --timeout, a time limit per lit test
 )
