@@ -13,7 +13,9 @@
 // Fitting is exact, never approximate:
 // - the family's topology must be T itself, or one T contains with the same
 //   ranks and channels (a linear array in a ring, a mesh in a torus of the
-//   same shape, anything in full(n));
+//   same shape, anything in full(n), a ring, linear array, hypercube, mesh
+//   or torus in a graph that has its links; the member then runs on the
+//   graph's routes, and is checked and proved there, not on its own);
 // - its parameters are solved from T's dimensions;
 // - a different root is reached by relabelling ranks so that the library's
 //   root becomes the declared one: with a symmetry of T where there is one
