@@ -1,5 +1,6 @@
 #include "library/Library.h"
 #include "library/Compose.h"
+#include "library/SpanningTree.h"
 
 #include "cost/Cost.h"
 #include "ir/Instantiate.h"
@@ -459,7 +460,7 @@ void relabel(ir::Schedule &s, const Relabelling &sigma) {
 
 /// Why a schedule does not fit, for the error's notes.
 struct Rejection {
-  const ir::Schedule *schedule;
+  std::string schedule;
   std::string reason;
 };
 
@@ -740,7 +741,7 @@ std::optional<cost::ScheduleCost> price(const Choice &c, const CostModel &model,
 std::string rejections(llvm::ArrayRef<Rejection> rejected) {
   std::string out;
   for (const Rejection &r : rejected)
-    out += "\n  " + r.schedule->name + ": " + r.reason;
+    out += "\n  " + r.schedule + ": " + r.reason;
   return out;
 }
 
@@ -785,7 +786,7 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
         continue;
       llvm::Expected<Choice> c = specialise(*s, def);
       if (!c) {
-        rejected.push_back({s, llvm::toString(c.takeError())});
+        rejected.push_back({s->name, llvm::toString(c.takeError())});
         continue;
       }
       std::string why;
@@ -793,7 +794,7 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
           price(*c, model,
                 libraryProof(*c, *s, libraryFile.ports(), model.ports), why);
       if (!priced) {
-        rejected.push_back({s, why});
+        rejected.push_back({s->name, why});
         continue;
       }
       c->startups = priced->startups;
@@ -801,6 +802,32 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
       c->reliesOn = priced->reliesOn;
       fits.emplace_back(std::move(*c), std::move(*priced));
     }
+  // Any connected graph has a spanning tree to fall back on.
+  if (def.topology.kind() == TopologyKind::Graph &&
+      (automatic || def.algorithm == spanningTreeAlgorithm)) {
+    llvm::Expected<ir::Schedule> tree = spanningTreeSchedule(
+        def.name, def.collective, def.topology, def.loc);
+    if (tree) {
+      Choice c;
+      c.schedule = std::move(*tree);
+      c.source = spanningTreeAlgorithm.str();
+      c.built = true;
+      c.keepsProof = false;
+      std::string why;
+      std::optional<cost::ScheduleCost> priced =
+          price(c, model, {"", "it is built for this graph"}, why);
+      if (priced) {
+        c.startups = priced->startups;
+        c.words = priced->words.str();
+        fits.emplace_back(std::move(c), std::move(*priced));
+      } else {
+        rejected.push_back({c.source, why});
+      }
+    } else {
+      rejected.push_back(
+          {spanningTreeAlgorithm.str(), llvm::toString(tree.takeError())});
+    }
+  }
   if (fits.empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",
@@ -862,8 +889,10 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
 }
 
 std::string library::describe(const Choice &c) {
-  std::string out = std::string(c.fromLibrary ? "from library schedule '"
-                                              : "from schedule '") +
+  std::string out =
+      c.built ? "built for the graph"
+              : std::string(c.fromLibrary ? "from library schedule '"
+                                          : "from schedule '") +
                     c.source + "'";
   if (!c.schedule.algorithm.empty()) {
     out += " (" + c.schedule.algorithm;

@@ -76,6 +76,8 @@ struct Choice {
   ir::Schedule schedule;   // named after the collective; a single member
   std::string source;      // the schedule it was specialised from
   bool fromLibrary = true; // false: a schedule of the file itself
+  /// Built for the topology (library/SpanningTree.h), not a family's member.
+  bool built = false;
   std::string relabelling; // "" or how ranks were renamed, e.g. "r ^ 5"
   /// `using auto`: this choice applies to messages of at least this many
   /// bytes (per block, as the cost model's m) up to the next choice's.
