@@ -617,9 +617,11 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
   return choice;
 }
 
-/// `family` specialised to `def`, or why not.
-llvm::Expected<Choice> specialise(const ir::Schedule &family,
-                                  const CollectiveDef &def) {
+/// `family` specialised to `def`, one member for each shape of its topology
+/// that `def`'s contains (a graph may contain mesh(2, 8) and mesh(4, 4)),
+/// or why none fits.
+llvm::Expected<std::vector<Choice>>
+specialise(const ir::Schedule &family, const CollectiveDef &def) {
   auto fail = failure;
   const Topology &target = def.topology;
   const ir::Collective &want = def.collective;
@@ -642,17 +644,28 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     return fail("it runs on " +
                 llvm::StringRef(topologyKindName(family.topology.kind)) +
                 ", which " + target.describe() + " does not contain");
-  // A graph may contain several shapes (mesh(2, 8) and mesh(4, 4)): the
-  // first that has a member, else why the last has none.
+  std::vector<Choice> members;
   llvm::Error why = llvm::Error::success();
   for (const std::vector<int64_t> &shape : shapes) {
-    llvm::consumeError(std::move(why));
     llvm::Expected<Choice> c = specialiseTo(family, def, shape);
-    if (c)
-      return c;
-    why = c.takeError();
+    if (c) {
+      members.push_back(std::move(*c));
+    } else {
+      llvm::consumeError(std::move(why));
+      why = c.takeError();
+    }
   }
-  return why;
+  if (members.empty())
+    return why;
+  llvm::consumeError(std::move(why));
+  return members;
+}
+
+/// The first of `members`: a schedule of the file is run as its first fit.
+llvm::Expected<Choice> first(llvm::Expected<std::vector<Choice>> members) {
+  if (!members)
+    return members.takeError();
+  return std::move(members->front());
 }
 
 /// "p = 2..4096", "a = 1..64, b = 2..64": a family's declared ranges.
@@ -758,7 +771,7 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   // `using s` with s a schedule of the file: that one.
   if (const ir::Schedule *own =
           automatic ? nullptr : file.findSchedule(def.algorithm)) {
-    llvm::Expected<Choice> c = specialise(*own, def);
+    llvm::Expected<Choice> c = first(specialise(*own, def));
     std::string why;
     // A renaming that is no symmetry (see relabellingTo) must still run.
     if (c && !c->relabelling.empty() &&
@@ -784,23 +797,26 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
         continue;
       if (!automatic && s->algorithm != def.algorithm)
         continue;
-      llvm::Expected<Choice> c = specialise(*s, def);
-      if (!c) {
-        rejected.push_back({s->name, llvm::toString(c.takeError())});
+      llvm::Expected<std::vector<Choice>> members = specialise(*s, def);
+      if (!members) {
+        rejected.push_back({s->name, llvm::toString(members.takeError())});
         continue;
       }
       std::string why;
-      std::optional<cost::ScheduleCost> priced =
-          price(*c, model,
-                libraryProof(*c, *s, libraryFile.ports(), model.ports), why);
-      if (!priced) {
-        rejected.push_back({s->name, why});
-        continue;
+      size_t before = fits.size();
+      for (Choice &c : *members) {
+        std::optional<cost::ScheduleCost> priced = price(
+            c, model, libraryProof(c, *s, libraryFile.ports(), model.ports),
+            why);
+        if (!priced)
+          continue;
+        c.startups = priced->startups;
+        c.words = priced->words.str();
+        c.reliesOn = priced->reliesOn;
+        fits.emplace_back(std::move(c), std::move(*priced));
       }
-      c->startups = priced->startups;
-      c->words = priced->words.str();
-      c->reliesOn = priced->reliesOn;
-      fits.emplace_back(std::move(*c), std::move(*priced));
+      if (fits.size() == before)
+        rejected.push_back({s->name, why});
     }
   // Any connected graph has a spanning tree to fall back on.
   if (def.topology.kind() == TopologyKind::Graph &&
