@@ -149,16 +149,50 @@ llvm::Expected<ir::Schedule>
 library::spanningTreeSchedule(const std::string &name,
                               const ir::Collective &want, const Topology &graph,
                               llvm::SMLoc loc) {
-  CollectiveKind kind = want.kind;
-  bool rooted =
-      kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce ||
-      kind == CollectiveKind::Scatter || kind == CollectiveKind::Gather;
-  if (graph.kind() != TopologyKind::Graph ||
-      (!rooted && kind != CollectiveKind::Allreduce))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "a spanning tree gives broadcast, reduce, scatter, gather and "
-        "allreduce on a graph only");
+  auto fail = [](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                   why.str().c_str());
+  };
+  if (graph.kind() != TopologyKind::Graph)
+    return fail("a spanning tree is built for a graph only");
+  // Each collective in phases on the tree: up, towards the root, each rank
+  // sending all it holds once its children have (copied or folded); then
+  // down, from the root, all it has or the blocks of the receiver's subtree
+  // (by `dest`), always copied.
+  enum class Down { None, All, Subtree };
+  bool up = false, folds = false;
+  Down down = Down::None;
+  bool rooted = false;
+  switch (want.kind) {
+  case CollectiveKind::Broadcast:
+    down = Down::All, rooted = true;
+    break;
+  case CollectiveKind::Scatter:
+    down = Down::Subtree, rooted = true;
+    break;
+  case CollectiveKind::Gather:
+    up = true, rooted = true;
+    break;
+  case CollectiveKind::Reduce:
+    up = folds = true, rooted = true;
+    break;
+  case CollectiveKind::Allreduce: // 000 §4.3's simple method
+    up = folds = true, down = Down::All;
+    break;
+  case CollectiveKind::Allgather: // gather, then broadcast
+    up = true, down = Down::All;
+    break;
+  case CollectiveKind::ReduceScatter: // reduce, then scatter
+    up = folds = true, down = Down::Subtree;
+    break;
+  case CollectiveKind::Alltoall: // every block to the root, then by dest
+  case CollectiveKind::Shift:
+    up = true, down = Down::Subtree;
+    break;
+  default:
+    return fail("a spanning tree gives no " +
+                ir::collectiveKindName(want.kind));
+  }
   SpanningTree t = spanningTree(graph, rooted ? want.root : 0);
 
   ir::Schedule s;
@@ -170,9 +204,8 @@ library::spanningTreeSchedule(const std::string &name,
   s.buffers.push_back({"result"});
   s.loc = loc;
 
-  // A scatter's child gets the blocks of its subtree.
   std::vector<ExprRef> selectors(graph.numRanks());
-  if (kind == CollectiveKind::Scatter) {
+  if (down == Down::Subtree) {
     std::vector<std::vector<int64_t>> subtree(graph.numRanks());
     for (int64_t v : llvm::reverse(t.order)) {
       subtree[v].push_back(v);
@@ -183,21 +216,10 @@ library::spanningTreeSchedule(const std::string &name,
     }
   }
   using ir::TransferMode;
-  switch (kind) {
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Scatter:
+  if (up)
+    appendSteps(t, false, folds ? TransferMode::Reduce : TransferMode::Copy,
+                selectors, s.body);
+  if (down != Down::None)
     appendSteps(t, true, TransferMode::Copy, selectors, s.body);
-    break;
-  case CollectiveKind::Gather:
-    appendSteps(t, false, TransferMode::Copy, selectors, s.body);
-    break;
-  case CollectiveKind::Reduce:
-    appendSteps(t, false, TransferMode::Reduce, selectors, s.body);
-    break;
-  default: // allreduce: the sum at the root replaces what the others hold
-    appendSteps(t, false, TransferMode::Reduce, selectors, s.body);
-    appendSteps(t, true, TransferMode::Copy, selectors, s.body);
-    break;
-  }
   return s;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Schedules built for one graph, where the library has nothing that fits:
-// broadcast, reduce, scatter, gather and all-reduce on a breadth-first
-// spanning tree of the graph from the root (rank 0 for all-reduce).
+// every collective but scan, on a breadth-first spanning tree of the graph
+// from the root (rank 0 for the collectives without one).
 //
 // The tree: each rank's parent is its lowest-numbered neighbour one hop
 // closer to the root, the hop the graph's routing takes towards it, so
@@ -11,8 +11,12 @@
 // steps a single-port broadcast on the tree can take. Scatter runs the same
 // steps, each child getting the blocks of its subtree; gather and reduce
 // run them backwards, each rank sending its subtree's data up once its
-// children have; all-reduce is the reduction, then the broadcast (000
-// §4.3's simple method). The schedules are concrete (one member, their
+// children have. The others are two of these: all-reduce is the reduction,
+// then the broadcast (000 §4.3's simple method); all-gather the gather,
+// then the broadcast; reduce-scatter the reduction, then the scatter;
+// all-to-all and shift gather every block at rank 0, then scatter them by
+// destination. Those pass everything through the root, so they are a
+// fallback, not fast. The schedules are concrete (one member, their
 // transfers written out) and are proved like any other.
 
 #include "ir/Schedule.h"

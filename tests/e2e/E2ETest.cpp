@@ -252,6 +252,10 @@ const Schedule schedules[] = {
   {"e2e",          "graph_tree_scatter",         Kind::Scatter,       erase(collc_test::graph_tree_scatter),    exactly6,   5},
   {"e2e",          "graph_tree_gather",          Kind::Gather,        erase(collc_test::graph_tree_gather),     exactly6,   3},
   {"e2e",          "graph_tree_allreduce",       Kind::Allreduce,     erase(collc_test::graph_tree_allreduce),  exactly6},
+  {"e2e",          "graph_tree_allgather",       Kind::Allgather,     erase(collc_test::graph_tree_allgather),  exactly6},
+  {"e2e",          "graph_tree_reduce_scatter",  Kind::ReduceScatter, erase(collc_test::graph_tree_reduce_scatter), exactly6},
+  {"e2e",          "graph_tree_alltoall",        Kind::Alltoall,      erase(collc_test::graph_tree_alltoall),   exactly6},
+  {"e2e",          "graph_tree_shift",           Kind::Shift,         erase(collc_test::graph_tree_shift),      exactly6,   0, 4},
 };
 // clang-format on
 

@@ -303,6 +303,13 @@ TEST(Local, Graphs) {
         allreduce(gen::graph_tree_allreduce, false, false), {6});
   check("graph_tree_allreduce in place",
         allreduce(gen::graph_tree_allreduce, false, true), {6});
+  check("graph_tree_allgather",
+        allToAll(gen::graph_tree_allgather, false, false), {6});
+  check("graph_tree_reduce_scatter",
+        reduceScatter(gen::graph_tree_reduce_scatter), {6});
+  check("graph_tree_alltoall",
+        allToAll(gen::graph_tree_alltoall, true, false), {6});
+  check("graph_tree_shift", shift(gen::graph_tree_shift, 4), {6});
 }
 
 // Every schedule of specs/library the runtime runs (alltoallv has its own
