@@ -1,5 +1,6 @@
 #include "library/Library.h"
 #include "library/Compose.h"
+#include "library/SpanningTree.h"
 
 #include "cost/Cost.h"
 #include "ir/Instantiate.h"
@@ -147,35 +148,120 @@ bool destIsRank(CollectiveKind kind) {
   }
 }
 
+/// Whether every channel of `inner` is one of graph `outer`'s, ranks
+/// numbered alike (the graph may have more).
+bool graphContains(const Topology &outer, const Topology &inner) {
+  if (inner.numNodes() != outer.numNodes() ||
+      inner.numChannels() > outer.numChannels())
+    return false;
+  llvm::SmallVector<int64_t, 8> next;
+  for (int64_t node = 0; node < inner.numNodes(); ++node) {
+    next.clear();
+    inner.neighbours(node, next);
+    for (int64_t to : next)
+      if (!outer.hasChannel(node, to))
+        return false;
+  }
+  return true;
+}
+
+/// Every way to write n as an ordered product of `count` factors of at
+/// least 2: the shapes a mesh or torus of n ranks may have.
+void shapesOf(int64_t n, size_t count, std::vector<int64_t> &prefix,
+              std::vector<std::vector<int64_t>> &out) {
+  if (prefix.size() + 1 == count) {
+    if (n >= 2) {
+      prefix.push_back(n);
+      out.push_back(prefix);
+      prefix.pop_back();
+    }
+    return;
+  }
+  for (int64_t f = 2; f * 2 <= n; ++f)
+    if (n % f == 0) {
+      prefix.push_back(f);
+      shapesOf(n / f, count, prefix, out);
+      prefix.pop_back();
+    }
+}
+
+/// The regular topologies of `family`'s kind that graph `target` contains
+/// with the same ranks: their dimensions, each a candidate the family's
+/// members are then solved against. The graph's own channels and routes
+/// are what the member is simulated and proved on, not the regular
+/// topology's, so nothing of the family's proof is assumed.
+std::vector<std::vector<int64_t>>
+dimsInGraph(const ir::TopologyTemplate &family, const Topology &target) {
+  int64_t n = target.numRanks();
+  std::vector<std::vector<int64_t>> shapes;
+  switch (family.kind) {
+  case TopologyKind::Ring:
+  case TopologyKind::Linear:
+  case TopologyKind::Full:
+    shapes.push_back({n});
+    break;
+  case TopologyKind::Hypercube:
+    if (llvm::isPowerOf2_64(static_cast<uint64_t>(n)))
+      shapes.push_back({static_cast<int64_t>(llvm::Log2_64(n))});
+    break;
+  case TopologyKind::Mesh:
+  case TopologyKind::Torus: {
+    std::vector<int64_t> prefix;
+    shapesOf(n, family.dims.size(), prefix, shapes);
+    break;
+  }
+  case TopologyKind::Tree:  // its switches are nodes a graph of ranks lacks
+  case TopologyKind::Graph: // compared edge for edge in specialise
+    break;
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (std::vector<int64_t> &dims : shapes) {
+    llvm::Expected<Topology> inner =
+        Topology::make(family.kind, dims, {}, family.order);
+    if (!inner) {
+      llvm::consumeError(inner.takeError());
+      continue;
+    }
+    if (graphContains(target, *inner))
+      out.push_back(std::move(dims));
+  }
+  return out;
+}
+
 /// The dimensions a topology of kind `from` must have to sit inside
 /// `target` with the same ranks: every channel of it is one of target's.
-std::optional<std::vector<int64_t>>
+/// Several where `target` is a graph (dimsInGraph); none where it cannot.
+std::vector<std::vector<int64_t>>
 embeddedDims(const ir::TopologyTemplate &family, const Topology &target) {
   TopologyKind from = family.kind, to = target.kind();
   std::vector<int64_t> dims(target.dims().begin(), target.dims().end());
   int64_t n = target.numRanks();
   if (from == to)
-    return family.order == target.order() ? std::optional(dims) : std::nullopt;
+    return family.order == target.order()
+               ? std::vector<std::vector<int64_t>>{dims}
+               : std::vector<std::vector<int64_t>>{};
+  if (to == TopologyKind::Graph)
+    return dimsInGraph(family, target);
   // 000 §4.6.2: in Gray-code order consecutive ranks of a cube are
   // neighbours, so it contains the ring and the linear array.
   if ((from == TopologyKind::Ring || from == TopologyKind::Linear) &&
       to == TopologyKind::Hypercube && target.order() == RankOrder::Gray)
-    return std::vector<int64_t>{n};
+    return {{n}};
   if (from == TopologyKind::Linear && to == TopologyKind::Ring)
-    return std::vector<int64_t>{n};
+    return {{n}};
   if (from == TopologyKind::Mesh && to == TopologyKind::Torus)
-    return dims;
+    return {dims};
   if (to == TopologyKind::Full) {
     if (from == TopologyKind::Ring || from == TopologyKind::Linear)
-      return std::vector<int64_t>{n};
+      return {{n}};
     if (from == TopologyKind::Hypercube && (n & (n - 1)) == 0) {
       int64_t d = 0;
       while ((int64_t(1) << d) < n)
         ++d;
-      return std::vector<int64_t>{d};
+      return {{d}};
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 /// A renaming of ranks: sigma(x) and its inverse as expressions over x.
@@ -379,39 +465,26 @@ void relabel(ir::Schedule &s, const Relabelling &sigma) {
 
 /// Why a schedule does not fit, for the error's notes.
 struct Rejection {
-  const ir::Schedule *schedule;
+  std::string schedule;
   std::string reason;
 };
 
-/// `family` specialised to `def`, or why not.
-llvm::Expected<Choice> specialise(const ir::Schedule &family,
-                                  const CollectiveDef &def) {
-  auto fail = [](const llvm::Twine &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
-                                   why.str().c_str());
-  };
+/// An error that says why a schedule does not fit.
+llvm::Error failure(const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                 why.str().c_str());
+}
+
+/// `family` specialised to `def` on its topology of dimensions `dims`, one
+/// that `def`'s contains (embeddedDims), or why not.
+llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
+                                    const CollectiveDef &def,
+                                    const std::vector<int64_t> &dims) {
+  auto fail = failure;
   const Topology &target = def.topology;
   const ir::Collective &want = def.collective;
-  if (family.collective.kind != want.kind)
-    return fail("it implements " +
-                ir::collectiveKindName(family.collective.kind));
   const ir::ExprRef &amount = family.collective.shiftOf;
-  if (want.kind == CollectiveKind::Shift && !amount &&
-      family.collective.shift != want.shift)
-    return fail("it shifts by " + llvm::Twine(family.collective.shift));
-
-  std::optional<std::vector<int64_t>> dims =
-      embeddedDims(family.topology, target);
-  if (!dims && family.topology.kind == target.kind())
-    return fail(
-        llvm::Twine("it numbers the ranks in ") +
-        (family.topology.order == RankOrder::Gray ? "Gray-code" : "natural") +
-        " order, unlike " + target.describe());
-  if (!dims)
-    return fail("it runs on " +
-                llvm::StringRef(topologyKindName(family.topology.kind)) +
-                ", which " + target.describe() + " does not contain");
-  if (dims->size() != family.topology.dims.size())
+  if (dims.size() != family.topology.dims.size())
     return fail("its topology has " + llvm::Twine(family.topology.dims.size()) +
                 " dimensions");
 
@@ -423,16 +496,16 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   // every dimension.
   std::vector<int64_t> env(family.numSlots(), 0);
   std::vector<bool> bound(family.numSlots(), false);
-  for (size_t i = 0; i < dims->size(); ++i) {
+  for (size_t i = 0; i < dims.size(); ++i) {
     const Expr &d = *family.topology.dims[i];
     if (d.op == ExprOp::Var) {
-      if (bound[d.slot] && env[d.slot] != (*dims)[i])
+      if (bound[d.slot] && env[d.slot] != dims[i])
         return fail("no member has dimensions " + target.describe());
-      env[d.slot] = (*dims)[i];
+      env[d.slot] = dims[i];
       bound[d.slot] = true;
     }
   }
-  for (size_t i = 0; i < dims->size(); ++i) {
+  for (size_t i = 0; i < dims.size(); ++i) {
     const Expr &d = *family.topology.dims[i];
     std::vector<const ir::Parameter *> unset;
     for (const ir::Parameter &param : family.params)
@@ -444,7 +517,7 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     auto gives = [&](int64_t v) {
       env[param.slot] = v;
       ir::EvalResult value = ir::evaluate(d, env);
-      return value.ok() && value.value == (*dims)[i];
+      return value.ok() && value.value == dims[i];
     };
     auto [lo, hi] = *param.range;
     for (int64_t v = lo; v <= hi && !bound[param.slot]; ++v)
@@ -471,9 +544,9 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     }
     params.push_back(env[param.slot]);
   }
-  for (size_t i = 0; i < dims->size(); ++i) {
+  for (size_t i = 0; i < dims.size(); ++i) {
     ir::EvalResult v = ir::evaluate(*family.topology.dims[i], env);
-    if (!v.ok() || v.value != (*dims)[i])
+    if (!v.ok() || v.value != dims[i])
       return fail("no member has dimensions " + target.describe());
   }
   if (amount) {
@@ -484,10 +557,11 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
             want.shift)
       return fail("it shifts by " + ir::print(*amount));
   }
-  if (target.kind() == TopologyKind::Graph ||
-      target.kind() == TopologyKind::Tree) {
+  if (family.topology.kind == target.kind() &&
+      (target.kind() == TopologyKind::Graph ||
+       target.kind() == TopologyKind::Tree)) {
     llvm::Expected<Topology> own =
-        Topology::make(family.topology.kind, *dims, family.topology.edges,
+        Topology::make(family.topology.kind, dims, family.topology.edges,
                        family.topology.order);
     if (!own) {
       llvm::consumeError(own.takeError());
@@ -510,8 +584,22 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
   s.topology = ir::TopologyTemplate::of(target, def.loc);
 
   if (isRooted(want.kind) && family.collective.root != want.root) {
-    std::optional<Relabelling> sigma =
-        relabellingTo(target, want.root, family.collective.root);
+    // On a graph, the renamings of the regular topology found in it: they
+    // are no symmetry of the graph's routes, so the member must simulate
+    // there to fit, and is proved there.
+    std::optional<Relabelling> sigma;
+    if (target.kind() == TopologyKind::Graph &&
+        family.topology.kind != TopologyKind::Graph) {
+      llvm::Expected<Topology> inner = Topology::make(
+          family.topology.kind, dims, {}, family.topology.order);
+      if (!inner)
+        return inner.takeError();
+      sigma = relabellingTo(*inner, want.root, family.collective.root);
+      if (sigma)
+        sigma->symmetry = false;
+    } else {
+      sigma = relabellingTo(target, want.root, family.collective.root);
+    }
     if (!sigma)
       return fail("its root is " + llvm::Twine(family.collective.root) +
                   " and " + target.describe() +
@@ -532,6 +620,57 @@ llvm::Expected<Choice> specialise(const ir::Schedule &family,
     choice.keepsProof = false;
   s.collective = want;
   return choice;
+}
+
+/// `family` specialised to `def`, one member for each shape of its topology
+/// that `def`'s contains (a graph may contain mesh(2, 8) and mesh(4, 4)),
+/// or why none fits.
+llvm::Expected<std::vector<Choice>>
+specialise(const ir::Schedule &family, const CollectiveDef &def) {
+  auto fail = failure;
+  const Topology &target = def.topology;
+  const ir::Collective &want = def.collective;
+  if (family.collective.kind != want.kind)
+    return fail("it implements " +
+                ir::collectiveKindName(family.collective.kind));
+  const ir::ExprRef &amount = family.collective.shiftOf;
+  if (want.kind == CollectiveKind::Shift && !amount &&
+      family.collective.shift != want.shift)
+    return fail("it shifts by " + llvm::Twine(family.collective.shift));
+
+  std::vector<std::vector<int64_t>> shapes =
+      embeddedDims(family.topology, target);
+  if (shapes.empty() && family.topology.kind == target.kind())
+    return fail(
+        llvm::Twine("it numbers the ranks in ") +
+        (family.topology.order == RankOrder::Gray ? "Gray-code" : "natural") +
+        " order, unlike " + target.describe());
+  if (shapes.empty())
+    return fail("it runs on " +
+                llvm::StringRef(topologyKindName(family.topology.kind)) +
+                ", which " + target.describe() + " does not contain");
+  std::vector<Choice> members;
+  llvm::Error why = llvm::Error::success();
+  for (const std::vector<int64_t> &shape : shapes) {
+    llvm::Expected<Choice> c = specialiseTo(family, def, shape);
+    if (c) {
+      members.push_back(std::move(*c));
+    } else {
+      llvm::consumeError(std::move(why));
+      why = c.takeError();
+    }
+  }
+  if (members.empty())
+    return why;
+  llvm::consumeError(std::move(why));
+  return members;
+}
+
+/// The first of `members`: a schedule of the file is run as its first fit.
+llvm::Expected<Choice> first(llvm::Expected<std::vector<Choice>> members) {
+  if (!members)
+    return members.takeError();
+  return std::move(members->front());
 }
 
 /// "p = 2..4096", "a = 1..64, b = 2..64": a family's declared ranges.
@@ -620,7 +759,7 @@ std::optional<cost::ScheduleCost> price(const Choice &c, const CostModel &model,
 std::string rejections(llvm::ArrayRef<Rejection> rejected) {
   std::string out;
   for (const Rejection &r : rejected)
-    out += "\n  " + r.schedule->name + ": " + r.reason;
+    out += "\n  " + r.schedule + ": " + r.reason;
   return out;
 }
 
@@ -637,7 +776,7 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   // `using s` with s a schedule of the file: that one.
   if (const ir::Schedule *own =
           automatic ? nullptr : file.findSchedule(def.algorithm)) {
-    llvm::Expected<Choice> c = specialise(*own, def);
+    llvm::Expected<Choice> c = first(specialise(*own, def));
     std::string why;
     // A renaming that is no symmetry (see relabellingTo) must still run.
     if (c && !c->relabelling.empty() &&
@@ -663,24 +802,53 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
         continue;
       if (!automatic && s->algorithm != def.algorithm)
         continue;
-      llvm::Expected<Choice> c = specialise(*s, def);
-      if (!c) {
-        rejected.push_back({s, llvm::toString(c.takeError())});
+      llvm::Expected<std::vector<Choice>> members = specialise(*s, def);
+      if (!members) {
+        rejected.push_back({s->name, llvm::toString(members.takeError())});
         continue;
       }
       std::string why;
-      std::optional<cost::ScheduleCost> priced =
-          price(*c, model,
-                libraryProof(*c, *s, libraryFile.ports(), model.ports), why);
-      if (!priced) {
-        rejected.push_back({s, why});
-        continue;
+      size_t before = fits.size();
+      for (Choice &c : *members) {
+        std::optional<cost::ScheduleCost> priced = price(
+            c, model, libraryProof(c, *s, libraryFile.ports(), model.ports),
+            why);
+        if (!priced)
+          continue;
+        c.startups = priced->startups;
+        c.words = priced->words.str();
+        c.reliesOn = priced->reliesOn;
+        fits.emplace_back(std::move(c), std::move(*priced));
       }
-      c->startups = priced->startups;
-      c->words = priced->words.str();
-      c->reliesOn = priced->reliesOn;
-      fits.emplace_back(std::move(*c), std::move(*priced));
+      if (fits.size() == before)
+        rejected.push_back({s->name, why});
     }
+  // Any connected graph has a spanning tree to fall back on.
+  if (def.topology.kind() == TopologyKind::Graph &&
+      (automatic || def.algorithm == spanningTreeAlgorithm)) {
+    llvm::Expected<ir::Schedule> tree = spanningTreeSchedule(
+        def.name, def.collective, def.topology, def.loc);
+    if (tree) {
+      Choice c;
+      c.schedule = std::move(*tree);
+      c.source = spanningTreeAlgorithm.str();
+      c.built = true;
+      c.keepsProof = false;
+      std::string why;
+      std::optional<cost::ScheduleCost> priced =
+          price(c, model, {"", "it is built for this graph"}, why);
+      if (priced) {
+        c.startups = priced->startups;
+        c.words = priced->words.str();
+        fits.emplace_back(std::move(c), std::move(*priced));
+      } else {
+        rejected.push_back({c.source, why});
+      }
+    } else {
+      rejected.push_back(
+          {spanningTreeAlgorithm.str(), llvm::toString(tree.takeError())});
+    }
+  }
   if (fits.empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",
@@ -747,8 +915,10 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
 }
 
 std::string library::describe(const Choice &c) {
-  std::string out = std::string(c.fromLibrary ? "from library schedule '"
-                                              : "from schedule '") +
+  std::string out =
+      c.built ? "built for the graph"
+              : std::string(c.fromLibrary ? "from library schedule '"
+                                          : "from schedule '") +
                     c.source + "'";
   if (!c.schedule.algorithm.empty()) {
     out += " (" + c.schedule.algorithm;

@@ -13,7 +13,9 @@
 // Fitting is exact, never approximate:
 // - the family's topology must be T itself, or one T contains with the same
 //   ranks and channels (a linear array in a ring, a mesh in a torus of the
-//   same shape, anything in full(n));
+//   same shape, anything in full(n), a ring, linear array, hypercube, mesh
+//   or torus in a graph that has its links; the member then runs on the
+//   graph's routes, and is checked and proved there, not on its own);
 // - its parameters are solved from T's dimensions;
 // - a different root is reached by relabelling ranks so that the library's
 //   root becomes the declared one: with a symmetry of T where there is one
@@ -74,6 +76,8 @@ struct Choice {
   ir::Schedule schedule;   // named after the collective; a single member
   std::string source;      // the schedule it was specialised from
   bool fromLibrary = true; // false: a schedule of the file itself
+  /// Built for the topology (library/SpanningTree.h), not a family's member.
+  bool built = false;
   std::string relabelling; // "" or how ranks were renamed, e.g. "r ^ 5"
   /// `using auto`: this choice applies to messages of at least this many
   /// bytes (per block, as the cost model's m) up to the next choice's.

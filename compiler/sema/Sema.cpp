@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -80,6 +81,11 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
        {TK::Hypercube, TK::Full},
        "000 Alg 4.10"},
       {"scatter_allgather", {CK::Broadcast}, {}, "000 §4.7.1, Eq 4.13"},
+      {"spanning_tree",
+       {CK::Broadcast, CK::Reduce, CK::Scatter, CK::Gather, CK::Allreduce,
+        CK::Allgather, CK::ReduceScatter, CK::Alltoall, CK::Shift},
+       {TK::Graph},
+       "a breadth-first spanning tree of the graph"},
       {"reduce_scatter_gather", {CK::Reduce}, {}, "000 §4.7.1"},
       {"reduce_scatter_allgather", {CK::Allreduce}, {}, "000 §4.7.1, Eq 4.14"},
       {"gray_code", {CK::Shift}, {TK::Hypercube}, "000 §4.6.2, Eq 4.11"},
@@ -260,6 +266,9 @@ private:
   DiagnosticEngine &diags;
   Program program;
   llvm::StringMap<llvm::SMLoc> names; // every declared name
+  // Topologies whose declaration has been reported as wrong: their uses
+  // say nothing more.
+  llvm::StringSet<> badTopologies;
 };
 
 //===----------------------------------------------------------------------===//
@@ -638,11 +647,12 @@ static std::optional<Topology> makeTopology(const ir::TopologyTemplate &t,
 void Analyzer::topologyDecl(const ast::TopologyDecl &decl) {
   declare(decl.name.name, decl.name);
   auto t = topologyTemplate(decl.value, nullptr, nullptr);
-  if (!t)
+  auto topo = t ? makeTopology(*t, diags, rangeOf(decl.value), &decl.value)
+                : std::nullopt;
+  if (!topo) {
+    badTopologies.insert(decl.name.name);
     return;
-  auto topo = makeTopology(*t, diags, rangeOf(decl.value), &decl.value);
-  if (!topo)
-    return;
+  }
   program.topologies.push_back({decl.name.name, std::move(*topo), locOf(decl)});
 }
 
@@ -652,6 +662,8 @@ Analyzer::concreteTopology(const ast::TopologyRef &ref) {
     for (const TopologyDef &def : program.topologies)
       if (def.name == id->name)
         return def.topology;
+    if (badTopologies.contains(id->name))
+      return std::nullopt;
     if (names.count(id->name)) {
       diags.error(locOf(*id), "'" + id->name + "' is not a topology",
                   rangeOf(*id));
@@ -1008,7 +1020,9 @@ bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
                 rangeOf(algo));
     return false;
   }
-  if (!info->topologies.empty() &&
+  // A graph may contain any topology (library/Library.h): resolution says
+  // whether this one's does.
+  if (!info->topologies.empty() && topology != TopologyKind::Graph &&
       !llvm::is_contained(info->topologies, topology)) {
     diags.error(locOf(algo),
                 "algorithm '" + algo.name + "' does not run on " +

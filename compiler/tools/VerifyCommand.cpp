@@ -399,6 +399,10 @@ int runVerify() {
   json.members["schedules"] = std::move(jsonSchedules);
   if (!jsonAlltoallv.empty())
     json.members["alltoallv"] = std::move(jsonAlltoallv);
+  // A collective that did not resolve is an error of its file, reported
+  // where it is declared, though the file's other schedules are proved.
+  if (diags.hasErrors())
+    worsen(ExitInputError);
   return exitCode;
 }
 

@@ -245,6 +245,17 @@ const Schedule schedules[] = {
   {"e2e",          "mesh_corner_reduce",         Kind::Reduce,        erase(collc_test::mesh_corner_reduce),    exactly6,   5},
   {"e2e",          "mesh_inner_bcast",           Kind::Bcast,         erase(collc_test::mesh_inner_bcast),      exactly6,   4},
   {"e2e",          "linear_inner_gather",        Kind::Gather,        erase(collc_test::linear_inner_gather),   exactly6,   2},
+  {"e2e",          "graph_ring_allgather",       Kind::Allgather,     erase(collc_test::graph_ring_allgather),  exactly6},
+  {"e2e",          "graph_ring_bcast",           Kind::Bcast,         erase(collc_test::graph_ring_bcast),      exactly6,   2},
+  {"e2e",          "graph_tree_bcast",           Kind::Bcast,         erase(collc_test::graph_tree_bcast),      exactly6,   4},
+  {"e2e",          "graph_tree_reduce",          Kind::Reduce,        erase(collc_test::graph_tree_reduce),     exactly6,   1},
+  {"e2e",          "graph_tree_scatter",         Kind::Scatter,       erase(collc_test::graph_tree_scatter),    exactly6,   5},
+  {"e2e",          "graph_tree_gather",          Kind::Gather,        erase(collc_test::graph_tree_gather),     exactly6,   3},
+  {"e2e",          "graph_tree_allreduce",       Kind::Allreduce,     erase(collc_test::graph_tree_allreduce),  exactly6},
+  {"e2e",          "graph_tree_allgather",       Kind::Allgather,     erase(collc_test::graph_tree_allgather),  exactly6},
+  {"e2e",          "graph_tree_reduce_scatter",  Kind::ReduceScatter, erase(collc_test::graph_tree_reduce_scatter), exactly6},
+  {"e2e",          "graph_tree_alltoall",        Kind::Alltoall,      erase(collc_test::graph_tree_alltoall),   exactly6},
+  {"e2e",          "graph_tree_shift",           Kind::Shift,         erase(collc_test::graph_tree_shift),      exactly6,   0, 4},
 };
 // clang-format on
 

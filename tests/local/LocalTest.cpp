@@ -288,6 +288,30 @@ TEST(Local, Shift) {
   check("shift_one", shift(gen::shift_one, 1), ringSizes);
 }
 
+// tests/e2e/e2e.coll's collectives on graphs: a ring with a chord, and a
+// graph with no library topology in it, whose schedules run on its spanning
+// tree.
+TEST(Local, Graphs) {
+  check("graph_ring_allgather",
+        allToAll(gen::graph_ring_allgather, false, false), {6});
+  check("graph_ring_bcast", broadcast(gen::graph_ring_bcast, 2), {6});
+  check("graph_tree_bcast", broadcast(gen::graph_tree_bcast, 4), {6});
+  check("graph_tree_reduce", reduce(gen::graph_tree_reduce, 1), {6});
+  check("graph_tree_scatter", scatter(gen::graph_tree_scatter, 5), {6});
+  check("graph_tree_gather", gather(gen::graph_tree_gather, 3), {6});
+  check("graph_tree_allreduce",
+        allreduce(gen::graph_tree_allreduce, false, false), {6});
+  check("graph_tree_allreduce in place",
+        allreduce(gen::graph_tree_allreduce, false, true), {6});
+  check("graph_tree_allgather",
+        allToAll(gen::graph_tree_allgather, false, false), {6});
+  check("graph_tree_reduce_scatter",
+        reduceScatter(gen::graph_tree_reduce_scatter), {6});
+  check("graph_tree_alltoall",
+        allToAll(gen::graph_tree_alltoall, true, false), {6});
+  check("graph_tree_shift", shift(gen::graph_tree_shift, 4), {6});
+}
+
 // Every schedule of specs/library the runtime runs (alltoallv has its own
 // tests), on the rank counts its proved ranges give, up to 32.
 TEST(Local, Library) {

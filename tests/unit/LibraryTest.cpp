@@ -4,6 +4,7 @@
 // is proved when verified again.
 
 #include "library/Library.h"
+#include "library/SpanningTree.h"
 #include "sema/Sema.h"
 #include "simulate/Simulator.h"
 #include "verify/Verifier.h"
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <random>
 #include <string>
 
 using namespace collc;
@@ -391,6 +393,71 @@ TEST_F(LibraryTest, NothingFitsIsAnErrorThatSaysWhy) {
                         "moves it to 2"),
             std::string::npos)
       << errors;
+}
+
+// On random connected graphs, every tree collective from every root
+// simulates with all five properties holding, in at most p - 1 steps a
+// phase (the rooted ones have one, the others two); on a path from one
+// end, exactly p - 1.
+TEST(SpanningTreeTest, EveryRootOfRandomGraphsHolds) {
+  using CK = ir::CollectiveKind;
+  std::mt19937 random(29);
+  for (int trial = 0; trial < 40; ++trial) {
+    int64_t n = 2 + trial % 11;
+    std::vector<std::pair<int64_t, int64_t>> edges;
+    for (int64_t v = 1; v < n; ++v)
+      edges.push_back(
+          {std::uniform_int_distribution<int64_t>(0, v - 1)(random), v});
+    for (int extra = 0; extra < trial % 4 && n > 3; ++extra) {
+      int64_t a = random() % n, b = random() % n;
+      if (a != b && !llvm::is_contained(edges, std::make_pair(a, b)) &&
+          !llvm::is_contained(edges, std::make_pair(b, a)))
+        edges.push_back({a, b});
+    }
+    llvm::Expected<Topology> graph =
+        Topology::make(TopologyKind::Graph, {n}, edges);
+    ASSERT_TRUE(static_cast<bool>(graph)) << llvm::toString(graph.takeError());
+    for (CK kind : {CK::Broadcast, CK::Reduce, CK::Scatter, CK::Gather,
+                    CK::Allreduce, CK::Allgather, CK::ReduceScatter,
+                    CK::Alltoall, CK::Shift}) {
+      bool rooted = kind == CK::Broadcast || kind == CK::Reduce ||
+                    kind == CK::Scatter || kind == CK::Gather;
+      for (int64_t root = 0; root < (rooted ? n : 1); ++root) {
+        ir::Collective want;
+        want.kind = kind;
+        want.root = root;
+        want.shift = trial % n;
+        SCOPED_TRACE(graph->describe() + " " +
+                     ir::collectiveKindName(kind).str() + " root " +
+                     std::to_string(root) + " trial " + std::to_string(trial));
+        llvm::Expected<ir::Schedule> s =
+            library::spanningTreeSchedule("t", want, *graph, {});
+        ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+        size_t steps = s->body.size();
+        EXPECT_LE(steps, static_cast<size_t>((rooted ? 1 : 2) * (n - 1)));
+        llvm::Expected<simulate::SimulationResult> run =
+            simulate::simulate(*s, {});
+        ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+        EXPECT_TRUE(run->allHold());
+      }
+    }
+  }
+  // A path from one end: one hop a step.
+  llvm::Expected<Topology> path = Topology::make(
+      TopologyKind::Graph, {6}, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
+  ASSERT_TRUE(static_cast<bool>(path));
+  ir::Collective bc;
+  llvm::Expected<ir::Schedule> s =
+      library::spanningTreeSchedule("t", bc, *path, {});
+  ASSERT_TRUE(static_cast<bool>(s));
+  EXPECT_EQ(s->body.size(), 5u);
+  // A scan is refused, with why.
+  ir::Collective scan;
+  scan.kind = CK::Scan;
+  llvm::Expected<ir::Schedule> none =
+      library::spanningTreeSchedule("t", scan, *path, {});
+  ASSERT_FALSE(static_cast<bool>(none));
+  EXPECT_EQ(llvm::toString(none.takeError()), "a spanning tree gives no scan");
 }
 
 } // namespace

@@ -1,0 +1,43 @@
+#pragma once
+// Schedules built for one graph, where the library has nothing that fits:
+// every collective but scan, on a breadth-first spanning tree of the graph
+// from the root (rank 0 for the collectives without one).
+//
+// The tree: each rank's parent is its lowest-numbered neighbour one hop
+// closer to the root, the hop the graph's routing takes towards it, so
+// every message crosses one link of the graph. Broadcast is the telephone
+// schedule on that tree: a rank that has the message passes it to one child
+// a step, the child whose subtree takes longest first, which is the fewest
+// steps a single-port broadcast on the tree can take. Scatter runs the same
+// steps, each child getting the blocks of its subtree; gather and reduce
+// run them backwards, each rank sending its subtree's data up once its
+// children have. The others are two of these: all-reduce is the reduction,
+// then the broadcast (000 §4.3's simple method); all-gather the gather,
+// then the broadcast; reduce-scatter the reduction, then the scatter;
+// all-to-all and shift gather every block at rank 0, then scatter them by
+// destination. Those pass everything through the root, so they are a
+// fallback, not fast. The schedules are concrete (one member, their
+// transfers written out) and are proved like any other.
+
+#include "ir/Schedule.h"
+#include "topology/Topology.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <string>
+
+namespace collc::library {
+
+/// The name of the algorithm, as `using` names it.
+constexpr llvm::StringLiteral spanningTreeAlgorithm = "spanning_tree";
+
+/// `want` on graph `graph` over its spanning tree, named `name`; an error
+/// for another collective or topology.
+llvm::Expected<ir::Schedule> spanningTreeSchedule(const std::string &name,
+                                                  const ir::Collective &want,
+                                                  const Topology &graph,
+                                                  llvm::SMLoc loc);
+
+} // namespace collc::library
