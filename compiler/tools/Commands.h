@@ -93,6 +93,15 @@ llvm::Expected<std::vector<int64_t>>
 chooseMember(const ir::Schedule &s, int64_t p,
              llvm::ArrayRef<std::string> params);
 
+/// A counterexample of `property` drawn as collc draw draws a schedule
+/// (DrawCommand.cpp): the member it holds at, its failing step alone, the
+/// channel or rank at fault in red (collc verify --draw). Errors: the
+/// member's, and a member of more ranks than a figure shows.
+llvm::Expected<std::string>
+drawCounterexample(const ir::Schedule &schedule,
+                   const verify::Counterexample &failure,
+                   llvm::StringRef property, PortModel ports);
+
 /// The one JSON document a command run with `--format json` prints on
 /// stdout, whichever way it ends (an error included): the members the
 /// command sets and, under "diagnostics", every diagnostic `diags` printed

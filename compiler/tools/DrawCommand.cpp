@@ -9,6 +9,7 @@
 #include "tools/Svg.h"
 
 #include "support/Diagnostics.h"
+#include "verify/Verdict.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -308,6 +309,9 @@ std::string messageLabel(const StepMessage &m) {
 struct Figure {
   const StepTable &table;
   Layout layout;
+  /// A counterexample drawn (collc verify --draw): its step alone, its
+  /// channel or rank in red.
+  const verify::Counterexample *failure = nullptr;
 };
 
 /// A panel's drawing at (x, y): its heading, the topology's links, the
@@ -321,18 +325,34 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
   for (const simulate::StepStats &s : f.table.result.steps)
     if (s.step == step.number)
       stats = &s;
-  bool congested = stats && stats->maxLoad >= 2 && stats->worstChannel;
+  // The channel drawn in red: a counterexample's, else the most loaded
+  // one of a congested step.
+  const verify::Counterexample *failure =
+      f.failure && f.failure->step == static_cast<int64_t>(step.number)
+          ? f.failure
+          : nullptr;
+  std::optional<Channel> red;
+  int64_t load = 0;
+  if (failure && failure->channel) {
+    red = Channel{failure->channel->first, failure->channel->second};
+    load = failure->load;
+  } else if (stats && stats->maxLoad >= 2 && stats->worstChannel) {
+    red = *stats->worstChannel;
+    load = stats->maxLoad;
+  }
+  const bool congested = red.has_value();
 
   w.raw("<g class=\"step\" data-step=\"" + std::to_string(step.number) +
         "\" transform=\"translate(" + svg::num(x) + "," + svg::num(y) +
         ")\">\n");
   w.rect(0, 0, panelW, panelH, "fill=\"none\" stroke=\"#bbb\"");
   w.text(8, 18, stepHeading(step), "font-weight=\"bold\"");
-  if (congested)
+  if (failure)
+    w.text(8, 34, failure->message, "fill=\"#d00\" font-size=\"11\"");
+  else if (congested)
     w.text(8, 34,
-           "congested: " + std::to_string(stats->maxLoad) + " messages on " +
-               std::to_string(stats->worstChannel->from) + " -> " +
-               std::to_string(stats->worstChannel->to),
+           "congested: " + std::to_string(load) + " messages on " +
+               std::to_string(red->from) + " -> " + std::to_string(red->to),
            "fill=\"#d00\" font-size=\"11\"");
   w.raw("<g transform=\"translate(0,40)\">\n");
 
@@ -344,7 +364,7 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     w.path(pathOf(s), "fill=\"none\" stroke=\"#ccc\" stroke-width=\"1.5\"");
   }
   if (congested) {
-    const Channel &c = *stats->worstChannel;
+    const Channel &c = *red;
     Segment s = shifted(segmentOf(l, c.from, c.to), 3);
     // The load's text on the channel's other side, clear of the arrows.
     Point d = unit(s.b - s.a);
@@ -352,13 +372,13 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     w.raw("<g class=\"congestion\" data-step=\"" +
           std::to_string(step.number) + "\" data-from=\"" +
           std::to_string(c.from) + "\" data-to=\"" + std::to_string(c.to) +
-          "\" data-load=\"" + std::to_string(stats->maxLoad) + "\"><path d=\"" +
+          "\" data-load=\"" + std::to_string(load) + "\"><path d=\"" +
           pathOf(s) +
           "\" fill=\"none\" stroke=\"#d00\" stroke-width=\"6\" "
           "stroke-opacity=\"0.5\"/><text x=\"" +
           svg::num(mid.x) + "\" y=\"" + svg::num(mid.y - 8) +
           "\" fill=\"#d00\" font-weight=\"bold\" text-anchor=\"middle\">" +
-          std::to_string(stats->maxLoad) + " messages</text></g>\n");
+          std::to_string(load) + " messages</text></g>\n");
   }
 
   // Messages sharing a channel are drawn side by side, as many as there
@@ -433,6 +453,17 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     w.text(at.x, at.y + 4, std::to_string(node),
            "text-anchor=\"middle\" font-size=\"11\"");
   }
+  // A counterexample's rank (a contended port, an unmatched or early
+  // message): ringed in red.
+  if (failure && failure->rank && *failure->rank >= 0 &&
+      *failure->rank < t.numRanks()) {
+    Point at = l.pos[static_cast<size_t>(*failure->rank)];
+    w.raw("<g class=\"failure\" data-step=\"" + std::to_string(step.number) +
+          "\" data-rank=\"" + std::to_string(*failure->rank) +
+          "\"><circle cx=\"" + svg::num(at.x) + "\" cy=\"" + svg::num(at.y) +
+          "\" r=\"" + svg::num(l.radius + 4) +
+          "\" fill=\"none\" stroke=\"#d00\" stroke-width=\"3\"/></g>\n");
+  }
   w.raw("</g>\n</g>\n");
 }
 
@@ -443,7 +474,10 @@ std::string drawFigure(const Figure &f, llvm::ArrayRef<std::string> heading) {
   // The steps shown: all, or the first limit-1 and the last.
   std::vector<size_t> shown;
   size_t folded = 0;
-  if (steps <= limit) {
+  if (f.failure && f.failure->step >= 1 &&
+      static_cast<size_t>(f.failure->step) <= steps) {
+    shown.push_back(static_cast<size_t>(f.failure->step) - 1);
+  } else if (steps <= limit) {
     for (size_t i = 0; i < steps; ++i)
       shown.push_back(i);
   } else {
@@ -502,6 +536,60 @@ std::string drawFigure(const Figure &f, llvm::ArrayRef<std::string> heading) {
   return w.finish();
 }
 
+/// The figure of `schedule`'s member `params`: every step, or with a
+/// `failure` (the counterexample of `property`) its step alone.
+llvm::Expected<std::string> figureOf(const ir::Schedule &schedule,
+                                     llvm::ArrayRef<int64_t> params,
+                                     PortModel ports,
+                                     const verify::Counterexample *failure,
+                                     llvm::StringRef property) {
+  llvm::Expected<StepTable> table = tabulate(schedule, params, ports);
+  if (!table)
+    return table.takeError();
+  if (table->topology.numRanks() > maxDrawnRanks)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "it has " + std::to_string(table->topology.numRanks()) +
+            " ranks: collc draws at most " + std::to_string(maxDrawnRanks) +
+            " (collc show lists every step)");
+
+  Figure figure{*table, layoutOf(table->topology), failure};
+  const ir::Instance &instance = table->instance;
+  std::vector<std::string> heading;
+  heading.push_back("schedule " + schedule.name + " : " +
+                    verify::describeCollective(instance.collective) + " on " +
+                    table->topology.describe() + ", p = " +
+                    std::to_string(instance.p) +
+                    (instance.chunks > 1
+                         ? ", " + std::to_string(instance.chunks) +
+                               " chunks per block"
+                         : ""));
+  if (failure) {
+    heading.push_back("counterexample to " + property.str() + ": " +
+                      failure->message);
+    if (failure->step >= 1)
+      heading.push_back("step " + std::to_string(failure->step) + " of " +
+                        std::to_string(instance.steps.size()) +
+                        "; in red: the channel or rank at fault");
+  } else {
+    std::string summary = plural(instance.steps.size(), "step");
+    if (instance.steps.size() > std::max<unsigned>(drawPanels, 2))
+      summary += ", " +
+                 std::to_string(instance.steps.size() -
+                                std::max<unsigned>(drawPanels, 2)) +
+                 " folded";
+    summary += "; arrows follow each message's route, labelled with the "
+               "chunks it carries and its size";
+    heading.push_back(summary);
+  }
+  if (!figure.layout.note.empty())
+    heading.push_back(figure.layout.note);
+  if (!failure && !table->result.allHold())
+    heading.push_back("warning: the schedule does not simulate correctly; "
+                      "run collc verify");
+  return drawFigure(figure, heading);
+}
+
 int runDraw() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
@@ -551,50 +639,13 @@ int runDraw() {
                                   llvm::toString(member.takeError()));
     return ExitInputError;
   }
-  llvm::Expected<StepTable> table =
-      tabulate(schedule, *member, portsFor(file.program, drawAllPort));
-  if (!table) {
-    reportFailure(diags, table.takeError(), "draw", schedule.name,
-                  schedule.loc);
+  llvm::Expected<std::string> svg = figureOf(
+      schedule, *member, portsFor(file.program, drawAllPort), nullptr, "");
+  if (!svg) {
+    reportFailure(diags, svg.takeError(), "draw", schedule.name, schedule.loc);
     return ExitInputError;
   }
-  if (table->topology.numRanks() > maxDrawnRanks) {
-    diags.error(schedule.loc,
-                "cannot draw '" + schedule.name + "' with " +
-                    std::to_string(table->topology.numRanks()) +
-                    " ranks: collc draws at most " +
-                    std::to_string(maxDrawnRanks) +
-                    " (collc show lists every step)");
-    return ExitInputError;
-  }
-
-  Figure figure{*table, layoutOf(table->topology)};
-  const ir::Instance &instance = table->instance;
-  std::vector<std::string> heading;
-  heading.push_back("schedule " + schedule.name + " : " +
-                    verify::describeCollective(instance.collective) + " on " +
-                    table->topology.describe() + ", p = " +
-                    std::to_string(instance.p) +
-                    (instance.chunks > 1
-                         ? ", " + std::to_string(instance.chunks) +
-                               " chunks per block"
-                         : ""));
-  std::string summary = plural(instance.steps.size(), "step");
-  if (instance.steps.size() > std::max<unsigned>(drawPanels, 2))
-    summary += ", " +
-               std::to_string(instance.steps.size() -
-                              std::max<unsigned>(drawPanels, 2)) +
-               " folded";
-  summary += "; arrows follow each message's route, labelled with the chunks "
-             "it carries and its size";
-  heading.push_back(summary);
-  if (!figure.layout.note.empty())
-    heading.push_back(figure.layout.note);
-  if (!table->result.allHold())
-    heading.push_back("warning: the schedule does not simulate correctly; "
-                      "run collc verify");
-  return writeFile(drawOutput, drawFigure(figure, heading)) ? ExitOk
-                                                            : ExitInputError;
+  return writeFile(drawOutput, *svg) ? ExitOk : ExitInputError;
 }
 
 CommandRegistration registration(drawCommand, runDraw,
@@ -602,3 +653,28 @@ CommandRegistration registration(drawCommand, runDraw,
                                  "schedule's steps as an SVG figure");
 
 } // namespace
+
+llvm::Expected<std::string>
+collc::tools::drawCounterexample(const ir::Schedule &schedule,
+                                 const verify::Counterexample &failure,
+                                 llvm::StringRef property, PortModel ports) {
+  // The member it holds at: its parameters by name, else its rank count.
+  std::vector<int64_t> params;
+  for (const ir::Parameter &q : schedule.params) {
+    auto it = llvm::find_if(failure.params,
+                            [&](const auto &v) { return v.first == q.name; });
+    if (it == failure.params.end()) {
+      params.clear();
+      break;
+    }
+    params.push_back(it->second);
+  }
+  if (params.size() != schedule.params.size()) {
+    llvm::Expected<std::vector<int64_t>> member =
+        chooseMember(schedule, failure.p, {});
+    if (!member)
+      return member.takeError();
+    params = std::move(*member);
+  }
+  return figureOf(schedule, params, ports, &failure, property);
+}

@@ -74,6 +74,11 @@ cl::opt<int64_t> verifyMaxSim("simulate-up-to",
                                        "(default 4096)"),
                               cl::init(4096), cl::sub(verifyCommand),
                               cl::cat(category()));
+cl::opt<std::string> verifyDraw(
+    "draw",
+    cl::desc("Draw the first counterexample as an SVG figure: its failing "
+             "step, the channel or rank at fault in red"),
+    cl::value_desc("OUT.svg"), cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<bool> verifyVerbose("verbose", cl::desc("Print every solver query"),
                             cl::sub(verifyCommand), cl::cat(category()));
 
@@ -299,6 +304,7 @@ int runVerify() {
     return ExitInputError;
   options.provedQueries = provedQueries.queries();
 
+  bool drawn = false;
   int exitCode = ExitOk;
   auto worsen = [&](int code) {
     // Input error > counterexample > unknown > ok.
@@ -328,6 +334,23 @@ int runVerify() {
         worsen(ExitInputError);
         continue;
       }
+      if (!verifyDraw.empty() && !drawn)
+        for (const verify::PropertyResult &r : report->properties) {
+          if (!r.counterexample)
+            continue;
+          drawn = true;
+          llvm::Expected<std::string> svg = drawCounterexample(
+              schedule, *r.counterexample, verify::propertyName(r.property),
+              own.ports);
+          if (!svg) {
+            reportFailure(diags, svg.takeError(), "draw the counterexample of",
+                          schedule.name, schedule.loc);
+            worsen(ExitInputError);
+          } else if (!writeFile(verifyDraw, *svg)) {
+            worsen(ExitInputError);
+          }
+          break;
+        }
       switch (report->verdict()) {
       case verify::Status::Proved:
         break;
@@ -396,6 +419,10 @@ int runVerify() {
                                                           : nullptr));
     }
   }
+  if (!verifyDraw.empty() && !drawn)
+    diags.note(llvm::SMLoc(), "nothing to draw: no schedule has a "
+                              "counterexample; '" +
+                                  verifyDraw + "' not written");
   json.members["schedules"] = std::move(jsonSchedules);
   if (!jsonAlltoallv.empty())
     json.members["alltoallv"] = std::move(jsonAlltoallv);
