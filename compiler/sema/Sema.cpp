@@ -986,6 +986,15 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
     (key == "ts" ? model.ts : model.twPerByte) = value * scale;
     (key == "ts" ? hasTs : hasTw) = true;
   }
+  // t_o and serve price groups of steps where receivers copy, and only
+  // there (cost::ScheduleCost::line).
+  if (ok && model.machine.copies != CopyModel::Receiver &&
+      (model.to || model.machine.serve > 0))
+    diags.warning(locOf(decl.name),
+                  "model '" + decl.name.name +
+                      "': 'to' and 'serve' price only where receivers copy; "
+                      "without 'copies: receiver' they change nothing",
+                  rangeOf(decl.name));
   if (ok && (!hasTs || !hasTw)) {
     diags.error(locOf(decl.name),
                 "model '" + decl.name.name + "' needs " +

@@ -385,7 +385,9 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   // `using auto` take stars the runtime runs at 0.2 us a message,
   // bench/results/16-cores.)
   if (pattern == Pattern::Ring && ranks >= 3 && !c.oversubscribed) {
-    const auto &[m, ringStep] = c.points.back();
+    const auto &[m, ringStep] = *std::max_element(
+        c.points.begin(), c.points.end(),
+        [](const auto &a, const auto &b) { return a.first < b.first; });
     if (m >= 256 * 1024) {
       auto fanout =
           measure("fanout", std::to_string(static_cast<long long>(m)));

@@ -338,17 +338,22 @@ int runVerify() {
         for (const verify::PropertyResult &r : report->properties) {
           if (!r.counterexample)
             continue;
-          drawn = true;
+          // A counterexample that cannot be drawn (too many ranks) is
+          // said so; the verdict and its exit code stand, and the next
+          // counterexample is tried.
           llvm::Expected<std::string> svg = drawCounterexample(
               schedule, *r.counterexample, verify::propertyName(r.property),
               own.ports);
           if (!svg) {
-            reportFailure(diags, svg.takeError(), "draw the counterexample of",
-                          schedule.name, schedule.loc);
-            worsen(ExitInputError);
-          } else if (!writeFile(verifyDraw, *svg)) {
-            worsen(ExitInputError);
+            diags.warning(schedule.loc,
+                          "cannot draw the counterexample of '" +
+                              schedule.name +
+                              "': " + llvm::toString(svg.takeError()));
+            continue;
           }
+          drawn = true;
+          if (!writeFile(verifyDraw, *svg))
+            worsen(ExitInputError);
           break;
         }
       switch (report->verdict()) {

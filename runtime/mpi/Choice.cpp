@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -71,21 +72,36 @@ Model loadModel() {
     words >> keyword >> id;
     if (keyword != "model" || (!name.empty() && id != name))
       continue;
-    auto field = [&](const char *key, double &out) {
-      size_t at = line.find(key);
-      if (at == std::string::npos)
-        return;
-      at += std::strlen(key);
-      while (at < line.size() && line[at] == ' ')
-        ++at;
-      size_t end = line.find_first_of(",}", at);
-      out = seconds(line.substr(at, end - at));
+    // A field's value as written, its key whole (not the end of another
+    // key: "ports:" holds "ts:") and spaces allowed around the colon.
+    auto value = [&](const char *key) -> std::optional<std::string> {
+      const size_t open = line.find('{');
+      for (size_t at = line.find(key, open); at != std::string::npos;
+           at = line.find(key, at + 1)) {
+        const char before = line[at - 1];
+        size_t colon = at + std::strlen(key);
+        while (colon < line.size() && line[colon] == ' ')
+          ++colon;
+        if ((before != '{' && before != ',' && before != ' ') ||
+            colon >= line.size() || line[colon] != ':')
+          continue;
+        size_t from = line.find_first_not_of(' ', colon + 1);
+        size_t end = line.find_first_of(",}", from);
+        if (from == std::string::npos || end == std::string::npos)
+          return std::nullopt;
+        size_t last = line.find_last_not_of(' ', end - 1);
+        return line.substr(from, last + 1 - from);
+      }
+      return std::nullopt;
     };
-    m.to = -1;
-    field("ts:", m.ts);
-    field("tw:", m.tw);
-    field("to:", m.to);
-    m.receiversCopy = line.find("copies: receiver") != std::string::npos;
+    if (auto v = value("ts"))
+      m.ts = seconds(*v);
+    if (auto v = value("tw"))
+      m.tw = seconds(*v);
+    auto to = value("to");
+    m.to = to ? seconds(*to) : -1;
+    auto copies = value("copies");
+    m.receiversCopy = copies && *copies == "receiver";
     return m;
   }
   std::fprintf(stderr, "collc_mpi: COLLC_MPI_MODEL=%s: no model block%s%s; "
