@@ -304,7 +304,7 @@ int runVerify() {
     return ExitInputError;
   options.provedQueries = provedQueries.queries();
 
-  bool drawn = false;
+  bool drawn = false, counterexamples = false;
   int exitCode = ExitOk;
   auto worsen = [&](int code) {
     // Input error > counterexample > unknown > ok.
@@ -339,8 +339,9 @@ int runVerify() {
           if (!r.counterexample)
             continue;
           // A counterexample that cannot be drawn (too many ranks) is
-          // said so; the verdict and its exit code stand, and the next
-          // counterexample is tried.
+          // said so once; the verdict and its exit code stand, and the
+          // next schedule's counterexample is tried.
+          counterexamples = true;
           llvm::Expected<std::string> svg = drawCounterexample(
               schedule, *r.counterexample, verify::propertyName(r.property),
               own.ports);
@@ -349,7 +350,7 @@ int runVerify() {
                           "cannot draw the counterexample of '" +
                               schedule.name +
                               "': " + llvm::toString(svg.takeError()));
-            continue;
+            break;
           }
           drawn = true;
           if (!writeFile(verifyDraw, *svg))
@@ -425,9 +426,12 @@ int runVerify() {
     }
   }
   if (!verifyDraw.empty() && !drawn)
-    diags.note(llvm::SMLoc(), "nothing to draw: no schedule has a "
-                              "counterexample; '" +
-                                  verifyDraw + "' not written");
+    diags.note(llvm::SMLoc(),
+               (counterexamples ? "nothing drawn: no counterexample could be "
+                                  "drawn; '"
+                                : "nothing to draw: no schedule has a "
+                                  "counterexample; '") +
+                   verifyDraw + "' not written");
   json.members["schedules"] = std::move(jsonSchedules);
   if (!jsonAlltoallv.empty())
     json.members["alltoallv"] = std::move(jsonAlltoallv);
