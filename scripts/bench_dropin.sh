@@ -51,7 +51,7 @@ run() { # RANKS LABEL ENV_FLAGS ARGS...: "== LABEL RANKS", coll_bench's output
     ${m:+$(setenv COLLC_MPI_MODEL "$m")} $env "$bench" "$@" \
     >>"$raw" 2>>"$reports" || echo "FAILED" >>"$raw"
 }
-collectives="broadcast reduce allreduce allgather reduce_scatter scatter gather scan alltoall"
+collectives="broadcast reduce allreduce allgather reduce_scatter scatter gather scan alltoall alltoallv"
 for n in ${ranks//,/ }; do
   for c in $collectives; do
     run "$n" "$c" "" --collective "$c" --dropin --bytes "$bytes"

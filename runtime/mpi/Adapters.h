@@ -33,3 +33,9 @@
       return rc;                                                               \
     return bcast(a.recv, a.count, a.type, 0, a.comm);                          \
   }
+// An irregular all-to-all (001 §3), its blocks as bytes on both sides.
+#define COLLC_MPI_ALLTOALLV(f)                                                 \
+  [](const Args &a) {                                                          \
+    return f(a.send, a.sendCounts, a.sendDispls, a.type, a.recv, a.recvCounts, \
+             a.recvDispls, a.type, a.comm);                                    \
+  }

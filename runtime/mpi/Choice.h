@@ -62,6 +62,9 @@ struct Args {
   MPI_Op op = MPI_OP_NULL;
   int root = 0;
   MPI_Comm comm = MPI_COMM_NULL;
+  // MPI_Alltoallv's blocks, in elements of `type` (bytes; null elsewhere).
+  const int *sendCounts = nullptr, *sendDispls = nullptr;
+  const int *recvCounts = nullptr, *recvDispls = nullptr;
 };
 using Run = int (*)(const Args &);
 

@@ -2,7 +2,8 @@
 """Writes a drop-in's candidate table (Choice.h's `candidates`) from the
 headers `collc compile` emitted for its specs: every schedule of a
 collective the drop-in runs, on a topology of one parameter (or none),
-becomes a row, and every reduce and broadcast
+becomes a row, as does every `alltoallv` collective (001's patterns, one
+per rank count), and every reduce and broadcast
 from rank 0 on the same topology also an all-reduce run as the one, then
 the other (000 §4.3). A schedule declared `commutative: false` keeps rank
 order (the prover checked its folds).
@@ -28,14 +29,20 @@ KINDS = {
     "alltoall": ("Alltoall", "COLLC_MPI_BLOCKS"),
 }
 DECL = re.compile(r"^// Schedule `(\w+)` \([^)]*\): (\w+)(?:\(([^)]*)\))? on (.+)$")
+# An alltoallv collective: its pattern is proved for its one rank count.
+IRREGULAR = re.compile(r"^// Collective `(\w+)` \([^)]*\): alltoallv on ")
 
 
 def main():
     out, namespace, headers = sys.argv[1], sys.argv[2], sys.argv[3:]
     schedules = []  # (name, kind, args, topology)
+    irregular = []  # alltoallv collectives
     for header in headers:
         with open(header) as f:
             for line in f:
+                a = IRREGULAR.match(line)
+                if a:
+                    irregular.append(a.group(1))
                 m = DECL.match(line.rstrip("\n"))
                 # A family of several parameters (mesh(a, b)) has several
                 # members of one size, which `collc cost --p` does not tell
@@ -49,6 +56,9 @@ def main():
         ordered = "commutative: false" in args
         rows.append('    {"%s", Coll::%s, %s(%s), {"%s", nullptr}, %s},' % (
             name, coll, macro, name, name, "true" if ordered else "false"))
+    for name in irregular:
+        rows.append('    {"%s", Coll::Alltoallv, COLLC_MPI_ALLTOALLV(%s), {"%s", nullptr}, false},'
+                    % (name, name, name))
     for r, rkind, rargs, rtopo in schedules:
         if rkind != "reduce" or "root: 0" not in rargs:
             continue

@@ -4,7 +4,9 @@ SCHEDULES_CPP (the candidate table candidates.py writes) prices, on every rank c
 `collc cost --format json` prices it (A·t_s + B·m·t_w), one C++
 initializer row each: {"schedule", p, A, B, A', O', B'}, where
 A'·t_s + O'·t_o + B'·m·t_w is its price where the receivers copy
-(`copies: receiver`, shared memory).
+(`copies: receiver`, shared memory). An alltoallv collective is priced on
+its one rank count by 001's flat model (m = L_max / P), the same on either
+machine.
 
   cost_table.py [--serve=F] COLLC OUT MAX_P SCHEDULES_CPP SPEC...
 
@@ -50,7 +52,12 @@ def main():
                               "--model", receivers + ":receivers", *picks], capture_output=True, text=True)
         if run.returncode not in (0, 2):
             sys.exit(run.stderr)
-        return run.returncode, {s["schedule"]: s for s in json.loads(run.stdout)["schedules"]}
+        priced = json.loads(run.stdout)
+        found = {s["schedule"]: s for s in priced["schedules"]}
+        for a in priced.get("alltoallv", []):
+            found[a["collective"]] = {"valid": a["p"] == p, "ts": a["ts"], "tw_m": a["tw_m"],
+                                      "time": {"ts": a["ts"], "to": 0, "tw_m": a["tw_m"]}}
+        return run.returncode, found
 
     for p in range(2, max_p + 1):
         status, found = price(p, [])

@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -168,7 +169,7 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   const int n = counts[pick(8)];
   const int root = pick(p);
   const bool inPlace = pick(3) == 0;
-  const int which = pick(13);
+  const int which = pick(14);
   char what[256];
   std::vector<char> a, b, ina, inb;
   auto alloc = [&](std::vector<char> &v, int elements) {
@@ -284,7 +285,8 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   // Data movement.
   const char *names[] = {"bcast",      "allgather", "gather",
                          "scatter",    "alltoall",  "reduce_scatter",
-                         "allgatherv", "gatherv",   "scatterv"};
+                         "allgatherv", "gatherv",   "scatterv",
+                         "alltoallv"};
   const int kind = which - 4;
   std::snprintf(what, sizeof what, "%s of %d x %s, root %d, %s, %d ranks, #%d",
                 names[kind], n, t.name, root,
@@ -435,6 +437,42 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
                           ip ? MPI_IN_PLACE : b.data(), own, t.type, root,
                           comm);
     }
+    check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
+    return;
+  }
+  case 9: { // MPI_Alltoallv: counts per pair, some 0; blocks with gaps
+    // What i sends j, known to every rank. In place, MPI takes both sides
+    // from recvcounts, so what i sends j is what j sends i.
+    auto pair = [&](int from, int to) {
+      const int lo = inPlace ? std::min(from, to) : from;
+      const int hi = inPlace ? std::max(from, to) : to;
+      return (n + 3 * lo + 5 * hi + iteration) % (n + 4) == 0
+                 ? 0
+                 : (n * (lo + 1) + hi) % (n + 3);
+    };
+    std::vector<int> sc(static_cast<size_t>(p)), sd(sc), rcv(sc), rd(sc);
+    int sendTotal = 0, recvTotal = 0;
+    for (int j = p - 1; j >= 0; --j) { // sent blocks in reverse, 2 apart
+      sc[static_cast<size_t>(j)] = pair(rank, j);
+      sd[static_cast<size_t>(j)] = sendTotal;
+      sendTotal += sc[static_cast<size_t>(j)] + 2;
+    }
+    for (int j = 0; j < p; ++j) { // received blocks in order, 1 apart
+      rcv[static_cast<size_t>(j)] = pair(j, rank);
+      rd[static_cast<size_t>(j)] = recvTotal;
+      recvTotal += rcv[static_cast<size_t>(j)] + 1;
+    }
+    alloc(ina, sendTotal);
+    fill(ina, t, sendTotal, seed);
+    alloc(a, recvTotal);
+    fill(a, t, recvTotal, seed ^ 23);
+    b = a;
+    rc1 = MPI_Alltoallv(inPlace ? MPI_IN_PLACE : ina.data(), sc.data(),
+                        sd.data(), t.type, a.data(), rcv.data(), rd.data(),
+                        t.type, comm);
+    rc2 = PMPI_Alltoallv(inPlace ? MPI_IN_PLACE : ina.data(), sc.data(),
+                         sd.data(), t.type, b.data(), rcv.data(), rd.data(),
+                         t.type, comm);
     check(what, rc1 == rc2 && same(a, b, t), comm, rank, nullptr);
     return;
   }

@@ -6,6 +6,8 @@
 //   null_buffer_one_rank  rank 1 passes a null receive buffer with count 4
 //   sizes_differ          the root broadcasts 4 ints, the others expect 64
 //   pinned_bad_schedule   COLLC_MPI_ALLREDUCE names no schedule
+//   alltoallv_counts_differ  rank 2 expects more from rank 0 than it sends
+//   alltoallv_negative_count rank 3 passes a negative send count
 
 #include <mpi.h>
 
@@ -31,6 +33,21 @@ int main(int argc, char **argv) {
                    MPI_COMM_WORLD);
   } else if (std::strcmp(which, "pinned_bad_schedule") == 0) {
     rc = MPI_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM,
+                       MPI_COMM_WORLD);
+  } else if (std::strncmp(which, "alltoallv_", 10) == 0) {
+    // Four ints between every pair, but for the case's one rank.
+    std::vector<int> counts(64, 4), displs(64);
+    for (int j = 0; j < 16; ++j)
+      displs[static_cast<size_t>(j)] = 4 * j;
+    std::vector<int> sendCounts = counts, recvCounts = counts;
+    if (std::strcmp(which, "alltoallv_counts_differ") == 0 && rank == 2)
+      recvCounts[0] = 3; // rank 0 still sends 4
+    if (std::strcmp(which, "alltoallv_negative_count") == 0 && rank == 3)
+      sendCounts[1] = -1;
+    in.resize(256, rank);
+    out.resize(256, 0);
+    rc = MPI_Alltoallv(in.data(), sendCounts.data(), displs.data(), MPI_INT,
+                       out.data(), recvCounts.data(), displs.data(), MPI_INT,
                        MPI_COMM_WORLD);
   } else {
     std::fprintf(stderr, "unknown case '%s'\n", which);
