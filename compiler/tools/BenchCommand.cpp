@@ -916,9 +916,11 @@ int runBench() {
     for (const std::string &note : notes)
       errs << "collc: note: " << note << "\n";
   }
-  if (!benchCsv.empty() && !writeFile(benchCsv, csvOf(rows)))
+  llvm::SourceMgr outputSources;
+  DiagnosticEngine diags(outputSources, errs, errs.has_colors());
+  if (!benchCsv.empty() && !writeFile(benchCsv, csvOf(rows), diags))
     return ExitInputError;
-  if (!benchSvg.empty() && !writeFile(benchSvg, svgPlot(collectives[0], rows)))
+  if (!benchSvg.empty() && !writeFile(benchSvg, svgPlot(collectives[0], rows), diags))
     return ExitInputError;
   if (!benchSvgDir.empty()) {
     llvm::sys::fs::create_directories(benchSvgDir);
@@ -927,7 +929,7 @@ int runBench() {
         continue;
       llvm::SmallString<128> path(benchSvgDir.getValue());
       llvm::sys::path::append(path, c + ".svg");
-      if (!writeFile(path, svgPlot(c, rows)))
+      if (!writeFile(path, svgPlot(c, rows), diags))
         return ExitInputError;
     }
   }

@@ -15,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstddef>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -116,11 +117,19 @@ public:
 
   explicit operator bool() const { return enabled; }
   llvm::json::Object members;
+  /// An array member filled as the command goes, printed however it ends.
+  llvm::json::Array &list(llvm::StringRef key) { return lists[key.str()]; }
 
 private:
+  std::map<std::string, llvm::json::Array> lists;
   DiagnosticEngine &diags;
   bool enabled;
 };
+
+/// A schedule's verification report as `--format json` prints it (verify,
+/// compile): its verdict, each property's, and their counterexamples.
+llvm::json::Object reportJson(const verify::ScheduleReport &report);
+llvm::json::Value counterexampleJson(const verify::Counterexample &c);
 
 /// `--timeout`'s help, for every command that proves.
 extern const char timeoutHelp[];
@@ -142,7 +151,8 @@ bool hasFixedSize(const ir::Schedule &s);
 std::string sizeOptions(const ir::Schedule &s);
 
 /// Writes `text` to `path`; prints why and returns false when it cannot.
-bool writeFile(llvm::StringRef path, llvm::StringRef text);
+bool writeFile(llvm::StringRef path, llvm::StringRef text,
+               DiagnosticEngine &diags);
 
 /// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
 std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);

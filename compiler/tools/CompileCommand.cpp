@@ -53,6 +53,15 @@ cl::opt<std::string> compileProvedQueries(
              "proving, written back after, so an unchanged schedule is "
              "proved again at once"),
     cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(category()));
+enum class Format { Text, Json };
+cl::opt<Format> compileFormat(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(Format::Text, "text", "what was written"),
+               clEnumValN(Format::Json, "json",
+                          "one JSON document: the files written, each "
+                          "schedule's verification report, the notes and "
+                          "the diagnostics")),
+    cl::init(Format::Text), cl::sub(compileCommand), cl::cat(category()));
 cl::opt<double> compileTimeout("timeout", cl::desc(timeoutHelp),
                                cl::value_desc("SECONDS"), cl::init(60),
                                cl::sub(compileCommand), cl::cat(category()));
@@ -60,6 +69,14 @@ cl::opt<double> compileTimeout("timeout", cl::desc(timeoutHelp),
 int runCompile() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, compileFormat == Format::Json);
+  llvm::json::Array &reports = json.list("schedules");
+  json.members["written"] = false;
+  // Every report goes in the document, whichever way the compile ends.
+  auto keep = [&](const verify::ScheduleReport &report) {
+    if (json)
+      reports.push_back(reportJson(report));
+  };
   verify::VerifyOptions options;
   std::optional<double> timeout = timeoutOption(compileTimeout, diags);
   if (!timeout)
@@ -80,8 +97,8 @@ int runCompile() {
         !llvm::all_of(part, [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
         })) {
-      llvm::errs() << "collc: error: --namespace '" << compileNamespace
-                   << "' is not a C++ namespace name\n";
+      diags.error(llvm::SMLoc(), "--namespace '" + compileNamespace +
+                                     "' is not a C++ namespace name");
       return ExitInputError;
     }
   }
@@ -128,30 +145,31 @@ int runCompile() {
                       schedule.loc);
       return ExitInputError;
     }
-    switch (report->verdict()) {
+    keep(*report);
+    const verify::Status verdict = report->verdict();
+    if (verdict != verify::Status::Proved && !json)
+      verify::printText(schedule, *report, llvm::outs());
+    switch (verdict) {
     case verify::Status::Proved:
       verified.push_back({&schedule, std::move(*report)});
       continue;
     case verify::Status::Counterexample:
-      verify::printText(schedule, *report, llvm::outs());
       exitCode = ExitCounterexample;
       continue;
     case verify::Status::Unknown:
-      verify::printText(schedule, *report, llvm::outs());
       if (exitCode == ExitOk)
         exitCode = ExitUnknown;
       continue;
     case verify::Status::Error:
-      verify::printText(schedule, *report, llvm::outs());
       return ExitInputError;
     }
   }
   if (exitCode != ExitOk) {
-    llvm::errs() << "collc: no code written: "
-                 << (exitCode == ExitCounterexample
+    diags.error(llvm::SMLoc(),
+                std::string("no code written: ") +
+                    (exitCode == ExitCounterexample
                          ? "a schedule has a counterexample"
-                         : "a schedule could not be proved")
-                 << "\n";
+                         : "a schedule could not be proved"));
     return exitCode;
   }
 
@@ -163,20 +181,29 @@ int runCompile() {
   llvm::Expected<emit::EmittedFiles> files =
       emit::emitCpp(*program, verified, emitOptions);
   if (!files) {
-    llvm::errs() << "collc: error: " << llvm::toString(files.takeError())
-                 << "\n";
+    diags.error(llvm::SMLoc(), llvm::toString(files.takeError()));
     return ExitInputError;
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(compileOut)) {
-    llvm::errs() << "collc: error: cannot create '" << compileOut
-                 << "': " << ec.message() << "\n";
+    diags.error(llvm::SMLoc(),
+                "cannot create '" + compileOut + "': " + ec.message());
     return ExitInputError;
   }
   llvm::SmallString<256> header(compileOut), source(compileOut);
   llvm::sys::path::append(header, emitOptions.baseName + ".h");
   llvm::sys::path::append(source, emitOptions.baseName + ".cpp");
-  if (!writeFile(header, files->header) || !writeFile(source, files->source))
+  if (!writeFile(header, files->header, diags) || !writeFile(source, files->source, diags))
     return ExitInputError;
+  if (json) {
+    json.members["written"] = true;
+    json.members["header"] = std::string(header);
+    json.members["source"] = std::string(source);
+    llvm::json::Array notes;
+    for (const std::string &note : files->notes)
+      notes.push_back(note);
+    json.members["notes"] = std::move(notes);
+    return ExitOk;
+  }
   for (const std::string &note : files->notes)
     llvm::outs() << "collc: note: " << note << "\n";
   llvm::outs() << "collc: wrote " << header << " and " << source << " ("

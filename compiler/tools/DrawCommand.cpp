@@ -46,6 +46,14 @@ cl::list<std::string> drawParams("param",
                                  cl::sub(drawCommand), cl::cat(category()));
 cl::opt<bool> drawAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(drawCommand), cl::cat(category()));
+enum class Format { Text, Json };
+cl::opt<Format> drawFormat(
+    "format", cl::desc("Output format (of what is printed; the figure is SVG)"),
+    cl::values(clEnumValN(Format::Text, "text", "nothing but errors"),
+               clEnumValN(Format::Json, "json",
+                          "one JSON document: the schedule and member drawn, "
+                          "the file written, and the diagnostics")),
+    cl::init(Format::Text), cl::sub(drawCommand), cl::cat(category()));
 cl::opt<std::string> drawOutput("o", cl::desc("Write the SVG to FILE ('-': "
                                               "standard output)"),
                                 cl::value_desc("FILE"), cl::sub(drawCommand),
@@ -593,9 +601,16 @@ llvm::Expected<std::string> figureOf(const ir::Schedule &schedule,
 int runDraw() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, drawFormat == Format::Json);
+  json.members["written"] = false;
   if (drawOutput.empty()) {
-    llvm::errs() << "collc: error: draw needs -o OUT.svg ('-o -' for "
-                    "standard output)\n";
+    diags.error(llvm::SMLoc(),
+                "draw needs -o OUT.svg ('-o -' for standard output)");
+    return ExitInputError;
+  }
+  if (json && drawOutput == "-") {
+    diags.error(llvm::SMLoc(), "--format json prints on standard output: "
+                               "draw to a file (-o OUT.svg)");
     return ExitInputError;
   }
   std::vector<std::string> names;
@@ -619,15 +634,14 @@ int runDraw() {
       list += (i ? ", " : "") + picked[i]->name;
     if (picked.size() > 8)
       list += ", ...";
-    llvm::errs() << "collc: error: "
-                 << (picked.empty()
-                         ? "'" + drawFile + "' has no schedule to draw"
-                         : (drawSchedule.empty() ? "'" + drawFile + "'"
-                                                 : "'" + drawSchedule + "'") +
-                               " has " + std::to_string(picked.size()) +
-                               " schedules (" + list +
-                               "); pick one with --schedule NAME")
-                 << "\n";
+    diags.error(llvm::SMLoc(),
+                picked.empty()
+                    ? "'" + drawFile + "' has no schedule to draw"
+                    : (drawSchedule.empty() ? "'" + drawFile + "'"
+                                            : "'" + drawSchedule + "'") +
+                          " has " + std::to_string(picked.size()) +
+                          " schedules (" + list +
+                          "); pick one with --schedule NAME");
     return ExitInputError;
   }
   const ir::Schedule &schedule = *picked.front();
@@ -645,7 +659,18 @@ int runDraw() {
     reportFailure(diags, svg.takeError(), "draw", schedule.name, schedule.loc);
     return ExitInputError;
   }
-  return writeFile(drawOutput, *svg) ? ExitOk : ExitInputError;
+  if (!writeFile(drawOutput, *svg, diags))
+    return ExitInputError;
+  if (json) {
+    json.members["written"] = true;
+    json.members["output"] = drawOutput.getValue();
+    json.members["schedule"] = schedule.name;
+    llvm::json::Array values;
+    for (int64_t v : *member)
+      values.push_back(v);
+    json.members["params"] = std::move(values);
+  }
+  return ExitOk;
 }
 
 CommandRegistration registration(drawCommand, runDraw,

@@ -39,14 +39,64 @@ cl::list<std::string> showParams("param",
                                  cl::sub(showCommand), cl::cat(category()));
 cl::opt<bool> showAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(showCommand), cl::cat(category()));
+enum class Format { Text, Json };
+cl::opt<Format> showFormat(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(Format::Text, "text", "the step tables"),
+               clEnumValN(Format::Json, "json",
+                          "one JSON document: each schedule's steps and "
+                          "their messages, and the diagnostics")),
+    cl::init(Format::Text), cl::sub(showCommand), cl::cat(category()));
+
+/// A member's step table as `--format json` prints it: per step its
+/// messages, each with the chunks, the size in m and the route.
+llvm::json::Object tableJson(const ir::Schedule &schedule,
+                             const StepTable &table) {
+  const ir::Instance &instance = table.instance;
+  llvm::json::Array steps;
+  for (const ir::InstanceStep &step : instance.steps) {
+    llvm::json::Object loops;
+    for (const auto &[var, value] : step.loopVars)
+      loops[var] = value;
+    llvm::json::Array messages;
+    for (const StepMessage &m : table.messages[step.number - 1]) {
+      llvm::json::Array via;
+      for (int64_t node : m.via)
+        via.push_back(node);
+      messages.push_back(llvm::json::Object{{"src", m.src},
+                                            {"dst", m.dst},
+                                            {"reduce", m.reduce},
+                                            {"chunks", m.chunks},
+                                            {"size", m.size},
+                                            {"via", std::move(via)}});
+    }
+    steps.push_back(llvm::json::Object{{"step", step.number},
+                                       {"name", step.step->name},
+                                       {"loop", std::move(loops)},
+                                       {"messages", std::move(messages)}});
+  }
+  return llvm::json::Object{
+      {"schedule", schedule.name},
+      {"collective", verify::describeCollective(instance.collective)},
+      {"topology", table.topology.describe()},
+      {"p", instance.p},
+      {"chunks_per_block", instance.chunks},
+      {"simulates", table.result.allHold()},
+      {"steps", std::move(steps)}};
+}
 
 int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
-            PortModel ports, llvm::raw_ostream &os, DiagnosticEngine &diags) {
+            PortModel ports, llvm::raw_ostream &os, DiagnosticEngine &diags,
+            llvm::json::Array *json) {
   llvm::Expected<StepTable> table = tabulate(schedule, params, ports);
   if (!table) {
     reportFailure(diags, table.takeError(), "show", schedule.name,
                   schedule.loc);
     return ExitInputError;
+  }
+  if (json) {
+    json->push_back(tableJson(schedule, *table));
+    return ExitOk;
   }
   const ir::Instance &instance = table->instance;
   os << "schedule " << schedule.name << " : "
@@ -95,6 +145,8 @@ int showOne(const ir::Schedule &schedule, llvm::ArrayRef<int64_t> params,
 int runShow() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, showFormat == Format::Json);
+  llvm::json::Array &shownJson = json.list("schedules");
   std::optional<Selection> selection =
       loadSelection(showFiles, showSchedules, diags);
   if (!selection)
@@ -113,7 +165,7 @@ int runShow() {
         // With --p over many schedules, those without such a member are
         // skipped; one named on its own is an error.
         if (showP > 0 && selection->names.empty() && params.empty()) {
-          llvm::errs() << "collc: note: skipping " << message << "\n";
+          diags.note(llvm::SMLoc(), "skipping " + message);
           continue;
         }
         diags.error(schedule.loc,
@@ -121,11 +173,11 @@ int runShow() {
         exitCode = ExitInputError;
         continue;
       }
-      if (shown++)
+      if (shown++ && !json)
         llvm::outs() << "\n";
       if (int rc = showOne(schedule, *member,
                            portsFor(file.program, showAllPort), llvm::outs(),
-                           diags))
+                           diags, json ? &shownJson : nullptr))
         exitCode = rc;
     }
   }

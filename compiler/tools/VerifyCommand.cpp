@@ -83,36 +83,6 @@ cl::opt<bool> verifyVerbose("verbose", cl::desc("Print every solver query"),
                             cl::sub(verifyCommand), cl::cat(category()));
 
 
-llvm::json::Value toJson(const verify::Counterexample &c) {
-  llvm::json::Object o;
-  llvm::json::Object params;
-  for (const auto &[name, value] : c.params)
-    params[name] = value;
-  o["params"] = std::move(params);
-  o["p"] = c.p;
-  if (c.step > 0)
-    o["step"] = c.step;
-  if (c.rank)
-    o["rank"] = *c.rank;
-  if (c.channel) {
-    o["channel"] = llvm::json::Object{{"from", c.channel->first},
-                                      {"to", c.channel->second}};
-    o["load"] = c.load;
-  }
-  llvm::json::Array transfers;
-  for (const verify::TransferRef &t : c.transfers)
-    transfers.push_back(llvm::json::Object{{"src", t.src}, {"dst", t.dst}});
-  o["transfers"] = std::move(transfers);
-  if (!c.chunk.empty())
-    o["chunk"] = c.chunk;
-  if (!c.expected.empty() || !c.actual.empty()) {
-    o["expected"] = c.expected;
-    o["actual"] = c.actual;
-  }
-  o["message"] = c.message;
-  return o;
-}
-
 /// "proved          (z3)": the status column as printText aligns it.
 std::string statusColumn(const verify::PropertyResult &r) {
   std::string status = verify::statusName(r.status);
@@ -177,7 +147,7 @@ int verifyAlltoallv(const CollectiveDef &c, alltoallv::Algorithm algorithm,
                            {"properties", std::move(properties)},
                            {"max_load", v.maxLoad}};
       if (v.congestion)
-        o["congestion"] = toJson(*v.congestion);
+        o["congestion"] = counterexampleJson(*v.congestion);
       stages.push_back(std::move(o));
     }
     json->push_back(llvm::json::Object{
@@ -353,7 +323,7 @@ int runVerify() {
             break;
           }
           drawn = true;
-          if (!writeFile(verifyDraw, *svg))
+          if (!writeFile(verifyDraw, *svg, diags))
             worsen(ExitInputError);
           break;
         }
@@ -379,36 +349,7 @@ int runVerify() {
         verify::printText(schedule, *report, llvm::outs());
         continue;
       }
-      llvm::json::Array properties;
-      for (const verify::PropertyResult &r : report->properties) {
-        llvm::json::Object o{{"property", verify::propertyName(r.property)},
-                             {"status", verify::statusName(r.status)},
-                             {"method", r.method}};
-        if (!r.detail.empty())
-          o["detail"] = r.detail;
-        if (r.property == verify::Property::Congestion)
-          o["max_load"] = r.maxLoad;
-        if (r.counterexample)
-          o["counterexample"] = toJson(*r.counterexample);
-        properties.push_back(std::move(o));
-      }
-      llvm::json::Array warnings;
-      for (const verify::Counterexample &w : report->warnings)
-        warnings.push_back(toJson(w));
-      llvm::json::Object ranges;
-      for (const verify::ParamRange &r : report->ranges)
-        ranges[r.name] = llvm::json::Array{r.lo, r.hi};
-      jsonSchedules.push_back(llvm::json::Object{
-          {"schedule", report->name},
-          {"collective", report->collective},
-          {"topology", report->topology},
-          {"ports", report->ports == PortModel::All ? "all" : "single"},
-          {"ranges", std::move(ranges)},
-          {"simulated", report->simulated},
-          {"verdict", verify::statusName(report->verdict())},
-          {"seconds", report->seconds},
-          {"properties", std::move(properties)},
-          {"warnings", std::move(warnings)}});
+      jsonSchedules.push_back(reportJson(*report));
     }
     // An alltoallv collective is a pattern built for its P (compiler/
     // alltoallv), not a schedule of the file: its stages are checked here.

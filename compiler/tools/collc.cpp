@@ -263,12 +263,79 @@ llvm::json::Object toJson(const collc::DiagnosticEngine::Record &d) {
 collc::tools::JsonDocument::~JsonDocument() {
   if (!enabled)
     return;
+  for (auto &[key, list] : lists)
+    members[key] = std::move(list);
   llvm::json::Array diagnostics;
   for (const collc::DiagnosticEngine::Record &d : diags.takeRecords())
     diagnostics.push_back(toJson(d));
   members["diagnostics"] = std::move(diagnostics);
   llvm::outs() << llvm::formatv("{0:2}\n",
                                 llvm::json::Value(std::move(members)));
+}
+
+llvm::json::Value collc::tools::counterexampleJson(const collc::verify::Counterexample &c) {
+  llvm::json::Object o;
+  llvm::json::Object params;
+  for (const auto &[name, value] : c.params)
+    params[name] = value;
+  o["params"] = std::move(params);
+  o["p"] = c.p;
+  if (c.step > 0)
+    o["step"] = c.step;
+  if (c.rank)
+    o["rank"] = *c.rank;
+  if (c.channel) {
+    o["channel"] = llvm::json::Object{{"from", c.channel->first},
+                                      {"to", c.channel->second}};
+    o["load"] = c.load;
+  }
+  llvm::json::Array transfers;
+  for (const collc::verify::TransferRef &t : c.transfers)
+    transfers.push_back(llvm::json::Object{{"src", t.src}, {"dst", t.dst}});
+  o["transfers"] = std::move(transfers);
+  if (!c.chunk.empty())
+    o["chunk"] = c.chunk;
+  if (!c.expected.empty() || !c.actual.empty()) {
+    o["expected"] = c.expected;
+    o["actual"] = c.actual;
+  }
+  o["message"] = c.message;
+  return o;
+}
+
+llvm::json::Object
+collc::tools::reportJson(const collc::verify::ScheduleReport &report) {
+  namespace verify = collc::verify;
+  llvm::json::Array properties;
+  for (const verify::PropertyResult &r : report.properties) {
+    llvm::json::Object o{{"property", verify::propertyName(r.property)},
+                         {"status", verify::statusName(r.status)},
+                         {"method", r.method}};
+    if (!r.detail.empty())
+      o["detail"] = r.detail;
+    if (r.property == verify::Property::Congestion)
+      o["max_load"] = r.maxLoad;
+    if (r.counterexample)
+      o["counterexample"] = counterexampleJson(*r.counterexample);
+    properties.push_back(std::move(o));
+  }
+  llvm::json::Array warnings;
+  for (const verify::Counterexample &w : report.warnings)
+    warnings.push_back(counterexampleJson(w));
+  llvm::json::Object ranges;
+  for (const verify::ParamRange &r : report.ranges)
+    ranges[r.name] = llvm::json::Array{r.lo, r.hi};
+  return llvm::json::Object{
+      {"schedule", report.name},
+      {"collective", report.collective},
+      {"topology", report.topology},
+      {"ports", report.ports == collc::PortModel::All ? "all" : "single"},
+      {"ranges", std::move(ranges)},
+      {"simulated", report.simulated},
+      {"verdict", verify::statusName(report.verdict())},
+      {"seconds", report.seconds},
+      {"properties", std::move(properties)},
+      {"warnings", std::move(warnings)}};
 }
 
 const char collc::tools::timeoutHelp[] =
@@ -285,12 +352,13 @@ collc::tools::timeoutOption(double seconds, collc::DiagnosticEngine &diags) {
   return seconds;
 }
 
-bool collc::tools::writeFile(llvm::StringRef path, llvm::StringRef text) {
+bool collc::tools::writeFile(llvm::StringRef path, llvm::StringRef text,
+                             collc::DiagnosticEngine &diags) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec);
   if (ec) {
-    llvm::errs() << "collc: error: cannot write '" << path
-                 << "': " << ec.message() << "\n";
+    diags.error(llvm::SMLoc(),
+                "cannot write '" + path.str() + "': " + ec.message());
     return false;
   }
   out << text;

@@ -258,7 +258,8 @@ public:
     writeBack = write;
     for (int j = 0; read && j < p; ++j) {
       int position = byteDispls[static_cast<size_t>(j)];
-      if (counts[j] > 0 &&
+      // Nothing to pack for no data (a type of size 0 included).
+      if (byteCounts[static_cast<size_t>(j)] > 0 &&
           PMPI_Pack(block(j), counts[j], type, base, static_cast<int>(total),
                     &position, comm) != MPI_SUCCESS) {
         why = "cannot pack a block";
@@ -271,7 +272,7 @@ public:
   int finish(MPI_Comm comm) {
     for (size_t j = 0; writeBack && j < byteCounts.size(); ++j) {
       int position = byteDispls[j];
-      if (userCounts[j] > 0 &&
+      if (byteCounts[j] > 0 &&
           PMPI_Unpack(base, static_cast<int>(data.size()), &position,
                       block(static_cast<int>(j)), userCounts[j], userType,
                       comm) != MPI_SUCCESS)

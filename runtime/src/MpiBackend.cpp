@@ -399,6 +399,14 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
       delete dup;
       return rc;
     }
+    // Its errors come back as codes: the runtime names what failed, then
+    // hands the failure to the user's communicator (Engine::failLocal), whose
+    // handler decides; the duplicate's inherited one would abort unsaid.
+    if (int rc = MPI_Comm_set_errhandler(dup->comm, MPI_ERRORS_RETURN)) {
+      MPI_Comm_free(&dup->comm);
+      delete dup;
+      return rc;
+    }
     if (int rc = MPI_Comm_set_attr(comm, dupKeyval, dup)) {
       MPI_Comm_free(&dup->comm);
       delete dup;

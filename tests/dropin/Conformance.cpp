@@ -560,6 +560,24 @@ int main(int argc, char **argv) {
     }
     runOne(comm, types, i);
   }
+  {
+    // A type of size 0 (MPICH's alltoallw_zeros): one element to every
+    // rank, in place and not, is no data at all.
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    std::vector<int> ones(static_cast<size_t>(p), 1), zeros(ones.size(), 0);
+    int sendbuf = 0, recvbuf = 7;
+    int rc1 = MPI_Alltoallv(&sendbuf, ones.data(), zeros.data(), empty,
+                            &recvbuf, ones.data(), zeros.data(), empty,
+                            MPI_COMM_WORLD);
+    int rc2 = MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL,
+                            &recvbuf, ones.data(), zeros.data(), empty,
+                            MPI_COMM_WORLD);
+    check("alltoallv of a type of size 0", rc1 == MPI_SUCCESS &&
+          rc2 == MPI_SUCCESS && recvbuf == 7, MPI_COMM_WORLD, rank, nullptr);
+    MPI_Type_free(&empty);
+  }
   unsigned long long ours = 0, theirs = 0;
   collc_mpi_counts(&ours, &theirs);
   unsigned long long sums[2] = {ours, theirs}, totals[2] = {0, 0};
