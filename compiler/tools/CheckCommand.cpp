@@ -20,15 +20,13 @@ cl::SubCommand checkCommand("check",
 cl::list<std::string> checkFiles(cl::Positional, cl::OneOrMore,
                                  cl::desc("<file.coll>..."),
                                  cl::sub(checkCommand), cl::cat(category()));
-enum class Format { Text, Json };
-cl::opt<Format> checkFormat(
-    "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "a summary line"),
-               clEnumValN(Format::Json, "json",
-                          "one JSON document: the counts, each "
-                          "collective's schedules and the diagnostics")),
-    cl::init(Format::Text), cl::sub(checkCommand), cl::cat(category()));
-
+cl::opt<Format>
+    checkFormat("format", cl::desc("Output format"),
+                formatValues("a summary line",
+                             "one JSON document: the counts, each "
+                             "collective's schedules and the diagnostics"),
+                cl::init(Format::Text), cl::sub(checkCommand),
+                cl::cat(category()));
 
 int runCheck() {
   llvm::SourceMgr sourceMgr;
@@ -53,9 +51,8 @@ int runCheck() {
       for (const CollectiveDef::Resolved &r : c.resolved)
         resolved.push_back(llvm::json::Object{{"schedule", r.schedule},
                                               {"from_bytes", r.fromBytes}});
-      resolutions.push_back(llvm::json::Object{{"file", file},
-                                               {"name", c.name},
-                                               {"resolved", std::move(resolved)}});
+      resolutions.push_back(llvm::json::Object{
+          {"file", file}, {"name", c.name}, {"resolved", std::move(resolved)}});
     }
   }
   if (json) {

@@ -103,6 +103,15 @@ drawCounterexample(const ir::Schedule &schedule,
                    const verify::Counterexample &failure,
                    llvm::StringRef property, PortModel ports);
 
+/// What a command prints: `--format text` (its own text) or `--format
+/// json` (one JsonDocument).
+enum class Format { Text, Json };
+/// `--format`'s values for one command, what `text` and `json` print.
+inline auto formatValues(const char *text, const char *json) {
+  return llvm::cl::values(clEnumValN(Format::Text, "text", text),
+                          clEnumValN(Format::Json, "json", json));
+}
+
 /// The one JSON document a command run with `--format json` prints on
 /// stdout, whichever way it ends (an error included): the members the
 /// command sets and, under "diagnostics", every diagnostic `diags` printed

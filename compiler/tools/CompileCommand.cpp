@@ -53,15 +53,14 @@ cl::opt<std::string> compileProvedQueries(
              "proving, written back after, so an unchanged schedule is "
              "proved again at once"),
     cl::value_desc("FILE"), cl::sub(compileCommand), cl::cat(category()));
-enum class Format { Text, Json };
-cl::opt<Format> compileFormat(
-    "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "what was written"),
-               clEnumValN(Format::Json, "json",
-                          "one JSON document: the files written, each "
-                          "schedule's verification report, the notes and "
-                          "the diagnostics")),
-    cl::init(Format::Text), cl::sub(compileCommand), cl::cat(category()));
+cl::opt<Format>
+    compileFormat("format", cl::desc("Output format"),
+                  formatValues("what was written",
+                               "one JSON document: the files written, each "
+                               "schedule's verification report, the notes and "
+                               "the diagnostics"),
+                  cl::init(Format::Text), cl::sub(compileCommand),
+                  cl::cat(category()));
 cl::opt<double> compileTimeout("timeout", cl::desc(timeoutHelp),
                                cl::value_desc("SECONDS"), cl::init(60),
                                cl::sub(compileCommand), cl::cat(category()));

@@ -42,11 +42,9 @@ cl::list<std::string> costParams("param",
                                           "e.g. d=4"),
                                  cl::value_desc("NAME=V"),
                                  cl::sub(costCommand), cl::cat(category()));
-enum class Format { Text, Json };
 cl::opt<Format> costFormat(
     "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "readable table"),
-               clEnumValN(Format::Json, "json", "one JSON document")),
+    formatValues("readable table", "one JSON document"),
     cl::init(Format::Text), cl::sub(costCommand), cl::cat(category()));
 cl::opt<std::string> costModel("model",
                                cl::desc("Cost model for the time: one "

@@ -30,10 +30,12 @@ cl::SubCommand drawCommand("draw", "Draw a schedule as an SVG figure: a panel "
 cl::opt<std::string> drawFile(cl::Positional, cl::Required,
                               cl::desc("<file.coll>"), cl::sub(drawCommand),
                               cl::cat(category()));
-cl::opt<std::string> drawSchedule(
-    "schedule", cl::desc("The schedule to draw (or the collective it "
-                         "resolved to); needed when the file has several"),
-    cl::value_desc("NAME"), cl::sub(drawCommand), cl::cat(category()));
+cl::opt<std::string>
+    drawSchedule("schedule",
+                 cl::desc("The schedule to draw (or the collective it "
+                          "resolved to); needed when the file has several"),
+                 cl::value_desc("NAME"), cl::sub(drawCommand),
+                 cl::cat(category()));
 cl::opt<int64_t> drawP("p",
                        cl::desc("Number of ranks (a family's member with "
                                 "every parameter equal that has N ranks)"),
@@ -42,20 +44,19 @@ cl::opt<int64_t> drawP("p",
 cl::list<std::string> drawParams("param",
                                  cl::desc("Value of a schedule parameter, "
                                           "e.g. d=3"),
-                                 cl::value_desc("NAME=V"),
-                                 cl::sub(drawCommand), cl::cat(category()));
+                                 cl::value_desc("NAME=V"), cl::sub(drawCommand),
+                                 cl::cat(category()));
 cl::opt<bool> drawAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(drawCommand), cl::cat(category()));
-enum class Format { Text, Json };
 cl::opt<Format> drawFormat(
     "format", cl::desc("Output format (of what is printed; the figure is SVG)"),
-    cl::values(clEnumValN(Format::Text, "text", "nothing but errors"),
-               clEnumValN(Format::Json, "json",
-                          "one JSON document: the schedule and member drawn, "
-                          "the file written, and the diagnostics")),
+    formatValues("nothing but errors",
+                 "one JSON document: the schedule and member drawn, "
+                 "the file written, and the diagnostics"),
     cl::init(Format::Text), cl::sub(drawCommand), cl::cat(category()));
-cl::opt<std::string> drawOutput("o", cl::desc("Write the SVG to FILE ('-': "
-                                              "standard output)"),
+cl::opt<std::string> drawOutput("o",
+                                cl::desc("Write the SVG to FILE ('-': "
+                                         "standard output)"),
                                 cl::value_desc("FILE"), cl::sub(drawCommand),
                                 cl::cat(category()));
 cl::opt<unsigned> drawPanels(

@@ -35,18 +35,17 @@ cl::opt<int64_t> showP("p",
 cl::list<std::string> showParams("param",
                                  cl::desc("Value of a schedule parameter, "
                                           "e.g. d=3"),
-                                 cl::value_desc("NAME=V"),
-                                 cl::sub(showCommand), cl::cat(category()));
+                                 cl::value_desc("NAME=V"), cl::sub(showCommand),
+                                 cl::cat(category()));
 cl::opt<bool> showAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(showCommand), cl::cat(category()));
-enum class Format { Text, Json };
-cl::opt<Format> showFormat(
-    "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "the step tables"),
-               clEnumValN(Format::Json, "json",
-                          "one JSON document: each schedule's steps and "
-                          "their messages, and the diagnostics")),
-    cl::init(Format::Text), cl::sub(showCommand), cl::cat(category()));
+cl::opt<Format>
+    showFormat("format", cl::desc("Output format"),
+               formatValues("the step tables",
+                            "one JSON document: each schedule's steps and "
+                            "their messages, and the diagnostics"),
+               cl::init(Format::Text), cl::sub(showCommand),
+               cl::cat(category()));
 
 /// A member's step table as `--format json` prints it: per step its
 /// messages, each with the chunks, the size in m and the route.

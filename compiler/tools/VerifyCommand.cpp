@@ -50,11 +50,9 @@ cl::opt<std::string> verifyOnly(
     cl::desc("Comma-separated subset of causality, contention, congestion, "
              "matching, correctness"),
     cl::sub(verifyCommand), cl::cat(category()));
-enum class Format { Text, Json };
 cl::opt<Format> verifyFormat(
     "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "readable report"),
-               clEnumValN(Format::Json, "json", "one JSON document")),
+    formatValues("readable report", "one JSON document"),
     cl::init(Format::Text), cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<std::string> verifyProvedQueries(
     "proved-queries",
