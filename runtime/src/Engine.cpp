@@ -309,6 +309,17 @@ char *Engine::scratch(size_t bytes) {
   return entry.first;
 }
 
+char *Engine::blockScratch(int buffer, int64_t block) {
+  Buffer &b = buffers[static_cast<size_t>(buffer)];
+  const size_t blocks = b.blocks.size();
+  if (blocks > static_cast<size_t>(p) || blockBytes == 0 ||
+      blocks > regionBytes / blockBytes)
+    return scratch(blockBytes);
+  if (!b.region)
+    b.region = scratch(blocks * blockBytes);
+  return b.region + static_cast<size_t>(block) * blockBytes;
+}
+
 char *Engine::stepBytesOf(Workspace &w, size_t bytes) {
   if (bytes > w.stepCapacity) {
     w.stepStore.reset(new char[bytes]);
@@ -564,7 +575,7 @@ char *Engine::writable(int buffer, int64_t block, int64_t skipFrom,
   Block &b = buffers[static_cast<size_t>(buffer)].blocks[static_cast<size_t>(block)];
   if (b.data && !b.readOnly)
     return b.data;
-  char *to = b.home ? b.home : scratch(blockBytes);
+  char *to = b.home ? b.home : blockScratch(buffer, block);
   if (b.data && blockBytes) {
     const size_t from = static_cast<size_t>(chunkBegin(skipFrom) * extent);
     const size_t until = static_cast<size_t>(chunkBegin(skipTo) * extent);
@@ -674,6 +685,7 @@ int Engine::start(int numBuffers, int64_t numChunks) {
   for (Buffer &b : buffers) {
     b.blocks.assign(numBlocks, {});
     b.slots.assign(numSlots, {});
+    b.region = nullptr;
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
@@ -731,6 +743,30 @@ void Engine::receive(int64_t sender, uint64_t intoMask, bool reduce) {
 
 int Engine::collect(int fromBuffer, size_t first, size_t last,
                     std::vector<Piece> &pieces) {
+  collectPieces(fromBuffer, first, last, pieces);
+  // A run of blocks partly still in the user's input and partly received
+  // into the buffer's region (a gather's subtree: its own block and those
+  // below it) goes out as one piece once the input's blocks are copied to
+  // their places beside the others: one block's copy, against a message
+  // of several pieces that MPI moves without its single copy.
+  Buffer &b = buffers[static_cast<size_t>(fromBuffer)];
+  if (pieces.size() < 2 || !b.region)
+    return MPI_SUCCESS;
+  bool copied = false;
+  for (size_t i = first; i < last; ++i) {
+    const int64_t blk = blockOfSlot(sendList[i]);
+    if (b.blocks[static_cast<size_t>(blk)].readOnly) {
+      writable(fromBuffer, blk);
+      copied = true;
+    }
+  }
+  if (copied)
+    collectPieces(fromBuffer, first, last, pieces);
+  return MPI_SUCCESS;
+}
+
+void Engine::collectPieces(int fromBuffer, size_t first, size_t last,
+                           std::vector<Piece> &pieces) {
   pieces.clear();
   const Buffer &b = buffers[static_cast<size_t>(fromBuffer)];
   for (size_t i = first; i < last; ++i) {
@@ -745,7 +781,6 @@ int Engine::collect(int fromBuffer, size_t first, size_t last,
     else
       pieces.push_back({data, bytes});
   }
-  return MPI_SUCCESS;
 }
 
 int Engine::deliver(int into, int32_t slot, const Record &r,

@@ -206,6 +206,9 @@ private:
   struct Buffer {
     std::vector<Block> blocks;
     std::vector<Slot> slots; // block * chunks + index
+    // Where its blocks live that are not the user's, in block order, when
+    // it has a block a rank (regionBlock): null until one is needed.
+    char *region = nullptr;
   };
   /// One record of a message header: a slot and its value's ranks.
   struct Record {
@@ -294,6 +297,13 @@ private:
   }
   /// Bytes from the pool, valid until the call ends.
   char *scratch(size_t bytes);
+  /// Where block `block` of `buffer` lives when it is not the user's: its
+  /// place in the buffer's region, so that the runs of blocks a tree
+  /// forwards (gather, scatter) lie in one piece and go out as one
+  /// contiguous message, or scratch of its own where a region would be
+  /// large (more blocks than ranks, or over regionBytes).
+  char *blockScratch(int buffer, int64_t block);
+  static constexpr size_t regionBytes = size_t(1) << 30;
   /// Bytes for this step's headers (and small messages whole), valid until
   /// the next call; kept per thread, so the steady state allocates nothing.
   char *stepBytes(size_t bytes) { return stepBytesOf(*workspace, bytes); }
@@ -435,6 +445,8 @@ private:
               bool reduce);
   int collect(int fromBuffer, size_t first, size_t last,
               std::vector<Piece> &pieces);
+  void collectPieces(int fromBuffer, size_t first, size_t last,
+                     std::vector<Piece> &pieces);
   /// Calls fn(origin, dest) for each block this rank starts with.
   template <typename Fn> void forEachInput(Fn &&fn) const;
   /// Calls fn(origin, dest) for each block this rank outputs.
