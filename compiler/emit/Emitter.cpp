@@ -249,11 +249,6 @@ std::string operand(const ir::Expr &e, llvm::ArrayRef<std::string> names) {
   return concat({"(", text, ")"});
 }
 
-bool hasRoot(CollectiveKind k) {
-  return k == CollectiveKind::Broadcast || k == CollectiveKind::Reduce ||
-         k == CollectiveKind::Scatter || k == CollectiveKind::Gather;
-}
-
 /// A rooted schedule's any_root:: twin: the call with its root played by
 /// the proved one, on the communicator's ranks rotated (collc::rt::Call::
 /// rotation). A root outside the communicator goes to the schedule as it
@@ -322,7 +317,7 @@ public:
       os << "  if (" << mismatch
          << ")\n    return eng.fail(MPI_ERR_TYPE, \"send and receive count "
             "and type must be equal\");\n";
-    if (hasRoot(s.collective.kind))
+    if (ir::isRooted(s.collective.kind))
       os << "  if (root != " << s.collective.root
          << ")\n    return eng.fail(MPI_ERR_ROOT, "
          << quote("the schedule is proved for root " +
@@ -830,7 +825,7 @@ collc::emit::emitCpp(const Program &program,
     llvm::raw_string_ostream bodyOs(body);
     ScheduleEmitter(v, options, bodyOs).emitFunction(*b);
     source << bodyOs.str() << "\n";
-    if (hasRoot(s.collective.kind)) {
+    if (ir::isRooted(s.collective.kind)) {
       anyRootHeader << "int " << s.name << "(" << b->params << ");\n";
       anyRootSource << anyRootFunction(s, *b, qualifier);
     }

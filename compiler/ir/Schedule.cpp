@@ -1,57 +1,56 @@
 #include "ir/Schedule.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <iterator>
 
 using namespace collc::ir;
 
+namespace {
+using collc::ir::CollectiveKind;
+using collc::ir::CollectiveRules;
+// kind, name, rooted, reduction, origin names a rank, dest names a rank
+constexpr CollectiveRules rules[] = {
+    {CollectiveKind::Broadcast, "broadcast", true, false, true, false},
+    {CollectiveKind::Reduce, "reduce", true, true, false, true},
+    {CollectiveKind::Allreduce, "allreduce", false, true, false, false},
+    {CollectiveKind::Allgather, "allgather", false, false, true, false},
+    {CollectiveKind::ReduceScatter, "reduce_scatter", false, true, false, true},
+    {CollectiveKind::Scatter, "scatter", true, false, true, true},
+    {CollectiveKind::Gather, "gather", true, false, true, true},
+    {CollectiveKind::Scan, "scan", false, true, false, false},
+    {CollectiveKind::Alltoall, "alltoall", false, false, true, true},
+    {CollectiveKind::Alltoallv, "alltoallv", false, false, true, true},
+    {CollectiveKind::Shift, "shift", false, false, true, true},
+};
+} // namespace
+
+const CollectiveRules &collc::ir::rulesOf(CollectiveKind kind) {
+  for (const CollectiveRules &r : rules)
+    if (r.kind == kind)
+      return r;
+  llvm_unreachable("a collective kind without rules");
+}
+
 llvm::StringRef collc::ir::collectiveKindName(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::Broadcast:
-    return "broadcast";
-  case CollectiveKind::Reduce:
-    return "reduce";
-  case CollectiveKind::Allreduce:
-    return "allreduce";
-  case CollectiveKind::Allgather:
-    return "allgather";
-  case CollectiveKind::ReduceScatter:
-    return "reduce_scatter";
-  case CollectiveKind::Scatter:
-    return "scatter";
-  case CollectiveKind::Gather:
-    return "gather";
-  case CollectiveKind::Scan:
-    return "scan";
-  case CollectiveKind::Alltoall:
-    return "alltoall";
-  case CollectiveKind::Alltoallv:
-    return "alltoallv";
-  case CollectiveKind::Shift:
-    return "shift";
-  }
-  return "?";
+  return rulesOf(kind).name;
 }
 
-std::optional<CollectiveKind> collc::ir::parseCollectiveKind(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<CollectiveKind>>(name)
-      .Case("broadcast", CollectiveKind::Broadcast)
-      .Case("reduce", CollectiveKind::Reduce)
-      .Case("allreduce", CollectiveKind::Allreduce)
-      .Case("allgather", CollectiveKind::Allgather)
-      .Case("reduce_scatter", CollectiveKind::ReduceScatter)
-      .Case("scatter", CollectiveKind::Scatter)
-      .Case("gather", CollectiveKind::Gather)
-      .Case("scan", CollectiveKind::Scan)
-      .Case("alltoall", CollectiveKind::Alltoall)
-      .Case("alltoallv", CollectiveKind::Alltoallv)
-      .Case("shift", CollectiveKind::Shift)
-      .Default(std::nullopt);
+std::optional<CollectiveKind>
+collc::ir::parseCollectiveKind(llvm::StringRef name) {
+  for (const CollectiveRules &r : rules)
+    if (r.name == name)
+      return r.kind;
+  return std::nullopt;
 }
 
-bool collc::ir::isReduction(CollectiveKind kind) {
-  return kind == CollectiveKind::Reduce || kind == CollectiveKind::Allreduce ||
-         kind == CollectiveKind::ReduceScatter || kind == CollectiveKind::Scan;
+std::string collc::ir::collectiveKindList() {
+  std::string list;
+  const size_t n = std::size(rules);
+  for (size_t i = 0; i < n; ++i)
+    list += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + rules[i].name.str();
+  return list;
 }
 
 void collc::ir::rewriteBody(

@@ -44,11 +44,30 @@ enum class CollectiveKind {
   Shift,
 };
 
+/// What each kind of collective is, written once (000 Table 4.1, 001 §3)
+/// and read by every stage: its name, the arguments it takes, and which
+/// chunk coordinates name ranks. What each rank starts and ends with is
+/// simulate/Semantics.h's, built on these.
+struct CollectiveRules {
+  CollectiveKind kind;
+  llvm::StringRef name;
+  bool rooted;    // takes `root:` (broadcast, reduce, scatter, gather)
+  bool reduction; // combines contributions: takes `op:` and `commutative:`
+  /// The chunk coordinates that name ranks: origin, where a chunk starts
+  /// (a broadcast's and a scatter's at the root); dest, where it must end.
+  bool originIsRank, destIsRank;
+};
+const CollectiveRules &rulesOf(CollectiveKind kind);
+
 llvm::StringRef collectiveKindName(CollectiveKind kind);
 std::optional<CollectiveKind> parseCollectiveKind(llvm::StringRef name);
+/// The kinds' names as a list for messages: "broadcast, reduce, ... or shift".
+std::string collectiveKindList();
 /// Whether the collective combines contributions (reduce, allreduce,
 /// reduce_scatter, scan).
-bool isReduction(CollectiveKind kind);
+inline bool isReduction(CollectiveKind kind) { return rulesOf(kind).reduction; }
+/// Whether it has a root (broadcast, reduce, scatter, gather).
+inline bool isRooted(CollectiveKind kind) { return rulesOf(kind).rooted; }
 
 /// What a collective computes (its pre- and post-condition live in
 /// verify/Semantics). Parameters that do not apply to the kind are unused.

@@ -38,11 +38,6 @@ bool isComposable(CollectiveKind kind) {
          kind == CollectiveKind::Allreduce;
 }
 
-bool isRooted(CollectiveKind kind) {
-  return kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce ||
-         kind == CollectiveKind::Scatter || kind == CollectiveKind::Gather;
-}
-
 const ir::Parameter *paramOfSlot(const ir::Schedule &s, unsigned slot) {
   for (const ir::Parameter &q : s.params)
     if (q.slot == slot)
@@ -107,7 +102,7 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
     return fail("is a " + ir::collectiveKindName(kind) +
                 "; the parts of a split message are scatter, gather, "
                 "allgather and reduce_scatter schedules (000 §4.7.1)");
-  if (isRooted(kind) && part.collective.root != composite.collective.root)
+  if (ir::isRooted(kind) && part.collective.root != composite.collective.root)
     return fail("has root " + llvm::Twine(part.collective.root) +
                 ", the composition " + llvm::Twine(composite.collective.root));
 

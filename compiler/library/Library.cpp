@@ -113,41 +113,6 @@ const CostModel &library::defaultModel() {
 
 namespace {
 
-bool isRooted(CollectiveKind kind) {
-  return kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce ||
-         kind == CollectiveKind::Scatter || kind == CollectiveKind::Gather;
-}
-
-/// Which chunk coordinates name ranks (simulate/Semantics.h's table).
-bool originIsRank(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Allgather:
-  case CollectiveKind::Scatter:
-  case CollectiveKind::Gather:
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-  case CollectiveKind::Shift:
-    return true;
-  default:
-    return false;
-  }
-}
-bool destIsRank(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::Reduce:
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::Scatter:
-  case CollectiveKind::Gather:
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-  case CollectiveKind::Shift:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /// Whether every channel of `inner` is one of graph `outer`'s, ranks
 /// numbered alike (the graph may have more).
 bool graphContains(const Topology &outer, const Topology &inner) {
@@ -422,9 +387,9 @@ void relabel(ir::Schedule &s, const Relabelling &sigma) {
     return ir::substitute(e, [&](const Expr &v) -> ExprRef {
       if (v.slot == ir::SlotRank)
         return sigmaRank;
-      if (v.slot == ir::SlotOrigin && originIsRank(kind))
+      if (v.slot == ir::SlotOrigin && ir::rulesOf(kind).originIsRank)
         return sigma.forward(Expr::var("origin", ir::SlotOrigin));
-      if (v.slot == ir::SlotDest && destIsRank(kind))
+      if (v.slot == ir::SlotDest && ir::rulesOf(kind).destIsRank)
         return sigma.forward(Expr::var("dest", ir::SlotDest));
       return nullptr;
     });
@@ -583,7 +548,7 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
     s.params[i].range = std::make_pair(params[i], params[i]);
   s.topology = ir::TopologyTemplate::of(target, def.loc);
 
-  if (isRooted(want.kind) && family.collective.root != want.root) {
+  if (ir::isRooted(want.kind) && family.collective.root != want.root) {
     // On a graph, the renamings of the regular topology found in it: they
     // are no symmetry of the graph's routes, so the member must simulate
     // there to fit, and is proved there.

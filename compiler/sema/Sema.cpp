@@ -722,18 +722,15 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
       ir::parseCollectiveKind(expr.kind.name);
   if (!kind) {
     diags.error(locOf(expr.kind),
-                "unknown collective '" + expr.kind.name +
-                    "'; expected broadcast, reduce, allreduce, allgather, "
-                    "reduce_scatter, scatter, gather, scan, alltoall, "
-                    "alltoallv or shift",
+                "unknown collective '" + expr.kind.name + "'; expected " +
+                    ir::collectiveKindList(),
                 rangeOf(expr.kind));
     return std::nullopt;
   }
   using CK = ir::CollectiveKind;
   ir::Collective c;
   c.kind = *kind;
-  bool hasRoot = c.kind == CK::Broadcast || c.kind == CK::Reduce ||
-                 c.kind == CK::Scatter || c.kind == CK::Gather;
+  bool hasRoot = ir::isRooted(c.kind);
   bool hasOp = ir::isReduction(c.kind);
   std::vector<std::string> allowed = {"type"};
   if (hasRoot)
