@@ -44,6 +44,15 @@ enum class CollectiveKind {
   Shift,
 };
 
+/// The values a schedule parameter ranges over, inclusive: what verify is
+/// asked for, what the prover and the induction prove over, and what a
+/// report says was proved.
+struct ParamRange {
+  std::string name;
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
 /// What each kind of collective is, written once (000 Table 4.1, 001 §3)
 /// and read by every stage: its name, the arguments it takes, and which
 /// chunk coordinates name ranks. What each rank starts and ends with is

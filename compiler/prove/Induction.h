@@ -44,7 +44,7 @@
 // final one.
 
 #include "ir/Schedule.h"
-#include "verify/Verdict.h"
+#include "ir/Verdict.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -60,11 +60,7 @@ namespace collc::prove {
 
 struct InductionOptions {
   /// The range of every parameter of the schedule, by name.
-  struct Range {
-    std::string name;
-    int64_t lo = 0, hi = 0;
-  };
-  std::vector<Range> ranges;
+  std::vector<ir::ParamRange> ranges;
   unsigned timeoutMs = 60000;           // per query; 0: no limit
   llvm::raw_ostream *verbose = nullptr; // one line per query
   /// Queries proved before, shared with other provers (smt::ProvedQueries);

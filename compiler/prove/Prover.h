@@ -28,7 +28,7 @@
 
 #include "ir/Schedule.h"
 #include "topology/Topology.h"
-#include "verify/Verdict.h"
+#include "ir/Verdict.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -48,12 +48,7 @@ class Solver;
 
 namespace collc::prove {
 
-/// The values a schedule parameter ranges over, inclusive.
-struct ParamRange {
-  std::string name;
-  int64_t lo = 0;
-  int64_t hi = 0;
-};
+using ir::ParamRange;
 
 struct ProverOptions {
   std::vector<ParamRange> ranges; // one per Schedule::params entry, by name

@@ -19,7 +19,7 @@
 #include "ir/Instantiate.h"
 #include "simulate/Semantics.h"
 #include "topology/Topology.h"
-#include "verify/Verdict.h"
+#include "ir/Verdict.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

@@ -9,7 +9,7 @@
 #include "tools/Svg.h"
 
 #include "support/Diagnostics.h"
-#include "verify/Verdict.h"
+#include "ir/Verdict.h"
 
 #include "llvm/Support/raw_ostream.h"
 

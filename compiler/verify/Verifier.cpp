@@ -314,8 +314,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   std::vector<PropertyResult> proved;
   {
     prove::ProverOptions po;
-    for (const ParamRange &r : *ranges)
-      po.ranges.push_back({r.name, r.lo, r.hi});
+    po.ranges = *ranges;
     po.ports = options.ports;
     po.timeoutMs = timeoutMs(options);
     po.verbose = options.verbose;
@@ -339,8 +338,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
                          wanted(options, Property::Correctness);
   if (inductionWanted && prove::hasInvariants(s)) {
     prove::InductionOptions io;
-    for (const ParamRange &r : *ranges)
-      io.ranges.push_back({r.name, r.lo, r.hi});
+    io.ranges = *ranges;
     io.timeoutMs = timeoutMs(options);
     io.verbose = options.verbose;
     io.provedQueries = options.provedQueries;

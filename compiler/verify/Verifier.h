@@ -13,7 +13,7 @@
 
 #include "ir/Schedule.h"
 #include "topology/Topology.h"
-#include "verify/Verdict.h"
+#include "ir/Verdict.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,11 +30,7 @@ class ProvedQueries;
 
 namespace collc::verify {
 
-struct ParamRange {
-  std::string name;
-  int64_t lo = 0;
-  int64_t hi = 0;
-};
+using ir::ParamRange;
 
 struct VerifyOptions {
   /// Number of ranks: exactly (p) or a range; converted to parameter ranges

@@ -2,7 +2,9 @@
 // Verdicts shared by the two checkers of a schedule: the simulator (exact
 // chunk flow on instantiated schedules) and the prover (Z3 over symbolic
 // ranks and sizes). Both fill the same structures, so the CLI prints one
-// format and the tests can hold the two against each other.
+// format and the tests can hold the two against each other. It lives with
+// the IR, below both checkers; verify/ assembles their verdicts into a
+// report.
 
 #include <cstdint>
 #include <optional>
