@@ -814,6 +814,33 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
           {spanningTreeAlgorithm.str(), llvm::toString(tree.takeError())});
     }
   }
+  // An all-to-all also goes straight to each destination, where no two
+  // messages of a step share a link of the graph.
+  if (def.topology.kind() == TopologyKind::Graph &&
+      def.collective.kind == CollectiveKind::Alltoall &&
+      (automatic || def.algorithm == directExchangeAlgorithm)) {
+    llvm::Expected<ir::Schedule> direct = directExchangeSchedule(
+        def.name, def.collective, def.topology, def.loc);
+    if (!direct)
+      return direct.takeError();
+    Choice c;
+    c.schedule = std::move(*direct);
+    c.source = directExchangeAlgorithm.str();
+    c.built = true;
+    c.keepsProof = false;
+    std::string why;
+    std::optional<cost::ScheduleCost> priced =
+        price(c, model, {"", "it is built for this graph"}, why);
+    // (A step whose messages share a link does not simulate correctly:
+    // price() refuses it, saying where.)
+    if (priced) {
+      c.startups = priced->startups;
+      c.words = priced->words.str();
+      fits.emplace_back(std::move(c), std::move(*priced));
+    } else {
+      rejected.push_back({c.source, why});
+    }
+  }
   if (fits.empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",

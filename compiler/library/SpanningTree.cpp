@@ -223,3 +223,38 @@ library::spanningTreeSchedule(const std::string &name,
     appendSteps(t, true, TransferMode::Copy, selectors, s.body);
   return s;
 }
+
+llvm::Expected<ir::Schedule>
+library::directExchangeSchedule(const std::string &name,
+                                const ir::Collective &want,
+                                const Topology &graph, llvm::SMLoc loc) {
+  if (graph.kind() != TopologyKind::Graph ||
+      want.kind != CollectiveKind::Alltoall)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the direct exchange is an all-to-all on "
+                                   "a graph");
+  ir::Schedule s;
+  s.name = name;
+  s.algorithm = directExchangeAlgorithm.str();
+  s.collective = want;
+  s.topology = ir::TopologyTemplate::of(graph, loc);
+  s.slotNames = {"r", "p", "origin", "dest", "index"};
+  s.buffers.push_back({"result"});
+  s.loc = loc;
+  const int64_t p = graph.numRanks();
+  const ExprRef r = Expr::var("r", ir::SlotRank);
+  for (int64_t k = 1; k < p; ++k) {
+    // r -> (r + k) % p : origin == r and dest == (r + k) % p
+    ExprRef peer = bin(ExprOp::Mod, bin(ExprOp::Add, r, num(k)), num(p));
+    ir::TransferRule rule;
+    rule.peer = peer;
+    rule.selector =
+        bin(ExprOp::And, bin(ExprOp::Eq, Expr::var("origin", ir::SlotOrigin), r),
+            bin(ExprOp::Eq, Expr::var("dest", ir::SlotDest), peer));
+    rule.into.push_back({0, nullptr});
+    ir::Step step;
+    step.rules.push_back(std::move(rule));
+    s.body.push_back(std::move(step));
+  }
+  return s;
+}

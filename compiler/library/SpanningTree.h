@@ -16,7 +16,8 @@
 // then the broadcast; reduce-scatter the reduction, then the scatter;
 // all-to-all and shift gather every block at rank 0, then scatter them by
 // destination. Those pass everything through the root, so they are a
-// fallback, not fast. The schedules are concrete (one member, their
+// fallback, not fast; all-to-all also has the direct exchange, where no
+// two of a step's messages share a link. The schedules are concrete (one member, their
 // transfers written out) and are proved like any other.
 
 #include "ir/Schedule.h"
@@ -32,6 +33,8 @@ namespace collc::library {
 
 /// The name of the algorithm, as `using` names it.
 constexpr llvm::StringLiteral spanningTreeAlgorithm = "spanning_tree";
+/// The direct all-to-all's (below), as `using` names it (001 §3.1, A1).
+constexpr llvm::StringLiteral directExchangeAlgorithm = "direct";
 
 /// `want` on graph `graph` over its spanning tree, named `name`; an error
 /// for another collective or topology.
@@ -39,5 +42,16 @@ llvm::Expected<ir::Schedule> spanningTreeSchedule(const std::string &name,
                                                   const ir::Collective &want,
                                                   const Topology &graph,
                                                   llvm::SMLoc loc);
+
+/// All-to-all on graph `graph` with no rank in between (000 §4.5.1's
+/// direct exchange, 001's A1): in step s = 1 .. p - 1 each rank r sends its
+/// block for (r + s) mod p straight there, along the graph's route. Each
+/// rank sends and receives one message a step; where messages of a step
+/// share a link, its simulation fails congestion and the resolution
+/// refuses it, naming the channel.
+llvm::Expected<ir::Schedule> directExchangeSchedule(const std::string &name,
+                                                    const ir::Collective &want,
+                                                    const Topology &graph,
+                                                    llvm::SMLoc loc);
 
 } // namespace collc::library

@@ -255,6 +255,7 @@ const Schedule schedules[] = {
   {"e2e",          "graph_tree_allgather",       Kind::Allgather,     erase(collc_test::graph_tree_allgather),  exactly6},
   {"e2e",          "graph_tree_reduce_scatter",  Kind::ReduceScatter, erase(collc_test::graph_tree_reduce_scatter), exactly6},
   {"e2e",          "graph_tree_alltoall",        Kind::Alltoall,      erase(collc_test::graph_tree_alltoall),   exactly6},
+  {"e2e",          "graph_direct_alltoall",      Kind::Alltoall,      erase(collc_test::graph_direct_alltoall), exactly6},
   {"e2e",          "graph_tree_shift",           Kind::Shift,         erase(collc_test::graph_tree_shift),      exactly6,   0, 4},
 };
 // clang-format on
