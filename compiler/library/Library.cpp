@@ -788,59 +788,44 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
       if (fits.size() == before)
         rejected.push_back({s->name, why});
     }
-  // Any connected graph has a spanning tree to fall back on.
-  if (def.topology.kind() == TopologyKind::Graph &&
-      (automatic || def.algorithm == spanningTreeAlgorithm)) {
-    llvm::Expected<ir::Schedule> tree = spanningTreeSchedule(
-        def.name, def.collective, def.topology, def.loc);
-    if (tree) {
-      Choice c;
-      c.schedule = std::move(*tree);
-      c.source = spanningTreeAlgorithm.str();
-      c.built = true;
-      c.keepsProof = false;
-      std::string why;
-      std::optional<cost::ScheduleCost> priced =
-          price(c, model, {"", "it is built for this graph"}, why);
-      if (priced) {
-        c.startups = priced->startups;
-        c.words = priced->words.str();
-        fits.emplace_back(std::move(c), std::move(*priced));
-      } else {
-        rejected.push_back({c.source, why});
-      }
-    } else {
-      rejected.push_back(
-          {spanningTreeAlgorithm.str(), llvm::toString(tree.takeError())});
+  // A schedule built for this graph: priced and proved here (a step whose
+  // messages share a link does not simulate correctly, and price() refuses
+  // it, saying where), or the reason it is not.
+  auto addBuilt = [&](llvm::Expected<ir::Schedule> built,
+                      llvm::StringRef source) {
+    if (!built) {
+      rejected.push_back({source.str(), llvm::toString(built.takeError())});
+      return;
     }
-  }
-  // An all-to-all also goes straight to each destination, where no two
-  // messages of a step share a link of the graph.
-  if (def.topology.kind() == TopologyKind::Graph &&
-      def.collective.kind == CollectiveKind::Alltoall &&
-      (automatic || def.algorithm == directExchangeAlgorithm)) {
-    llvm::Expected<ir::Schedule> direct = directExchangeSchedule(
-        def.name, def.collective, def.topology, def.loc);
-    if (!direct)
-      return direct.takeError();
     Choice c;
-    c.schedule = std::move(*direct);
-    c.source = directExchangeAlgorithm.str();
+    c.schedule = std::move(*built);
+    c.source = source.str();
     c.built = true;
     c.keepsProof = false;
     std::string why;
     std::optional<cost::ScheduleCost> priced =
         price(c, model, {"", "it is built for this graph"}, why);
-    // (A step whose messages share a link does not simulate correctly:
-    // price() refuses it, saying where.)
-    if (priced) {
-      c.startups = priced->startups;
-      c.words = priced->words.str();
-      fits.emplace_back(std::move(c), std::move(*priced));
-    } else {
+    if (!priced) {
       rejected.push_back({c.source, why});
+      return;
     }
-  }
+    c.startups = priced->startups;
+    c.words = priced->words.str();
+    fits.emplace_back(std::move(c), std::move(*priced));
+  };
+  const bool graph = def.topology.kind() == TopologyKind::Graph;
+  // Any connected graph has a spanning tree to fall back on.
+  if (graph && (automatic || def.algorithm == spanningTreeAlgorithm))
+    addBuilt(spanningTreeSchedule(def.name, def.collective, def.topology,
+                                  def.loc),
+             spanningTreeAlgorithm);
+  // An all-to-all also goes straight to each destination, where no two
+  // messages of a step share a link of the graph.
+  if (graph && def.collective.kind == CollectiveKind::Alltoall &&
+      (automatic || def.algorithm == directExchangeAlgorithm))
+    addBuilt(directExchangeSchedule(def.name, def.collective, def.topology,
+                                    def.loc),
+             directExchangeAlgorithm);
   if (fits.empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",

@@ -143,6 +143,22 @@ void appendSteps(const SpanningTree &t, bool down, ir::TransferMode mode,
   }
 }
 
+/// An empty schedule of `want` on `graph`, by `algorithm`, one result
+/// buffer, as sema makes a hand-written one.
+ir::Schedule builtSchedule(const std::string &name, llvm::StringRef algorithm,
+                           const ir::Collective &want, const Topology &graph,
+                           llvm::SMLoc loc) {
+  ir::Schedule s;
+  s.name = name;
+  s.algorithm = algorithm.str();
+  s.collective = want;
+  s.topology = ir::TopologyTemplate::of(graph, loc);
+  s.slotNames = {"r", "p", "origin", "dest", "index"};
+  s.buffers.push_back({"result"});
+  s.loc = loc;
+  return s;
+}
+
 } // namespace
 
 llvm::Expected<ir::Schedule>
@@ -195,14 +211,7 @@ library::spanningTreeSchedule(const std::string &name,
   }
   SpanningTree t = spanningTree(graph, rooted ? want.root : 0);
 
-  ir::Schedule s;
-  s.name = name;
-  s.algorithm = spanningTreeAlgorithm.str();
-  s.collective = want;
-  s.topology = ir::TopologyTemplate::of(graph, loc);
-  s.slotNames = {"r", "p", "origin", "dest", "index"};
-  s.buffers.push_back({"result"});
-  s.loc = loc;
+  ir::Schedule s = builtSchedule(name, spanningTreeAlgorithm, want, graph, loc);
 
   std::vector<ExprRef> selectors(graph.numRanks());
   if (down == Down::Subtree) {
@@ -233,14 +242,8 @@ library::directExchangeSchedule(const std::string &name,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the direct exchange is an all-to-all on "
                                    "a graph");
-  ir::Schedule s;
-  s.name = name;
-  s.algorithm = directExchangeAlgorithm.str();
-  s.collective = want;
-  s.topology = ir::TopologyTemplate::of(graph, loc);
-  s.slotNames = {"r", "p", "origin", "dest", "index"};
-  s.buffers.push_back({"result"});
-  s.loc = loc;
+  ir::Schedule s =
+      builtSchedule(name, directExchangeAlgorithm, want, graph, loc);
   const int64_t p = graph.numRanks();
   const ExprRef r = Expr::var("r", ir::SlotRank);
   for (int64_t k = 1; k < p; ++k) {
