@@ -109,3 +109,12 @@ file(READ ${WORK}/${COLLECTIVE}.svg svg)
 if(NOT svg MATCHES "^<svg " OR NOT svg MATCHES "<polyline")
   message(FATAL_ERROR "unexpected SVG:\n${svg}")
 endif()
+# Well formed, where xmllint is installed (setup.sh installs it).
+find_program(XMLLINT xmllint)
+if(XMLLINT)
+  execute_process(COMMAND ${XMLLINT} --noout ${WORK}/${COLLECTIVE}.svg
+                  RESULT_VARIABLE lint ERROR_VARIABLE lint_errors)
+  if(NOT lint EQUAL 0)
+    message(FATAL_ERROR "the plot is not well-formed XML:\n${lint_errors}")
+  endif()
+endif()

@@ -12,6 +12,7 @@
 
 #include "tools/BenchSupport.h"
 #include "tools/Commands.h"
+#include "tools/Svg.h"
 
 #include "alltoallv/Patterns.h"
 #include "cost/Cost.h"
@@ -277,81 +278,56 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
                      (height - top - bottom);
   };
   const double bottomRatio = std::exp2(ly0), topRatio = std::exp2(ly1);
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << strf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                     "height=\"%.0f\" font-family=\"sans-serif\" "
-                     "font-size=\"12\">\n",
-                     width, height);
-  os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  os << strf("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s: collc "
-                     "time / MPI time (median; whiskers: 95%% interval)</text>\n",
-                     left, collective.str().c_str());
+  svg::Writer w(width, height);
+  w.text(left, 22,
+         collective.str() +
+             ": collc time / MPI time (median; whiskers: 95% interval)",
+         "font-size=\"15\"");
   // Axes, grid and labels.
-  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                     "stroke=\"black\"/>\n",
-                     left, y(bottomRatio), width - right, y(bottomRatio));
-  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                     "stroke=\"black\"/>\n",
-                     left, y(bottomRatio), left, y(topRatio));
+  w.line(left, y(bottomRatio), width - right, y(bottomRatio), "stroke=\"black\"");
+  w.line(left, y(bottomRatio), left, y(topRatio), "stroke=\"black\"");
   for (double e = ly0; e <= ly1; ++e)
-    os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g"
-                       "</text>\n",
-                       left - 6, y(std::exp2(e)) + 4, std::exp2(e));
+    w.text(left - 6, y(std::exp2(e)) + 4, strf("%g", std::exp2(e)),
+           "text-anchor=\"end\"");
   for (long long b = 1; b <= maxBytes; b *= 4)
     if (b >= minBytes) {
-      os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                         "y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-                         x(b), y(bottomRatio), x(b), y(topRatio));
-      os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                         "font-size=\"10\">%s</text>\n",
-                         x(b), y(bottomRatio) + 16, formatBytes(b).c_str());
+      w.line(x(b), y(bottomRatio), x(b), y(topRatio), "stroke=\"#ddd\"");
+      w.text(x(b), y(bottomRatio) + 16, formatBytes(b),
+             "text-anchor=\"middle\" font-size=\"10\"");
     }
-  os << strf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
-                     "message size m (log scale)</text>\n",
-                     (left + width - right) / 2, height - 8);
-  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                     "stroke=\"#090\"/>\n",
-                     left, y(1.0), width - right, y(1.0));
-  os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                     "stroke=\"#090\" stroke-dasharray=\"4 3\"/>\n",
-                     left, y(Row::smallTarget), width - right,
-                     y(Row::smallTarget));
+  w.text((left + width - right) / 2, height - 8, "message size m (log scale)",
+         "text-anchor=\"middle\"");
+  w.line(left, y(1.0), width - right, y(1.0), "stroke=\"#090\"");
+  w.line(left, y(Row::smallTarget), width - right, y(Row::smallTarget),
+         "stroke=\"#090\" stroke-dasharray=\"4 3\"");
   const char *colors[] = {"#1f77b4", "#d62728", "#ff7f0e", "#9467bd",
                           "#8c564b"};
   size_t i = 0;
   for (const auto &[ranks, points] : series) {
-    const char *color = colors[i % 5];
-    os << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << color
-       << "\" points=\"";
+    const std::string color = colors[i % 5];
+    std::vector<std::pair<double, double>> line;
     for (const Row *r : points)
-      os << strf("%.1f,%.1f ", x(r->bytes), y(r->ratio()));
-    os << "\"/>\n";
+      line.emplace_back(x(r->bytes), y(r->ratio()));
+    w.polyline(line, "fill=\"none\" stroke-width=\"2\" stroke=\"" + color + "\"");
     // The per-call ratios' 95% interval, a whisker per point.
     for (const Row *r : points)
       if (r->paired.n > 0 && r->paired.low > 0)
-        os << strf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                   "y2=\"%.1f\" stroke=\"%s\" stroke-opacity=\"0.5\"/>\n",
-                   x(r->bytes), y(r->paired.low), x(r->bytes),
-                   y(r->paired.high), color);
+        w.line(x(r->bytes), y(r->paired.low), x(r->bytes), y(r->paired.high),
+               "stroke=\"" + color + "\" stroke-opacity=\"0.5\"");
     for (const Row *r : points)
-      os << strf("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
-                         "fill=\"%s\"><title>%s, %d ranks: %.2f</title>"
-                         "</circle>\n",
-                         x(r->bytes), y(r->ratio()), color,
-                         formatBytes(r->bytes).c_str(), ranks, r->ratio());
-    os << strf("<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%d ranks%s"
-                       "</text>\n",
-                       width - right + 8, top + 16 + 18.0 * i, color, ranks,
-                       points.front()->oversubscribed ? " (oversub.)" : "");
+      w.circle(x(r->bytes), y(r->ratio()), 3, "fill=\"" + color + "\"",
+               strf("%s, %d ranks: %.2f", formatBytes(r->bytes).c_str(),
+                    ranks, r->ratio()));
+    w.text(width - right + 8, top + 16 + 18.0 * i,
+           strf("%d ranks%s", ranks,
+                points.front()->oversubscribed ? " (oversub.)" : ""),
+           "fill=\"" + color + "\"");
     ++i;
   }
-  os << strf("<text x=\"%.1f\" y=\"%.1f\" fill=\"#090\" "
-                     "font-size=\"10\">1.0, %.2f: targets</text>\n",
-                     width - right + 8, top + 16 + 18.0 * i,
-                     Row::smallTarget);
-  os << "</svg>\n";
-  return os.str();
+  w.text(width - right + 8, top + 16 + 18.0 * i,
+         strf("1.0, %.2f: targets", Row::smallTarget),
+         "fill=\"#090\" font-size=\"10\"");
+  return w.finish();
 }
 
 std::string csvOf(llvm::ArrayRef<Row> rows) {

@@ -59,9 +59,20 @@ void Writer::line(double x1, double y1, double x2, double y2,
          num(x2) + "\" y2=\"" + num(y2) + "\"" + withAttrs(attrs) + "/>\n";
 }
 
-void Writer::circle(double cx, double cy, double r, llvm::StringRef attrs) {
+void Writer::circle(double cx, double cy, double r, llvm::StringRef attrs,
+                    llvm::StringRef title) {
   out += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" +
-         num(r) + "\"" + withAttrs(attrs) + "/>\n";
+         num(r) + "\"" + withAttrs(attrs) +
+         (title.empty() ? "/>\n"
+                        : "><title>" + escape(title) + "</title></circle>\n");
+}
+
+void Writer::polyline(llvm::ArrayRef<std::pair<double, double>> points,
+                      llvm::StringRef attrs) {
+  out += "<polyline points=\"";
+  for (const auto &[x, y] : points)
+    out += num(x) + "," + num(y) + " ";
+  out += "\"" + withAttrs(attrs) + "/>\n";
 }
 
 void Writer::rect(double x, double y, double w, double h,

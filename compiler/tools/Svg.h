@@ -1,11 +1,13 @@
 #pragma once
-// A minimal SVG writer for collc draw: the document's frame, escaped text and
-// the few shapes a schedule's figure needs. Attributes beyond the geometry
+// A minimal SVG writer for collc draw's figures and collc bench's plots: the
+// document's frame, escaped text and the few shapes they need. Attributes beyond the geometry
 // are passed preformatted (`fill="red" class="x"`); text is escaped here.
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <utility>
 
 namespace collc::tools::svg {
 
@@ -22,7 +24,12 @@ public:
   void arrowMarker(llvm::StringRef id, llvm::StringRef color);
   void line(double x1, double y1, double x2, double y2,
             llvm::StringRef attrs = "");
-  void circle(double cx, double cy, double r, llvm::StringRef attrs = "");
+  /// A circle; with `title`, a tooltip a browser shows over it.
+  void circle(double cx, double cy, double r, llvm::StringRef attrs = "",
+              llvm::StringRef title = "");
+  /// An open line through `points`.
+  void polyline(llvm::ArrayRef<std::pair<double, double>> points,
+                llvm::StringRef attrs = "");
   void rect(double x, double y, double w, double h, llvm::StringRef attrs = "");
   void text(double x, double y, llvm::StringRef text,
             llvm::StringRef attrs = "");
