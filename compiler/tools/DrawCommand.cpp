@@ -311,6 +311,39 @@ Point middleOf(const Segment &s) {
                   : (s.a + s.b) * 0.5;
 }
 
+/// A label as a box along its arrow: its centre, the arrow's direction,
+/// and half its length; it is 9 px high (font-size 9).
+struct LabelBox {
+  Point centre, along;
+  double halfLength;
+};
+
+/// Half a label's width at font-size 9 (about 5 px a character).
+double labelHalfLength(llvm::StringRef text) {
+  return 2.6 * static_cast<double>(text.size());
+}
+
+/// Whether two labels' boxes overlap: separated along no axis of either
+/// (the separating axis test on the two rectangles).
+bool overlaps(const LabelBox &a, const LabelBox &b) {
+  constexpr double halfHeight = 5;
+  const Point axes[] = {a.along, {-a.along.y, a.along.x}, b.along,
+                        {-b.along.y, b.along.x}};
+  auto extent = [&](const LabelBox &box, Point axis) {
+    Point normal{-box.along.y, box.along.x};
+    return box.halfLength *
+               std::abs(box.along.x * axis.x + box.along.y * axis.y) +
+           halfHeight * std::abs(normal.x * axis.x + normal.y * axis.y);
+  };
+  for (Point axis : axes) {
+    Point gap = b.centre - a.centre;
+    double distance = std::abs(gap.x * axis.x + gap.y * axis.y);
+    if (distance > extent(a, axis) + extent(b, axis))
+      return false;
+  }
+  return true;
+}
+
 std::string messageLabel(const StepMessage &m) {
   return (m.reduce ? "reduce " : "") + m.chunks + ", " + m.size;
 }
@@ -393,6 +426,9 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
   // Messages sharing a channel are drawn side by side, as many as there
   // are, so that a congested channel shows its load.
   std::map<std::pair<int64_t, int64_t>, int> uses;
+  // The labels placed so far, as boxes along their arrows, so that a label
+  // slides along its own arrow until it clears them.
+  std::vector<LabelBox> placed;
   for (const StepMessage &m : f.table.messages[step.number - 1]) {
     std::vector<Segment> segments;
     for (size_t i = 0; i + 1 < m.via.size(); ++i) {
@@ -421,11 +457,53 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     last.b = last.b +
              unit((last.curved ? last.control : last.a) - last.b) *
                  (l.radius + 1);
-    Point mid = middleOf(segments[segments.size() / 2]);
-    Point d = unit(segments[segments.size() / 2].b -
-                   segments[segments.size() / 2].a);
-    // The label runs along the arrow, on its right, upright.
-    Point label = mid + Point{-d.y * 8, d.x * 8};
+    const Segment &carrier = segments[segments.size() / 2];
+    Point d = unit(carrier.b - carrier.a);
+    // The label runs along the arrow's middle link, upright, on its right
+    // or else its left: the full label where it fits the link and some
+    // place along it is clear of the labels placed before, else the size
+    // alone (the chunks stay in the arrow's tooltip and data-chunks), at
+    // the first clear place, or the middle.
+    const double span = length(carrier.b - carrier.a);
+    const std::string full = messageLabel(m),
+                      brief = (m.reduce ? "reduce " : "") + m.size;
+    std::string text = brief;
+    Point mid = middleOf(carrier);
+    double halfLength = labelHalfLength(brief);
+    // The side of the arrow it sits on: its right, else its left.
+    Point side{-d.y, d.x};
+    bool found = false;
+    for (const std::string *candidate : {&full, &brief}) {
+      const double half = labelHalfLength(*candidate);
+      // A label much longer than its link (centre to centre) would run
+      // over the others' links: up to half as long again reads as its own.
+      if (candidate == &full && 2 * half > 1.5 * (span + 2 * l.radius))
+        continue;
+      const double room = std::max(0.0, span / 2 - l.radius - half);
+      // Beside the arrow on its right, on its left, then a line further
+      // out on each side.
+      for (double sign : {1.0, -1.0, 2.2, -2.2}) {
+        for (double shift :
+             {0.0, 0.25, -0.25, 0.5, -0.5, 0.75, -0.75, 1.0, -1.0}) {
+          Point at = middleOf(carrier) + d * (shift * room);
+          Point off = Point{-d.y, d.x} * sign;
+          LabelBox box{at + off * 8, d, half};
+          if (llvm::any_of(placed, [&](const LabelBox &o) {
+                return overlaps(box, o);
+              }))
+            continue;
+          text = *candidate, mid = at, halfLength = half, side = off;
+          found = true;
+          break;
+        }
+        if (found)
+          break;
+      }
+      if (found)
+        break;
+    }
+    Point label = mid + side * 8;
+    placed.push_back({label, d, halfLength});
     double angle = std::atan2(d.y, d.x) * 180 / std::numbers::pi;
     if (angle > 90)
       angle -= 180;
@@ -434,7 +512,7 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     // Whether the label's own "down" (after the rotation) points away from
     // the arrow: then the text hangs below its anchor, else sits above it.
     double rad = angle * std::numbers::pi / 180;
-    bool below = -std::sin(rad) * -d.y + std::cos(rad) * d.x < 0;
+    bool below = -std::sin(rad) * side.x + std::cos(rad) * side.y < 0;
     const char *color = m.reduce ? "#2a8a2a" : "#1f5fbf";
     w.raw(head + "<title>" +
           svg::escape(std::to_string(m.src) + " -> " + std::to_string(m.dst) +
@@ -448,7 +526,7 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
           "\" transform=\"rotate(" + svg::num(angle) + " " +
           svg::num(label.x) + " " + svg::num(label.y) +
           ")\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color +
-          "\">" + svg::escape(messageLabel(m)) + "</text></g>\n");
+          "\">" + svg::escape(text) + "</text></g>\n");
   }
   // The nodes last, over the arrows that pass through them.
   for (int64_t node = 0; node < t.numNodes(); ++node) {
