@@ -819,6 +819,12 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
     addBuilt(spanningTreeSchedule(def.name, def.collective, def.topology,
                                   def.loc),
              spanningTreeAlgorithm);
+  // A scan runs along the ranks in order, over the graph's routes.
+  if (graph && def.collective.kind == CollectiveKind::Scan &&
+      (automatic || def.algorithm == chainScanAlgorithm))
+    addBuilt(chainScanSchedule(def.name, def.collective, def.topology,
+                               def.loc),
+             chainScanAlgorithm);
   // An all-to-all also goes straight to each destination, where no two
   // messages of a step share a link of the graph.
   if (graph && def.collective.kind == CollectiveKind::Alltoall &&

@@ -261,3 +261,20 @@ library::directExchangeSchedule(const std::string &name,
   }
   return s;
 }
+
+llvm::Expected<ir::Schedule>
+library::chainScanSchedule(const std::string &name, const ir::Collective &want,
+                           const Topology &graph, llvm::SMLoc loc) {
+  if (graph.kind() != TopologyKind::Graph ||
+      want.kind != CollectiveKind::Scan)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the chain is a scan on a graph");
+  ir::Schedule s = builtSchedule(name, chainScanAlgorithm, want, graph, loc);
+  for (int64_t k = 1; k < graph.numRanks(); ++k) {
+    ir::Step step;
+    step.rules.push_back(
+        transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
+    s.body.push_back(std::move(step));
+  }
+  return s;
+}

@@ -1,7 +1,8 @@
 #pragma once
 // Schedules built for one graph, where the library has nothing that fits:
-// every collective but scan, on a breadth-first spanning tree of the graph
-// from the root (rank 0 for the collectives without one).
+// every collective but scan on a breadth-first spanning tree of the graph
+// from the root (rank 0 for the collectives without one); scan along the
+// ranks in order, and all-to-all also directly.
 //
 // The tree: each rank's parent is its lowest-numbered neighbour one hop
 // closer to the root, the hop the graph's routing takes towards it, so
@@ -42,6 +43,19 @@ llvm::Expected<ir::Schedule> spanningTreeSchedule(const std::string &name,
                                                   const ir::Collective &want,
                                                   const Topology &graph,
                                                   llvm::SMLoc loc);
+
+/// The linear array's scan (000 §4.3, `using linear_array`) over the
+/// graph's routes: in step k rank k - 1 passes its prefix to rank k, which
+/// folds in its own, lower ranks first, so it keeps rank order (an
+/// operator that does not commute included). p - 1 steps of one message.
+/// A tree's subtrees are not runs of consecutive ranks, so the spanning
+/// tree has no scan; this one is the graph's.
+llvm::Expected<ir::Schedule> chainScanSchedule(const std::string &name,
+                                               const ir::Collective &want,
+                                               const Topology &graph,
+                                               llvm::SMLoc loc);
+/// Its algorithm's name.
+constexpr llvm::StringLiteral chainScanAlgorithm = "linear_array";
 
 /// All-to-all on graph `graph` with no rank in between (000 §4.5.1's
 /// direct exchange, 001's A1): in step s = 1 .. p - 1 each rank r sends its

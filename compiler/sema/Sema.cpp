@@ -74,7 +74,7 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
       {"reduce_broadcast", {CK::Allreduce}, {}, "000 §4.3"},
       {"linear_array",
        {CK::Allgather, CK::ReduceScatter, CK::Scan, CK::Alltoall},
-       {TK::Linear, TK::Ring, TK::Hypercube, TK::Full},
+       {TK::Linear, TK::Ring, TK::Hypercube, TK::Full, TK::Graph},
        "000 §4.2-4.3, §4.5.1 without wraparound (Problem 4.12)"},
       {"pairwise_exchange",
        {CK::Alltoall},

@@ -257,6 +257,7 @@ const Schedule schedules[] = {
   {"e2e",          "graph_tree_alltoall",        Kind::Alltoall,      erase(collc_test::graph_tree_alltoall),   exactly6},
   {"e2e",          "graph_direct_alltoall",      Kind::Alltoall,      erase(collc_test::graph_direct_alltoall), exactly6},
   {"e2e",          "graph_tree_shift",           Kind::Shift,         erase(collc_test::graph_tree_shift),      exactly6,   0, 4},
+  {"e2e",          "graph_chain_scan",           Kind::Scan,          erase(collc_test::graph_chain_scan),      exactly6},
 };
 // clang-format on
 
