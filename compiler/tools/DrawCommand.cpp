@@ -344,6 +344,46 @@ bool overlaps(const LabelBox &a, const LabelBox &b) {
   return true;
 }
 
+/// Where a message's label goes, and what it says.
+struct LabelPlace {
+  std::string text;
+  Point anchor, side; // side: from the arrow to the anchor, in 8 px units
+  double halfLength;
+};
+
+/// The label runs along the arrow's middle link (`carrier`), upright, on
+/// its right, its left, or a line further out on either side: the full
+/// label where it fits the link and some place along it is clear of the
+/// labels placed before, else the brief one (the size alone; the chunks
+/// stay in the arrow's tooltip and data-chunks) at the first clear place,
+/// or at the middle on the right.
+LabelPlace placeLabel(const Segment &carrier, double radius,
+                      const std::string &full, const std::string &brief,
+                      llvm::ArrayRef<LabelBox> placed) {
+  const Point d = unit(carrier.b - carrier.a), right{-d.y, d.x};
+  const double span = length(carrier.b - carrier.a);
+  for (const std::string *candidate : {&full, &brief}) {
+    const double half = labelHalfLength(*candidate);
+    // A label much longer than its link (centre to centre) would run over
+    // the others' links: up to half as long again reads as its own.
+    if (candidate == &full && 2 * half > 1.5 * (span + 2 * radius))
+      continue;
+    const double room = std::max(0.0, span / 2 - radius - half);
+    for (double sign : {1.0, -1.0, 2.2, -2.2})
+      for (double shift :
+           {0.0, 0.25, -0.25, 0.5, -0.5, 0.75, -0.75, 1.0, -1.0}) {
+        const Point side = right * sign;
+        const Point anchor = middleOf(carrier) + d * (shift * room) + side * 8;
+        const LabelBox box{anchor, d, half};
+        if (llvm::none_of(placed,
+                          [&](const LabelBox &o) { return overlaps(box, o); }))
+          return {*candidate, anchor, side, half};
+      }
+  }
+  return {brief, middleOf(carrier) + right * 8, right,
+          labelHalfLength(brief)};
+}
+
 std::string messageLabel(const StepMessage &m) {
   return (m.reduce ? "reduce " : "") + m.chunks + ", " + m.size;
 }
@@ -459,51 +499,12 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
                  (l.radius + 1);
     const Segment &carrier = segments[segments.size() / 2];
     Point d = unit(carrier.b - carrier.a);
-    // The label runs along the arrow's middle link, upright, on its right
-    // or else its left: the full label where it fits the link and some
-    // place along it is clear of the labels placed before, else the size
-    // alone (the chunks stay in the arrow's tooltip and data-chunks), at
-    // the first clear place, or the middle.
-    const double span = length(carrier.b - carrier.a);
-    const std::string full = messageLabel(m),
-                      brief = (m.reduce ? "reduce " : "") + m.size;
-    std::string text = brief;
-    Point mid = middleOf(carrier);
-    double halfLength = labelHalfLength(brief);
-    // The side of the arrow it sits on: its right, else its left.
-    Point side{-d.y, d.x};
-    bool found = false;
-    for (const std::string *candidate : {&full, &brief}) {
-      const double half = labelHalfLength(*candidate);
-      // A label much longer than its link (centre to centre) would run
-      // over the others' links: up to half as long again reads as its own.
-      if (candidate == &full && 2 * half > 1.5 * (span + 2 * l.radius))
-        continue;
-      const double room = std::max(0.0, span / 2 - l.radius - half);
-      // Beside the arrow on its right, on its left, then a line further
-      // out on each side.
-      for (double sign : {1.0, -1.0, 2.2, -2.2}) {
-        for (double shift :
-             {0.0, 0.25, -0.25, 0.5, -0.5, 0.75, -0.75, 1.0, -1.0}) {
-          Point at = middleOf(carrier) + d * (shift * room);
-          Point off = Point{-d.y, d.x} * sign;
-          LabelBox box{at + off * 8, d, half};
-          if (llvm::any_of(placed, [&](const LabelBox &o) {
-                return overlaps(box, o);
-              }))
-            continue;
-          text = *candidate, mid = at, halfLength = half, side = off;
-          found = true;
-          break;
-        }
-        if (found)
-          break;
-      }
-      if (found)
-        break;
-    }
-    Point label = mid + side * 8;
-    placed.push_back({label, d, halfLength});
+    const LabelPlace place = placeLabel(carrier, l.radius, messageLabel(m),
+                                        (m.reduce ? "reduce " : "") + m.size,
+                                        placed);
+    const std::string &text = place.text;
+    const Point label = place.anchor, side = place.side;
+    placed.push_back({label, d, place.halfLength});
     double angle = std::atan2(d.y, d.x) * 180 / std::numbers::pi;
     if (angle > 90)
       angle -= 180;
