@@ -251,9 +251,9 @@ library::directExchangeSchedule(const std::string &name,
     ExprRef peer = bin(ExprOp::Mod, bin(ExprOp::Add, r, num(k)), num(p));
     ir::TransferRule rule;
     rule.peer = peer;
-    rule.selector =
-        bin(ExprOp::And, bin(ExprOp::Eq, Expr::var("origin", ir::SlotOrigin), r),
-            bin(ExprOp::Eq, Expr::var("dest", ir::SlotDest), peer));
+    rule.selector = bin(ExprOp::And,
+                        bin(ExprOp::Eq, Expr::var("origin", ir::SlotOrigin), r),
+                        bin(ExprOp::Eq, Expr::var("dest", ir::SlotDest), peer));
     rule.into.push_back({0, nullptr});
     ir::Step step;
     step.rules.push_back(std::move(rule));
@@ -265,15 +265,13 @@ library::directExchangeSchedule(const std::string &name,
 llvm::Expected<ir::Schedule>
 library::chainScanSchedule(const std::string &name, const ir::Collective &want,
                            const Topology &graph, llvm::SMLoc loc) {
-  if (graph.kind() != TopologyKind::Graph ||
-      want.kind != CollectiveKind::Scan)
+  if (graph.kind() != TopologyKind::Graph || want.kind != CollectiveKind::Scan)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the chain is a scan on a graph");
   ir::Schedule s = builtSchedule(name, chainScanAlgorithm, want, graph, loc);
   for (int64_t k = 1; k < graph.numRanks(); ++k) {
     ir::Step step;
-    step.rules.push_back(
-        transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
+    step.rules.push_back(transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
     s.body.push_back(std::move(step));
   }
   return s;

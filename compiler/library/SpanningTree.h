@@ -18,8 +18,8 @@
 // all-to-all and shift gather every block at rank 0, then scatter them by
 // destination. Those pass everything through the root, so they are a
 // fallback, not fast; all-to-all also has the direct exchange, where no
-// two of a step's messages share a link. The schedules are concrete (one member, their
-// transfers written out) and are proved like any other.
+// two of a step's messages share a link. The schedules are concrete (one
+// member, their transfers written out) and are proved like any other.
 
 #include "ir/Schedule.h"
 #include "topology/Topology.h"

@@ -284,7 +284,8 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
              ": collc time / MPI time (median; whiskers: 95% interval)",
          "font-size=\"15\"");
   // Axes, grid and labels.
-  w.line(left, y(bottomRatio), width - right, y(bottomRatio), "stroke=\"black\"");
+  w.line(left, y(bottomRatio), width - right, y(bottomRatio),
+         "stroke=\"black\"");
   w.line(left, y(bottomRatio), left, y(topRatio), "stroke=\"black\"");
   for (double e = ly0; e <= ly1; ++e)
     w.text(left - 6, y(std::exp2(e)) + 4, strf("%g", std::exp2(e)),
@@ -308,7 +309,8 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
     std::vector<std::pair<double, double>> line;
     for (const Row *r : points)
       line.emplace_back(x(r->bytes), y(r->ratio()));
-    w.polyline(line, "fill=\"none\" stroke-width=\"2\" stroke=\"" + color + "\"");
+    w.polyline(line,
+               "fill=\"none\" stroke-width=\"2\" stroke=\"" + color + "\"");
     // The per-call ratios' 95% interval, a whisker per point.
     for (const Row *r : points)
       if (r->paired.n > 0 && r->paired.low > 0)
@@ -316,8 +318,8 @@ std::string svgPlot(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
                "stroke=\"" + color + "\" stroke-opacity=\"0.5\"");
     for (const Row *r : points)
       w.circle(x(r->bytes), y(r->ratio()), 3, "fill=\"" + color + "\"",
-               strf("%s, %d ranks: %.2f", formatBytes(r->bytes).c_str(),
-                    ranks, r->ratio()));
+               strf("%s, %d ranks: %.2f", formatBytes(r->bytes).c_str(), ranks,
+                    r->ratio()));
     w.text(width - right + 8, top + 16 + 18.0 * i,
            strf("%d ranks%s", ranks,
                 points.front()->oversubscribed ? " (oversub.)" : ""),
@@ -896,7 +898,8 @@ int runBench() {
   DiagnosticEngine diags(outputSources, errs, errs.has_colors());
   if (!benchCsv.empty() && !writeFile(benchCsv, csvOf(rows), diags))
     return ExitInputError;
-  if (!benchSvg.empty() && !writeFile(benchSvg, svgPlot(collectives[0], rows), diags))
+  if (!benchSvg.empty() &&
+      !writeFile(benchSvg, svgPlot(collectives[0], rows), diags))
     return ExitInputError;
   if (!benchSvgDir.empty()) {
     llvm::sys::fs::create_directories(benchSvgDir);

@@ -164,11 +164,10 @@ int runCompile() {
     }
   }
   if (exitCode != ExitOk) {
-    diags.error(llvm::SMLoc(),
-                std::string("no code written: ") +
-                    (exitCode == ExitCounterexample
-                         ? "a schedule has a counterexample"
-                         : "a schedule could not be proved"));
+    diags.error(llvm::SMLoc(), std::string("no code written: ") +
+                                   (exitCode == ExitCounterexample
+                                        ? "a schedule has a counterexample"
+                                        : "a schedule could not be proved"));
     return exitCode;
   }
 
@@ -191,7 +190,8 @@ int runCompile() {
   llvm::SmallString<256> header(compileOut), source(compileOut);
   llvm::sys::path::append(header, emitOptions.baseName + ".h");
   llvm::sys::path::append(source, emitOptions.baseName + ".cpp");
-  if (!writeFile(header, files->header, diags) || !writeFile(source, files->source, diags))
+  if (!writeFile(header, files->header, diags) ||
+      !writeFile(source, files->source, diags))
     return ExitInputError;
   if (json) {
     json.members["written"] = true;

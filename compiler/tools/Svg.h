@@ -1,7 +1,8 @@
 #pragma once
 // A minimal SVG writer for collc draw's figures and collc bench's plots: the
-// document's frame, escaped text and the few shapes they need. Attributes beyond the geometry
-// are passed preformatted (`fill="red" class="x"`); text is escaped here.
+// document's frame, escaped text and the few shapes they need. Attributes
+// beyond the geometry are passed preformatted (`fill="red" class="x"`); text is
+// escaped here.
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

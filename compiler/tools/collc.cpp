@@ -273,7 +273,8 @@ collc::tools::JsonDocument::~JsonDocument() {
                                 llvm::json::Value(std::move(members)));
 }
 
-llvm::json::Value collc::tools::counterexampleJson(const collc::verify::Counterexample &c) {
+llvm::json::Value
+collc::tools::counterexampleJson(const collc::verify::Counterexample &c) {
   llvm::json::Object o;
   llvm::json::Object params;
   for (const auto &[name, value] : c.params)

@@ -316,13 +316,14 @@ int alltoallvBy(const Candidate &k, const void *send, const int *sendcounts,
       describe(recvtype, recvInfo) != MPI_SUCCESS ||
       (!inPlace && (sendtype == MPI_DATATYPE_NULL ||
                     describe(sendtype, sendInfo) != MPI_SUCCESS)))
-    return localFailure(comm, MPI_ERR_TYPE, "MPI_Alltoallv: an invalid datatype");
+    return localFailure(comm, MPI_ERR_TYPE,
+                        "MPI_Alltoallv: an invalid datatype");
   // Kept across calls: a repeated exchange allocates nothing.
   thread_local Blocks in, out;
-  int rc = inPlace ? in.start(recv, recvcounts, rdispls, recvtype, recvInfo,
-                              p, true, false, true, comm)
-                   : in.start(send, sendcounts, sdispls, sendtype, sendInfo,
-                              p, true, false, false, comm);
+  int rc = inPlace ? in.start(recv, recvcounts, rdispls, recvtype, recvInfo, p,
+                              true, false, true, comm)
+                   : in.start(send, sendcounts, sdispls, sendtype, sendInfo, p,
+                              true, false, false, comm);
   const char *why = in.why;
   if (rc == MPI_SUCCESS) {
     rc = out.start(recv, recvcounts, rdispls, recvtype, recvInfo, p, false,
@@ -753,9 +754,8 @@ int MPI_Alltoallv(const void *send, const int sendcounts[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
   Comm c;
   const Reason why = screen(Coll::Alltoallv, comm, c);
-  const Choice choice = why == Reason::Count
-                            ? choose(Coll::Alltoallv, c.size, 0)
-                            : refuse(why);
+  const Choice choice =
+      why == Reason::Count ? choose(Coll::Alltoallv, c.size, 0) : refuse(why);
   return route(
       Coll::Alltoallv, choice,
       [&](const Candidate &k) {
