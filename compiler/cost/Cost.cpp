@@ -176,6 +176,7 @@ collc::cost::costOf(const ir::Schedule &schedule,
 
   ScheduleCost cost;
   cost.p = instance->p;
+  cost.collective = instance->collective;
   cost.params.assign(params.begin(), params.end());
   cost.ports = ports;
   cost.valid = sim->allHold();
@@ -435,6 +436,14 @@ std::optional<LowerBound> collc::cost::lowerBound(const ir::Collective &c,
     if (topology == TopologyKind::Ring && ports == PortModel::Single)
       return LowerBound{Fraction(p * (p - 1), 2),
                         "000 §4.5.1, messages one way round"};
+    return std::nullopt;
+  case CK::Permute:
+    // 004 §4.4: a block that moves leaves its node through one port, so
+    // a permutation other than the identity costs m at least.
+    if (c.permutation)
+      for (size_t o = 0; o < c.permutation->size(); ++o)
+        if ((*c.permutation)[o] != static_cast<int64_t>(o))
+          return LowerBound{1, "004 §4.4, a moved block leaves its node"};
     return std::nullopt;
   default:
     return std::nullopt;

@@ -79,6 +79,8 @@ struct StepCost {
 
 struct ScheduleCost {
   int64_t p = 0;
+  /// The collective of the member priced (a permutation evaluated).
+  ir::Collective collective;
   std::vector<int64_t> params; // indexed like Schedule::params
   PortModel ports = PortModel::Single;
   int64_t startups = 0; // A: steps that send anything

@@ -712,6 +712,7 @@ collc::cost::costFromRules(const ir::Schedule &schedule,
         sem.emplace(std::move(*made));
         chunksPerBlock = instance.chunks;
         cost.p = instance.p;
+        cost.collective = instance.collective;
         return llvm::Error::success();
       });
   if (!shape)

@@ -196,7 +196,10 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
                      "call.send = send;\n  call.recv = recv;\n  call.count = "
                      "count;\n  call.type = type;\n  call.shift = q;\n",
                      ""};
-    return Binding{"Shift",
+    [[fallthrough]];
+  case CollectiveKind::Permute:
+    // MPI has neither; a block in, a block out.
+    return Binding{c.kind == CollectiveKind::Shift ? "Shift" : "Permute",
                    "const void *send, void *recv, int count, MPI_Datatype "
                    "type, MPI_Comm comm",
                    "send, recv, count, type, comm",
@@ -326,6 +329,14 @@ public:
     os << "  const int64_t p = eng.size();\n";
     os << "  const int64_t me = eng.rank();\n";
     emitSizeCheck();
+    if (const ir::ExprRef &to = s.collective.permuteTo)
+      os << "  // Where each rank's block goes: "
+         << s.collective.permutationText() << ".\n"
+         << "  int64_t *collc_to = eng.permutation();\n"
+         << "  for (int64_t " << names[ir::SlotRank] << " = 0; "
+         << names[ir::SlotRank] << " < p; ++" << names[ir::SlotRank]
+         << ")\n    collc_to[" << names[ir::SlotRank]
+         << "] = " << ir::printCpp(*to, names) << ";\n";
     os << "  const int64_t chunks = "
        << (s.chunks ? operand(*s.chunks, names) : "1") << ";\n";
     os << "  if (int rc = eng.start(" << s.buffers.size() << ", chunks))\n"

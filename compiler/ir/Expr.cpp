@@ -77,6 +77,12 @@ int64_t wrapAdd(int64_t a, int64_t b) {
 int64_t wrapSub(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
 }
+int64_t bitReverse(int64_t x, int64_t n) {
+  uint64_t out = 0;
+  for (int64_t i = 0; i < n; ++i)
+    out |= ((static_cast<uint64_t>(x) >> i) & 1) << (n - 1 - i);
+  return static_cast<int64_t>(out);
+}
 int64_t wrapMul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
@@ -183,6 +189,10 @@ EvalResult collc::ir::evaluate(const Expr &e, llvm::ArrayRef<int64_t> env) {
     return {std::min(x, y)};
   case ExprOp::Max:
     return {std::max(x, y)};
+  case ExprOp::BitReverse:
+    if (y < 0 || y > 62)
+      return fail(EvalError::BadBits, e);
+    return {bitReverse(x, y)};
   case ExprOp::Eq:
     return {x == y};
   case ExprOp::Ne:
@@ -319,6 +329,9 @@ public:
         fn = "std::" + fn + "<int64_t>";
       return fn + "(" + print(*e.args[0], 0) + ", " + print(*e.args[1], 0) + ")";
     }
+    case ExprOp::BitReverse:
+      return std::string(cpp ? "collc_bitreverse" : "bitreverse") + "(" +
+             print(*e.args[0], 0) + ", " + print(*e.args[1], 0) + ")";
     case ExprOp::Pow:
       if (cpp)
         return "collc_pow(" + print(*e.args[0], 0) + ", " +
@@ -432,6 +445,8 @@ llvm::StringRef collc::ir::describe(EvalError error) {
            "fit in 64 bits";
   case EvalError::BadShift:
     return "shift amount outside 0..63";
+  case EvalError::BadBits:
+    return "bit count outside 0..62";
   case EvalError::BadPow:
     return "negative exponent";
   }

@@ -45,6 +45,9 @@ enum class ExprOp {
   BitXor,
   Min,
   Max,
+  /// bitreverse(x, n): the low n bits of x in reverse order, n in 0 .. 62
+  /// (004 §4.4's bit reversal); the bits of x above them are dropped.
+  BitReverse,
   // comparisons (0 or 1)
   Eq,
   Ne,
@@ -90,7 +93,7 @@ struct Expr {
 constexpr unsigned maxExprDepth = 1000;
 
 /// Why an evaluation failed.
-enum class EvalError { None, DivByZero, Overflow, BadShift, BadPow };
+enum class EvalError { None, DivByZero, Overflow, BadShift, BadPow, BadBits };
 
 struct EvalResult {
   int64_t value = 0;

@@ -127,6 +127,9 @@ public:
                   llvm::function_ref<llvm::Error(const Instance &)> begin = {});
 
 private:
+  /// out.collective.permutation: `to` at every rank, refused unless it is a
+  /// bijection of 0 .. p - 1 (naming a rank sent outside, or two that meet).
+  llvm::Error evaluatePermutation(const Expr &to);
   llvm::Error runBody(const std::vector<BodyItem> &body);
   llvm::Error runStep(const Step &step);
   llvm::Error runLoop(const Loop &loop);
@@ -177,6 +180,41 @@ llvm::Expected<int64_t> Instantiator::eval(const Expr &e, llvm::StringRef role,
   return llvm::make_error<EvalFailure>(os.str(), loc);
 }
 
+llvm::Error Instantiator::evaluatePermutation(const Expr &to) {
+  auto dest = std::make_shared<std::vector<int64_t>>(out.p);
+  std::vector<int64_t> sender(out.p, -1);
+  auto refuse = [&](const std::string &what) {
+    std::string at;
+    for (size_t i = 0; i < schedule.params.size(); ++i)
+      at += (i ? ", " : " (at ") + schedule.params[i].name + " = " +
+            std::to_string(out.params[i]);
+    return llvm::make_error<EvalFailure>(
+        "permutation `" + schedule.collective.permutationText() +
+            "` is not a bijection of the ranks 0.." +
+            std::to_string(out.p - 1) + ": " + what +
+            (at.empty() ? "" : at + ")"),
+        to.loc.isValid() ? to.loc : schedule.loc);
+  };
+  for (int64_t r = 0; r < out.p; ++r) {
+    env[SlotRank] = r;
+    auto d = eval(to, "permutation", schedule.loc);
+    env[SlotRank] = 0;
+    if (!d)
+      return d.takeError();
+    if (*d < 0 || *d >= out.p)
+      return refuse("it sends rank " + std::to_string(r) + " to " +
+                    std::to_string(*d));
+    int64_t &first = sender[static_cast<size_t>(*d)];
+    if (first >= 0)
+      return refuse("it sends ranks " + std::to_string(first) + " and " +
+                    std::to_string(r) + " both to " + std::to_string(*d));
+    first = r;
+    (*dest)[static_cast<size_t>(r)] = *d;
+  }
+  out.collective.permutation = std::move(dest);
+  return llvm::Error::success();
+}
+
 llvm::Error
 Instantiator::run(llvm::ArrayRef<int64_t> params,
                   llvm::function_ref<llvm::Error(const Instance &)> begin) {
@@ -223,6 +261,9 @@ Instantiator::run(llvm::ArrayRef<int64_t> params,
     out.collective.shift = (*amount % out.p + out.p) % out.p;
     out.collective.shiftOf = nullptr;
   }
+  if (const ExprRef &to = schedule.collective.permuteTo)
+    if (auto err = evaluatePermutation(*to))
+      return err;
 
   if (schedule.chunks) {
     auto k = eval(*schedule.chunks, "chunk count", schedule.loc);

@@ -23,6 +23,7 @@ constexpr CollectiveRules rules[] = {
     {CollectiveKind::Alltoall, "alltoall", false, false, true, true},
     {CollectiveKind::Alltoallv, "alltoallv", false, false, true, true},
     {CollectiveKind::Shift, "shift", false, false, true, true},
+    {CollectiveKind::Permute, "permute", false, false, true, true},
 };
 } // namespace
 

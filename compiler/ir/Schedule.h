@@ -42,6 +42,7 @@ enum class CollectiveKind {
   Alltoall,
   Alltoallv,
   Shift,
+  Permute,
 };
 
 /// The values a schedule parameter ranges over, inclusive: what verify is
@@ -89,10 +90,23 @@ struct Collective {
   /// (ir/Instantiate.h) has it evaluated into `shift`.
   ExprRef shiftOf;
 
+  /// How a permutation is named in messages: as written, or printed.
+  std::string permutationText() const {
+    return permuteSpelling.empty() && permuteTo ? print(*permuteTo)
+                                                : permuteSpelling;
+  }
   /// Whether the parameter in `slot` is the family's shift amount.
   bool isShiftAmount(unsigned slot) const {
     return shiftOf && shiftOf->slot == slot;
   }
+  /// permute(to: EXPR) (004 §4.4, §4.5, §5): where rank r's block goes, an
+  /// expression over r (SlotRank: the block's origin), p and parameters.
+  ExprRef permuteTo;
+  /// `to` as written, for messages (the address maps are expanded).
+  std::string permuteSpelling;
+  /// An instance's permutation, evaluated: the destination of each origin
+  /// (ir/Instantiate.h fills it and refuses a map that is not a bijection).
+  std::shared_ptr<const std::vector<int64_t>> permutation;
   std::string op = "sum";       // reductions: sum prod min max land lor ...
   bool commutative = true;      // false: folding order is checked
   std::string type = "f64";     // element type name as written

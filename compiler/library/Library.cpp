@@ -522,6 +522,22 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
             want.shift)
       return fail("it shifts by " + ir::print(*amount));
   }
+  // A permutation family implements the declared map when the two agree
+  // on every rank of this member (the library's proof is of its own).
+  if (const ir::ExprRef &to = family.collective.permuteTo) {
+    const int64_t p = target.numRanks();
+    env[ir::SlotSize] = p;
+    std::vector<int64_t> declared(ir::NumFixedSlots, 0);
+    declared[ir::SlotSize] = p;
+    for (int64_t r = 0; r < p; ++r) {
+      env[ir::SlotRank] = declared[ir::SlotRank] = r;
+      ir::EvalResult ours = ir::evaluate(*to, env);
+      ir::EvalResult theirs = ir::evaluate(*want.permuteTo, declared);
+      if (!ours.ok() || !theirs.ok() || ours.value != theirs.value)
+        return fail("it permutes by " + family.collective.permutationText());
+    }
+    env[ir::SlotRank] = 0;
+  }
   if (family.topology.kind == target.kind() &&
       (target.kind() == TopologyKind::Graph ||
        target.kind() == TopologyKind::Tree)) {
@@ -827,8 +843,11 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
              chainScanAlgorithm);
   // An all-to-all also goes straight to each destination, where no two
   // messages of a step share a link of the graph.
-  if (graph && def.collective.kind == CollectiveKind::Alltoall &&
-      (automatic || def.algorithm == directExchangeAlgorithm))
+  // A permutation, on any topology, goes straight to each destination.
+  const bool direct =
+      (graph && def.collective.kind == CollectiveKind::Alltoall) ||
+      def.collective.kind == CollectiveKind::Permute;
+  if (direct && (automatic || def.algorithm == directExchangeAlgorithm))
     addBuilt(directExchangeSchedule(def.name, def.collective, def.topology,
                                     def.loc),
              directExchangeAlgorithm);

@@ -237,11 +237,24 @@ llvm::Expected<ir::Schedule>
 library::directExchangeSchedule(const std::string &name,
                                 const ir::Collective &want,
                                 const Topology &graph, llvm::SMLoc loc) {
+  if (want.kind == CollectiveKind::Permute && want.permuteTo) {
+    ir::Schedule s =
+        builtSchedule(name, directExchangeAlgorithm, want, graph, loc);
+    // r -> to(r) when to(r) != r
+    ir::TransferRule rule;
+    rule.peer = want.permuteTo;
+    rule.guard = bin(ExprOp::Ne, want.permuteTo, Expr::var("r", ir::SlotRank));
+    rule.into.push_back({0, nullptr});
+    ir::Step step;
+    step.rules.push_back(std::move(rule));
+    s.body.push_back(std::move(step));
+    return s;
+  }
   if (graph.kind() != TopologyKind::Graph ||
       want.kind != CollectiveKind::Alltoall)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the direct exchange is an all-to-all on "
-                                   "a graph");
+                                   "a graph, or a permutation");
   ir::Schedule s =
       builtSchedule(name, directExchangeAlgorithm, want, graph, loc);
   const int64_t p = graph.numRanks();

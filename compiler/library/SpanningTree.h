@@ -63,9 +63,14 @@ constexpr llvm::StringLiteral chainScanAlgorithm = "linear_array";
 /// rank sends and receives one message a step; where messages of a step
 /// share a link, its simulation fails congestion and the resolution
 /// refuses it, naming the channel.
+///
+/// A permutation on any topology goes the same way in one step (004 §4.4's
+/// direct routing: e-cube routes on a cube): each rank whose block moves
+/// sends it to π(r). Bit reversal on a cube of 4 dimensions or more
+/// congests, and is refused so.
 llvm::Expected<ir::Schedule> directExchangeSchedule(const std::string &name,
                                                     const ir::Collective &want,
-                                                    const Topology &graph,
+                                                    const Topology &topology,
                                                     llvm::SMLoc loc);
 
 } // namespace collc::library

@@ -192,6 +192,19 @@ ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
   case ExprOp::Max:
     r = {smax(x, y), yes, {}};
     break;
+  case ExprOp::BitReverse: {
+    // Bit i of x lands at n - 1 - i for i < n. Where the result fits the
+    // width (prove/Width.h), n is below it, so bits 0 .. width - 1 suffice.
+    Term out = zero;
+    for (unsigned i = 0; i < width; ++i)
+      out = out | ite(slt(ctx.bitVec(i, width), y),
+                      shl(ashr(x, ctx.bitVec(i, width)) & one,
+                          y - ctx.bitVec(i + 1, width)),
+                      zero);
+    r = {out, yes, {}};
+    defined = defined && sge(y, 0) && sle(y, 62);
+    break;
+  }
   case ExprOp::Eq:
     r = fromBool(x == y);
     break;

@@ -24,6 +24,13 @@ using verify::PropertyResult;
 using verify::Status;
 
 bool prove::hasInvariants(const ir::Schedule &schedule) {
+  // A family of straight-line steps needs none: each step's effect is
+  // stated once for every size.
+  const bool straight = llvm::none_of(schedule.body, [](const auto &item) {
+    return std::holds_alternative<std::shared_ptr<ir::Loop>>(item);
+  });
+  if (straight && schedule.isSymbolic() && !schedule.body.empty())
+    return true;
   std::function<bool(const std::vector<ir::BodyItem> &)> any =
       [&](const std::vector<ir::BodyItem> &body) {
         for (const ir::BodyItem &item : body)
@@ -75,6 +82,10 @@ public:
 private:
   // --- set-up ---------------------------------------------------------------
   std::optional<std::string> setUp(Frame &top);
+  void permutationIsBijection(const Frame &top);
+  /// A violation the induction shows for certain (a permutation that is
+  /// no bijection), beside `failure`.
+  std::optional<verify::Counterexample> definite;
   unsigned chooseWidth(const ExprRef &numRanks);
   void requireBody(WidthAnalysis &w, const std::vector<ir::BodyItem> &body);
 
@@ -196,6 +207,22 @@ private:
     Term sum = origin + shift;
     return ite(sge(sum, p), sum - p, sum);
   }
+  /// The slots a permutation's `to` is read in: p and the parameters.
+  std::vector<Term> collectiveEnv;
+  /// Where a shift or a permutation takes the block of `origin`. That a
+  /// permutation is a bijection of the ranks is proved apart from the
+  /// schedule (prove/Permutation.h).
+  Term destOf(const Term &origin) {
+    if (schedule.collective.kind != CollectiveKind::Permute)
+      return shifted(origin);
+    std::vector<Term> env = collectiveEnv;
+    env[ir::SlotRank] = origin;
+    return ExprToSmt(ctx, env).translate(*schedule.collective.permuteTo).value;
+  }
+  bool destFromOrigin() const {
+    return schedule.collective.kind == CollectiveKind::Shift ||
+           schedule.collective.kind == CollectiveKind::Permute;
+  }
   std::map<const ir::TransferRule *, std::vector<ExprRef>> senders;
   std::optional<std::pair<Concern, std::string>> failure;
 };
@@ -234,6 +261,7 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   case CollectiveKind::Alltoall:
   case CollectiveKind::Alltoallv:
   case CollectiveKind::Shift:
+  case CollectiveKind::Permute:
     break;
   }
 
@@ -281,6 +309,8 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     amount = value.value;
   }
   shift = shiftNeverNegative ? srem(amount, p) : srem(srem(amount, p) + p, p);
+  // A permutation reads r (its origin), p and the parameters.
+  collectiveEnv = top.env;
   const TopologyKind topology = schedule.topology.kind;
   if (coll.kind == CollectiveKind::Shift && shiftNeverNegative &&
       (topology == TopologyKind::Mesh || topology == TopologyKind::Torus) &&
@@ -342,6 +372,8 @@ unsigned Inductor::chooseWidth(const ExprRef &numRanks) {
   for (unsigned slot : {unsigned(ir::SlotRank), unsigned(ir::SlotOrigin),
                         unsigned(ir::SlotDest)})
     w.setSlot(slot, rank);
+  if (const ExprRef &to = schedule.collective.permuteTo)
+    w.require(*to);
   if (schedule.contributorSlot)
     w.setSlot(*schedule.contributorSlot, rank);
   Interval k = schedule.chunks ? w.require(*schedule.chunks) : Interval{1, 1};
@@ -389,8 +421,8 @@ Term Inductor::universe(const Chunk &c) {
   Term dest;
   if (fixedDest)
     dest = c.dest == *fixedDest;
-  else if (schedule.collective.kind == CollectiveKind::Shift) {
-    dest = c.dest == shifted(c.origin);
+  else if (destFromOrigin()) {
+    dest = c.dest == destOf(c.origin);
     if (!radices.empty())
       dest = dest && carried(c.origin, c.dest);
   } else
@@ -422,6 +454,7 @@ Term Inductor::required(const Term &r, const Chunk &c) {
   case CollectiveKind::Alltoall:
   case CollectiveKind::Alltoallv:
   case CollectiveKind::Shift:
+  case CollectiveKind::Permute:
     return c.dest == r;
   default:
     return ctx.boolean(true);
@@ -502,8 +535,8 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
       Chunk own{fixedOrigin ? ctx.bitVec(*fixedOrigin, width) : s,
                 fixedDest ? ctx.bitVec(*fixedDest, width) : s,
                 ctx.bitVec(0, width)};
-      if (schedule.collective.kind == CollectiveKind::Shift)
-        own.dest = shifted(own.origin);
+      if (destFromOrigin())
+        own.dest = destOf(own.origin);
       if (!obligation(Concern::Causality,
                       "a rank may send everything it holds while holding "
                       "nothing (or not its own first chunk)",
@@ -836,7 +869,7 @@ Inductor::chunkShown(const Chunk &c) const {
   std::vector<std::pair<std::string, Term>> out;
   if (!fixedOrigin)
     out.push_back({"origin", c.origin});
-  if (!fixedDest && schedule.collective.kind != CollectiveKind::Shift)
+  if (!fixedDest && !destFromOrigin())
     out.push_back({"dest", c.dest});
   if (schedule.chunks)
     out.push_back({"index", c.index});
@@ -874,10 +907,62 @@ bool Inductor::obligation(Concern concern, const std::string &what,
   return false;
 }
 
+void Inductor::permutationIsBijection(const Frame &top) {
+  // What the post-condition presumes, over the whole range: each rank's
+  // block goes to a rank, and no two to the same one (ir/Instantiate.h
+  // checks the same of one instance). A case found is a definite
+  // counterexample, not a weak invariant.
+  const ir::Expr &to = *schedule.collective.permuteTo;
+  Term a = var("a"), b = var("b");
+  std::vector<Term> env = top.env;
+  env[ir::SlotRank] = a;
+  SmtExpr toA = ExprToSmt(ctx, env).translate(to);
+  env[ir::SlotRank] = b;
+  SmtExpr toB = ExprToSmt(ctx, env).translate(to);
+  auto ask = [&](std::vector<Term> terms, bool collision) {
+    terms.insert(terms.end(), top.assumptions.begin(), top.assumptions.end());
+    smt::Result res = solver.check("permutation", terms, options.timeoutMs);
+    if (res.isUnsat())
+      return true;
+    const std::string what =
+        "the permutation `" + schedule.collective.permutationText() + "`";
+    if (!res.isSat()) {
+      failure = {Concern::Correctness,
+                 what + " is a bijection? the solver could not tell (" +
+                     res.reason() + ")"};
+      return false;
+    }
+    verify::Counterexample cx;
+    for (const auto &[name, term] : top.named) {
+      if (name == "p")
+        cx.p = res.value(term);
+      else
+        cx.params.push_back({name, res.value(term)});
+    }
+    if (!cx.p)
+      cx.p = res.value(p);
+    const int64_t ra = res.value(a), rb = res.value(b),
+                  d = res.value(toA.value);
+    cx.rank = ra;
+    cx.message = collision
+                     ? what + " sends ranks " + std::to_string(ra) + " and " +
+                           std::to_string(rb) + " both to " + std::to_string(d)
+                     : what + " sends rank " + std::to_string(ra) +
+                           " outside 0.." + std::to_string(cx.p - 1);
+    failure = {Concern::Correctness, cx.message};
+    definite = std::move(cx);
+    return false;
+  };
+  if (ask({isRank(a), !(toA.defined && isRank(toA.value))}, false))
+    ask({isRank(a), isRank(b), slt(a, b), toA.value == toB.value}, true);
+}
+
 std::vector<PropertyResult> Inductor::run() {
   Frame top;
   if (auto problem = setUp(top))
     unsupported(*problem);
+  if (!failed() && schedule.collective.permuteTo)
+    permutationIsBijection(top);
   State st;
   if (!failed()) {
     for (size_t b = 0; b < schedule.buffers.size(); ++b) {
@@ -899,6 +984,10 @@ std::vector<PropertyResult> Inductor::run() {
     r.status = shown ? Status::Proved : Status::Unknown;
     if (!shown)
       r.detail = failure ? failure->second : "not shown";
+    if (definite && property == Property::Correctness) {
+      r.status = Status::Counterexample;
+      r.counterexample = definite;
+    }
     return r;
   };
   return {result(Property::Causality, causalityShown),

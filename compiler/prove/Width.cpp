@@ -284,6 +284,10 @@ Interval WidthAnalysis::visit(const ir::Expr &e) {
     case ExprOp::Max:
       out = {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
       break;
+    case ExprOp::BitReverse:
+      // n bits of result; outside 0..62 it is undefined, any value will do.
+      out = {0, (int64_t(1) << std::clamp<int64_t>(y.hi, 0, 62)) - 1};
+      break;
     // Comparisons and logic: 0 or 1, or the one value the intervals leave
     // (a > 64 for a in 1..64 is 0), so that a bound that counts such tests
     // (the mesh gather's log a) is no wider than the values it can take.

@@ -10,6 +10,7 @@
 
 #include <boost/variant/static_visitor.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -96,7 +97,14 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
        {CK::Scatter, CK::Gather, CK::Alltoall},
        {TK::Hypercube},
        "004 §4.4, 000 §4.7.2"},
-      {"direct", {CK::Alltoall, CK::Alltoallv}, {}, "001 §3.1 (A1)"},
+      {"direct",
+       {CK::Alltoall, CK::Alltoallv, CK::Permute},
+       {},
+       "001 §3.1 (A1); 004 §4.4's direct routing of a permutation"},
+      {"dimension_exchange",
+       {CK::Permute},
+       {TK::Hypercube},
+       "004 §4.4, §5: a sequence of pairwise dimension exchanges"},
       {"two_stage_random", {CK::Alltoallv}, {}, "001 §3.1 (A2)"},
       {"two_stage_mesh", {CK::Alltoallv}, {}, "001 §3.1 (A3)"},
       {"four_stage", {CK::Alltoallv}, {}, "001 §3.2 (A4)"},
@@ -225,6 +233,11 @@ private:
   /// The amount of a schedule's `shift(q: value)`: a new parameter for a
   /// bare unknown name, else a constant.
   ExprRef familyShift(const ast::Operand &value, ir::Schedule &s, Scope &scope);
+  /// Whether a permutation reads a family's parameters (beyond r and p).
+  static bool isFamily(const ir::Expr &e, const Scope *scope);
+  /// Whether `to` is a bijection of 0 .. p - 1; else an error at `at`
+  /// naming the rank sent outside or the two that meet.
+  bool isBijection(const ir::Expr &to, int64_t p, const ast::Located &at);
   std::optional<ir::Collective> collective(const ast::CollectiveExpr &expr,
                                            std::optional<int64_t> ranks,
                                            ir::Schedule *schedule = nullptr,
@@ -332,6 +345,8 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
     }
     ExprRef operator()(const x3::forward_ast<ast::Call> &c) const {
       const ast::Call &call = c.get();
+      if (std::optional<unsigned> arity = addressMapArity(call.function.name))
+        return addressMap(call, *arity);
       std::optional<ExprOp> op;
       if (call.function.name == "min")
         op = ExprOp::Min;
@@ -340,7 +355,8 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
       if (!op) {
         a.diags.error(locOf(call.function),
                       "unknown function '" + call.function.name +
-                          "'; expected min or max",
+                          "'; expected min, max, bitreverse, gray, "
+                          "gray_inverse or shuffle",
                       rangeOf(call.function));
         return nullptr;
       }
@@ -358,6 +374,60 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
                  : nullptr;
       }
       return e;
+    }
+    // 004's maps of node addresses (§4.4, §4.5, §5), by their arity.
+    static std::optional<unsigned> addressMapArity(const std::string &name) {
+      if (name == "gray" || name == "gray_inverse")
+        return 1;
+      if (name == "bitreverse")
+        return 2;
+      if (name == "shuffle")
+        return 3;
+      return std::nullopt;
+    }
+    /// bitreverse(x, n) is an operator of its own; the others are spelled
+    /// in shifts and bitwise operators, so every stage already reads them.
+    ExprRef addressMap(const ast::Call &call, unsigned arity) const {
+      const std::string &name = call.function.name;
+      if (call.args.size() != arity) {
+        a.diags.error(locOf(call),
+                      "'" + name + "' takes " + std::to_string(arity) +
+                          " argument" + (arity == 1 ? "" : "s"),
+                      rangeOf(call));
+        return nullptr;
+      }
+      std::vector<ExprRef> args;
+      for (const ast::Operand &arg : call.args)
+        if (!args.emplace_back(a.lower(arg, scope)))
+          return nullptr;
+      const llvm::SMLoc loc = locOf(call);
+      auto bin = [&](ExprOp op, ExprRef l, ExprRef r) {
+        return ir::Expr::binary(op, std::move(l), std::move(r), loc);
+      };
+      auto num = [&](int64_t v) { return ir::Expr::constant(v, loc); };
+      ExprRef e;
+      if (name == "bitreverse") {
+        e = bin(ExprOp::BitReverse, args[0], args[1]);
+      } else if (name == "gray") {
+        // The binary-reflected Gray code of x: x ^ (x >> 1).
+        e = bin(ExprOp::BitXor, args[0], bin(ExprOp::Shr, args[0], num(1)));
+      } else if (name == "gray_inverse") {
+        // Its inverse, the prefix xor of x's bits, in six doublings.
+        e = args[0];
+        for (int64_t k : {1, 2, 4, 8, 16, 32})
+          e = bin(ExprOp::BitXor, e, bin(ExprOp::Shr, e, num(k)));
+      } else {
+        // shuffle(x, k, n): the low n bits of x rotated left by k, a k-step
+        // shuffle of an n-bit address (§5); k in 0 .. n.
+        ExprRef mask =
+            bin(ExprOp::Sub, bin(ExprOp::Shl, num(1), args[2]), num(1));
+        ExprRef low = bin(ExprOp::BitAnd, args[0], mask);
+        e = bin(ExprOp::BitAnd,
+                bin(ExprOp::BitOr, bin(ExprOp::Shl, low, args[1]),
+                    bin(ExprOp::Shr, low, bin(ExprOp::Sub, args[2], args[1]))),
+                mask);
+      }
+      return a.capDepth(e, call);
     }
     ExprRef operator()(const x3::forward_ast<ast::Conditional> &c) const {
       const ast::Conditional &cond = c.get();
@@ -693,6 +763,49 @@ ExprRef Analyzer::newParameter(const ast::Identifier &id, ir::Schedule &s,
   return ir::Expr::var(id.name, slot, locOf(id));
 }
 
+bool Analyzer::isFamily(const ir::Expr &e, const Scope *scope) {
+  std::vector<unsigned> slots;
+  ir::collectSlots(e, slots);
+  return scope && llvm::any_of(slots, [](unsigned slot) {
+           return slot != ir::SlotRank && slot != ir::SlotSize;
+         });
+}
+
+bool Analyzer::isBijection(const ir::Expr &to, int64_t p,
+                           const ast::Located &at) {
+  // On a known size the map is checked here, where it is written; a
+  // family's is proved for its whole range (prove/Induction.h).
+  std::vector<int64_t> env(ir::NumFixedSlots, 0), sender(p, -1);
+  env[ir::SlotSize] = p;
+  auto refuse = [&](const std::string &why) {
+    diags.error(locOf(at),
+                "permutation is not a bijection of the ranks 0.." +
+                    std::to_string(p - 1) + ": " + why,
+                rangeOf(at));
+    return false;
+  };
+  for (int64_t r = 0; r < p; ++r) {
+    env[ir::SlotRank] = r;
+    ir::EvalResult d = ir::evaluate(to, env);
+    if (!d.ok()) {
+      diags.error(locOf(at),
+                  "cannot evaluate the permutation at r = " +
+                      std::to_string(r) + ": " + ir::describe(d.error).str(),
+                  rangeOf(at));
+      return false;
+    }
+    if (d.value < 0 || d.value >= p)
+      return refuse("it sends rank " + std::to_string(r) + " to " +
+                    std::to_string(d.value));
+    int64_t &first = sender[static_cast<size_t>(d.value)];
+    if (first >= 0)
+      return refuse("it sends ranks " + std::to_string(first) + " and " +
+                    std::to_string(r) + " both to " + std::to_string(d.value));
+    first = r;
+  }
+  return true;
+}
+
 ExprRef Analyzer::familyShift(const ast::Operand &value, ir::Schedule &s,
                               Scope &scope) {
   const ast::Identifier *id = asIdentifier(value);
@@ -741,6 +854,8 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
   }
   if (c.kind == CK::Shift)
     allowed.push_back("q");
+  if (c.kind == CK::Permute)
+    allowed.push_back("to");
 
   bool ok = true, sawQ = false;
   llvm::StringMap<llvm::SMLoc> seen;
@@ -811,6 +926,30 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
       }
       continue;
     }
+    if (key == "to") {
+      // A map of the rank r, over p and a family's parameters; a
+      // declaration's has r and p alone. Instantiation refuses one that
+      // is not a bijection, and the prover proves a family's is.
+      Scope ranksOnly;
+      ranksOnly.add("r", ir::SlotRank);
+      ranksOnly.add("p", ir::SlotSize);
+      c.permuteTo = lower(arg.value, scope ? *scope : ranksOnly);
+      if (!c.permuteTo)
+        ok = false;
+      else
+        c.permuteTo = ir::fold(c.permuteTo);
+      // gray() and the like are expanded: messages quote the source.
+      const ast::Located &at = locatedOf(arg.value);
+      if (c.permuteTo && ranks && !isFamily(*c.permuteTo, scope) &&
+          !isBijection(*c.permuteTo, *ranks, at))
+        ok = false;
+      for (const char *ch = at.begin; ch != at.end; ++ch)
+        if (!std::isspace(static_cast<unsigned char>(*ch)))
+          c.permuteSpelling += *ch;
+        else if (!c.permuteSpelling.empty() && c.permuteSpelling.back() != ' ')
+          c.permuteSpelling += ' ';
+      continue;
+    }
     if (key == "q" && schedule && scope) {
       ExprRef amount = familyShift(arg.value, *schedule, *scope);
       if (!amount) {
@@ -852,6 +991,13 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
   }
   if (c.kind == CK::Shift && !sawQ && ok) {
     diags.error(locOf(expr), "shift needs its amount, as in shift(q: 1)",
+                rangeOf(expr));
+    ok = false;
+  }
+  if (c.kind == CK::Permute && !c.permuteTo && ok) {
+    diags.error(locOf(expr),
+                "permute needs where each rank's block goes, as in "
+                "permute(to: bitreverse(r, 3))",
                 rangeOf(expr));
     ok = false;
   }

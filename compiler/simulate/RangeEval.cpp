@@ -355,6 +355,9 @@ ValueRange rangeOfOperator(ExprOp op, size_t arity, Operand operand) {
     return {std::min(x.lo, y.lo), std::min(x.hi, y.hi), mayFail};
   case ExprOp::Max:
     return {std::max(x.lo, y.lo), std::max(x.hi, y.hi), mayFail};
+  case ExprOp::BitReverse:
+    return {0, (int64_t(1) << std::clamp<int64_t>(y.hi, 0, 62)) - 1,
+            mayFail || y.lo < 0 || y.hi > 62};
   case ExprOp::Eq:
   case ExprOp::Ne:
   case ExprOp::Lt:

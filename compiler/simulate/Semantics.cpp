@@ -107,6 +107,13 @@ llvm::Expected<Semantics> Semantics::make(const ir::Collective &collective,
       return fail("root " + std::to_string(collective.root) +
                   " is outside 0.." + std::to_string(p - 1));
     break;
+  case CollectiveKind::Permute:
+    // ir/Instantiate.h evaluates it and refuses one that is no bijection.
+    if (!collective.permutation ||
+        collective.permutation->size() != static_cast<size_t>(p))
+      return fail("its permutation is not evaluated for " + std::to_string(p) +
+                  " ranks");
+    break;
   default:
     break;
   }
@@ -148,12 +155,28 @@ Semantics::Semantics(const ir::Collective &collective, int64_t p,
   default:
     break;
   }
-  destSlots = destFixed || collective.kind == CollectiveKind::Shift ? 1 : p;
+  destSlots = destFixed || destFromOrigin() ? 1 : p;
+  if (collective.kind == CollectiveKind::Permute) {
+    const std::vector<int64_t> &to = *collective.permutation;
+    auto from = std::make_shared<std::vector<int64_t>>(to.size());
+    for (size_t o = 0; o < to.size(); ++o)
+      (*from)[static_cast<size_t>(to[o])] = static_cast<int64_t>(o);
+    sourceOf = std::move(from);
+  }
 }
 
-int64_t Semantics::shiftDest(int64_t origin) const {
+int64_t Semantics::destOf(int64_t origin) const {
+  if (collective.kind == CollectiveKind::Permute)
+    return (*collective.permutation)[static_cast<size_t>(origin)];
   int64_t q = collective.shift % p;
   return ((origin + q) % p + p) % p;
+}
+
+int64_t Semantics::originOf(int64_t dest) const {
+  if (collective.kind == CollectiveKind::Permute)
+    return (*sourceOf)[static_cast<size_t>(dest)];
+  int64_t q = collective.shift % p;
+  return ((dest - q) % p + p) % p;
 }
 
 uint64_t Semantics::universeSize() const {
@@ -174,9 +197,9 @@ ChunkKey Semantics::keyOf(uint64_t id) const {
   int64_t index = static_cast<int64_t>(id % chunks);
   uint64_t slot = id / chunks;
   int64_t origin = originBase() + static_cast<int64_t>(slot / nd);
-  int64_t dest = nd != 1 ? static_cast<int64_t>(slot % nd)
+  int64_t dest = nd != 1       ? static_cast<int64_t>(slot % nd)
                  : fixedDest() ? *fixedDest()
-                               : shiftDest(origin);
+                               : destOf(origin);
   return makeChunkKey(origin, dest, index);
 }
 
@@ -184,9 +207,12 @@ std::pair<int64_t, int64_t> Semantics::destBounds(int64_t oLo,
                                                   int64_t oHi) const {
   if (auto d = fixedDest())
     return {*d, *d};
-  if (collective.kind != CollectiveKind::Shift)
+  if (!destFromOrigin())
     return {0, p - 1};
-  int64_t lo = shiftDest(oLo), hi = shiftDest(oHi);
+  if (collective.kind == CollectiveKind::Permute)
+    return oLo == oHi ? std::pair{destOf(oLo), destOf(oLo)}
+                      : std::pair<int64_t, int64_t>{0, p - 1};
+  int64_t lo = destOf(oLo), hi = destOf(oHi);
   // The dests are oLo+q .. oHi+q mod p: one range unless it wraps.
   if (hi - lo == oHi - oLo)
     return {lo, hi};
@@ -302,7 +328,8 @@ void Semantics::initial(
     all(rank, 0, p - 1);
     return;
   case CollectiveKind::Shift:
-    all(rank, shiftDest(rank), shiftDest(rank));
+  case CollectiveKind::Permute:
+    all(rank, destOf(rank), destOf(rank));
     return;
   }
 }
@@ -348,10 +375,9 @@ void Semantics::required(
     for (int64_t o = 0; o < p; ++o)
       each(o, rank, Contributions::single(o));
     return;
-  case CollectiveKind::Shift: {
-    // The block that lands here came from rank - q.
-    int64_t q = collective.shift % p;
-    int64_t o = ((rank - q) % p + p) % p;
+  case CollectiveKind::Shift:
+  case CollectiveKind::Permute: {
+    int64_t o = originOf(rank);
     each(o, rank, Contributions::single(o));
     return;
   }

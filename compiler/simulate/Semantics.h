@@ -21,6 +21,7 @@
 //   (0,0,k) {x}            x: (0,0,k) {0..x} alltoall(v)     o       t x:
 //   (x,t,k) {x}, all t     x: (o,x,k) {o}, all o shift(q)        o       o+q
 //   mod p  x: (x,x+q,k) {x}          x+q: (x,x+q,k) {x}
+//   permute(to: pi) o     pi(o)  x: (x,pi(x),k) {x}      pi(x): (x,pi(x),k) {x}
 //
 // The post-condition constrains only the chunks listed: a rank may hold
 // others (its own input, partial sums) in the result buffer. A required chunk
@@ -37,6 +38,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -162,7 +164,14 @@ private:
   /// The fixed origin / dest of every chunk, if the kind fixes one.
   std::optional<int64_t> fixedOrigin() const { return originFixed; }
   std::optional<int64_t> fixedDest() const { return destFixed; }
-  int64_t shiftDest(int64_t origin) const;
+  /// Whether each origin has one dest, a function of it (shift, permute).
+  bool destFromOrigin() const {
+    return collective.kind == ir::CollectiveKind::Shift ||
+           collective.kind == ir::CollectiveKind::Permute;
+  }
+  /// Where a shift or a permutation takes origin's block, and back.
+  int64_t destOf(int64_t origin) const;
+  int64_t originOf(int64_t dest) const;
   int64_t originBase() const { return originFixed.value_or(0); }
   int64_t destsPerOrigin() const { return destSlots; }
   /// The ids of origin o's chunks for dests dLo..dHi (one dest where the
@@ -174,6 +183,8 @@ private:
   int64_t chunks = 1;
   std::optional<int64_t> originFixed, destFixed;
   int64_t destSlots = 1; // dests per origin in the id numbering
+  /// A permutation's inverse: the origin of the block each rank ends with.
+  std::shared_ptr<const std::vector<int64_t>> sourceOf;
 };
 
 } // namespace collc::simulate

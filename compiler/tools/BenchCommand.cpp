@@ -534,10 +534,10 @@ int runBench() {
           llvm::consumeError(c.takeError());
           continue;
         }
-        candidates.push_back({name, spec, s, *c,
-                              cost::lowerBound(s->collective, s->topology.kind,
-                                               p, model.ports),
-                              "", mpiAlgorithm});
+        candidates.push_back(
+            {name, spec, s, *c,
+             cost::lowerBound(c->collective, s->topology.kind, p, model.ports),
+             "", mpiAlgorithm});
       }
       if (candidates.empty()) {
         std::string why =

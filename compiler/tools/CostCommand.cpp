@@ -207,8 +207,8 @@ int runCost() {
         continue;
       }
       ++priced;
-      std::optional<cost::LowerBound> bound = cost::lowerBound(
-          schedule.collective, schedule.topology.kind, c->p, ports);
+      std::optional<cost::LowerBound> bound =
+          cost::lowerBound(c->collective, schedule.topology.kind, c->p, ports);
       std::optional<double> seconds;
       std::optional<cost::ScheduleCost::Line> onMachine;
       if (model) {

@@ -266,6 +266,8 @@ std::string collc::verify::describeCollective(const ir::Collective &c) {
   if (c.kind == CK::Shift)
     args.push_back(
         "q: " + (c.shiftOf ? ir::print(*c.shiftOf) : std::to_string(c.shift)));
+  if (c.permuteTo)
+    args.push_back("to: " + c.permutationText());
   if (!args.empty())
     s += "(" + llvm::join(args, ", ") + ")";
   return s;

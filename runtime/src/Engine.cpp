@@ -512,6 +512,7 @@ const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
   case Kind::Allreduce:
   case Kind::Scan:
   case Kind::Shift:
+  case Kind::Permute:
     return inPlace ? recv : send;
   case Kind::Allgather:
   case Kind::Gather:
@@ -535,6 +536,7 @@ char *Engine::outputBlock(int64_t origin, int64_t dest) const {
   case Kind::Allreduce:
   case Kind::Scan:
   case Kind::Shift:
+  case Kind::Permute:
   case Kind::ReduceScatter:
     return recv;
   case Kind::Scatter:
@@ -560,6 +562,7 @@ int64_t Engine::blockOf(int64_t origin, int64_t dest) const {
   case Kind::Allgather:
   case Kind::Gather:
   case Kind::Shift:
+  case Kind::Permute:
     return origin;
   case Kind::ReduceScatter:
   case Kind::Scatter:
@@ -630,8 +633,24 @@ int Engine::start(int numBuffers, int64_t numChunks) {
     memory->recording.clear();
     memory->recording.signature = signature;
   }
+  if (call.kind == Kind::Permute) {
+    // The table every rank computed alike; checked, so a wrong one fails
+    // on every rank rather than losing a block.
+    std::vector<int64_t> &to = workspace->permutationTo,
+                         &from = workspace->permutationFrom;
+    from.assign(static_cast<size_t>(p), -1);
+    bool bijection = to.size() == static_cast<size_t>(p);
+    for (size_t o = 0; bijection && o < to.size(); ++o) {
+      bijection =
+          to[o] >= 0 && to[o] < p && from[static_cast<size_t>(to[o])] < 0;
+      if (bijection)
+        from[static_cast<size_t>(to[o])] = static_cast<int64_t>(o);
+    }
+    if (!bijection)
+      return fail(MPI_ERR_ARG,
+                  "the permutation is not a bijection of the ranks");
+  }
   const int64_t root = call.root;
-  const int64_t q = ((call.shift % p) + p) % p;
   // Every block of the collective, by blockOf's numbering.
   blockOrigin.clear();
   blockDest.clear();
@@ -659,8 +678,9 @@ int Engine::start(int numBuffers, int64_t numChunks) {
       add(o, root);
     break;
   case Kind::Shift:
+  case Kind::Permute:
     for (int64_t o = 0; o < p; ++o)
-      add(o, (o + q) % p);
+      add(o, destOf(o));
     break;
   case Kind::ReduceScatter:
     for (int64_t t = 0; t < p; ++t)
@@ -2114,10 +2134,21 @@ int Engine::endStep(int64_t step, const char *name) {
   return rc;
 }
 
+int64_t Engine::destOf(int64_t origin) const {
+  if (call.kind == Kind::Permute)
+    return workspace->permutationTo[static_cast<size_t>(origin)];
+  return (origin + ((call.shift % p) + p) % p) % p;
+}
+
+int64_t Engine::originOf(int64_t dest) const {
+  if (call.kind == Kind::Permute)
+    return workspace->permutationFrom[static_cast<size_t>(dest)];
+  return ((dest - call.shift % p) % p + p) % p;
+}
+
 template <typename Fn> void Engine::forEachInput(Fn &&fn) const {
   // Pre-condition per kind: compiler/simulate/Semantics.h's table.
   const int64_t root = call.root;
-  const int64_t q = ((call.shift % p) + p) % p;
   switch (call.kind) {
   case Kind::Broadcast:
     if (me == root)
@@ -2150,7 +2181,8 @@ template <typename Fn> void Engine::forEachInput(Fn &&fn) const {
       fn(me, t);
     break;
   case Kind::Shift:
-    fn(me, (me + q) % p);
+  case Kind::Permute:
+    fn(me, destOf(me));
     break;
   }
 }
@@ -2158,7 +2190,6 @@ template <typename Fn> void Engine::forEachInput(Fn &&fn) const {
 template <typename Fn> void Engine::forEachOutput(Fn &&fn) const {
   // Post-condition per kind: compiler/simulate/Semantics.h's table.
   const int64_t root = call.root;
-  const int64_t q = ((call.shift % p) + p) % p;
   switch (call.kind) {
   case Kind::Broadcast:
     fn(root, 0);
@@ -2191,7 +2222,8 @@ template <typename Fn> void Engine::forEachOutput(Fn &&fn) const {
       fn(o, me);
     break;
   case Kind::Shift:
-    fn(((me - q) % p + p) % p, me);
+  case Kind::Permute:
+    fn(originOf(me), me);
     break;
   }
 }

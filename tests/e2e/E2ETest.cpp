@@ -17,9 +17,10 @@
 #include "allreduce_scan.h"
 #include "alltoall.h"
 #include "broadcast.h"
+#include "ordered.h"
+#include "permute.h"
 #include "scatter_gather.h"
 #include "shift.h"
-#include "ordered.h"
 #include "split.h"
 // specs/ and tests/e2e/e2e.coll
 #include "basics.h"
@@ -69,7 +70,8 @@ enum class Kind {
   Scatter,
   Gather,
   Shift,
-  ShiftBy // a family over the amount: the function takes q
+  ShiftBy, // a family over the amount: the function takes q
+  Permute
 };
 
 using BcastFn = int (*)(void *, int, MPI_Datatype, int, MPI_Comm);
@@ -136,6 +138,34 @@ bool torusAB(int p) { return productOf(p, {{2, 4}, {2, 4}}); }
 bool exactly8(int p) { return p == 8; }
 bool exactly6(int p) { return p == 6; }
 
+// Where a permutation sends rank r's block on p ranks: the reference's
+// own spelling of the declared map.
+using Map = int (*)(int r, int p);
+int log2Of(int p) {
+  int d = 0;
+  while ((1 << d) < p)
+    ++d;
+  return d;
+}
+int bitReverse(int r, int p) {
+  int out = 0;
+  for (int i = 0, d = log2Of(p); i < d; ++i)
+    out |= ((r >> i) & 1) << (d - 1 - i);
+  return out;
+}
+int shuffleOne(int r, int p) {
+  return ((r << 1) | (r >> (log2Of(p) - 1))) & (p - 1);
+}
+int grayOf(int r, int) { return r ^ (r >> 1); }
+int grayInverse(int r, int) {
+  int out = 0;
+  for (; r; r >>= 1)
+    out ^= r;
+  return out;
+}
+int invert(int r, int p) { return r ^ (p - 1); }
+int reverseOrder(int r, int p) { return p - 1 - r; }
+
 struct Schedule {
   const char *spec;
   const char *name;
@@ -145,6 +175,7 @@ struct Schedule {
   int root = 0;            // rooted collectives
   int shift = 0;           // shift(q)
   bool keepsOrder = false; // folds in rank order: non-commutative ops work
+  Map to = nullptr;        // permute(to: ...)
 };
 
 // clang-format off
@@ -225,6 +256,12 @@ const Schedule schedules[] = {
   {"split",        "mesh_bc_split",              Kind::Bcast,         erase(library::mesh_bc_split),            meshAB},
   {"split",        "mesh_reduce_split",          Kind::Reduce,        erase(library::mesh_reduce_split),        meshAB},
   {"split",        "mesh_allreduce_split",       Kind::Allreduce,     erase(library::mesh_allreduce_split),     meshAB},
+  {"permute",      "hypercube_bitreverse_exchange", Kind::Permute,    erase(library::hypercube_bitreverse_exchange), cube1to3, 0, 0, false, bitReverse},
+  {"permute",      "hypercube_shuffle_exchange", Kind::Permute,       erase(library::hypercube_shuffle_exchange), cube1to3, 0, 0, false, shuffleOne},
+  {"permute",      "hypercube_gray_exchange",    Kind::Permute,       erase(library::hypercube_gray_exchange),  cube1to3,   0, 0, false, grayOf},
+  {"permute",      "hypercube_gray_inverse_exchange", Kind::Permute,  erase(library::hypercube_gray_inverse_exchange), cube1to3, 0, 0, false, grayInverse},
+  {"permute",      "hypercube_invert_direct",    Kind::Permute,       erase(library::hypercube_invert_direct),  cube1to3,   0, 0, false, invert},
+  {"permute",      "hypercube_invert_exchange",  Kind::Permute,       erase(library::hypercube_invert_exchange), cube1to3,  0, 0, false, invert},
   // specs/basics.coll, specs/hypercube.coll, specs/ring.coll
   {"basics",       "ff",                         Kind::Bcast,         erase(collc_test::ff),                    exactly8},
   {"hypercube",    "one_to_all_bc",              Kind::Bcast,         erase(collc_test::one_to_all_bc),         cube1to3},
@@ -258,6 +295,8 @@ const Schedule schedules[] = {
   {"e2e",          "graph_direct_alltoall",      Kind::Alltoall,      erase(collc_test::graph_direct_alltoall), exactly6},
   {"e2e",          "graph_tree_shift",           Kind::Shift,         erase(collc_test::graph_tree_shift),      exactly6,   0, 4},
   {"e2e",          "graph_chain_scan",           Kind::Scan,          erase(collc_test::graph_chain_scan),      exactly6},
+  {"e2e",          "cube_bitreverse",            Kind::Permute,       erase(collc_test::cube_bitreverse),       exactly8,   0, 0, false, bitReverse},
+  {"e2e",          "full_reverse",               Kind::Permute,       erase(collc_test::full_reverse),          exactly6,   0, 0, false, reverseOrder},
 };
 // clang-format on
 
@@ -516,7 +555,8 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
     break;
   }
   case Kind::Shift:
-  case Kind::ShiftBy: {
+  case Kind::ShiftBy:
+  case Kind::Permute: {
     Vec<T> mine(n);
     for (int i = 0; i < count; ++i)
       mine[i] = value<T>(rank, 0, i);
@@ -527,9 +567,15 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
                                                  t, s.shift, comm)
              : reinterpret_cast<ShiftFn>(s.fn)(mine.data(), got.data(), count,
                                                t, comm);
-    MPI_Sendrecv(mine.data(), count, t, (rank + s.shift) % size, 0, want.data(),
-                 count, t, (rank - s.shift % size + size) % size, 0, comm,
-                 MPI_STATUS_IGNORE);
+    // The reference: the block straight to its destination, point to point.
+    auto dest = [&](int r) {
+      return s.to ? s.to(r, size) : (r + s.shift) % size;
+    };
+    int from = 0;
+    while (dest(from) != rank)
+      ++from;
+    MPI_Sendrecv(mine.data(), count, t, dest(rank), 0, want.data(), count, t,
+                 from, 0, comm, MPI_STATUS_IGNORE);
     break;
   }
   }
@@ -574,7 +620,8 @@ std::string describe(const Schedule &s, const char *type, const char *op,
 }
 
 bool hasInPlace(Kind k) {
-  return k != Kind::Shift && k != Kind::ShiftBy && k != Kind::Bcast;
+  return k != Kind::Shift && k != Kind::ShiftBy && k != Kind::Bcast &&
+         k != Kind::Permute;
 }
 
 template <typename T>
@@ -774,6 +821,7 @@ void runErrors(const Schedule &s) {
       return reinterpret_cast<RootedFn>(s.fn)(
           buf.data(), 1, t, buf.data() + 2 * size, 1, t, root, MPI_COMM_WORLD);
     case Kind::Shift:
+    case Kind::Permute:
       return reinterpret_cast<ShiftFn>(s.fn)(buf.data(), buf.data() + size, 1,
                                              t, MPI_COMM_WORLD);
     case Kind::ShiftBy:

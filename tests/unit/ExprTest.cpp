@@ -24,6 +24,25 @@ TEST(Expr, ReportsUndefinedOperations) {
             EvalError::BadShift);
 }
 
+// 004 §4.4: bit reversal of the low n bits, the bits above dropped; the
+// emitted code's collc_bitreverse (collc/Runtime.h) is spelled the same.
+TEST(Expr, ReversesTheLowBits) {
+  auto reversed = [](int64_t x, int64_t n) {
+    return evaluate(*Expr::binary(ExprOp::BitReverse, c(x), c(n)), {});
+  };
+  EXPECT_EQ(reversed(0b0001, 4).value, 0b1000);
+  EXPECT_EQ(reversed(0b0110, 4).value, 0b0110);
+  EXPECT_EQ(reversed(0b1011, 3).value, 0b110); // bit 3 dropped
+  EXPECT_EQ(reversed(5, 0).value, 0);
+  EXPECT_EQ(reversed(1, 62).value, int64_t(1) << 61);
+  EXPECT_EQ(reversed(-1, 62).value, (int64_t(1) << 62) - 1);
+  EXPECT_EQ(reversed(1, 63).error, EvalError::BadBits);
+  EXPECT_EQ(reversed(1, -1).error, EvalError::BadBits);
+  ExprRef e = Expr::binary(ExprOp::BitReverse, r(), c(3));
+  EXPECT_EQ(print(*e), "bitreverse(r, 3)");
+  EXPECT_EQ(printCpp(*e), "collc_bitreverse(r, int64_t(3))");
+}
+
 TEST(Expr, PrintsSourceAndCpp) {
   // r ^ (1 << 2) == 0
   ExprRef e = Expr::binary(

@@ -44,11 +44,12 @@ ExprRef sizeVar() { return Expr::var("p", SlotSize); }
 // --- ExprToSmt against evaluate() -------------------------------------------
 
 const ExprOp binaryOps[] = {
-    ExprOp::Add,    ExprOp::Sub, ExprOp::Mul, ExprOp::Div,    ExprOp::Mod,
-    ExprOp::Pow,    ExprOp::Shl, ExprOp::Shr, ExprOp::BitAnd, ExprOp::BitOr,
-    ExprOp::BitXor, ExprOp::Min, ExprOp::Max, ExprOp::Eq,     ExprOp::Ne,
-    ExprOp::Lt,     ExprOp::Le,  ExprOp::Gt,  ExprOp::Ge,     ExprOp::And,
-    ExprOp::Or};
+    ExprOp::Add,    ExprOp::Sub,       ExprOp::Mul,    ExprOp::Div,
+    ExprOp::Mod,    ExprOp::Pow,       ExprOp::Shl,    ExprOp::Shr,
+    ExprOp::BitAnd, ExprOp::BitOr,     ExprOp::BitXor, ExprOp::Min,
+    ExprOp::Max,    ExprOp::Eq,        ExprOp::Ne,     ExprOp::Lt,
+    ExprOp::Le,     ExprOp::Gt,        ExprOp::Ge,     ExprOp::And,
+    ExprOp::Or,     ExprOp::BitReverse};
 const ExprOp unaryOps[] = {ExprOp::Neg, ExprOp::BitNot, ExprOp::Not};
 
 /// Random expression trees over the slots x, y, z: a leaf with probability

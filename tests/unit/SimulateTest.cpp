@@ -397,11 +397,12 @@ TEST(ChunkRuns, AssignsMatchAPerChunkMapAndStayMerged) {
 TEST(RangeEval, BoundsEveryPointOfTheBox) {
   std::mt19937_64 rng(20241122);
   const ExprOp binary[] = {
-      ExprOp::Add, ExprOp::Sub, ExprOp::Mul,    ExprOp::Div,   ExprOp::Mod,
-      ExprOp::Pow, ExprOp::Shl, ExprOp::Shr,    ExprOp::BitAnd, ExprOp::BitOr,
-      ExprOp::BitXor, ExprOp::Min, ExprOp::Max, ExprOp::Eq,    ExprOp::Ne,
-      ExprOp::Lt,  ExprOp::Le,  ExprOp::Gt,     ExprOp::Ge,    ExprOp::And,
-      ExprOp::Or};
+      ExprOp::Add,    ExprOp::Sub,       ExprOp::Mul,    ExprOp::Div,
+      ExprOp::Mod,    ExprOp::Pow,       ExprOp::Shl,    ExprOp::Shr,
+      ExprOp::BitAnd, ExprOp::BitOr,     ExprOp::BitXor, ExprOp::Min,
+      ExprOp::Max,    ExprOp::Eq,        ExprOp::Ne,     ExprOp::Lt,
+      ExprOp::Le,     ExprOp::Gt,        ExprOp::Ge,     ExprOp::And,
+      ExprOp::Or,     ExprOp::BitReverse};
   const ExprOp unary[] = {ExprOp::Neg, ExprOp::BitNot, ExprOp::Not};
   std::function<ExprRef(int)> gen = [&](int depth) -> ExprRef {
     if (depth == 0 || rng() % 4 == 0) {

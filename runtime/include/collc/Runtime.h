@@ -43,6 +43,15 @@ inline int64_t collc_pow(int64_t base, int64_t exp) {
   return result;
 }
 
+/// The .coll language's `bitreverse(x, n)`: the low n bits of x reversed,
+/// n in 0 .. 62 (sema and the prover keep it there).
+inline int64_t collc_bitreverse(int64_t x, int64_t n) {
+  uint64_t out = 0;
+  for (int64_t i = 0; i < n; ++i)
+    out |= ((static_cast<uint64_t>(x) >> i) & 1) << (n - 1 - i);
+  return static_cast<int64_t>(out);
+}
+
 namespace collc::rt {
 
 enum class Kind {
@@ -56,6 +65,7 @@ enum class Kind {
   Scan,
   Alltoall,
   Shift,
+  Permute,
 };
 
 /// The arguments of one call, as MPI names them. Unused ones stay default.
@@ -121,6 +131,13 @@ public:
   int connect(const Call &call);
   int64_t rank() const { return me; }
   int64_t size() const { return p; }
+  /// A permutation's table, size() entries for the emitted code to fill
+  /// before start(): where each rank's block goes. start() refuses one
+  /// that is not a bijection of the ranks.
+  int64_t *permutation() {
+    workspace->permutationTo.assign(static_cast<size_t>(p), -1);
+    return workspace->permutationTo.data();
+  }
 
   /// Loads each rank's input into `buffers` buffers split into `chunks`
   /// chunk indices per block. Call after the size checks. A call like the
@@ -448,6 +465,9 @@ private:
   void collectPieces(int fromBuffer, size_t first, size_t last,
                      std::vector<Piece> &pieces);
   /// Calls fn(origin, dest) for each block this rank starts with.
+  /// Where a shift or a permutation takes origin's block, and back.
+  int64_t destOf(int64_t origin) const;
+  int64_t originOf(int64_t dest) const;
   template <typename Fn> void forEachInput(Fn &&fn) const;
   /// Calls fn(origin, dest) for each block this rank outputs.
   template <typename Fn> void forEachOutput(Fn &&fn) const;
@@ -457,6 +477,7 @@ private:
   struct Workspace {
     bool busy = false;
     std::vector<int64_t> blockOrigin, blockDest;
+    std::vector<int64_t> permutationTo, permutationFrom;
     std::vector<Buffer> buffers;
     std::vector<int32_t> sendList;
     std::vector<Outgoing> sends;
