@@ -311,8 +311,9 @@ Prover::namedSenders() {
 
 // The question is easy where the candidates come from inverting the peer
 // (r ^ c, (r + c) % p) and folds at once for a guard `r == e`; a query that
-// needs longer is left to the scan, which is always right.
-constexpr unsigned namedSendersMs = 10000;
+// needs more work (about 10 s here) is left to the scan, which is always
+// right. A bound of work, not time: what it decides is emitted.
+constexpr unsigned namedSendersWork = 80000000;
 
 bool Prover::State::sendersNamed(const StepSite &site, unsigned k,
                                  const std::vector<ExprRef> &candidates) {
@@ -345,10 +346,8 @@ bool Prover::State::sendersNamed(const StepSite &site, unsigned k,
   if (free)
     isRank = isRank && atReceiver.nonzero(*free);
   query.push_back(missed || (isRank && ctx.any(undefined)));
-  unsigned limit = options.timeoutMs
-                       ? std::min(options.timeoutMs, namedSendersMs)
-                       : namedSendersMs;
-  return solver.check("senders", query, limit).isUnsat();
+  return solver.check("senders", query, options.timeoutMs, namedSendersWork)
+      .isUnsat();
 }
 
 // --- frames and sends -------------------------------------------------------
@@ -533,13 +532,12 @@ bool Prover::State::sendsToNeighbours(const StepSite &site) {
     *options.verbose << "prove neighbours, IR step " << site.index << ", "
                      << f.width << "-bit\n";
   // Only a short cut: a question Z3 does not settle soon costs no more than
-  // this before the routes are asked (the library's take up to 12 s, on
-  // tori up to 64 x 64; a step with a send further away is sat at once).
-  constexpr unsigned neighbourLimitMs = 30000;
-  const unsigned limit = options.timeoutMs
-                             ? std::min(options.timeoutMs, neighbourLimitMs)
-                             : neighbourLimitMs;
-  bool all = solver.check("neighbours", query, limit).isUnsat();
+  // this work (about 30 s here) before the routes are asked (the library's
+  // take up to 12 s, on tori up to 64 x 64; a step with a send further away
+  // is sat at once).
+  constexpr unsigned neighbourWork = 240000000;
+  bool all = solver.check("neighbours", query, options.timeoutMs, neighbourWork)
+                 .isUnsat();
   neighbourSteps[site.index] = all;
   return all;
 }
@@ -793,7 +791,7 @@ PropertyResult Prover::State::prove(Property property) {
 // amount fixed they fold away. mesh_reduce's column step on meshes up to
 // 64 x 64 took 17 s as one query; per route leg and value of i its parts
 // take 0.02-3.4 s.
-// So a query that does not answer within ProverOptions::splitAfterMs is
+// So a query that does not answer within ProverOptions::splitAfterWork is
 // split by the value of a loop variable that is a shift amount or an
 // exponent in the step's rules, the one with the fewest values if that is at
 // most `maxSplitValues`; each part has the full time limit. (Any other
@@ -853,13 +851,13 @@ smt::Result Prover::State::checkSplit(const char *name,
         values(j) <= maxSplitValues &&
         (!split || values(j) < values(*split)))
       split = j;
-  const unsigned wholeMs = options.splitAfterMs;
-  if (!split || (options.timeoutMs && options.timeoutMs <= wholeMs))
+  const unsigned wholeWork = options.splitAfterWork;
+  if (!split)
     return solver.check(name, query, options.timeoutMs);
   smt::Result last;
-  if (wholeMs) {
-    last = solver.check(name, query, wholeMs);
-    if (!last.isUnknown())
+  if (wholeWork) {
+    last = solver.check(name, query, options.timeoutMs, wholeWork);
+    if (!last.isUnknown() || last.reason() == "timeout")
       return last;
   }
   for (int64_t v = loops[*split].lo; v <= loops[*split].hi; ++v) {

@@ -59,10 +59,12 @@ struct ProverOptions {
   /// Largest route table (sum of route lengths over all rank pairs) that
   /// tree and graph topologies may encode; larger gives Unknown.
   int64_t maxRouteTableEntries = int64_t(1) << 18;
-  /// A query that has not answered after this long is asked again once per
-  /// value of a loop variable that takes few values (0: at once); see
-  /// Prover.cpp's checkSplit.
-  unsigned splitAfterMs = 500;
+  /// A query that has not answered after this much of Z3's work (its
+  /// resource units, smt::Solver::check; about half a second here) is asked
+  /// again once per value of a loop variable that takes few values (0: at
+  /// once); see Prover.cpp's checkSplit. Work, not time, so the way a
+  /// query is asked does not depend on the machine.
+  unsigned splitAfterWork = 4000000;
   /// Queries proved before, shared between provers (smt::ProvedQueries);
   /// null: every query goes to Z3.
   smt::ProvedQueries *provedQueries = nullptr;

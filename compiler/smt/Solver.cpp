@@ -200,13 +200,16 @@ z3::tactic preprocessing(z3::context &z) {
          z3::tactic(z, "simplify");
 }
 
-/// First Z3's CDCL(T) core for up to quickMs, then bit-blasting to the SAT
-/// solver. Small queries (concrete topologies) cost about 1 ms in the
-/// core, where the SAT back end's set-up alone takes 3; hard ones
-/// (remainders by a symbolic size: ring congestion for p in 2..64) take the
-/// SAT solver about half the time of either the core or Z3's QF_BV
-/// strategy (0.9 s against 1.6 to 2 s).
-constexpr unsigned quickMs = 100;
+/// First Z3's CDCL(T) core for up to quickWork of Z3's resource units, then
+/// bit-blasting to the SAT solver. Small queries (concrete topologies) cost
+/// about 1 ms in the core, where the SAT back end's set-up alone takes 3;
+/// hard ones (remainders by a symbolic size: ring congestion for p in
+/// 2..64) take the SAT solver about half the time of either the core or
+/// Z3's QF_BV strategy (0.9 s against 1.6 to 2 s). The limit is Z3's
+/// resource count (rlimit), not time, so which strategy answers is the
+/// same on any machine under any load; time only ever ends a query as
+/// unknown.
+constexpr unsigned quickWork = 1000000;
 z3::solver coreSolver(z3::context &z) {
   return (preprocessing(z) & z3::tactic(z, "smt")).mk_solver();
 }
@@ -259,7 +262,7 @@ private:
 } // namespace
 
 Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
-                     unsigned timeoutMs) {
+                     unsigned timeoutMs, unsigned work) {
   Result r;
   r.nameValue = name.str();
   r.ctx = &ctx;
@@ -300,7 +303,9 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
     }
     // A fresh solver per query keeps queries independent. Each attempt
     // runs until it answers or its limit passes (0: no limit).
-    auto attempt = [&](z3::solver solver, unsigned limitMs) {
+    auto attempt = [&](z3::solver solver, unsigned limitMs, unsigned work) {
+      if (work != 0)
+        solver.set("rlimit", work);
       for (const Term *t : live)
         solver.add(Access::toZ3(*t));
       if (dump && verbose)
@@ -320,6 +325,15 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
       }
       bool expired = watchdog && watchdog->fired();
       watchdog.reset();
+      // Z3 counts the context's resources since it began.
+      const z3::stats stats = solver.statistics();
+      for (unsigned i = 0; i < stats.size(); ++i)
+        if (stats.key(i) == "rlimit count") {
+          const uint64_t count = static_cast<uint64_t>(
+              stats.is_uint(i) ? stats.uint_value(i) : stats.double_value(i));
+          r.workValue += count > contextWork ? count - contextWork : 0;
+          contextWork = std::max(contextWork, count);
+        }
       switch (answer) {
       case z3::sat:
         r.kindValue = Result::Kind::Sat;
@@ -333,6 +347,9 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
         r.kindValue = Result::Kind::Unknown;
         r.reasonValue = expired ? std::string("timeout")
                                 : solver.reason_unknown();
+        // Z3 says "canceled" when it reaches the resource limit too.
+        if (!expired && work != 0 && r.reasonValue == "canceled")
+          r.reasonValue = "work limit";
         break;
       }
     };
@@ -344,17 +361,18 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
                        .count();
       return spent >= timeoutMs ? 1 : timeoutMs - static_cast<unsigned>(spent);
     };
-    attempt(coreSolver(z), timeoutMs == 0 ? quickMs
-                                          : std::min(quickMs, timeoutMs));
-    if (r.kindValue == Result::Kind::Unknown &&
-        (timeoutMs == 0 || timeoutMs > quickMs))
-      attempt(satSolver(z), left());
+    auto timedOut = [&] {
+      return r.reasonValue.find("timeout") != std::string::npos ||
+             r.reasonValue.find("canceled") != std::string::npos;
+    };
+    attempt(coreSolver(z), left(),
+            work ? std::min(work, quickWork) : quickWork);
+    if (r.kindValue == Result::Kind::Unknown && !timedOut())
+      attempt(satSolver(z), left(), work);
     // Should the pipeline give up other than by timing out, Z3's own QF_BV
     // strategy has its turn.
-    if (r.kindValue == Result::Kind::Unknown &&
-        r.reasonValue.find("timeout") == std::string::npos &&
-        r.reasonValue.find("canceled") == std::string::npos)
-      attempt(z3::solver(z, "QF_BV"), left());
+    if (r.kindValue == Result::Kind::Unknown && !timedOut())
+      attempt(z3::solver(z, "QF_BV"), left(), work);
   } catch (const z3::exception &e) {
     r.kindValue = Result::Kind::Error;
     r.reasonValue = e.msg();
@@ -400,7 +418,8 @@ void Solver::record(const Result &r) {
     else if (r.provedBefore())
       *verbose << " (proved before)";
     else
-      *verbose << llvm::format(" (%.3f s)", r.seconds());
+      *verbose << llvm::format(" (%.3f s, work %llu)", r.seconds(),
+                               static_cast<unsigned long long>(r.work()));
     if (!r.reason().empty())
       *verbose << ": " << r.reason();
     *verbose << "\n";

@@ -40,6 +40,9 @@ public:
   const std::string &name() const { return nameValue; }
   /// Solver time in seconds (0 when the query folded to a constant).
   double seconds() const { return secondsValue; }
+  /// Z3's resource count over the query's attempts (its rlimit units):
+  /// the machine-independent measure of what it cost.
+  uint64_t work() const { return workValue; }
   /// Whether the assertions folded to a constant and Z3 was not called.
   bool folded() const { return foldedValue; }
   /// Unsat because the same query was proved before (ProvedQueries); Z3
@@ -58,6 +61,7 @@ private:
   std::string reasonValue;
   std::string nameValue;
   double secondsValue = 0;
+  uint64_t workValue = 0;
   bool foldedValue = false;
   bool provedBeforeValue = false;
   Context *ctx = nullptr;
@@ -107,9 +111,12 @@ public:
   explicit Solver(Context &ctx) : ctx(ctx) {}
 
   /// Is the conjunction of `assertions` satisfiable? `timeoutMs` = 0 means
-  /// no limit. Each call uses a fresh Z3 solver, so queries are independent.
+  /// no limit. `work`, when not 0, bounds each strategy's attempt in Z3's
+  /// resource units (about 8 million a second here): unlike time, the same
+  /// bound on any machine, for a question whose answer decides what is done
+  /// next. Each call uses a fresh Z3 solver, so queries are independent.
   Result check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
-               unsigned timeoutMs);
+               unsigned timeoutMs, unsigned work = 0);
 
   /// Print one line per query (name, result, time) to `os`; with
   /// `dumpSmt`, also the query in SMT-LIB form. Null turns printing off.
@@ -133,6 +140,7 @@ private:
   bool dump = false;
   ProvedQueries *provedQueries = nullptr;
   llvm::StringMap<QueryStats> statsByName;
+  uint64_t contextWork = 0; // Z3's resource count when the last query ended
 };
 
 } // namespace collc::smt

@@ -322,12 +322,13 @@ Schedule hypercubeBroadcast() {
 
 Prover makeProver(const Schedule &s, std::vector<ParamRange> ranges,
                   PortModel ports = PortModel::Single,
-                  unsigned timeoutMs = 60000, unsigned splitAfterMs = 500) {
+                  unsigned timeoutMs = 60000,
+                  unsigned splitAfterWork = 4000000) {
   ProverOptions options;
   options.ranges = std::move(ranges);
   options.ports = ports;
   options.timeoutMs = timeoutMs;
-  options.splitAfterMs = splitAfterMs;
+  options.splitAfterWork = splitAfterWork;
   // PROVE_VERBOSE=1 prints every query and its time.
   if (getenv("PROVE_VERBOSE"))
     options.verbose = &llvm::errs();
@@ -854,14 +855,14 @@ TEST(Prover, AgreesWithBruteForceOnConcreteTopologies) {
         Status want = bruteForce(b.s, *topo, property, ports);
         // Whole queries, and queries split at once by the loop variable's
         // value and the route's legs: the same verdicts.
-        for (unsigned splitAfterMs : {500u, 0u}) {
-          Prover prover = makeProver(b.s, {}, ports, 60000, splitAfterMs);
+        for (unsigned splitAfterWork : {4000000u, 0u}) {
+          Prover prover = makeProver(b.s, {}, ports, 60000, splitAfterWork);
           verify::PropertyResult r = prover.prove(property);
           EXPECT_EQ(r.status, want)
               << topo->describe() << " " << pattern.name << " "
               << verify::propertyName(property)
               << (ports == PortModel::All ? " all-port" : "")
-              << (splitAfterMs ? "" : " split") << ": " << describe(r);
+              << (splitAfterWork ? "" : " split") << ": " << describe(r);
           if (r.status == Status::Counterexample &&
               property == Property::Congestion)
             expectSharedChannel(*r.counterexample, *topo);

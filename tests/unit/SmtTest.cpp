@@ -304,6 +304,41 @@ TEST(Smt, TimeoutIsUnknown) {
   EXPECT_EQ(next.value(y), 4);
 }
 
+// A bound of work (Z3's resource count) ends a query as unknown at the same
+// point on any machine, and a query's work is the same on every run: what
+// such a bound decides (which strategy answers, whether a query is split,
+// which receivers name their senders in emitted code) does not depend on
+// the machine's load.
+TEST(Smt, WorkLimitIsDeterministic) {
+  // A fresh context each time; the result's kind, reason and work outlive it.
+  struct Outcome {
+    Result::Kind kind;
+    std::string reason;
+    uint64_t work;
+  };
+  auto factor = [](int64_t n, unsigned timeoutMs) {
+    Context ctx;
+    Solver solver(ctx);
+    Term x = ctx.bitVecVar("x"), y = ctx.bitVecVar("y");
+    Result r =
+        solver.check("factor",
+                     {x * y == n, sgt(x, 1), sgt(y, 1),
+                      slt(x, int64_t(1) << 32), slt(y, int64_t(1) << 32)},
+                     timeoutMs, 2000000);
+    return Outcome{r.kind(), r.reason(), r.work()};
+  };
+  const int64_t hard = int64_t(2147483629) * int64_t(2147483587);
+  Outcome first = factor(hard, 600000), second = factor(hard, 600000);
+  EXPECT_EQ(first.kind, Result::Kind::Unknown);
+  EXPECT_EQ(first.reason, "work limit");
+  EXPECT_EQ(first.work, second.work);
+  EXPECT_GE(first.work, 2000000u);
+  // An easy query's work, counted the same each time.
+  Outcome a = factor(391, 0), b = factor(391, 0);
+  EXPECT_EQ(a.kind, Result::Kind::Sat) << a.reason;
+  EXPECT_EQ(a.work, b.work);
+}
+
 TEST(Smt, ManyShortTimeoutsNeverHang) {
   // Z3's own timers deadlock now and then when they expire; the solver's
   // limits use its own watchdog, so a hundred expiries all return.
