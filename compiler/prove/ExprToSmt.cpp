@@ -201,7 +201,8 @@ ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
                       shl(ashr(x, ctx.bitVec(i, width)) & one,
                           y - ctx.bitVec(i + 1, width)),
                       zero);
-    r = {out, yes, {}};
+    // Undefined past 62 bits; 0 there, at every width alike.
+    r = {ite(sle(y, 62), out, zero), yes, {}};
     defined = defined && sge(y, 0) && sle(y, 62);
     break;
   }

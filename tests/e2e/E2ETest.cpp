@@ -156,6 +156,9 @@ int bitReverse(int r, int p) {
 int shuffleOne(int r, int p) {
   return ((r << 1) | (r >> (log2Of(p) - 1))) & (p - 1);
 }
+int unshuffleOne(int r, int p) {
+  return (r >> 1) | ((r & 1) << (log2Of(p) - 1));
+}
 int grayOf(int r, int) { return r ^ (r >> 1); }
 int grayInverse(int r, int) {
   int out = 0;
@@ -237,6 +240,7 @@ const Schedule schedules[] = {
   {"all_port",     "hypercube_scatter_trees",    Kind::Scatter,       erase(library::hypercube_scatter_trees),  cube1to3},
   {"all_port",     "hypercube_gather_trees",     Kind::Gather,        erase(library::hypercube_gather_trees),   cube1to3},
   {"all_port",     "hypercube_alltoall_trees",   Kind::Alltoall,      erase(library::hypercube_alltoall_trees), cube1to3},
+  {"all_port",     "hypercube_bitreverse_sequences", Kind::Permute,   erase(library::hypercube_bitreverse_sequences), cube1to3, 0, 0, false, bitReverse},
   {"shift",        "torus_shift",                Kind::ShiftBy,       erase(library::torus_shift),              torusAB,    0, 5},
   {"shift",        "torus_shift",                Kind::ShiftBy,       erase(library::torus_shift),              torusAB,    0, 7},
   {"shift",        "hypercube_shift_ecube",      Kind::ShiftBy,       erase(library::hypercube_shift_ecube),    cube2to3,   0, 3},
@@ -258,6 +262,7 @@ const Schedule schedules[] = {
   {"split",        "mesh_allreduce_split",       Kind::Allreduce,     erase(library::mesh_allreduce_split),     meshAB},
   {"permute",      "hypercube_bitreverse_exchange", Kind::Permute,    erase(library::hypercube_bitreverse_exchange), cube1to3, 0, 0, false, bitReverse},
   {"permute",      "hypercube_shuffle_exchange", Kind::Permute,       erase(library::hypercube_shuffle_exchange), cube1to3, 0, 0, false, shuffleOne},
+  {"permute",      "hypercube_unshuffle_exchange", Kind::Permute,     erase(library::hypercube_unshuffle_exchange), cube1to3, 0, 0, false, unshuffleOne},
   {"permute",      "hypercube_gray_exchange",    Kind::Permute,       erase(library::hypercube_gray_exchange),  cube1to3,   0, 0, false, grayOf},
   {"permute",      "hypercube_gray_inverse_exchange", Kind::Permute,  erase(library::hypercube_gray_inverse_exchange), cube1to3, 0, 0, false, grayInverse},
   {"permute",      "hypercube_invert_direct",    Kind::Permute,       erase(library::hypercube_invert_direct),  cube1to3,   0, 0, false, invert},
