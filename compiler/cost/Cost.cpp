@@ -438,9 +438,10 @@ std::optional<LowerBound> collc::cost::lowerBound(const ir::Collective &c,
                         "000 §4.5.1, messages one way round"};
     return std::nullopt;
   case CK::Permute:
-    // 004 §4.4: a block that moves leaves its node through one port, so
-    // a permutation other than the identity costs m at least.
-    if (c.permutation)
+    // 004 §4.4: through one port a block that moves leaves its node whole,
+    // so a permutation other than the identity costs m at least. With all
+    // ports its parts may leave by several.
+    if (c.permutation && ports == PortModel::Single)
       for (size_t o = 0; o < c.permutation->size(); ++o)
         if ((*c.permutation)[o] != static_cast<int64_t>(o))
           return LowerBound{1, "004 §4.4, a moved block leaves its node"};

@@ -919,7 +919,8 @@ void Inductor::permutationIsBijection(const Frame &top) {
   SmtExpr toA = ExprToSmt(ctx, env).translate(to);
   env[ir::SlotRank] = b;
   SmtExpr toB = ExprToSmt(ctx, env).translate(to);
-  auto ask = [&](std::vector<Term> terms, bool collision) {
+  enum class Flaw { Undefined, Outside, Collision };
+  auto ask = [&](std::vector<Term> terms, Flaw flaw) {
     terms.insert(terms.end(), top.assumptions.begin(), top.assumptions.end());
     smt::Result res = solver.check("permutation", terms, options.timeoutMs);
     if (res.isUnsat())
@@ -944,17 +945,22 @@ void Inductor::permutationIsBijection(const Frame &top) {
     const int64_t ra = res.value(a), rb = res.value(b),
                   d = res.value(toA.value);
     cx.rank = ra;
-    cx.message = collision
-                     ? what + " sends ranks " + std::to_string(ra) + " and " +
-                           std::to_string(rb) + " both to " + std::to_string(d)
-                     : what + " sends rank " + std::to_string(ra) +
-                           " outside 0.." + std::to_string(cx.p - 1);
+    cx.message =
+        flaw == Flaw::Collision
+            ? what + " sends ranks " + std::to_string(ra) + " and " +
+                  std::to_string(rb) + " both to " + std::to_string(d)
+        : flaw == Flaw::Outside
+            ? what + " sends rank " + std::to_string(ra) + " outside 0.." +
+                  std::to_string(cx.p - 1)
+            : what + " cannot be evaluated at rank " + std::to_string(ra);
     failure = {Concern::Correctness, cx.message};
     definite = std::move(cx);
     return false;
   };
-  if (ask({isRank(a), !(toA.defined && isRank(toA.value))}, false))
-    ask({isRank(a), isRank(b), slt(a, b), toA.value == toB.value}, true);
+  if (ask({isRank(a), !toA.defined}, Flaw::Undefined) &&
+      ask({isRank(a), !isRank(toA.value)}, Flaw::Outside))
+    ask({isRank(a), isRank(b), slt(a, b), toA.value == toB.value},
+        Flaw::Collision);
 }
 
 std::vector<PropertyResult> Inductor::run() {

@@ -361,17 +361,22 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
                        .count();
       return spent >= timeoutMs ? 1 : timeoutMs - static_cast<unsigned>(spent);
     };
-    auto timedOut = [&] {
+    // Out of time, or of the work the caller allows: nothing more is tried.
+    auto spent = [&] {
       return r.reasonValue.find("timeout") != std::string::npos ||
-             r.reasonValue.find("canceled") != std::string::npos;
+             r.reasonValue.find("canceled") != std::string::npos ||
+             r.reasonValue == "work limit";
     };
     attempt(coreSolver(z), left(),
             work ? std::min(work, quickWork) : quickWork);
-    if (r.kindValue == Result::Kind::Unknown && !timedOut())
+    // The core out of its own share of the work goes on to bit-blasting.
+    const bool coreShareSpent =
+        r.reasonValue == "work limit" && (work == 0 || work > quickWork);
+    if (r.kindValue == Result::Kind::Unknown && (coreShareSpent || !spent()))
       attempt(satSolver(z), left(), work);
-    // Should the pipeline give up other than by timing out, Z3's own QF_BV
+    // Should the pipeline give up other than by running out, Z3's own QF_BV
     // strategy has its turn.
-    if (r.kindValue == Result::Kind::Unknown && !timedOut())
+    if (r.kindValue == Result::Kind::Unknown && !spent())
       attempt(z3::solver(z, "QF_BV"), left(), work);
   } catch (const z3::exception &e) {
     r.kindValue = Result::Kind::Error;

@@ -277,6 +277,8 @@ Engine::~Engine() {
   sends.clear();
   sendList.clear();
   receives.clear();
+  // A permutation's table is the call's: the next one fills its own.
+  workspace->permutationTo.clear();
   // Leave the buffers' tables sized: start() reassigns them in place.
   if (workspace == &threadWorkspace())
     workspace->busy = false;

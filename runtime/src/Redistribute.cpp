@@ -7,10 +7,17 @@
 
 using collc::rt::Distribution;
 
+namespace {
+// Block's elements a rank, ceil(n / p), at least 1 so that it divides.
+int64_t blockSize(int64_t n, int64_t p) {
+  return std::max<int64_t>(1, n / p + (n % p != 0));
+}
+} // namespace
+
 int64_t Distribution::owner(int64_t i, int64_t n, int64_t p) const {
   switch (kind) {
   case Kind::Block:
-    return i / ((n + p - 1) / p);
+    return i / blockSize(n, p);
   case Kind::Cyclic:
     return i % p;
   case Kind::BlockCyclic:
@@ -22,7 +29,7 @@ int64_t Distribution::owner(int64_t i, int64_t n, int64_t p) const {
 int64_t Distribution::local(int64_t i, int64_t n, int64_t p) const {
   switch (kind) {
   case Kind::Block:
-    return i % ((n + p - 1) / p);
+    return i % blockSize(n, p);
   case Kind::Cyclic:
     return i / p;
   case Kind::BlockCyclic:
@@ -34,7 +41,7 @@ int64_t Distribution::local(int64_t i, int64_t n, int64_t p) const {
 int64_t Distribution::count(int64_t rank, int64_t n, int64_t p) const {
   switch (kind) {
   case Kind::Block: {
-    const int64_t b = (n + p - 1) / p;
+    const int64_t b = blockSize(n, p);
     return std::clamp<int64_t>(n - rank * b, 0, b);
   }
   case Kind::Cyclic:
@@ -63,10 +70,16 @@ int collc::rt::redistribute(const void *send, Distribution from, void *recv,
   int typeSize = 0;
   MPI_Aint lb = 0, extent = 0;
   int error = MPI_SUCCESS;
-  if (n < 0)
+  // An element's index, a block and a round of blocks stay far inside
+  // int64_t.
+  const int64_t largest = INT64_MAX / 4 / p;
+  auto badBlock = [&](const Distribution &d) {
+    return d.kind == Distribution::Kind::BlockCyclic &&
+           (d.block < 1 || d.block > largest);
+  };
+  if (n < 0 || n > largest)
     error = MPI_ERR_COUNT;
-  else if ((from.kind == Distribution::Kind::BlockCyclic && from.block < 1) ||
-           (to.kind == Distribution::Kind::BlockCyclic && to.block < 1))
+  else if (badBlock(from) || badBlock(to))
     error = MPI_ERR_ARG;
   else if (type == MPI_DATATYPE_NULL ||
            MPI_Type_size(type, &typeSize) != MPI_SUCCESS ||

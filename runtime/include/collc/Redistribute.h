@@ -61,7 +61,7 @@ void Distribution::forEachOwned(int64_t rank, int64_t n, int64_t p,
                                 Fn &&fn) const {
   switch (kind) {
   case Kind::Block: {
-    const int64_t b = (n + p - 1) / p;
+    const int64_t b = n / p + (n % p != 0);
     for (int64_t i = rank * b; i < n && i < (rank + 1) * b; ++i)
       fn(i);
     return;
