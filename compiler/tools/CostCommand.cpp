@@ -160,8 +160,8 @@ int runCost() {
         continue;
       }
     }
-    PortModel ports = model ? model->ports
-                            : (costAllPort ? PortModel::All : PortModel::Single);
+    // As verify judges them: the file's model's ports unless told.
+    PortModel ports = model ? model->ports : portsFor(*program, costAllPort);
     for (const ir::Schedule &schedule : program->schedules) {
       if (!selection->selects(file, schedule))
         continue;
