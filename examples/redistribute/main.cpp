@@ -7,7 +7,8 @@
 // Algorithm 4.10), the stage is computed locally, and the array moves back.
 // Checked element by element against the stage computed whole. Then a
 // block-cyclic allocation of blocks of 3 over n + 5 values, where the pairs
-// trade different amounts (MPI_Alltoallv), goes there and back unchanged.
+// trade different amounts (MPI_Alltoallv), goes there and back unchanged,
+// and a wrong type on one rank alone returns the same error on every rank.
 //
 //   mpirun -np 4 build/examples/redistribute/redistribute_example
 
@@ -88,6 +89,13 @@ int main(int argc, char **argv) {
   ok &= collc::rt::redistribute(there.data(), threes, back.data(), block, m,
                                 MPI_DOUBLE, MPI_COMM_WORLD) == MPI_SUCCESS;
   ok &= back == start;
+
+  // One rank alone passes a wrong type: every rank returns the same error,
+  // agreed before any message, and none is left waiting.
+  const int wrong = collc::rt::redistribute(
+      start.data(), block, there.data(), threes, m,
+      rank == size - 1 ? MPI_DATATYPE_NULL : MPI_DOUBLE, MPI_COMM_WORLD);
+  ok &= wrong == MPI_ERR_TYPE;
 
   int everywhere = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
