@@ -209,7 +209,7 @@ const char *reasonText(Reason r) {
   case Reason::RanksUnproved: return "no schedule proved for this many ranks";
   case Reason::NonCommutative:
     return "a non-commutative operator (no schedule proved to fold it in "
-           "rank order for this collective and root)";
+           "rank order for this collective and size)";
   case Reason::OpOnType: return "no typed fold for this operator and type";
   case Reason::UserOpLayout: return "a user operator on a type with holes";
   case Reason::MixedType: return "a reduction over several basic types";

@@ -397,6 +397,40 @@ namespace {
 /// come back for another communicator, which must not find a fast entry.
 std::atomic<uint64_t> commsFreed{0};
 
+/// A reduce by a schedule that keeps rank order (proved for root 0) to any
+/// `root`: the schedule runs unrotated to rank 0, into scratch there, then
+/// rank 0 sends the result to the root's `out`, one message more. It goes
+/// over the schedules' own duplicate of the communicator with tag 0: the
+/// root posts its receive only after its part of the schedule is done, and
+/// messages from one rank with one tag arrive in the order sent, so no
+/// step's message (and no later call's) can take its place.
+int reduceThenMove(const Candidate &k, Args a, const Comm &c, int root,
+                   char *out) {
+  collc::rt::Backend *backend = nullptr;
+  // Every rank alike: the duplicate is made on first use, collectively.
+  if (int rc = collc::rt::makeMpiBackend(a.comm, backend))
+    return rc;
+  MPI_Aint lb = 0, extent = 0;
+  if (int rc = PMPI_Type_get_extent(a.type, &lb, &extent))
+    return rc;
+  const size_t resultBytes =
+      static_cast<size_t>(a.count) * static_cast<size_t>(extent);
+  std::vector<char> scratch(c.rank == 0 ? resultBytes : 0);
+  a.root = 0;
+  if (c.rank == 0)
+    a.recv = scratch.data();
+  if (int rc = k.run(a))
+    return rc;
+  if (c.rank == 0)
+    return backend->sendOne(root, 0, {scratch.data(), resultBytes});
+  if (c.rank != root)
+    return MPI_SUCCESS;
+  size_t got = 0;
+  if (int rc = backend->recvOne(0, 0, {out, resultBytes}, got))
+    return rc;
+  return got == resultBytes ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+}
+
 struct FastReduction {
   uint64_t freed = 0;
   MPI_Comm comm = MPI_COMM_NULL;
@@ -450,14 +484,14 @@ int reduction(Coll coll, const void *send, void *recv, int count,
   if (why == Reason::Count)
     why = foldOf(count, type, info, op, fold);
   // The schedules that keep rank order are proved for root 0: another root
-  // would rotate the ranks, and the order with them.
-  if (why == Reason::Count && fold.ordered && coll == Coll::Reduce &&
-      root != 0)
-    why = Reason::NonCommutative;
+  // would rotate the ranks, and the order with them. So such a reduce runs
+  // to rank 0 and its result then moves to the root.
+  const bool moved =
+      why == Reason::Count && fold.ordered && coll == Coll::Reduce && root != 0;
   const Choice choice = why == Reason::Count
                             ? choose(coll, c.size, bytes, fold.ordered)
                             : refuse(why);
-  if (choice.candidate && info.named && fold.type == type) {
+  if (choice.candidate && info.named && fold.type == type && !moved) {
     unsigned &next = fastNext[static_cast<int>(coll)];
     fastReductions[static_cast<int>(coll)][next] = {
         commsFreed, comm, c.size, c.rank, count, root, type, op, choice};
@@ -485,8 +519,16 @@ int reduction(Coll coll, const void *send, void *recv, int count,
         a.op = op;
         a.root = root < 0 ? 0 : root;
         a.comm = comm;
-        if (int rc = k.run(a))
+        if (moved) {
+          // The root contributes like any rank; rank 0 folds into scratch.
+          a.send = inPlace ? b.out.bytes() : a.send;
+          a.recv = nullptr;
+          if (int rc = reduceThenMove(k, a, c, root, b.out.bytes()))
+            return ran(comm, rc,
+                       "a reduction's result cannot move to its root");
+        } else if (int rc = k.run(a)) {
           return ran(comm, rc, "a reduction's schedule failed");
+        }
         return ran(comm, b.out.finish(comm), "cannot unpack a reduction");
       },
       [&] {

@@ -587,6 +587,49 @@ int main(int argc, char **argv) {
           rc2 == MPI_SUCCESS && recvbuf == 7, MPI_COMM_WORLD, rank, nullptr);
     MPI_Type_free(&empty);
   }
+  {
+    // An operator that does not commute, reduced to every root, in place
+    // and not, on the world and on the world reversed. Where the library
+    // runs it to root 0 (an order-keeping reduce), it runs every root alike:
+    // the reduce to rank 0, then a move.
+    static MPI_Op matrix = MPI_OP_NULL;
+    if (matrix == MPI_OP_NULL)
+      MPI_Op_create(matmul, 0, &matrix);
+    unsigned long long before = 0, first = 0, after = 0, handed = 0;
+    collc_mpi_counts(&before, &handed);
+    int calls = 0;
+    for (MPI_Comm comm : {MPI_COMM_WORLD, reversed})
+      for (int root = 0; root < p; ++root)
+        for (bool inPlace : {false, true}) {
+          int me = 0;
+          MPI_Comm_rank(comm, &me);
+          std::vector<int> in(12), a(12, -1), b(12, -1);
+          for (size_t i = 0; i < in.size(); ++i)
+            in[i] =
+                static_cast<int>((static_cast<size_t>(me) * 7 + i * 3) % 5) - 2;
+          const bool ip = inPlace && me == root;
+          if (ip)
+            a = b = in;
+          int rc1 = MPI_Reduce(ip ? MPI_IN_PLACE : in.data(), a.data(), 12,
+                               MPI_INT, matrix, root, comm);
+          int rc2 = PMPI_Reduce(ip ? MPI_IN_PLACE : in.data(), b.data(), 12,
+                                MPI_INT, matrix, root, comm);
+          if (++calls == 1)
+            collc_mpi_counts(&first, &handed);
+          char what[128];
+          std::snprintf(what, sizeof what,
+                        "non-commutative reduce to root %d, %s, %d ranks%s",
+                        root, inPlace ? "in place" : "not in place", p,
+                        comm == reversed ? ", reversed" : "");
+          check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, comm,
+                rank, nullptr);
+        }
+    collc_mpi_counts(&after, &handed);
+    if (first > before)
+      check("every root's non-commutative reduce run by collc",
+            after - before == static_cast<unsigned long long>(calls),
+            MPI_COMM_WORLD, rank, nullptr);
+  }
   unsigned long long ours = 0, theirs = 0;
   collc_mpi_counts(&ours, &theirs);
   unsigned long long sums[2] = {ours, theirs}, totals[2] = {0, 0};
