@@ -1,6 +1,6 @@
 # collc_add_mpi_library(NAME name SPECS a.coll [b.coll ...]
 #                       [MAX_RANKS n] [OPTIONS collc-compile-options...]
-#                       [MODEL file.coll])
+#                       [MODEL file.coll] [GENERATED dir])
 #
 # A drop-in library (docs/dropin.md) built from your own specs: a shared
 # library `name` whose MPI_Bcast, MPI_Allreduce, ... run the schedules of
@@ -12,9 +12,13 @@
 # `collc compile`'s twin, `collc cost` (cost_table.py). Run a program with
 # it preloaded (LD_PRELOAD), or link it before MPI. libcollc_mpi is this
 # function on the library's specs (runtime/mpi/CMakeLists.txt).
+# GENERATED: the directory where another build of the same SPECS wrote
+# their code, candidates and prices, taken as they are (nothing is compiled
+# or priced again: none of it depends on the MPI), so that a build for a
+# second MPI reuses the first's.
 # Works inside collc's build and, after find_package(collc), in any project.
 function(collc_add_mpi_library)
-  cmake_parse_arguments(ARG "" "NAME;MAX_RANKS;MODEL" "SPECS;OPTIONS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;MAX_RANKS;MODEL;GENERATED" "SPECS;OPTIONS" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SPECS)
     message(FATAL_ERROR "collc_add_mpi_library needs NAME and SPECS")
   endif()
@@ -35,6 +39,9 @@ function(collc_add_mpi_library)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
   set(gen ${CMAKE_CURRENT_BINARY_DIR}/collc_generated/${ARG_NAME})
+  if(ARG_GENERATED)
+    set(gen ${ARG_GENERATED})
+  endif()
   set(headers)
   foreach(spec ${ARG_SPECS})
     get_filename_component(stem ${spec} NAME_WE)
@@ -51,21 +58,23 @@ function(collc_add_mpi_library)
   # The candidates, from the emitted headers; their prices, from collc cost.
   set(table ${gen}/DropinSchedules.cpp)
   set(costs ${gen}/DropinCosts.inc)
-  add_custom_command(
-    OUTPUT ${table}
-    COMMAND ${Python3_EXECUTABLE} ${dir}/candidates.py ${table} collc_mpi
-            ${headers}
-    DEPENDS ${headers} ${dir}/candidates.py ${dir}/generated.py
-    COMMENT "${ARG_NAME}: the drop-in's candidates"
-    VERBATIM)
-  add_custom_command(
-    OUTPUT ${costs}
-    COMMAND ${Python3_EXECUTABLE} ${dir}/cost_table.py --serve=${serve}
-            ${collc_exe} ${costs} ${ARG_MAX_RANKS} ${table} ${ARG_SPECS}
-    DEPENDS ${table} ${ARG_SPECS} ${ARG_MODEL} ${collc_dep} ${dir}/cost_table.py
-            ${dir}/generated.py
-    COMMENT "${ARG_NAME}: the drop-in's price table"
-    VERBATIM)
+  if(NOT ARG_GENERATED)
+    add_custom_command(
+      OUTPUT ${table}
+      COMMAND ${Python3_EXECUTABLE} ${dir}/candidates.py ${table} collc_mpi
+              ${headers}
+      DEPENDS ${headers} ${dir}/candidates.py ${dir}/generated.py
+      COMMENT "${ARG_NAME}: the drop-in's candidates"
+      VERBATIM)
+    add_custom_command(
+      OUTPUT ${costs}
+      COMMAND ${Python3_EXECUTABLE} ${dir}/cost_table.py --serve=${serve}
+              ${collc_exe} ${costs} ${ARG_MAX_RANKS} ${table} ${ARG_SPECS}
+      DEPENDS ${table} ${ARG_SPECS} ${ARG_MODEL} ${collc_dep} ${dir}/cost_table.py
+              ${dir}/generated.py
+      COMMENT "${ARG_NAME}: the drop-in's price table"
+      VERBATIM)
+  endif()
 
   # The model it chooses by, unless COLLC_MPI_MODEL names another.
   file(STRINGS ${ARG_MODEL} model_line REGEX "^model ")
@@ -100,10 +109,17 @@ function(collc_add_mpi_library)
                                                  COLLC_MPI_TW=${tw_ps}e-12
                                                  COLLC_MPI_RECEIVERS_COPY=${receivers_copy}
                                                  COLLC_MPI_TO=${to_seconds})
-  collc_add_spec(TARGET ${ARG_NAME} NAMESPACE collc_mpi
-                 OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
-                         ${ARG_OPTIONS}
-                 SPECS ${ARG_SPECS})
+  if(ARG_GENERATED)
+    string(REPLACE ".h" ".cpp" sources "${headers}")
+    target_sources(${ARG_NAME} PRIVATE ${sources})
+    target_include_directories(${ARG_NAME} PRIVATE ${gen})
+    target_link_libraries(${ARG_NAME} PRIVATE collc::runtime)
+  else()
+    collc_add_spec(TARGET ${ARG_NAME} NAMESPACE collc_mpi
+                   OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
+                           ${ARG_OPTIONS}
+                   SPECS ${ARG_SPECS})
+  endif()
   # Nothing but MPI's names (C's and Fortran's) is exported: a program built with collc's
   # runtime of another version keeps its own.
   target_link_options(${ARG_NAME} PRIVATE
