@@ -207,7 +207,15 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
                    "count;\n  call.type = type;\n",
                    ""};
   case CollectiveKind::Alltoallv:
-    return std::nullopt;
+    // MPI_Alltoallv's; the steps run on collc::rt::AlltoallvSteps.
+    return Binding{"Alltoallv",
+                   "const void *sendbuf, const int *sendcounts, const int "
+                   "*sdispls, MPI_Datatype sendtype, void *recvbuf, const int "
+                   "*recvcounts, const int *rdispls, MPI_Datatype recvtype, "
+                   "MPI_Comm comm",
+                   "sendbuf, sendcounts, sdispls, sendtype, recvbuf, "
+                   "recvcounts, rdispls, recvtype, comm",
+                   "", ""};
   }
   return std::nullopt;
 }
@@ -294,6 +302,10 @@ public:
     // MPI_Comm function and by its collc::rt::LocalComm twin in `local`.
     os << "static int " << s.name << "(" << commParams(b, "collc::rt::CommRef")
        << ") {\n";
+    if (s.collective.kind == CollectiveKind::Alltoallv) {
+      emitIrregularBody(b);
+      return;
+    }
     os << "  collc::rt::Call call;\n";
     // A named array, not a literal: its address is this function's alone
     // (identical literals of two functions may share one), and the runtime
@@ -351,6 +363,27 @@ public:
   }
 
 private:
+  /// An alltoallv schedule: the same walk of the steps, on an engine that
+  /// notes this rank's messages (each its own block for the receiver, sizes
+  /// from the counts at run time) and then moves them. A rank's steps depend
+  /// on the size alone, so a call like an earlier one skips the walk.
+  void emitIrregularBody(const Binding &b) {
+    os << "  static const char collc_name[] = " << quote(s.name) << ";\n";
+    os << "  collc::rt::AlltoallvSteps eng;\n";
+    os << "  if (int rc = eng.connect(collc_name, comm))\n    return rc;\n";
+    os << "  const int64_t p = eng.size();\n";
+    os << "  const int64_t me = eng.rank();\n";
+    emitSizeCheck();
+    os << "  if (!eng.known()) {\n";
+    os << "    int64_t step = 0;\n";
+    emitBody(s.body, 2);
+    os << "  }\n";
+    os << "  return eng.run(sendbuf, sendcounts, sdispls, sendtype, recvbuf, "
+          "recvcounts, rdispls, recvtype);\n}\n\n";
+    os << "int " << s.name << "(" << b.params << ") {\n  return " << s.name
+       << "(" << commRefArgs(b) << ");\n}\n";
+  }
+
   std::string indent(unsigned depth) { return std::string(2 * depth, ' '); }
 
   std::string sourceLine(llvm::SMLoc loc) {
@@ -790,13 +823,20 @@ collc::emit::emitCpp(const Program &program,
     return c.collective.kind == ir::CollectiveKind::Alltoallv &&
            !program.findSchedule(c.algorithm);
   });
+  // An alltoallv schedule runs on the irregular all-to-all's engine.
+  bool hasAlltoallvSchedule =
+      llvm::any_of(schedules, [](const VerifiedSchedule &v) {
+        return v.schedule->collective.kind == ir::CollectiveKind::Alltoallv;
+      });
   // Each function also runs on the local backend (collc/Local.h).
   header << banner << "#pragma once\n\n#include <mpi.h>\n\n"
          << "namespace collc::rt {\nclass LocalComm;\n}\n\n"
          << (hasAlltoallv ? "#include \"collc/Alltoallv.h\"\n\n" : "")
          << nsOpen;
   source << banner << "#include \"" << options.baseName << ".h\"\n\n"
-         << "#include \"collc/Runtime.h\"\n\n#include <algorithm>\n"
+         << "#include \"collc/Runtime.h\"\n"
+         << (hasAlltoallvSchedule ? "#include \"collc/Alltoallv.h\"\n" : "")
+         << "\n#include <algorithm>\n"
          << "#include <cstdint>\n\n"
          << nsOpen;
 

@@ -1692,6 +1692,27 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule,
     return std::nullopt;
   }
 
+  // An irregular all-to-all's blocks have sizes only their sender and
+  // receiver know, so each message is one: the sender's own block for the
+  // receiver (001's patterns; the runtime's direct exchange moves it).
+  if (schedule.collective.kind == ir::CollectiveKind::Alltoallv) {
+    if (t.selector || t.from || !t.into.empty()) {
+      diags.error(locOf(t),
+                  "an alltoallv schedule's message is the sender's own block "
+                  "for the receiver: no chunk filter, 'from' or 'into'",
+                  rangeOf(t));
+      return std::nullopt;
+    }
+    auto var = [&](const char *name, unsigned slot) {
+      return ir::Expr::var(name, slot, dst->loc);
+    };
+    rule.selector = ir::Expr::binary(
+        ExprOp::And,
+        ir::Expr::binary(ExprOp::Eq, var("origin", ir::SlotOrigin),
+                         var("r", ir::SlotRank), dst->loc),
+        ir::Expr::binary(ExprOp::Eq, var("dest", ir::SlotDest), dst, dst->loc),
+        dst->loc);
+  }
   if (t.selector) {
     size_t mark = scope.size();
     scope.add("origin", ir::SlotOrigin);

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes a drop-in's candidate table (Choice.h's `candidates`) from the
 headers `collc compile` emitted for its specs: every schedule of a
-collective the drop-in runs, on a topology of one parameter (or none),
-becomes a row, as does every `alltoallv` collective (001's patterns, one
-per rank count), and every reduce and broadcast
+collective the drop-in runs (alltoallv schedules included), on a topology
+of one parameter (or none), becomes a row, as does every `alltoallv`
+collective (001's patterns, one per rank count), and every reduce and
+broadcast
 from rank 0 on the same topology also an all-reduce run as the one, then
 the other (000 §4.3). A schedule declared `commutative: false` keeps rank
 order (the prover checked its folds).
@@ -27,6 +28,9 @@ KINDS = {
     "gather": ("Gather", "COLLC_MPI_ROOTED"),
     "scan": ("Scan", "COLLC_MPI_ALLREDUCE"),
     "alltoall": ("Alltoall", "COLLC_MPI_BLOCKS"),
+    # The runtime's direct exchange, sizes from the counts (sema makes every
+    # message of such a schedule the sender's block for the receiver).
+    "alltoallv": ("Alltoallv", "COLLC_MPI_ALLTOALLV"),
 }
 DECL = re.compile(r"^// Schedule `(\w+)` \([^)]*\): (\w+)(?:\(([^)]*)\))? on (.+)$")
 # An alltoallv collective: its pattern is proved for its one rank count.

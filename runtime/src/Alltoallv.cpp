@@ -287,22 +287,23 @@ private:
   std::vector<int64_t> counters[2];
 };
 
-/// A plan of one Direct stage (A1, 001 §3.1): every message is one whole
-/// block, so it goes from the send buffer straight into the receive buffer,
-/// without run headers or buckets, and its size is the receiver's
-/// recvcounts entry (no probe). The steps' order is the plan's. Counts
-/// into `stats` (one stage) when asked to.
-int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
+/// A direct exchange (A1, 001 §3.1, or a `schedule x : alltoallv`): every
+/// message is one whole block, so it goes from the send buffer straight into
+/// the receive buffer, without run headers or buckets, and its size is the
+/// receiver's recvcounts entry (no probe). The steps' order is `rows`'s.
+/// Counts into `stats` (one stage) when asked to.
+int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
                    size_t es, const char *in, const int *sendcounts,
                    const int *sdispls, char *out, const int *recvcounts,
                    const int *rdispls, AlltoallvMode mode,
                    AlltoallvStats *stats) {
-  const AlltoallvStage &stage = plan.stages.front();
-  const int size = plan.p, me = backend.rank();
+  const int size = rows.p, me = rows.me;
+  const int steps = static_cast<int>(rows.sendAt.size()) - 1;
   AlltoallvStageStats *st = stats ? &stats->stages.front() : nullptr;
   auto block = [&](const char *base, const int *displs, const int *counts,
                    int peer) {
-    return Piece{const_cast<char *>(base) + static_cast<size_t>(displs[peer]) * es,
+    return Piece{const_cast<char *>(base) +
+                     static_cast<size_t>(displs[peer]) * es,
                  static_cast<size_t>(counts[peer]) * es};
   };
   if (sendcounts[me] > recvcounts[me])
@@ -340,8 +341,9 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     st->receiveBuffer += recvcounts[source];
   };
   auto post = [&](int s) -> int {
-    int to = stage.sendTo[s * size + me], request = 0;
-    if (to >= 0) {
+    for (int k = rows.sendAt[s]; k < rows.sendAt[s + 1]; ++k) {
+      const int to = rows.sends[k];
+      int request = 0;
       one[0] = block(in, sdispls, sendcounts, to);
       if (int rc = backend.isend(to, tag, one, request))
         return rc;
@@ -352,9 +354,8 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     return MPI_SUCCESS;
   };
   auto postReceive = [&](int s) -> int {
-    for (int x = 0; x < size; ++x) {
-      if (stage.sendTo[s * size + x] != me)
-        continue;
+    for (int k = rows.receiveAt[s]; k < rows.receiveAt[s + 1]; ++k) {
+      const int x = rows.receives[k];
       int request = 0;
       one[0] = block(out, rdispls, recvcounts, x);
       if (int rc = backend.irecv(x, tag, one, request))
@@ -383,16 +384,10 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
   // wait for. Returns the MPI code, or nothing if step s is not such a step.
   thread_local std::vector<Piece> other(1);
   auto exchangeOne = [&](int s) -> std::optional<int> {
-    int to = stage.sendTo[s * size + me], source = -1;
-    for (int x = 0; x < size; ++x) {
-      if (stage.sendTo[s * size + x] != me)
-        continue;
-      if (source >= 0)
-        return std::nullopt;
-      source = x;
-    }
-    if (to < 0 || source < 0)
+    const int send = rows.sendAt[s], receive = rows.receiveAt[s];
+    if (rows.sendAt[s + 1] - send != 1 || rows.receiveAt[s + 1] - receive != 1)
       return std::nullopt;
+    const int to = rows.sends[send], source = rows.receives[receive];
     one[0] = block(in, sdispls, sendcounts, to);
     other[0] = block(out, rdispls, recvcounts, source);
     size_t bytes = 0;
@@ -401,8 +396,8 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     countReceived(source);
     return rc;
   };
-  if (mode == AlltoallvMode::Blocking || stage.steps == 1) {
-    for (int s = 0; s < stage.steps; ++s) {
+  if (mode == AlltoallvMode::Blocking || steps == 1) {
+    for (int s = 0; s < steps; ++s) {
       if (std::optional<int> rc = exchangeOne(s)) {
         if (*rc)
           return *rc;
@@ -417,43 +412,63 @@ int directExchange(const AlltoallvPlan &plan, Backend &backend, int tag,
     }
     return MPI_SUCCESS;
   }
-  // One step of at most one message each way (two ranks): one blocking
-  // call without requests, as MPI's pairwise exchange makes it.
-  if (stage.steps == 1) {
-    const int to = stage.sendTo[me];
-    int source = -1, sources = 0;
-    for (int x = 0; x < size; ++x)
-      if (stage.sendTo[x] == me)
-        source = x, ++sources;
-    if (sources <= 1) {
-      size_t got = 0;
-      int rc = MPI_SUCCESS;
-      if (to >= 0 && source >= 0)
-        rc = backend.sendrecvOne(to, tag, block(in, sdispls, sendcounts, to),
-                                 source, tag,
-                                 block(out, rdispls, recvcounts, source), got);
-      else if (to >= 0)
-        rc = backend.sendOne(to, tag, block(in, sdispls, sendcounts, to));
-      else if (source >= 0)
-        rc = backend.recvOne(source, tag,
-                             block(out, rdispls, recvcounts, source), got);
-      if (rc)
-        return rc;
-      if (to >= 0)
-        countSent(to);
-      if (source >= 0)
-        countReceived(source);
-      return MPI_SUCCESS;
-    }
-  }
   // Receives first, so that no message waits as unexpected.
-  for (int s = 0; s < stage.steps; ++s)
+  for (int s = 0; s < steps; ++s)
     if (int rc = postReceive(s))
       return rc;
-  for (int s = 0; s < stage.steps; ++s)
+  for (int s = 0; s < steps; ++s)
     if (int rc = post(s))
       return rc;
   return finish();
+}
+
+/// This thread's last few ranks' steps, by schedule (a plan, or an emitted
+/// schedule's name), size and rank, so that a call like an earlier one
+/// does not work them out again. `found`: whether they are complete.
+AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
+                              bool &found) {
+  constexpr size_t keep = 4;
+  thread_local AlltoallvSteps::Rows kept[keep];
+  thread_local size_t next = 0;
+  for (AlltoallvSteps::Rows &r : kept)
+    if (r.schedule == schedule && r.p == p && r.me == me && r.complete) {
+      found = true;
+      return r;
+    }
+  AlltoallvSteps::Rows &r = kept[next];
+  next = (next + 1) % keep;
+  r.schedule = schedule;
+  r.p = p;
+  r.me = me;
+  r.complete = false;
+  r.sendAt.assign(1, 0);
+  r.receiveAt.assign(1, 0);
+  r.sends.clear();
+  r.receives.clear();
+  found = false;
+  return r;
+}
+
+/// A one-stage Direct plan's table as this rank's steps: its sends, and
+/// the ranks whose entry names it.
+const AlltoallvSteps::Rows &rowsOfPlan(const AlltoallvPlan &plan, int me) {
+  bool found = false;
+  AlltoallvSteps::Rows &rows = rowsFor(&plan, plan.p, me, found);
+  if (found)
+    return rows;
+  const AlltoallvStage &stage = plan.stages.front();
+  for (int s = 0; s < stage.steps; ++s) {
+    const int *row = stage.sendTo + static_cast<size_t>(s) * plan.p;
+    if (row[me] >= 0)
+      rows.sends.push_back(row[me]);
+    for (int x = 0; x < plan.p; ++x)
+      if (row[x] == me)
+        rows.receives.push_back(x);
+    rows.sendAt.push_back(static_cast<int>(rows.sends.size()));
+    rows.receiveAt.push_back(static_cast<int>(rows.receives.size()));
+  }
+  rows.complete = true;
+  return rows;
 }
 
 } // namespace
@@ -497,11 +512,11 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       local.messages = local.largestBuffer = 0;
       local.stages.assign(1, {});
     }
-    if (int rc = directExchange(plan, *backend, tagBase, es,
-                                static_cast<const char *>(sendbuf), sendcounts,
-                                sdispls, static_cast<char *>(recvbuf),
-                                recvcounts, rdispls, mode,
-                                stats ? &local : nullptr))
+    if (int rc =
+            directExchange(rowsOfPlan(plan, me), *backend, tagBase, es,
+                           static_cast<const char *>(sendbuf), sendcounts,
+                           sdispls, static_cast<char *>(recvbuf), recvcounts,
+                           rdispls, mode, stats ? &local : nullptr))
       return fail(rc, "a message does not fit recvcounts, or the backend failed");
     if (stats)
       *stats = local;
@@ -678,6 +693,72 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     *stats = std::move(local);
   if (overflow)
     return fail(MPI_ERR_TRUNCATE, "received data does not fit recvcounts");
+  return MPI_SUCCESS;
+}
+
+int AlltoallvSteps::connect(const char *name, CommRef c) {
+  schedule = name;
+  comm = c;
+  if (c.local) {
+    std::unique_ptr<Backend> mine;
+    if (int rc = makeLocalBackend(*c.local, mine))
+      return fail(rc, "invalid local communicator");
+    owned = std::move(mine);
+    backend = owned.get();
+  } else if (int rc = makeMpiBackend(c.mpi, backend, MpiChannel::Alltoallv)) {
+    return fail(rc, "cannot duplicate the communicator");
+  }
+  p = backend->size();
+  me = backend->rank();
+  bool found = false;
+  rows = &rowsFor(schedule, p, me, found);
+  return MPI_SUCCESS;
+}
+
+bool AlltoallvSteps::known() const { return rows && rows->complete; }
+
+int AlltoallvSteps::fail(int code, const char *message) const {
+  std::fprintf(stderr, "collc: %s: %s\n", schedule, message);
+  return code;
+}
+
+// The own block is copied in place of a message to oneself (run()).
+void AlltoallvSteps::sendAll(int64_t peer, int) {
+  if (peer != me)
+    rows->sends.push_back(static_cast<int>(peer));
+}
+
+void AlltoallvSteps::receive(int64_t sender, uint64_t, bool) {
+  if (sender != me)
+    rows->receives.push_back(static_cast<int>(sender));
+}
+
+int AlltoallvSteps::endStep(int64_t, const char *) {
+  rows->sendAt.push_back(static_cast<int>(rows->sends.size()));
+  rows->receiveAt.push_back(static_cast<int>(rows->receives.size()));
+  return MPI_SUCCESS;
+}
+
+int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
+                        const int *sdispls, MPI_Datatype sendtype,
+                        void *recvbuf, const int *recvcounts,
+                        const int *rdispls, MPI_Datatype recvtype,
+                        AlltoallvMode mode) {
+  rows->complete = true; // walked: the next call alike skips the walk
+  size_t es = contiguousSize(sendtype);
+  if (es == 0 || es != contiguousSize(recvtype))
+    return ::collc::rt::fail(MPI_ERR_TYPE, "only contiguous types of the "
+                                           "same size are supported");
+  struct Forget {
+    Backend *backend;
+    ~Forget() { backend->reset(); }
+  } forget{backend};
+  if (int rc = directExchange(
+          *rows, *backend, comm.local ? localTagBase : mpiTagBase, es,
+          static_cast<const char *>(sendbuf), sendcounts, sdispls,
+          static_cast<char *>(recvbuf), recvcounts, rdispls, mode, nullptr))
+    return ::collc::rt::fail(
+        rc, "a message does not fit recvcounts, or the backend failed");
   return MPI_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 
 #include "A2avCases.h"
 #include "a2av_local.h"
+#include "alltoall.h"
 
 #include "collc/Local.h"
 
@@ -141,6 +142,38 @@ TEST(A2avLocal, EmittedTwins) {
   checkEmitted("emitted a1_13", 13, gen::a1_13);
   checkEmitted("emitted a2_8", 8, gen::a2_8);
   checkEmitted("emitted a3_9", 9, gen::a3_9);
+}
+
+// The library's `schedule alltoallv_direct` (specs/library/alltoall.coll),
+// one emitted function for every size: its steps are walked at each rank
+// on the first call and kept for the next ones (run twice per size here).
+TEST(A2avLocal, LibrarySchedule) {
+  for (int p = 2; p <= 64; ++p)
+    checkAll("alltoallv_direct", p,
+             [](const RankBuffers &in, RankBuffers &out, rt::LocalComm &comm) {
+               return a2av_library::local::alltoallv_direct(
+                   in.send.data(), in.sendcounts.data(), in.sdispls.data(),
+                   MPI_INT64_T, out.recv.data(), in.recvcounts.data(),
+                   in.rdispls.data(), MPI_INT64_T, comm);
+             });
+}
+
+// Outside its proved range the library schedule refuses, on every rank.
+TEST(A2avLocal, LibraryScheduleRefusesUnprovedSize) {
+  std::vector<int> rc(65, -1);
+  ASSERT_EQ(
+      rt::local::run(65,
+                     [&](rt::LocalComm &comm) {
+                       RankBuffers b = buffersFor(
+                           countMatrix("random", 65, 5, 0), 65, comm.rank());
+                       rc[comm.rank()] = a2av_library::local::alltoallv_direct(
+                           b.send.data(), b.sendcounts.data(), b.sdispls.data(),
+                           MPI_INT64_T, b.recv.data(), b.recvcounts.data(),
+                           b.rdispls.data(), MPI_INT64_T, comm);
+                     }),
+      MPI_SUCCESS);
+  for (int code : rc)
+    EXPECT_EQ(code, MPI_ERR_SIZE);
 }
 
 // The emitted function refuses a communicator of another size, as the MPI

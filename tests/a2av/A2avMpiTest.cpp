@@ -18,6 +18,7 @@
 
 #ifdef COLLC_A2AV_EMITTED
 #include "a2av.h"
+#include "alltoall.h"
 #endif
 
 using namespace collc;
@@ -72,6 +73,8 @@ int main(int argc, char **argv) {
       calls.push_back({name, COLLC_EMITTED(collc_test::a2a5)});
     if (p == 8)
       calls.push_back({name, COLLC_EMITTED(collc_test::a2a8)});
+    calls.push_back({"emitted alltoallv_direct",
+                     COLLC_EMITTED(a2av_library::alltoallv_direct)});
 #undef COLLC_EMITTED
 #endif
     if (calls.empty()) {

@@ -23,9 +23,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace collc::rt {
+
+class Backend;
 
 /// What a stage's buckets hold (compiler/alltoallv/Patterns.h StageKind).
 enum class AlltoallvStageKind {
@@ -92,5 +95,59 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
               MPI_Datatype recvtype, CommRef comm,
               AlltoallvMode mode = AlltoallvMode::NonBlockingDual,
               AlltoallvStats *stats = nullptr);
+
+/// A `schedule x : alltoallv` at one rank, as the function collc emits for
+/// it drives it: the emitted code walks the schedule's steps as it does for
+/// any schedule (the calls an Engine gets), each message the sender's own
+/// block for the receiver (sema makes every rule of such a schedule so);
+/// run() then moves the blocks, their sizes from the counts, as the direct
+/// exchange of a one-stage plan does. A rank's steps depend only on the
+/// schedule, the size and the rank, so a thread keeps the last few and the
+/// walk is skipped where they are known().
+class AlltoallvSteps {
+public:
+  /// This rank's part in `comm`; `schedule` names the schedule (the
+  /// emitted function's own static name, so its address tells schedules
+  /// apart). Errors: an MPI code.
+  int connect(const char *schedule, CommRef comm);
+  int size() const { return p; }
+  int rank() const { return me; }
+  /// Whether this rank's steps are known from an earlier call alike.
+  bool known() const;
+  /// Prints "collc: SCHEDULE: message" and returns `code` (before run(),
+  /// every rank sees the same, as for Engine::fail).
+  int fail(int code, const char *message) const;
+  /// The walk's calls: this rank sends its block for `peer`, or receives
+  /// `sender`'s block for it (the buffers and the filter are the
+  /// schedule's own: the sender's block for the receiver).
+  void sendAll(int64_t peer, int buffer);
+  template <typename Select> void send(int64_t peer, int buffer, Select &&) {
+    sendAll(peer, buffer);
+  }
+  void receive(int64_t sender, uint64_t into, bool reduce);
+  int endStep(int64_t step, const char *name);
+  /// MPI_Alltoallv's contract over the steps walked (or known): both types
+  /// contiguous with the same size.
+  int run(const void *sendbuf, const int *sendcounts, const int *sdispls,
+          MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+          const int *rdispls, MPI_Datatype recvtype,
+          AlltoallvMode mode = AlltoallvMode::NonBlockingDual);
+
+  /// One rank's steps: the peers it sends to and receives from, by step.
+  struct Rows {
+    const void *schedule = nullptr;
+    int p = 0, me = 0;
+    bool complete = false;
+    std::vector<int> sendAt{0}, sends, receiveAt{0}, receives;
+  };
+
+private:
+  const char *schedule = "";
+  CommRef comm = CommRef(MPI_COMM_NULL);
+  Backend *backend = nullptr;
+  std::shared_ptr<Backend> owned; // the local backend's
+  int p = 0, me = 0;
+  Rows *rows = nullptr;
+};
 
 } // namespace collc::rt
