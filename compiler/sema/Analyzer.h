@@ -1,0 +1,161 @@
+#pragma once
+// Sema's analyzer, shared by its parts: Sema.cpp (the tables, the
+// entry points), SemaExpressions.cpp, SemaDeclarations.cpp (topologies,
+// models, collectives) and SemaSchedules.cpp (schedule bodies). Internal
+// to compiler/sema.
+
+#include "sema/Sema.h"
+
+#include "syntax/Parser.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <boost/variant/static_visitor.hpp>
+
+#include <functional>
+#include <optional>
+
+namespace collc::sema {
+
+namespace x3 = boost::spirit::x3;
+using ir::ExprOp;
+using ir::ExprRef;
+
+inline llvm::SMLoc locOf(const ast::Located &node) {
+  return llvm::SMLoc::getFromPointer(node.begin);
+}
+inline llvm::SMRange rangeOf(const ast::Located &node) {
+  return llvm::SMRange(llvm::SMLoc::getFromPointer(node.begin),
+                       llvm::SMLoc::getFromPointer(node.end));
+}
+
+struct LocatedOf : boost::static_visitor<const ast::Located &> {
+  const ast::Located &operator()(const ast::Number &n) const { return n; }
+  const ast::Located &operator()(const ast::Identifier &n) const { return n; }
+  template <typename T>
+  const ast::Located &operator()(const x3::forward_ast<T> &n) const {
+    return n.get();
+  }
+};
+
+inline const ast::Located &locatedOf(const ast::Operand &operand) {
+  return boost::apply_visitor(LocatedOf(), operand);
+}
+
+/// The operand itself when it is a bare name (the grammar wraps every operand
+/// in one node per precedence level; those with no operators are looked
+/// through).
+const ast::Identifier *asIdentifier(const ast::Operand &operand);
+
+/// Names visible in an expression, with their slots.
+class Scope {
+public:
+  struct Entry {
+    std::string name;
+    unsigned slot;
+    llvm::SMLoc loc;
+  };
+  void add(llvm::StringRef name, unsigned slot, llvm::SMLoc loc = {}) {
+    entries.push_back({name.str(), slot, loc});
+  }
+  const Entry *find(llvm::StringRef name) const {
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+      if (it->name == name)
+        return &*it;
+    return nullptr;
+  }
+  size_t size() const { return entries.size(); }
+  void truncate(size_t n) { entries.resize(n); }
+
+private:
+  std::vector<Entry> entries;
+};
+
+class Analyzer {
+public:
+  Analyzer(DiagnosticEngine &diags) : diags(diags) {}
+
+  Program run(const ast::Program &ast);
+
+private:
+  // Declarations.
+  void declare(llvm::StringRef name, const ast::Identifier &id);
+  void topologyDecl(const ast::TopologyDecl &decl);
+  void modelDecl(const ast::ModelDecl &decl);
+  void collectiveDecl(const ast::CollectiveDecl &decl);
+  /// Whether `algo` names a library algorithm for `kind` on `topology`;
+  /// reports why not.
+  bool libraryAlgorithm(const ast::Identifier &algo, ir::CollectiveKind kind,
+                        TopologyKind topology, llvm::StringRef topologyName);
+  void scheduleDecl(const ast::ScheduleDecl &decl);
+
+  std::optional<Topology> concreteTopology(const ast::TopologyRef &ref);
+  std::optional<ir::TopologyTemplate>
+  topologyTemplate(const ast::TopologyExpr &expr, ir::Schedule *schedule,
+                   Scope *scope);
+  /// In a schedule's header (`schedule` and `scope` given), a shift's
+  /// amount may be a bare unknown name: a new parameter (`shift(q: q)`).
+  /// A new parameter of family `s` named `id` (`p` is the size's slot).
+  ExprRef newParameter(const ast::Identifier &id, ir::Schedule &s,
+                       Scope &scope);
+  /// The amount of a schedule's `shift(q: value)`: a new parameter for a
+  /// bare unknown name, else a constant.
+  ExprRef familyShift(const ast::Operand &value, ir::Schedule &s, Scope &scope);
+  /// Whether a permutation reads a family's parameters (beyond r and p).
+  static bool isFamily(const ir::Expr &e, const Scope *scope);
+  /// Whether `to` is a bijection of 0 .. p - 1; else an error at `at`
+  /// naming the rank sent outside or the two that meet.
+  bool isBijection(const ir::Expr &to, int64_t p, const ast::Located &at);
+  std::optional<ir::Collective> collective(const ast::CollectiveExpr &expr,
+                                           std::optional<int64_t> ranks,
+                                           ir::Schedule *schedule = nullptr,
+                                           Scope *scope = nullptr);
+
+  // Schedule bodies.
+  bool body(const std::vector<ast::BodyItem> &items, ir::Schedule &schedule,
+            Scope &scope, std::vector<ir::BodyItem> &out,
+            std::optional<int64_t> ranks);
+  std::optional<ir::Step> step(const ast::Step &step, ir::Schedule &schedule,
+                               Scope &scope, std::optional<int64_t> ranks);
+  /// Whether a loop variable's name is free here; reports it if not.
+  bool freshName(const ast::Identifier &var, const Scope &scope);
+  /// Lowers `inv` into `loop`, over the loop's scope and a chunk's
+  /// coordinates (and `from`, for a reduction).
+  bool invariant(const ast::Invariant &inv, ir::Schedule &schedule,
+                 Scope &scope, ir::Loop &loop);
+  bool ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule, Scope &scope,
+                std::optional<int64_t> ranks,
+                std::vector<ir::TransferRule> &out);
+  std::optional<ir::TransferRule> transfer(const ast::Transfer &t,
+                                           ir::Schedule &schedule, Scope &scope,
+                                           std::optional<int64_t> ranks);
+  std::optional<unsigned> bufferIndex(const ir::Schedule &schedule,
+                                      const ast::Identifier &id);
+
+  // Expressions.
+  ExprRef lower(const ast::Operand &operand, const Scope &scope);
+  /// While set, what `lower` makes of a name not in scope (null: an error).
+  std::function<ExprRef(const ast::Identifier &)> unknownName;
+  ExprRef lowerChain(const ast::Chain &chain, const Scope &scope);
+  /// `e`, or null (reported at `loc`) when it is deeper than maxExprDepth.
+  ExprRef capDepth(ExprRef e, const ast::Located &where);
+  std::optional<int64_t> constant(const ast::Operand &operand,
+                                  llvm::StringRef what);
+  std::optional<int64_t> number(const ast::Number &n);
+
+  DiagnosticEngine &diags;
+  Program program;
+  llvm::StringMap<llvm::SMLoc> names; // every declared name
+  // Topologies whose declaration has been reported as wrong: their uses
+  // say nothing more.
+  llvm::StringSet<> badTopologies;
+};
+
+/// Reports a Topology::make error at the topology's place.
+std::optional<Topology> makeTopology(const ir::TopologyTemplate &t,
+                                     DiagnosticEngine &diags,
+                                     llvm::SMRange range,
+                                     const ast::TopologyExpr *expr);
+
+} // namespace collc::sema

@@ -1,0 +1,722 @@
+// Sema: declarations of topologies, cost models and collectives.
+
+#include "sema/Analyzer.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+namespace collc::sema {
+
+void Analyzer::declare(llvm::StringRef name, const ast::Identifier &id) {
+  auto [it, inserted] = names.try_emplace(name, locOf(id));
+  if (!inserted) {
+    diags.error(locOf(id), "'" + name + "' is already declared", rangeOf(id));
+    diags.note(it->second, "'" + name + "' declared here");
+  }
+}
+
+std::optional<TopologyKind> topologyKind(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<TopologyKind>>(name)
+      .Case("ring", TopologyKind::Ring)
+      .Case("linear", TopologyKind::Linear)
+      .Case("mesh", TopologyKind::Mesh)
+      .Case("torus", TopologyKind::Torus)
+      .Case("hypercube", TopologyKind::Hypercube)
+      .Case("tree", TopologyKind::Tree)
+      .Case("full", TopologyKind::Full)
+      .Case("graph", TopologyKind::Graph)
+      .Default(std::nullopt);
+}
+
+/// The parameter a topology kind takes by name (mesh and torus take any
+/// number of positional dimensions).
+llvm::StringRef topologyParamName(TopologyKind kind) {
+  switch (kind) {
+  case TopologyKind::Hypercube:
+    return "dim";
+  case TopologyKind::Tree:
+    return "leaves";
+  case TopologyKind::Mesh:
+  case TopologyKind::Torus:
+    return "";
+  default:
+    return "n";
+  }
+}
+
+std::optional<ir::TopologyTemplate>
+Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
+                           ir::Schedule *schedule, Scope *scope) {
+  std::optional<TopologyKind> kind = topologyKind(expr.kind.name);
+  if (!kind) {
+    diags.error(locOf(expr.kind),
+                "unknown topology '" + expr.kind.name +
+                    "'; expected ring, linear, mesh, torus, hypercube, tree, "
+                    "full or graph",
+                rangeOf(expr.kind));
+    return std::nullopt;
+  }
+  ir::TopologyTemplate t;
+  t.kind = *kind;
+  t.loc = locOf(expr);
+  llvm::StringRef paramName = topologyParamName(*kind);
+  bool multi = *kind == TopologyKind::Mesh || *kind == TopologyKind::Torus;
+  bool ok = true;
+  for (const ast::Argument &arg : expr.args) {
+    // `order: gray` numbers a hypercube's ranks in Gray-code order (000
+    // §4.6.2's linear array on the cube).
+    if (arg.key && arg.key->name == "order" &&
+        *kind == TopologyKind::Hypercube) {
+      const ast::Identifier *id = asIdentifier(arg.value);
+      if (!id || (id->name != "gray" && id->name != "natural")) {
+        diags.error(locOf(locatedOf(arg.value)),
+                    "a hypercube's order is 'natural' (rank k is node k) or "
+                    "'gray' (rank k is node k ^ (k >> 1))",
+                    rangeOf(locatedOf(arg.value)));
+        ok = false;
+        continue;
+      }
+      t.order = id->name == "gray" ? RankOrder::Gray : RankOrder::Natural;
+      continue;
+    }
+    if (arg.key && (multi || arg.key->name != paramName)) {
+      diags.error(locOf(*arg.key),
+                  expr.kind.name + " has no parameter '" + arg.key->name + "'" +
+                      (multi ? "; give the dimensions by position, as in " +
+                                   expr.kind.name + "(4, 4)"
+                             : "; expected '" + paramName.str() + "'"),
+                  rangeOf(*arg.key));
+      ok = false;
+      continue;
+    }
+    // A bare unknown name in a schedule's topology is a parameter: the
+    // schedule is a family, one member per value (`hypercube(dim: d)`).
+    const ast::Identifier *id = asIdentifier(arg.value);
+    // `p` names the number of ranks everywhere; in a topology it is the
+    // parameter that sets it (`ring(p)`).
+    bool sizeParam =
+        id && id->name == "p" && schedule &&
+        llvm::none_of(schedule->params,
+                      [](const ir::Parameter &q) { return q.name == "p"; });
+    if (id && schedule && scope && (!scope->find(id->name) || sizeParam)) {
+      t.dims.push_back(newParameter(*id, *schedule, *scope));
+      continue;
+    }
+    // So is an unknown name in a dimension's expression: the dimension is
+    // a function of the parameter (`tree(leaves: 1 << h)`, the trees with
+    // a power of two of leaves).
+    if (schedule && scope)
+      unknownName = [&](const ast::Identifier &name) {
+        return newParameter(name, *schedule, *scope);
+      };
+    ExprRef e = scope ? lower(arg.value, *scope) : nullptr;
+    unknownName = nullptr;
+    if (!scope) {
+      std::optional<int64_t> v = constant(arg.value, "the topology's size");
+      if (v)
+        e = ir::Expr::constant(*v, locOf(locatedOf(arg.value)));
+    }
+    if (!e) {
+      ok = false;
+      continue;
+    }
+    t.dims.push_back(ir::fold(e));
+  }
+  if (!ok)
+    return std::nullopt;
+  if (t.dims.empty() || (!multi && t.dims.size() != 1)) {
+    diags.error(locOf(expr),
+                multi ? expr.kind.name + " needs at least one dimension"
+                      : expr.kind.name + " takes one parameter" +
+                            (paramName == "n" ? ", the number of ranks"
+                                              : ", '" + paramName.str() + "'") +
+                            ", got " + std::to_string(t.dims.size()),
+                rangeOf(expr));
+    return std::nullopt;
+  }
+  if (expr.edges && *kind != TopologyKind::Graph) {
+    diags.error(locOf(expr.edges->front()),
+                "only graph(...) takes a list of edges");
+    return std::nullopt;
+  }
+  if (expr.edges) {
+    for (const ast::Edge &edge : *expr.edges) {
+      auto a = number(edge.from), b = number(edge.to);
+      if (!a || !b)
+        return std::nullopt;
+      t.edges.emplace_back(*a, *b);
+    }
+  }
+  return t;
+}
+
+/// Reports a Topology::make error at the topology's place.
+std::optional<Topology> makeTopology(const ir::TopologyTemplate &t,
+                                     DiagnosticEngine &diags,
+                                     llvm::SMRange range,
+                                     const ast::TopologyExpr *expr) {
+  std::vector<int64_t> dims;
+  for (const ExprRef &d : t.dims) {
+    if (!d->isConst()) {
+      diags.error(d->loc.isValid() ? d->loc : t.loc,
+                  "a topology's size must be a constant or a parameter name",
+                  range);
+      return std::nullopt;
+    }
+    dims.push_back(d->value);
+  }
+  llvm::Expected<Topology> topo =
+      Topology::make(t.kind, dims, t.edges, t.order);
+  if (!topo) {
+    std::string message = llvm::toString(topo.takeError());
+    llvm::SMLoc loc = t.loc;
+    // Point at the offending edge when the message names one.
+    if (expr && expr->edges) {
+      for (const ast::Edge &edge : *expr->edges) {
+        std::string spelled = edge.from.digits + "-" + edge.to.digits;
+        if (llvm::StringRef(message).contains(" " + spelled + " ") ||
+            llvm::StringRef(message).contains(" " + spelled + ",") ||
+            llvm::StringRef(message).endswith(" " + spelled)) {
+          loc = locOf(edge);
+          range = rangeOf(edge);
+          break;
+        }
+      }
+    }
+    diags.error(loc, message, range);
+    return std::nullopt;
+  }
+  return std::move(*topo);
+}
+
+void Analyzer::topologyDecl(const ast::TopologyDecl &decl) {
+  declare(decl.name.name, decl.name);
+  auto t = topologyTemplate(decl.value, nullptr, nullptr);
+  auto topo = t ? makeTopology(*t, diags, rangeOf(decl.value), &decl.value)
+                : std::nullopt;
+  if (!topo) {
+    badTopologies.insert(decl.name.name);
+    return;
+  }
+  program.topologies.push_back({decl.name.name, std::move(*topo), locOf(decl)});
+}
+
+std::optional<Topology>
+Analyzer::concreteTopology(const ast::TopologyRef &ref) {
+  if (const ast::Identifier *id = boost::get<ast::Identifier>(&ref)) {
+    for (const TopologyDef &def : program.topologies)
+      if (def.name == id->name)
+        return def.topology;
+    if (badTopologies.contains(id->name))
+      return std::nullopt;
+    if (names.count(id->name)) {
+      diags.error(locOf(*id), "'" + id->name + "' is not a topology",
+                  rangeOf(*id));
+      diags.note(names.lookup(id->name), "'" + id->name + "' declared here");
+    } else {
+      diags.error(locOf(*id), "unknown topology '" + id->name + "'",
+                  rangeOf(*id));
+    }
+    return std::nullopt;
+  }
+  const ast::TopologyExpr &expr = boost::get<ast::TopologyExpr>(ref);
+  auto t = topologyTemplate(expr, nullptr, nullptr);
+  if (!t)
+    return std::nullopt;
+  return makeTopology(*t, diags, rangeOf(expr), &expr);
+}
+
+ExprRef Analyzer::newParameter(const ast::Identifier &id, ir::Schedule &s,
+                               Scope &scope) {
+  unsigned slot = ir::SlotSize;
+  if (id.name != "p") {
+    slot = static_cast<unsigned>(s.slotNames.size());
+    s.slotNames.push_back(id.name);
+  }
+  s.params.push_back({id.name, slot, locOf(id), std::nullopt});
+  scope.add(id.name, slot, locOf(id));
+  return ir::Expr::var(id.name, slot, locOf(id));
+}
+
+bool Analyzer::isFamily(const ir::Expr &e, const Scope *scope) {
+  std::vector<unsigned> slots;
+  ir::collectSlots(e, slots);
+  return scope && llvm::any_of(slots, [](unsigned slot) {
+           return slot != ir::SlotRank && slot != ir::SlotSize;
+         });
+}
+
+bool Analyzer::isBijection(const ir::Expr &to, int64_t p,
+                           const ast::Located &at) {
+  // On a known size the map is checked here, where it is written; a
+  // family's is proved for its whole range (prove/Induction.h).
+  std::vector<int64_t> env(ir::NumFixedSlots, 0), sender(p, -1);
+  env[ir::SlotSize] = p;
+  auto refuse = [&](const std::string &why) {
+    diags.error(locOf(at),
+                "permutation is not a bijection of the ranks 0.." +
+                    std::to_string(p - 1) + ": " + why,
+                rangeOf(at));
+    return false;
+  };
+  for (int64_t r = 0; r < p; ++r) {
+    env[ir::SlotRank] = r;
+    ir::EvalResult d = ir::evaluate(to, env);
+    if (!d.ok()) {
+      diags.error(locOf(at),
+                  "cannot evaluate the permutation at r = " +
+                      std::to_string(r) + ": " + ir::describe(d.error).str(),
+                  rangeOf(at));
+      return false;
+    }
+    if (d.value < 0 || d.value >= p)
+      return refuse("it sends rank " + std::to_string(r) + " to " +
+                    std::to_string(d.value));
+    int64_t &first = sender[static_cast<size_t>(d.value)];
+    if (first >= 0)
+      return refuse("it sends ranks " + std::to_string(first) + " and " +
+                    std::to_string(r) + " both to " + std::to_string(d.value));
+    first = r;
+  }
+  return true;
+}
+
+ExprRef Analyzer::familyShift(const ast::Operand &value, ir::Schedule &s,
+                              Scope &scope) {
+  const ast::Identifier *id = asIdentifier(value);
+  if (id && !scope.find(id->name))
+    return newParameter(*id, s, scope);
+  // Else a number: a family's emitted function takes its amount as an
+  // argument, which an expression over other parameters could not be.
+  ExprRef e = lower(value, scope);
+  if (!e)
+    return nullptr;
+  e = ir::fold(e);
+  if (e->op != ExprOp::Const) {
+    diags.error(locOf(locatedOf(value)),
+                "a shift amount is a number, or a name of its own for a "
+                "family over the amount, as in shift(q: q)",
+                rangeOf(locatedOf(value)));
+    return nullptr;
+  }
+  return e;
+}
+
+std::optional<ir::Collective>
+Analyzer::collective(const ast::CollectiveExpr &expr,
+                     std::optional<int64_t> ranks, ir::Schedule *schedule,
+                     Scope *scope) {
+  std::optional<ir::CollectiveKind> kind =
+      ir::parseCollectiveKind(expr.kind.name);
+  if (!kind) {
+    diags.error(locOf(expr.kind),
+                "unknown collective '" + expr.kind.name + "'; expected " +
+                    ir::collectiveKindList(),
+                rangeOf(expr.kind));
+    return std::nullopt;
+  }
+  using CK = ir::CollectiveKind;
+  ir::Collective c;
+  c.kind = *kind;
+  bool hasRoot = ir::isRooted(c.kind);
+  bool hasOp = ir::isReduction(c.kind);
+  std::vector<std::string> allowed = {"type"};
+  if (hasRoot)
+    allowed.push_back("root");
+  if (hasOp) {
+    allowed.push_back("op");
+    allowed.push_back("commutative");
+  }
+  if (c.kind == CK::Shift)
+    allowed.push_back("q");
+  if (c.kind == CK::Permute)
+    allowed.push_back("to");
+
+  bool ok = true, sawQ = false;
+  llvm::StringMap<llvm::SMLoc> seen;
+  for (const ast::Argument &arg : expr.args) {
+    if (!arg.key) {
+      diags.error(locOf(arg),
+                  "parameters of a collective are named, as in " +
+                      expr.kind.name + "(" + allowed.back() + ": ...)",
+                  rangeOf(arg));
+      ok = false;
+      continue;
+    }
+    const std::string &key = arg.key->name;
+    if (!llvm::is_contained(allowed, key)) {
+      std::string list;
+      for (const std::string &a : allowed)
+        list += (list.empty() ? "'" : ", '") + a + "'";
+      diags.error(locOf(*arg.key),
+                  expr.kind.name + " has no parameter '" + key +
+                      "'; it takes " + list,
+                  rangeOf(*arg.key));
+      ok = false;
+      continue;
+    }
+    auto [it, fresh] = seen.try_emplace(key, locOf(*arg.key));
+    if (!fresh) {
+      diags.error(locOf(*arg.key), "parameter '" + key + "' given twice",
+                  rangeOf(*arg.key));
+      diags.note(it->second, "first given here");
+      ok = false;
+      continue;
+    }
+    const ast::Identifier *word = asIdentifier(arg.value);
+    if (key == "op" || key == "type" || key == "commutative") {
+      if (!word) {
+        diags.error(locOf(locatedOf(arg.value)),
+                    "expected a name for '" + key + "'",
+                    rangeOf(locatedOf(arg.value)));
+        ok = false;
+        continue;
+      }
+      if (key == "op") {
+        if (!isKnownOperator(word->name)) {
+          diags.error(locOf(*word),
+                      "unknown operator '" + word->name +
+                          "'; expected sum, prod, min, max, land, lor, lxor, "
+                          "band, bor, bxor, maxloc, minloc or user",
+                      rangeOf(*word));
+          ok = false;
+        }
+        c.op = word->name;
+      } else if (key == "type") {
+        if (!isKnownType(word->name)) {
+          diags.error(locOf(*word),
+                      "unknown type '" + word->name +
+                          "'; expected i8, i16, i32, i64, u8, u16, u32, u64, "
+                          "f32, f64, f80, c64, c128 or byte",
+                      rangeOf(*word));
+          ok = false;
+        }
+        c.type = word->name;
+      } else {
+        if (word->name != "true" && word->name != "false") {
+          diags.error(locOf(*word), "expected true or false", rangeOf(*word));
+          ok = false;
+        }
+        c.commutative = word->name == "true";
+      }
+      continue;
+    }
+    if (key == "to") {
+      // A map of the rank r, over p and a family's parameters; a
+      // declaration's has r and p alone. Instantiation refuses one that
+      // is not a bijection, and the prover proves a family's is.
+      Scope ranksOnly;
+      ranksOnly.add("r", ir::SlotRank);
+      ranksOnly.add("p", ir::SlotSize);
+      c.permuteTo = lower(arg.value, scope ? *scope : ranksOnly);
+      if (!c.permuteTo)
+        ok = false;
+      else
+        c.permuteTo = ir::fold(c.permuteTo);
+      // gray() and the like are expanded: messages quote the source.
+      const ast::Located &at = locatedOf(arg.value);
+      if (c.permuteTo && ranks && !isFamily(*c.permuteTo, scope) &&
+          !isBijection(*c.permuteTo, *ranks, at))
+        ok = false;
+      for (const char *ch = at.begin; ch != at.end; ++ch)
+        if (!std::isspace(static_cast<unsigned char>(*ch)))
+          c.permuteSpelling += *ch;
+        else if (!c.permuteSpelling.empty() && c.permuteSpelling.back() != ' ')
+          c.permuteSpelling += ' ';
+      continue;
+    }
+    if (key == "q" && schedule && scope) {
+      ExprRef amount = familyShift(arg.value, *schedule, *scope);
+      if (!amount) {
+        ok = false;
+        continue;
+      }
+      if (amount->op != ExprOp::Const) {
+        sawQ = true;
+        c.shiftOf = amount;
+        continue;
+      }
+    }
+    std::optional<int64_t> v = constant(arg.value, "'" + key + "'");
+    if (!v) {
+      ok = false;
+      continue;
+    }
+    if (key == "root") {
+      if (ranks && (*v < 0 || *v >= *ranks)) {
+        diags.error(locOf(locatedOf(arg.value)),
+                    "root " + std::to_string(*v) +
+                        " is outside the topology (ranks 0.." +
+                        std::to_string(*ranks - 1) + ")",
+                    rangeOf(locatedOf(arg.value)));
+        ok = false;
+      }
+      c.root = *v;
+    } else if (key == "q") {
+      sawQ = true;
+      if (*v < 0 || (ranks && *v >= *ranks)) {
+        diags.error(locOf(locatedOf(arg.value)),
+                    "shift amount " + std::to_string(*v) + " must be in 0.." +
+                        (ranks ? std::to_string(*ranks - 1) : "p-1"),
+                    rangeOf(locatedOf(arg.value)));
+        ok = false;
+      }
+      c.shift = *v;
+    }
+  }
+  if (c.kind == CK::Shift && !sawQ && ok) {
+    diags.error(locOf(expr), "shift needs its amount, as in shift(q: 1)",
+                rangeOf(expr));
+    ok = false;
+  }
+  if (c.kind == CK::Permute && !c.permuteTo && ok) {
+    diags.error(locOf(expr),
+                "permute needs where each rank's block goes, as in "
+                "permute(to: bitreverse(r, 3))",
+                rangeOf(expr));
+    ok = false;
+  }
+  if (c.op == "user" && !seen.count("commutative") && ok) {
+    // A user operator's algebra is unknown: assume the weaker case.
+    c.commutative = false;
+  }
+  if (!ok)
+    return std::nullopt;
+  return c;
+}
+
+void Analyzer::modelDecl(const ast::ModelDecl &decl) {
+  declare(decl.name.name, decl.name);
+  CostModel model;
+  model.name = decl.name.name;
+  model.loc = locOf(decl);
+  bool ok = true, hasTs = false, hasTw = false;
+  llvm::StringMap<llvm::SMLoc> seen;
+  for (const ast::Field &field : decl.fields) {
+    const std::string &key = field.key.name;
+    auto [it, fresh] = seen.try_emplace(key, locOf(field.key));
+    if (!fresh) {
+      diags.error(locOf(field.key), "field '" + key + "' given twice",
+                  rangeOf(field.key));
+      diags.note(it->second, "first given here");
+      ok = false;
+      continue;
+    }
+    const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
+    const ast::Identifier *word = boost::get<ast::Identifier>(&field.value);
+    if (key == "ports") {
+      if (!word || (word->name != "single" && word->name != "all")) {
+        diags.error(locOf(field), "ports must be 'single' or 'all'",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.ports = word->name == "all" ? PortModel::All : PortModel::Single;
+      continue;
+    }
+    if (key == "copies") {
+      if (!word || (word->name != "sender" && word->name != "receiver")) {
+        diags.error(locOf(field), "copies must be 'sender' or 'receiver'",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.machine.copies =
+          word->name == "receiver" ? CopyModel::Receiver : CopyModel::Sender;
+      continue;
+    }
+    if (key == "serve") {
+      const double x = q ? std::strtod(q->number.c_str(), nullptr) : -1;
+      if (!q || !q->unit.empty() || !(x >= 0 && x <= 1)) {
+        diags.error(locOf(field),
+                    "'serve' must be a number from 0 to 1, such as 0.2",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.machine.serve = x;
+      continue;
+    }
+    if (key == "cores") {
+      char *end = nullptr;
+      const double n = q ? std::strtod(q->number.c_str(), &end) : 0;
+      if (!q || !q->unit.empty() || n < 1 || n > (1 << 20) ||
+          n != std::floor(n)) {
+        diags.error(locOf(field),
+                    "'cores' must be a whole number from 1 to 1048576, "
+                    "such as 2",
+                    rangeOf(field));
+        ok = false;
+        continue;
+      }
+      model.machine.cores = static_cast<int64_t>(n);
+      continue;
+    }
+    if (key != "ts" && key != "tw" && key != "to") {
+      diags.error(locOf(field.key),
+                  "a model has no field '" + key +
+                      "'; it takes 'ts', 'tw', 'to', 'ports', 'cores', "
+                      "'copies' and 'serve'",
+                  rangeOf(field.key));
+      ok = false;
+      continue;
+    }
+    if (!q) {
+      diags.error(locOf(field),
+                  "expected a quantity such as " +
+                      llvm::Twine(key != "tw" ? "10us" : "2ns/byte"),
+                  rangeOf(field));
+      ok = false;
+      continue;
+    }
+    double value = std::strtod(q->number.c_str(), nullptr);
+    llvm::StringRef unit = q->unit;
+    llvm::StringRef time = unit, per;
+    if (unit.contains('/'))
+      std::tie(time, per) = unit.split('/');
+    double scale = llvm::StringSwitch<double>(time)
+                       .Case("s", 1)
+                       .Case("ms", 1e-3)
+                       .Case("us", 1e-6)
+                       .Case("ns", 1e-9)
+                       .Case("ps", 1e-12)
+                       .Default(-1);
+    bool perByte = per == "byte" || per == "B";
+    bool unitOk = scale > 0 && (key != "tw" ? per.empty() : perByte);
+    if (!unitOk) {
+      diags.error(
+          llvm::SMLoc::getFromPointer(q->begin),
+          key != "tw"
+              ? "'" + key + "' needs a time unit: s, ms, us, ns or ps"
+              : std::string("'tw' needs a time per byte, such as 2ns/byte"),
+          rangeOf(*q));
+      ok = false;
+      continue;
+    }
+    if (!std::isfinite(value * scale)) {
+      diags.error(llvm::SMLoc::getFromPointer(q->begin),
+                  "quantity out of range", rangeOf(*q));
+      ok = false;
+      continue;
+    }
+    if (key == "to") {
+      model.to = value * scale;
+      continue;
+    }
+    (key == "ts" ? model.ts : model.twPerByte) = value * scale;
+    (key == "ts" ? hasTs : hasTw) = true;
+  }
+  // t_o and serve price groups of steps where receivers copy, and only
+  // there (cost::ScheduleCost::line).
+  if (ok && model.machine.copies != CopyModel::Receiver &&
+      (model.to || model.machine.serve > 0))
+    diags.warning(locOf(decl.name),
+                  "model '" + decl.name.name +
+                      "': 'to' and 'serve' price only where receivers copy; "
+                      "without 'copies: receiver' they change nothing",
+                  rangeOf(decl.name));
+  if (ok && (!hasTs || !hasTw)) {
+    diags.error(locOf(decl.name),
+                "model '" + decl.name.name + "' needs " +
+                    (!hasTs ? "'ts'" : "'tw'"),
+                rangeOf(decl.name));
+    ok = false;
+  }
+  if (ok)
+    program.models.push_back(model);
+}
+
+bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
+                                ir::CollectiveKind kind, TopologyKind topology,
+                                llvm::StringRef topologyName) {
+  const AlgorithmInfo *info = nullptr;
+  for (const AlgorithmInfo &a : knownAlgorithms())
+    if (a.name == algo.name)
+      info = &a;
+  if (!info) {
+    diags.error(locOf(algo),
+                "unknown algorithm '" + algo.name +
+                    "'; name a library algorithm or a schedule declared "
+                    "earlier in the file",
+                rangeOf(algo));
+    return false;
+  }
+  if (!llvm::is_contained(info->collectives, kind)) {
+    diags.error(locOf(algo),
+                "algorithm '" + algo.name + "' does not implement " +
+                    ir::collectiveKindName(kind),
+                rangeOf(algo));
+    return false;
+  }
+  // A graph may contain any topology (library/Library.h): resolution says
+  // whether this one's does.
+  if (!info->topologies.empty() && topology != TopologyKind::Graph &&
+      !llvm::is_contained(info->topologies, topology)) {
+    diags.error(locOf(algo),
+                "algorithm '" + algo.name + "' does not run on " +
+                    topologyName.str(),
+                rangeOf(algo));
+    return false;
+  }
+  return true;
+}
+
+void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
+  declare(decl.name.name, decl.name);
+  std::optional<Topology> topo = concreteTopology(decl.on);
+  std::optional<ir::Collective> c = collective(
+      decl.what, topo ? std::optional(topo->numRanks()) : std::nullopt);
+  if (!topo || !c)
+    return;
+  CollectiveDef def;
+  def.name = decl.name.name;
+  def.collective = *c;
+  def.topology = *topo;
+  def.loc = locOf(decl);
+  // `using auto` is the same as no `using`: chosen by cost.
+  if (decl.algorithm && decl.algorithm->name == "auto") {
+    def.algorithmLoc = locOf(*decl.algorithm);
+  } else if (decl.algorithm) {
+    def.algorithm = decl.algorithm->name;
+    def.algorithmLoc = locOf(*decl.algorithm);
+    if (const ir::Schedule *s = program.findSchedule(def.algorithm)) {
+      if (s->collective.kind != c->kind) {
+        diags.error(locOf(*decl.algorithm),
+                    "schedule '" + def.algorithm + "' implements " +
+                        ir::collectiveKindName(s->collective.kind) + ", not " +
+                        ir::collectiveKindName(c->kind),
+                    rangeOf(*decl.algorithm));
+        diags.note(s->loc, "'" + def.algorithm + "' declared here");
+        return;
+      }
+    } else if (!libraryAlgorithm(*decl.algorithm, c->kind, topo->kind(),
+                                 topo->describe())) {
+      return;
+    }
+  }
+  // 001 §3.1.3: A3 arranges the nodes in a sqrt(P) x sqrt(P) mesh.
+  if (c->kind == ir::CollectiveKind::Alltoallv &&
+      def.algorithm == "two_stage_mesh" &&
+      !program.findSchedule(def.algorithm)) {
+    int64_t n = topo->numRanks(), side = 0;
+    while ((side + 1) * (side + 1) <= n)
+      ++side;
+    if (side * side != n) {
+      diags.error(locOf(*decl.algorithm),
+                  "two_stage_mesh (001 §3.1.3, A3) needs a perfect square "
+                  "number of ranks, not " +
+                      std::to_string(n) +
+                      "; four_stage (A4) runs on any "
+                      "number",
+                  rangeOf(*decl.algorithm));
+      return;
+    }
+  }
+  program.collectives.push_back(std::move(def));
+}
+
+} // namespace collc::sema
