@@ -1,6 +1,6 @@
 # collc_add_mpi_library(NAME name SPECS a.coll [b.coll ...]
 #                       [MAX_RANKS n] [OPTIONS collc-compile-options...]
-#                       [MODEL file.coll] [GENERATED dir])
+#                       [PRICED_RANKS n] [MODEL file.coll] [GENERATED dir])
 #
 # A drop-in library (docs/dropin.md) built from your own specs: a shared
 # library `name` whose MPI_Bcast, MPI_Allreduce, ... run the schedules of
@@ -12,18 +12,25 @@
 # `collc compile`'s twin, `collc cost` (cost_table.py). Run a program with
 # it preloaded (LD_PRELOAD), or link it before MPI. libcollc_mpi is this
 # function on the library's specs (runtime/mpi/CMakeLists.txt).
+# PRICED_RANKS (default 256): every size up to it is priced exactly;
+# above it only 2^k and 3·2^(k-1), so that a MAX_RANKS of thousands builds
+# in minutes (Choice.cpp prices a size between them as the one below).
 # GENERATED: the directory where another build of the same SPECS wrote
 # their code, candidates and prices, taken as they are (nothing is compiled
 # or priced again: none of it depends on the MPI), so that a build for a
 # second MPI reuses the first's.
 # Works inside collc's build and, after find_package(collc), in any project.
 function(collc_add_mpi_library)
-  cmake_parse_arguments(ARG "" "NAME;MAX_RANKS;MODEL;GENERATED" "SPECS;OPTIONS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;MAX_RANKS;PRICED_RANKS;MODEL;GENERATED"
+                        "SPECS;OPTIONS" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SPECS)
     message(FATAL_ERROR "collc_add_mpi_library needs NAME and SPECS")
   endif()
   if(NOT ARG_MAX_RANKS)
     set(ARG_MAX_RANKS 64)
+  endif()
+  if(NOT ARG_PRICED_RANKS)
+    set(ARG_PRICED_RANKS 256)
   endif()
   if(NOT ARG_MODEL)
     set(ARG_MODEL ${COLLC_DROPIN_MODEL})
@@ -69,7 +76,8 @@ function(collc_add_mpi_library)
     add_custom_command(
       OUTPUT ${costs}
       COMMAND ${Python3_EXECUTABLE} ${dir}/cost_table.py --serve=${serve}
-              ${collc_exe} ${costs} ${ARG_MAX_RANKS} ${table} ${ARG_SPECS}
+              ${collc_exe} ${costs} ${ARG_MAX_RANKS} ${ARG_PRICED_RANKS} ${table}
+            ${ARG_SPECS}
       DEPENDS ${table} ${ARG_SPECS} ${ARG_MODEL} ${collc_dep} ${dir}/cost_table.py
               ${dir}/generated.py
       COMMENT "${ARG_NAME}: the drop-in's price table"
@@ -108,7 +116,8 @@ function(collc_add_mpi_library)
   target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_TS=${ts_ns}e-9
                                                  COLLC_MPI_TW=${tw_ps}e-12
                                                  COLLC_MPI_RECEIVERS_COPY=${receivers_copy}
-                                                 COLLC_MPI_TO=${to_seconds})
+                                                 COLLC_MPI_TO=${to_seconds}
+                                                 COLLC_MPI_PRICED_RANKS=${ARG_PRICED_RANKS})
   if(ARG_GENERATED)
     string(REPLACE ".h" ".cpp" sources "${headers}")
     target_sources(${ARG_NAME} PRIVATE ${sources})

@@ -1,5 +1,6 @@
 #include "Choice.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,8 +25,12 @@ struct Cost {
   double ts, tw;
   double receiverTs, receiverTo, receiverTw;
 };
-// The build writes every schedule's price for every size it proved
-// (cost_table.py, from `collc cost --format json`).
+// The build writes every schedule's price for every size it proved up to
+// COLLC_MPI_PRICED_RANKS, and above that for the sizes 2^k and 3·2^(k-1)
+// (cost_table.py, from `collc cost --format json`): a larger communicator
+// is priced as the largest priced size below it, where the schedule is
+// proved for it (Candidate::sizes). Prices decide only which proved
+// schedule runs.
 const Cost costs[] = {
 #include "DropinCosts.inc"
 };
@@ -153,18 +158,35 @@ struct Settings {
     }
   }
 
+  /// The price of `part` on p ranks, or null where it has no schedule
+  /// proved for p ranks.
+  const Cost *costOf(const char *part, const Sizes &sizes, int p) const {
+    auto it = byName.find(part);
+    if (it == byName.end())
+      return nullptr;
+    const std::vector<const Cost *> &row = it->second;
+    if (static_cast<size_t>(p) < row.size() && row[static_cast<size_t>(p)])
+      return row[static_cast<size_t>(p)];
+    if (p <= COLLC_MPI_PRICED_RANKS || !sizes.admit(p))
+      return nullptr;
+    for (size_t q = std::min(row.size(), static_cast<size_t>(p)); q-- > 0;)
+      if (row[q])
+        return row[q];
+    return nullptr;
+  }
+
   /// The candidate's price, or a negative value where a part has no
   /// schedule proved for p ranks.
   double price(const Candidate &c, int p, int64_t bytes) const {
     double total = 0;
-    for (const char *part : c.parts) {
+    for (int i = 0; i < 2; ++i) {
+      const char *part = c.parts[i];
       if (!part)
         continue;
-      auto it = byName.find(part);
-      if (it == byName.end() || static_cast<size_t>(p) >= it->second.size() ||
-          !it->second[static_cast<size_t>(p)])
+      const Cost *found = costOf(part, c.sizes[i], p);
+      if (!found)
         return -1;
-      const Cost &cost = *it->second[static_cast<size_t>(p)];
+      const Cost &cost = *found;
       const double ts = model.receiversCopy ? cost.receiverTs : cost.ts,
                    to = model.receiversCopy ? cost.receiverTo : 0,
                    tw = model.receiversCopy ? cost.receiverTw : cost.tw;

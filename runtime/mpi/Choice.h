@@ -68,6 +68,17 @@ struct Args {
 };
 using Run = int (*)(const Args &);
 
+/// The communicator sizes a schedule is proved for (candidates.py reads
+/// them from the emitted header): lo..hi, only the powers of two among
+/// them on a hypercube. {0, 0}: those the price table has.
+struct Sizes {
+  int lo = 0, hi = 0;
+  bool powersOfTwo = false;
+  bool admit(int p) const {
+    return p >= lo && p <= hi && (!powersOfTwo || (p & (p - 1)) == 0);
+  }
+};
+
 /// A way to run a collective: one library schedule, or two run one after
 /// the other (all-reduce as a reduce, then a broadcast from its root).
 struct Candidate {
@@ -78,6 +89,7 @@ struct Candidate {
   // Proved to fold in rank order (`commutative: false`, ordered.coll): it
   // may run an operator that does not commute, unrotated.
   bool keepsOrder = false;
+  Sizes sizes[2]; // each part's
 };
 /// Every candidate, and how many: DropinSchedules.cpp, which
 /// candidates.py writes from the emitted headers (collc_add_mpi_library).

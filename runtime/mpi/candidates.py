@@ -33,45 +33,68 @@ KINDS = {
     "alltoallv": ("Alltoallv", "COLLC_MPI_ALLTOALLV"),
 }
 DECL = re.compile(r"^// Schedule `(\w+)` \([^)]*\): (\w+)(?:\(([^)]*)\))? on (.+)$")
+# The line after it: the sizes proved ("p = 2..256", "d = 1..8").
+PROVED = re.compile(r"^// Proved for (\w+) = (\d+)\.\.(\d+)[ :]")
 # An alltoallv collective: its pattern is proved for its one rank count.
-IRREGULAR = re.compile(r"^// Collective `(\w+)` \([^)]*\): alltoallv on ")
+IRREGULAR = re.compile(r"^// Collective `(\w+)` \([^)]*\): alltoallv on full\((\d+)\)")
+
+
+def sizes(topology, proved):
+    """The communicator sizes a schedule is proved for, as Choice.h's Sizes
+    initializer: every p of its proved range on a family of p ranks, the
+    powers of two on a hypercube of dimension d. Elsewhere (a fixed
+    topology, several parameters) {0, 0, false}: the price table alone says.
+    The language bounds a family's parameter by a range only, so every
+    member of the range exists."""
+    if not proved:
+        return "{0, 0, false}"
+    param, lo, hi = proved.group(1), int(proved.group(2)), int(proved.group(3))
+    if topology == "hypercube(dim: %s)" % param:
+        return "{%d, %d, true}" % (1 << lo, 1 << hi)
+    if re.fullmatch(r"(ring|linear|full)\(%s\)" % param, topology):
+        return "{%d, %d, false}" % (lo, hi)
+    return "{0, 0, false}"
 
 
 def main():
     out, namespace, headers = sys.argv[1], sys.argv[2], sys.argv[3:]
-    schedules = []  # (name, kind, args, topology)
-    irregular = []  # alltoallv collectives
+    schedules = []  # (name, kind, args, topology, sizes)
+    irregular = []  # alltoallv collectives: (name, p)
     for header in headers:
         with open(header) as f:
-            for line in f:
-                a = IRREGULAR.match(line)
-                if a:
-                    irregular.append(a.group(1))
-                m = DECL.match(line.rstrip("\n"))
-                # A family of several parameters (mesh(a, b)) has several
-                # members of one size, which `collc cost --p` does not tell
-                # apart from the ones compiled: left out.
-                if (m and m.group(2) in KINDS
-                        and not m.group(4).startswith(("mesh(", "torus("))):
-                    schedules.append((m.group(1), m.group(2), m.group(3) or "", m.group(4)))
+            lines = [line.rstrip("\n") for line in f]
+        for i, line in enumerate(lines):
+            a = IRREGULAR.match(line)
+            if a:
+                irregular.append((a.group(1), int(a.group(2))))
+            m = DECL.match(line)
+            # A family of several parameters (mesh(a, b)) has several
+            # members of one size, which `collc cost --p` does not tell
+            # apart from the ones compiled: left out.
+            if (m and m.group(2) in KINDS
+                    and not m.group(4).startswith(("mesh(", "torus("))):
+                proved = PROVED.match(lines[i + 1]) if i + 1 < len(lines) else None
+                schedules.append((m.group(1), m.group(2), m.group(3) or "", m.group(4),
+                                  sizes(m.group(4), proved)))
     rows = []
-    for name, kind, args, _ in schedules:
+    for name, kind, args, _, size in schedules:
         coll, macro = KINDS[kind]
         ordered = "commutative: false" in args
-        rows.append('    {"%s", Coll::%s, %s(%s), {"%s", nullptr}, %s},' % (
-            name, coll, macro, name, name, "true" if ordered else "false"))
-    for name in irregular:
-        rows.append('    {"%s", Coll::Alltoallv, COLLC_MPI_ALLTOALLV(%s), {"%s", nullptr}, false},'
-                    % (name, name, name))
-    for r, rkind, rargs, rtopo in schedules:
+        rows.append('    {"%s", Coll::%s, %s(%s), {"%s", nullptr}, %s, {%s, {}}},' % (
+            name, coll, macro, name, name, "true" if ordered else "false", size))
+    for name, p in irregular:
+        rows.append('    {"%s", Coll::Alltoallv, COLLC_MPI_ALLTOALLV(%s), {"%s", nullptr}, false, '
+                    '{{%d, %d, false}, {}}},' % (name, name, name, p, p))
+    for r, rkind, rargs, rtopo, rsize in schedules:
         if rkind != "reduce" or "root: 0" not in rargs:
             continue
-        for b, bkind, bargs, btopo in schedules:
+        for b, bkind, bargs, btopo, bsize in schedules:
             if bkind == "broadcast" and "root: 0" in bargs and btopo == rtopo:
                 ordered = "commutative: false" in rargs
                 rows.append('    {"%s+%s", Coll::Allreduce, COLLC_MPI_REDUCE_BCAST(%s, %s), '
-                            '{"%s", "%s"}, %s},' % (r, b, r, b, r, b,
-                                                    "true" if ordered else "false"))
+                            '{"%s", "%s"}, %s, {%s, %s}},' % (
+                                r, b, r, b, r, b, "true" if ordered else "false",
+                                rsize, bsize))
     includes = "\n".join('#include "%s"' % os.path.basename(h) for h in headers)
     text = f"""// Generated by candidates.py from the drop-in's emitted headers. Do not edit.
 #include "Adapters.h"

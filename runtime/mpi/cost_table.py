@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the drop-in's price table: every schedule that a candidate of
-SCHEDULES_CPP (the candidate table candidates.py writes) prices, on every rank count 2..MAX_P, as
+SCHEDULES_CPP (the candidate table candidates.py writes) prices, on the rank counts below, as
 `collc cost --format json` prices it (A·t_s + B·m·t_w), one C++
 initializer row each: {"schedule", p, A, B, A', O', B'}, where
 A'·t_s + O'·t_o + B'·m·t_w is its price where the receivers copy
@@ -8,7 +8,11 @@ A'·t_s + O'·t_o + B'·m·t_w is its price where the receivers copy
 its one rank count by 001's flat model (m = L_max / P), the same on either
 machine.
 
-  cost_table.py [--serve=F] COLLC OUT MAX_P SCHEDULES_CPP SPEC...
+  cost_table.py [--serve=F] COLLC OUT MAX_P PRICED_P SCHEDULES_CPP SPEC...
+
+Every size up to PRICED_P is priced; above it, up to MAX_P, the sizes 2^k
+and 3·2^(k-1) (Choice.cpp prices the others as the largest priced size
+below them).
 
 F: the model's `serve` for the receivers-copy prices (default 0.2, as
 measured on 16 cores: 0.17-0.21).
@@ -28,8 +32,8 @@ def main():
     args, serve = sys.argv[1:], "0.2"
     if args and args[0].startswith("--serve="):
         serve = args.pop(0).split("=", 1)[1]
-    collc, out, max_p, table, specs = (args[0], args[1], int(args[2]),
-                                       args[3], args[4:])
+    collc, out, max_p, priced_p, table, specs = (args[0], args[1], int(args[2]),
+                                                 int(args[3]), args[4], args[5:])
     # A candidate's row ends with the schedules it is priced by: {"a", "b"}.
     with open(table) as f:
         parts = re.findall(r'\{"(\w+)", (?:nullptr|"(\w+)")\}', f.read())
@@ -59,7 +63,12 @@ def main():
                                       "time": {"ts": a["ts"], "to": 0, "tw_m": a["tw_m"]}}
         return run.returncode, found
 
-    for p in range(2, max_p + 1):
+    sizes = list(range(2, min(max_p, priced_p) + 1))
+    k = 1
+    while (1 << k) <= max_p:
+        sizes += [q for q in (3 << (k - 1), 1 << k) if priced_p < q <= max_p]
+        k += 1
+    for p in sorted(set(sizes)):
         status, found = price(p, [])
         for name in names:
             if status and name not in found:
