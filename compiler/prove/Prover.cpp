@@ -180,8 +180,58 @@ struct Prover::State {
                                       std::vector<int64_t> env, int64_t p,
                                       unsigned rule, int64_t rank);
 
+  /// One property at one step: its obligation's query asked, and a model
+  /// (a violation) explained by the obligation.
   PropertyResult proveSite(Property property, const StepSite &site,
                            smt::Result &result);
+
+  // --- the obligations, as data (Alive2's style)
+  // ------------------------------
+  /// A property's query at one step (sat: a violation) and the terms its
+  /// explanation reads back from the model.
+  struct SiteQuery {
+    Frame f;
+    Send a;
+    std::optional<Send> b; // the second send of a pair
+    Term from, to;         // the shared channel, on a closed-form route
+    Term chanIndex;        // the shared channel, by the route table
+    std::vector<Term> query;
+    std::vector<Term> cases; // alternatives the query needs one of
+  };
+  struct Obligation {
+    bool routes; // the query reads routes (the width must hold channels)
+    void (State::*build)(SiteQuery &q, Property property, const StepSite &site);
+    PropertyResult (State::*explain)(const SiteQuery &q, const smt::Result &r,
+                                     Property property, const StepSite &site,
+                                     Concrete &c, PropertyResult result);
+  };
+  const Obligation &obligationFor(Property property) const;
+  void buildMatching(SiteQuery &q, Property property, const StepSite &site);
+  void buildPair(SiteQuery &q, Property property, const StepSite &site);
+  PropertyResult explainMatching(const SiteQuery &q, const smt::Result &r,
+                                 Property property, const StepSite &site,
+                                 Concrete &c, PropertyResult result);
+  PropertyResult explainSharedPort(const SiteQuery &q, const smt::Result &r,
+                                   Property property, const StepSite &site,
+                                   Concrete &c, PropertyResult result);
+  PropertyResult explainSharedChannel(const SiteQuery &q, const smt::Result &r,
+                                      Property property, const StepSite &site,
+                                      Concrete &c, PropertyResult result);
+  /// The two sends of a pair's model, concretely, and every send of the
+  /// step (none when too many to enumerate).
+  struct PairSends {
+    ConcreteSend first, second;
+    std::optional<std::vector<ConcreteSend>> all;
+    /// The sends `pick` accepts (the model's two when not enumerated).
+    std::vector<verify::TransferRef>
+    involved(const std::function<bool(const ConcreteSend &)> &pick) const;
+  };
+  /// Fills `out`; or why the model does not reproduce.
+  std::optional<std::string> concreteSends(const SiteQuery &q,
+                                           const smt::Result &r,
+                                           const StepSite &site,
+                                           const Concrete &c, PairSends &out);
+  std::string portsText() const;
   /// Prover::namedSenders for rule `k` of `site`.
   bool sendersNamed(const StepSite &site, unsigned k,
                     const std::vector<ExprRef> &candidates);
@@ -873,94 +923,350 @@ smt::Result Prover::State::checkSplit(const char *name,
   return last;
 }
 
+// --- the obligations ---------------------------------------------------------
+
+const Prover::State::Obligation &
+Prover::State::obligationFor(Property property) const {
+  // Matching: one send whose rule breaks matching. Contention, single-port:
+  // two sends that share a sender or a receiver. Congestion, and contention
+  // all-port: two sends whose routes share a channel (anywhere; first or
+  // last).
+  static const Obligation matching{false, &State::buildMatching,
+                                   &State::explainMatching};
+  static const Obligation sharedPort{false, &State::buildPair,
+                                     &State::explainSharedPort};
+  static const Obligation sharedChannel{true, &State::buildPair,
+                                        &State::explainSharedChannel};
+  switch (property) {
+  case Property::Matching:
+    return matching;
+  case Property::Contention:
+    return options.ports == PortModel::Single ? sharedPort : sharedChannel;
+  default:
+    return sharedChannel;
+  }
+}
+
+void Prover::State::buildMatching(SiteQuery &q, Property, const StepSite &) {
+  q.query.push_back(q.f.boundsUndefined ||
+                    (ctx.all(q.f.loopAssumptions) && q.a.bad));
+}
+
+void Prover::State::buildPair(SiteQuery &q, Property property,
+                              const StepSite &site) {
+  const Frame &f = q.f;
+  const Send &a = q.a;
+  q.b = sendFor(f, site, "2");
+  const Send &b = *q.b;
+  std::vector<Term> &query = q.query;
+  llvm::append_range(query, f.loopAssumptions);
+  llvm::append_range(query, b.assumptions);
+  query.push_back(a.wellFormed);
+  query.push_back(b.wellFormed);
+  // Distinct sends, each unordered pair once.
+  query.push_back(slt(a.rule, b.rule) ||
+                  (a.rule == b.rule && slt(a.rank, b.rank)));
+  if (property == Property::Contention && options.ports == PortModel::Single) {
+    query.push_back(a.rank == b.rank || a.peer == b.peer);
+    return;
+  }
+  if (onRoute) {
+    q.from = ctx.bitVecVar("from", f.width);
+    q.to = ctx.bitVecVar("to", f.width);
+    const Term &from = q.from, &to = q.to;
+    query.push_back(channelIsReal(f, from, to));
+    if (sendsToNeighbours(site)) {
+      // Routes are shortest (Topology::route), so a send to a neighbour
+      // crosses one channel, its own: two sends share a channel, first or
+      // last, only as the same pair of ranks. This spares the solver the
+      // route's coordinate circuits (torus_shift's row steps on tori up
+      // to 64 x 64: more than 60 s a query through the routes).
+      query.push_back(from == a.rank && to == a.peer && from == b.rank &&
+                      to == b.peer);
+      return;
+    }
+    // Both routes cross the channel, on the same leg: a mesh's dimensions
+    // apart spare the solver the other dimensions' division circuits (a
+    // third of the time for mesh_reduce on 64 x 64).
+    for (size_t leg = 0; leg < routeLegs.size(); ++leg)
+      q.cases.push_back(routeHas(f, a, from, to, leg) &&
+                        routeHas(f, b, from, to, leg));
+    if (property == Property::Contention)
+      query.push_back((from == a.rank && from == b.rank) ||
+                      (to == a.peer && to == b.peer));
+    return;
+  }
+  // The route table as a finite disjunction over the channels.
+  q.chanIndex = ctx.bitVecVar("channel", f.width);
+  auto crosses = [&](const Send &s,
+                     llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) {
+    std::vector<Term> alternatives;
+    for (auto [src, dst] : pairs)
+      alternatives.push_back(s.rank == src && s.peer == dst);
+    return ctx.any(alternatives);
+  };
+  std::vector<Term> shared;
+  for (size_t k = 0; k < table->all.size(); ++k) {
+    Term both =
+        property == Property::Congestion
+            ? crosses(a, table->all[k]) && crosses(b, table->all[k])
+            : (crosses(a, table->first[k]) && crosses(b, table->first[k])) ||
+                  (crosses(a, table->last[k]) && crosses(b, table->last[k]));
+    shared.push_back(q.chanIndex == static_cast<int64_t>(k) && both);
+  }
+  query.push_back(ctx.any(shared));
+}
+
+namespace {
+/// A model the prover could not rebuild concretely: never a counterexample.
+PropertyResult notReproduced(PropertyResult result, const std::string &why) {
+  result.status = Status::Error;
+  result.detail = "counterexample does not reproduce: " + why;
+  return result;
+}
+} // namespace
+
+PropertyResult Prover::State::explainMatching(const SiteQuery &q,
+                                              const smt::Result &r, Property,
+                                              const StepSite &site, Concrete &c,
+                                              PropertyResult result) {
+  const Frame &f = q.f;
+  verify::Counterexample &cex = c.cex;
+  const int64_t p = cex.p;
+  // Bounds first: no step instance exists when they are undefined.
+  if (r.value(f.boundsUndefined)) {
+    std::vector<int64_t> env = c.env;
+    for (size_t j = 0; j < site.loops.size(); ++j) {
+      const ir::Loop &loop = *site.loops[j];
+      ir::EvalResult lo = ir::evaluate(*loop.lo, env);
+      ir::EvalResult hi = ir::evaluate(*loop.hi, env);
+      ir::EvalResult bad = !lo.ok() ? lo : hi;
+      if (!bad.ok()) {
+        cex.step = 0;
+        cex.loopVars.resize(j);
+        cex.message = "bounds of loop '" + loop.var +
+                      "' are undefined: " + ir::describe(bad.error).str();
+        result.status = Status::Counterexample;
+        result.counterexample = cex;
+        return result;
+      }
+      env[loop.slot] = r.value(f.loopVars[j]);
+    }
+    return notReproduced(result, "loop bounds evaluate");
+  }
+  int64_t rank = r.value(q.a.rank);
+  unsigned k = static_cast<unsigned>(r.value(q.a.rule));
+  if (k >= site.step->rules.size())
+    return notReproduced(result, "rule index out of range");
+  const ir::TransferRule &rule = site.step->rules[k];
+  std::vector<int64_t> env = c.env;
+  env[ir::SlotRank] = rank;
+  cex.rank = rank;
+  std::string who = "rank " + std::to_string(rank) + " in " + stepText(cex);
+  if (site.step->rules.size() > 1)
+    who += ", rule " + std::to_string(k + 1);
+  if (rule.guard) {
+    ir::EvalResult g = ir::evaluate(*rule.guard, env);
+    if (!g.ok()) {
+      cex.message =
+          "guard undefined at " + who + ": " + ir::describe(g.error).str();
+      result.status = Status::Counterexample;
+      result.counterexample = cex;
+      return result;
+    }
+    if (g.value == 0)
+      return notReproduced(result, "the guard is false at " + who);
+  }
+  ir::EvalResult peer = ir::evaluate(*rule.peer, env);
+  if (!peer.ok()) {
+    cex.message =
+        "peer undefined at " + who + ": " + ir::describe(peer.error).str();
+  } else if (peer.value == rank) {
+    cex.transfers.push_back({rank, peer.value});
+    cex.message = who + " sends to itself";
+  } else if (peer.value < 0 || peer.value >= p) {
+    cex.transfers.push_back({rank, peer.value});
+    cex.message = who + " sends to " + std::to_string(peer.value) +
+                  ", outside 0.." + std::to_string(p - 1);
+  } else {
+    return notReproduced(result, who + " sends to " +
+                                     std::to_string(peer.value) +
+                                     ", which is fine");
+  }
+  result.status = Status::Counterexample;
+  result.counterexample = cex;
+  return result;
+}
+
+std::optional<std::string> Prover::State::concreteSends(const SiteQuery &q,
+                                                        const smt::Result &r,
+                                                        const StepSite &site,
+                                                        const Concrete &c,
+                                                        PairSends &out) {
+  const int64_t p = c.cex.p;
+  for (auto [send, into] :
+       {std::pair(&q.a, &out.first), std::pair(&*q.b, &out.second)}) {
+    into->src = r.value(send->rank);
+    into->rule = static_cast<unsigned>(r.value(send->rule));
+    if (into->rule >= site.step->rules.size())
+      return "rule index out of range";
+    auto peer = concretePeer(site, c.env, p, into->rule, into->src);
+    if (!peer || *peer != r.value(send->peer))
+      return "rank " + std::to_string(into->src) +
+             " does not send as the solver says";
+    into->dst = *peer;
+  }
+  if (out.first.src == out.second.src && out.first.rule == out.second.rule)
+    return "the two sends are the same";
+  if (!c.topology)
+    return "the topology is invalid at this instance: " + c.topologyProblem;
+  // Every send the step makes, to show all of those at fault.
+  out.all = enumerateSends(site, c.env, p);
+  return std::nullopt;
+}
+
+std::vector<verify::TransferRef> Prover::State::PairSends::involved(
+    const std::function<bool(const ConcreteSend &)> &pick) const {
+  std::vector<verify::TransferRef> refs;
+  if (!all)
+    return {{first.src, first.dst}, {second.src, second.dst}};
+  for (const ConcreteSend &s : *all)
+    if (pick(s))
+      refs.push_back({s.src, s.dst});
+  return refs;
+}
+
+std::string Prover::State::portsText() const {
+  return options.ports == PortModel::Single ? "single-port" : "all-port";
+}
+
+PropertyResult Prover::State::explainSharedPort(const SiteQuery &q,
+                                                const smt::Result &r, Property,
+                                                const StepSite &site,
+                                                Concrete &c,
+                                                PropertyResult result) {
+  PairSends sends;
+  if (auto problem = concreteSends(q, r, site, c, sends))
+    return notReproduced(result, *problem);
+  const ConcreteSend &s1 = sends.first, &s2 = sends.second;
+  verify::Counterexample &cex = c.cex;
+  bool sameSender = s1.src == s2.src;
+  int64_t rank = sameSender ? s1.src : s1.dst;
+  if (!sameSender && s1.dst != s2.dst)
+    return notReproduced(result,
+                         "the two sends share neither sender nor receiver");
+  cex.rank = rank;
+  cex.transfers = sends.involved([&](const ConcreteSend &s) {
+    return sameSender ? s.src == rank : s.dst == rank;
+  });
+  cex.load = static_cast<int64_t>(cex.transfers.size());
+  cex.message = "rank " + std::to_string(rank) +
+                (sameSender ? " sends " : " receives ") +
+                std::to_string(cex.load) + " messages in " + stepText(cex) +
+                " (" + portsText() + ")";
+  result.status = Status::Counterexample;
+  result.counterexample = cex;
+  result.maxLoad = cex.load;
+  return result;
+}
+
+PropertyResult
+Prover::State::explainSharedChannel(const SiteQuery &q, const smt::Result &r,
+                                    Property property, const StepSite &site,
+                                    Concrete &c, PropertyResult result) {
+  PairSends sends;
+  if (auto problem = concreteSends(q, r, site, c, sends))
+    return notReproduced(result, *problem);
+  verify::Counterexample &cex = c.cex;
+  const Topology &topo = *c.topology;
+  auto routeOf = [&](const ConcreteSend &s) {
+    llvm::SmallVector<Channel, 16> route;
+    topo.route(s.src, s.dst, route);
+    return route;
+  };
+  Channel channel;
+  if (onRoute) {
+    channel = {r.value(q.from), r.value(q.to)};
+  } else {
+    int64_t k = r.value(q.chanIndex);
+    if (k < 0 || k >= static_cast<int64_t>(topo.channels().size()))
+      return notReproduced(result, "channel index out of range");
+    channel = topo.channels()[k];
+  }
+  auto r1 = routeOf(sends.first), r2 = routeOf(sends.second);
+  if (property == Property::Congestion) {
+    if (!llvm::is_contained(r1, channel) || !llvm::is_contained(r2, channel))
+      return notReproduced(result, "channel " + channelText(channel) +
+                                       " is not on both routes");
+    // The model names some shared channel; the report (and the cost) wants
+    // the most loaded one, which the enumerated sends give.
+    if (sends.all) {
+      std::map<std::pair<int64_t, int64_t>, int64_t> load;
+      for (const ConcreteSend &s : *sends.all)
+        for (const Channel &ch : routeOf(s))
+          ++load[{ch.from, ch.to}];
+      int64_t most = load[{channel.from, channel.to}];
+      for (const auto &[ch, n] : load)
+        if (n > most) {
+          most = n;
+          channel = {ch.first, ch.second};
+        }
+    }
+    cex.channel = {channel.from, channel.to};
+    cex.transfers = sends.involved([&](const ConcreteSend &s) {
+      return llvm::is_contained(routeOf(s), channel);
+    });
+    cex.load = static_cast<int64_t>(cex.transfers.size());
+    cex.message = "channel " + channelText(channel) + " carries " +
+                  std::to_string(cex.load) + " messages in " + stepText(cex);
+  } else {
+    bool leaving = r1.front() == channel && r2.front() == channel;
+    bool entering = r1.back() == channel && r2.back() == channel;
+    if (!leaving && !entering)
+      return notReproduced(result,
+                           "channel " + channelText(channel) +
+                               " is not the first or last channel of both "
+                               "routes");
+    cex.rank = leaving ? channel.from : channel.to;
+    cex.channel = {channel.from, channel.to};
+    cex.transfers = sends.involved([&](const ConcreteSend &s) {
+      auto route = routeOf(s);
+      return leaving ? route.front() == channel : route.back() == channel;
+    });
+    cex.load = static_cast<int64_t>(cex.transfers.size());
+    cex.message = "rank " + std::to_string(*cex.rank) +
+                  (leaving ? " sends " : " receives ") +
+                  std::to_string(cex.load) + " messages over channel " +
+                  channelText(channel) + " in " + stepText(cex) + " (" +
+                  portsText() + ")";
+  }
+  result.status = Status::Counterexample;
+  result.counterexample = cex;
+  result.maxLoad = cex.load;
+  return result;
+}
+
 PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
                                         smt::Result &r) {
   PropertyResult result;
   result.property = property;
   result.method = "z3";
   const char *name = verify::propertyName(property);
-  bool needsRoutes =
-      property == Property::Congestion ||
-      (property == Property::Contention && options.ports == PortModel::All);
-  Frame f = frameFor(site, "", widthFor(site, needsRoutes));
-  Send a = sendFor(f, site, "");
-
-  std::vector<Term> query = f.paramAssumptions;
-  llvm::append_range(query, a.assumptions);
-  std::optional<Send> b;
-  Term from, to, chanIndex;
-  std::vector<Term> cases; // alternatives the query needs one of
-
-  if (property == Property::Matching) {
-    query.push_back(f.boundsUndefined || (ctx.all(f.loopAssumptions) && a.bad));
-  } else {
-    b = sendFor(f, site, "2");
-    llvm::append_range(query, f.loopAssumptions);
-    llvm::append_range(query, b->assumptions);
-    query.push_back(a.wellFormed);
-    query.push_back(b->wellFormed);
-    // Distinct sends, each unordered pair once.
-    query.push_back(slt(a.rule, b->rule) ||
-                    (a.rule == b->rule && slt(a.rank, b->rank)));
-    bool singlePort =
-        property == Property::Contention && options.ports == PortModel::Single;
-    if (singlePort) {
-      query.push_back(a.rank == b->rank || a.peer == b->peer);
-    } else if (onRoute) {
-      from = ctx.bitVecVar("from", f.width);
-      to = ctx.bitVecVar("to", f.width);
-      query.push_back(channelIsReal(f, from, to));
-      if (sendsToNeighbours(site)) {
-        // Routes are shortest (Topology::route), so a send to a neighbour
-        // crosses one channel, its own: two sends share a channel, first or
-        // last, only as the same pair of ranks. This spares the solver the
-        // route's coordinate circuits (torus_shift's row steps on tori up
-        // to 64 x 64: more than 60 s a query through the routes).
-        query.push_back(from == a.rank && to == a.peer && from == b->rank &&
-                        to == b->peer);
-      } else {
-        // Both routes cross the channel, on the same leg: a mesh's
-        // dimensions apart spare the solver the other dimensions' division
-        // circuits (a third of the time for mesh_reduce on 64 x 64).
-        for (size_t leg = 0; leg < routeLegs.size(); ++leg)
-          cases.push_back(routeHas(f, a, from, to, leg) &&
-                          routeHas(f, *b, from, to, leg));
-        if (property == Property::Contention)
-          query.push_back((from == a.rank && from == b->rank) ||
-                          (to == a.peer && to == b->peer));
-      }
-    } else {
-      // The route table as a finite disjunction over the channels.
-      chanIndex = ctx.bitVecVar("channel", f.width);
-      auto crosses = [&](const Send &s,
-                         llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) {
-        std::vector<Term> alternatives;
-        for (auto [src, dst] : pairs)
-          alternatives.push_back(s.rank == src && s.peer == dst);
-        return ctx.any(alternatives);
-      };
-      std::vector<Term> shared;
-      for (size_t k = 0; k < table->all.size(); ++k) {
-        Term both =
-            property == Property::Congestion
-                ? crosses(a, table->all[k]) && crosses(*b, table->all[k])
-                : (crosses(a, table->first[k]) &&
-                   crosses(*b, table->first[k])) ||
-                      (crosses(a, table->last[k]) &&
-                       crosses(*b, table->last[k]));
-        shared.push_back(chanIndex == static_cast<int64_t>(k) && both);
-      }
-      query.push_back(ctx.any(shared));
-    }
-  }
+  const Obligation &o = obligationFor(property);
+  SiteQuery q;
+  q.f = frameFor(site, "", widthFor(site, o.routes));
+  q.a = sendFor(q.f, site, "");
+  q.query = q.f.paramAssumptions;
+  llvm::append_range(q.query, q.a.assumptions);
+  (this->*o.build)(q, property, site);
 
   if (options.verbose)
     *options.verbose << "prove " << name << ", IR step " << site.index
                      << (site.step->name.empty() ? ""
                                                  : " '" + site.step->name + "'")
-                     << ", " << f.width << "-bit\n";
+                     << ", " << q.f.width << "-bit\n";
   std::string at;
-  r = checkSplit(name, std::move(query), cases, f, site, at);
+  r = checkSplit(name, std::move(q.query), q.cases, q.f, site, at);
   switch (r.kind()) {
   case smt::Result::Kind::Unsat:
     result.status = Status::Proved;
@@ -969,8 +1275,7 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
     result.status = Status::Unknown;
     bool timeout = r.reason().find("timeout") != std::string::npos ||
                    r.reason().find("canceled") != std::string::npos;
-    std::string where =
-        " (IR step " + std::to_string(site.index) + at + ")";
+    std::string where = " (IR step " + std::to_string(site.index) + at + ")";
     if (timeout)
       result.detail =
           llvm::formatv("timeout after {0:f3} s", r.seconds()).str();
@@ -986,199 +1291,9 @@ PropertyResult Prover::State::proveSite(Property property, const StepSite &site,
   case smt::Result::Kind::Sat:
     break;
   }
-
-  // A violation: rebuild it concretely before reporting it.
+  // A violation: rebuilt concretely before it is reported.
   Concrete c;
-  auto fail = [&](const std::string &why) {
-    result.status = Status::Error;
-    result.detail = "counterexample does not reproduce: " + why;
-    return result;
-  };
-  if (auto problem = concretize(r, f, site, c))
-    return fail(*problem);
-  verify::Counterexample &cex = c.cex;
-  int64_t p = cex.p;
-
-  if (property == Property::Matching) {
-    // Bounds first: no step instance exists when they are undefined.
-    if (r.value(f.boundsUndefined)) {
-      std::vector<int64_t> env = c.env;
-      for (size_t j = 0; j < site.loops.size(); ++j) {
-        const ir::Loop &loop = *site.loops[j];
-        ir::EvalResult lo = ir::evaluate(*loop.lo, env);
-        ir::EvalResult hi = ir::evaluate(*loop.hi, env);
-        ir::EvalResult bad = !lo.ok() ? lo : hi;
-        if (!bad.ok()) {
-          cex.step = 0;
-          cex.loopVars.resize(j);
-          cex.message = "bounds of loop '" + loop.var +
-                        "' are undefined: " + ir::describe(bad.error).str();
-          result.status = Status::Counterexample;
-          result.counterexample = cex;
-          return result;
-        }
-        env[loop.slot] = r.value(f.loopVars[j]);
-      }
-      return fail("loop bounds evaluate");
-    }
-    int64_t rank = r.value(a.rank);
-    unsigned k = static_cast<unsigned>(r.value(a.rule));
-    if (k >= site.step->rules.size())
-      return fail("rule index out of range");
-    const ir::TransferRule &rule = site.step->rules[k];
-    std::vector<int64_t> env = c.env;
-    env[ir::SlotRank] = rank;
-    cex.rank = rank;
-    std::string who = "rank " + std::to_string(rank) + " in " + stepText(cex);
-    if (site.step->rules.size() > 1)
-      who += ", rule " + std::to_string(k + 1);
-    if (rule.guard) {
-      ir::EvalResult g = ir::evaluate(*rule.guard, env);
-      if (!g.ok()) {
-        cex.message =
-            "guard undefined at " + who + ": " + ir::describe(g.error).str();
-        result.status = Status::Counterexample;
-        result.counterexample = cex;
-        return result;
-      }
-      if (g.value == 0)
-        return fail("the guard is false at " + who);
-    }
-    ir::EvalResult peer = ir::evaluate(*rule.peer, env);
-    if (!peer.ok()) {
-      cex.message =
-          "peer undefined at " + who + ": " + ir::describe(peer.error).str();
-    } else if (peer.value == rank) {
-      cex.transfers.push_back({rank, peer.value});
-      cex.message = who + " sends to itself";
-    } else if (peer.value < 0 || peer.value >= p) {
-      cex.transfers.push_back({rank, peer.value});
-      cex.message = who + " sends to " + std::to_string(peer.value) +
-                    ", outside 0.." + std::to_string(p - 1);
-    } else {
-      return fail(who + " sends to " + std::to_string(peer.value) +
-                  ", which is fine");
-    }
-    result.status = Status::Counterexample;
-    result.counterexample = cex;
-    return result;
-  }
-
-  // Contention and congestion: the two sends of the model, concretely.
-  ConcreteSend s1, s2;
-  for (auto [send, out] : {std::pair(&a, &s1), std::pair(&*b, &s2)}) {
-    out->src = r.value(send->rank);
-    out->rule = static_cast<unsigned>(r.value(send->rule));
-    if (out->rule >= site.step->rules.size())
-      return fail("rule index out of range");
-    auto peer = concretePeer(site, c.env, p, out->rule, out->src);
-    if (!peer || *peer != r.value(send->peer))
-      return fail("rank " + std::to_string(out->src) +
-                  " does not send as the solver says");
-    out->dst = *peer;
-  }
-  if (s1.src == s2.src && s1.rule == s2.rule)
-    return fail("the two sends are the same");
-  if (!c.topology)
-    return fail("the topology is invalid at this instance: " +
-                c.topologyProblem);
-  const Topology &topo = *c.topology;
-  auto routeOf = [&](const ConcreteSend &s) {
-    llvm::SmallVector<Channel, 16> route;
-    topo.route(s.src, s.dst, route);
-    return route;
-  };
-  std::optional<std::vector<ConcreteSend>> all = enumerateSends(site, c.env, p);
-  // Every send the predicate picks (at least the model's two).
-  auto involved = [&](auto pick) {
-    std::vector<verify::TransferRef> refs;
-    if (all) {
-      for (const ConcreteSend &s : *all)
-        if (pick(s))
-          refs.push_back({s.src, s.dst});
-    } else {
-      refs = {{s1.src, s1.dst}, {s2.src, s2.dst}};
-    }
-    return refs;
-  };
-  std::string ports =
-      options.ports == PortModel::Single ? "single-port" : "all-port";
-
-  if (property == Property::Contention && options.ports == PortModel::Single) {
-    bool sameSender = s1.src == s2.src;
-    int64_t rank = sameSender ? s1.src : s1.dst;
-    if (!sameSender && s1.dst != s2.dst)
-      return fail("the two sends share neither sender nor receiver");
-    cex.rank = rank;
-    cex.transfers = involved([&](const ConcreteSend &s) {
-      return sameSender ? s.src == rank : s.dst == rank;
-    });
-    cex.load = static_cast<int64_t>(cex.transfers.size());
-    cex.message = "rank " + std::to_string(rank) +
-                  (sameSender ? " sends " : " receives ") +
-                  std::to_string(cex.load) + " messages in " + stepText(cex) +
-                  " (" + ports + ")";
-    result.status = Status::Counterexample;
-    result.counterexample = cex;
-    result.maxLoad = cex.load;
-    return result;
-  }
-
-  Channel channel;
-  if (onRoute) {
-    channel = {r.value(from), r.value(to)};
-  } else {
-    int64_t k = r.value(chanIndex);
-    if (k < 0 || k >= static_cast<int64_t>(topo.channels().size()))
-      return fail("channel index out of range");
-    channel = topo.channels()[k];
-  }
-  auto r1 = routeOf(s1), r2 = routeOf(s2);
-  if (property == Property::Congestion) {
-    if (!llvm::is_contained(r1, channel) || !llvm::is_contained(r2, channel))
-      return fail("channel " + channelText(channel) + " is not on both routes");
-    // The model names some shared channel; the report (and the cost) wants
-    // the most loaded one, which the enumerated sends give.
-    if (all) {
-      std::map<std::pair<int64_t, int64_t>, int64_t> load;
-      for (const ConcreteSend &s : *all)
-        for (const Channel &ch : routeOf(s))
-          ++load[{ch.from, ch.to}];
-      int64_t most = load[{channel.from, channel.to}];
-      for (const auto &[ch, n] : load)
-        if (n > most) {
-          most = n;
-          channel = {ch.first, ch.second};
-        }
-    }
-    cex.channel = {channel.from, channel.to};
-    cex.transfers = involved([&](const ConcreteSend &s) {
-      return llvm::is_contained(routeOf(s), channel);
-    });
-    cex.load = static_cast<int64_t>(cex.transfers.size());
-    cex.message = "channel " + channelText(channel) + " carries " +
-                  std::to_string(cex.load) + " messages in " + stepText(cex);
-  } else {
-    bool leaving = r1.front() == channel && r2.front() == channel;
-    bool entering = r1.back() == channel && r2.back() == channel;
-    if (!leaving && !entering)
-      return fail("channel " + channelText(channel) +
-                  " is not the first or last channel of both routes");
-    cex.rank = leaving ? channel.from : channel.to;
-    cex.channel = {channel.from, channel.to};
-    cex.transfers = involved([&](const ConcreteSend &s) {
-      auto route = routeOf(s);
-      return leaving ? route.front() == channel : route.back() == channel;
-    });
-    cex.load = static_cast<int64_t>(cex.transfers.size());
-    cex.message = "rank " + std::to_string(*cex.rank) +
-                  (leaving ? " sends " : " receives ") +
-                  std::to_string(cex.load) + " messages over channel " +
-                  channelText(channel) + " in " + stepText(cex) + " (" + ports +
-                  ")";
-  }
-  result.status = Status::Counterexample;
-  result.counterexample = cex;
-  result.maxLoad = cex.load;
-  return result;
+  if (auto problem = concretize(r, q.f, site, c))
+    return notReproduced(result, *problem);
+  return (this->*o.explain)(q, r, property, site, c, std::move(result));
 }
