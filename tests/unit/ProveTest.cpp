@@ -3,6 +3,7 @@
 // counterexamples that reproduce on the concrete topology; and on concrete
 // topologies the prover's verdicts agree with brute-force enumeration.
 
+#include "ExprOps.h"
 #include "ir/Expr.h"
 #include "ir/Schedule.h"
 #include "prove/ExprToSmt.h"
@@ -43,14 +44,8 @@ ExprRef sizeVar() { return Expr::var("p", SlotSize); }
 
 // --- ExprToSmt against evaluate() -------------------------------------------
 
-const ExprOp binaryOps[] = {
-    ExprOp::Add,    ExprOp::Sub,       ExprOp::Mul,    ExprOp::Div,
-    ExprOp::Mod,    ExprOp::Pow,       ExprOp::Shl,    ExprOp::Shr,
-    ExprOp::BitAnd, ExprOp::BitOr,     ExprOp::BitXor, ExprOp::Min,
-    ExprOp::Max,    ExprOp::Eq,        ExprOp::Ne,     ExprOp::Lt,
-    ExprOp::Le,     ExprOp::Gt,        ExprOp::Ge,     ExprOp::And,
-    ExprOp::Or,     ExprOp::BitReverse};
-const ExprOp unaryOps[] = {ExprOp::Neg, ExprOp::BitNot, ExprOp::Not};
+const auto &binaryOps = test::binaryExprOps;
+const auto &unaryOps = test::unaryExprOps;
 
 /// Random expression trees over the slots x, y, z: a leaf with probability
 /// 1/leafOneIn (or at depth 0), a constant from `constant` one time in

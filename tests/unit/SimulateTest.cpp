@@ -2,6 +2,7 @@
 // built directly as Schedule IR (the seed figures and equations they come
 // from are named in each test).
 
+#include "ExprOps.h"
 #include "ir/Instantiate.h"
 #include "simulate/ChunkRuns.h"
 #include "simulate/RangeEval.h"
@@ -396,14 +397,8 @@ TEST(ChunkRuns, AssignsMatchAPerChunkMapAndStayMerged) {
 // specialised RangePredicate gives the same ranges.
 TEST(RangeEval, BoundsEveryPointOfTheBox) {
   std::mt19937_64 rng(20241122);
-  const ExprOp binary[] = {
-      ExprOp::Add,    ExprOp::Sub,       ExprOp::Mul,    ExprOp::Div,
-      ExprOp::Mod,    ExprOp::Pow,       ExprOp::Shl,    ExprOp::Shr,
-      ExprOp::BitAnd, ExprOp::BitOr,     ExprOp::BitXor, ExprOp::Min,
-      ExprOp::Max,    ExprOp::Eq,        ExprOp::Ne,     ExprOp::Lt,
-      ExprOp::Le,     ExprOp::Gt,        ExprOp::Ge,     ExprOp::And,
-      ExprOp::Or,     ExprOp::BitReverse};
-  const ExprOp unary[] = {ExprOp::Neg, ExprOp::BitNot, ExprOp::Not};
+  const auto &binary = test::binaryExprOps;
+  const auto &unary = test::unaryExprOps;
   std::function<ExprRef(int)> gen = [&](int depth) -> ExprRef {
     if (depth == 0 || rng() % 4 == 0) {
       if (rng() % 3 == 0) {
