@@ -2,7 +2,7 @@
 // step, against the seeds' lower bounds and a model's t_s and t_w.
 
 #include "tools/Commands.h"
-#include "tools/BenchSupport.h"
+#include "tools/ModelFile.h"
 
 #include "alltoallv/Emit.h"
 #include "cost/Cost.h"
@@ -145,7 +145,7 @@ int runCost() {
       // Else a model block in another file: FILE or FILE:NAME, as
       // `collc calibrate -o` writes one.
       if (!model && llvm::StringRef(costModel).contains(".coll")) {
-        llvm::Expected<CostModel> loaded = bench::loadModel(costModel);
+        llvm::Expected<CostModel> loaded = loadModel(costModel);
         if (!loaded) {
           diags.error(llvm::toString(loaded.takeError()));
           exitCode = ExitInputError;

@@ -2,7 +2,7 @@
 // BenchSupport.cpp): the per-call ratio of collc's time to MPI's and the
 // interval that says whether a miss of the target is more than noise.
 
-#include "tools/BenchSupport.h"
+#include "harness/BenchSupport.h"
 
 #include <gtest/gtest.h>
 

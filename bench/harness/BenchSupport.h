@@ -1,9 +1,11 @@
 #pragma once
 // What `collc bench` and `collc calibrate` share: finding and launching the
-// MPI timing program (bench/coll_bench, built next to collc), cost models
-// from files, and summary statistics of timing samples.
+// MPI timing program (bench/coll_bench, built next to collc), the default
+// model and a model's block as a file holds it, and summary statistics of
+// timing samples.
 
 #include "sema/Program.h"
+#include "tools/ModelFile.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -35,10 +37,6 @@ unsigned cores();
 llvm::Expected<Launch> launch(int ranks, llvm::ArrayRef<std::string> args,
                               llvm::ArrayRef<std::string> extraEnv = {},
                               llvm::StringRef dropPrefix = "");
-
-/// A cost model from `FILE` (its only or first model) or `FILE:NAME`.
-/// Errors in the file are printed with their place, as `collc check` does.
-llvm::Expected<CostModel> loadModel(llvm::StringRef spec);
 
 /// The model used when none is given; stated in the output as not measured.
 CostModel defaultModel();

@@ -1,4 +1,4 @@
-#include "tools/BenchSupport.h"
+#include "harness/BenchSupport.h"
 
 #include "library/Library.h"
 
@@ -124,14 +124,14 @@ collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
           llvm::sys::fs::createTemporaryFile("collc-bench", "err", errPath))
     return error("cannot create a temporary file: " + ec.message());
   // stdin from /dev/null (the empty path), stdout and stderr to files.
-  llvm::Optional<llvm::StringRef> redirects[] = {
-      llvm::StringRef(""), outPath.str(), errPath.str()};
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
+                                                 outPath.str(), errPath.str()};
   std::string message;
   bool failed = false;
   // An hour at most: a run never hangs collc.
   result.exitCode = llvm::sys::ExecuteAndWait(
-      *runner, argRefs, llvm::ArrayRef<llvm::StringRef>(envRefs),
-      redirects, 3600, 0, &message, &failed);
+      *runner, argRefs, llvm::ArrayRef<llvm::StringRef>(envRefs), redirects,
+      3600, 0, &message, &failed);
   result.out = readAll(outPath);
   result.err = readAll(errPath);
   llvm::sys::fs::remove(outPath);
@@ -140,34 +140,9 @@ collc::tools::bench::launch(int ranks, llvm::ArrayRef<std::string> args,
     return error("cannot run " + *runner + ": " + message);
   if (result.exitCode < 0)
     return error(result.commandLine + ": " +
-                 (message.empty() ? "timed out or crashed" : message) +
-                 "\n" + result.err);
+                 (message.empty() ? "timed out or crashed" : message) + "\n" +
+                 result.err);
   return result;
-}
-
-llvm::Expected<CostModel> collc::tools::bench::loadModel(llvm::StringRef spec) {
-  llvm::StringRef path = spec, name;
-  if (!llvm::sys::fs::exists(path)) {
-    std::tie(path, name) = spec.rsplit(':');
-    if (name.empty() || !llvm::sys::fs::exists(path))
-      return error("--model needs FILE or FILE:NAME of a .coll file "
-                   "declaring a model, got '" + spec + "'");
-  }
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  llvm::Expected<Program> program = loadProgram(path, diags);
-  if (!program)
-    return program.takeError();
-  if (diags.hasErrors())
-    return error("errors in model file '" + path + "'");
-  for (const CostModel &m : program->models)
-    if (name.empty() || m.name == name) {
-      CostModel copy = m;
-      copy.loc = llvm::SMLoc();
-      return copy;
-    }
-  return error("'" + path + "' declares no model" +
-               (name.empty() ? llvm::Twine("") : " '" + name + "'"));
 }
 
 CostModel collc::tools::bench::defaultModel() {
@@ -306,7 +281,8 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
     bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
   // coll_bench's samples of one pattern, summarised per size.
   auto measure = [&](const char *pattern, const std::string &bytes)
-      -> llvm::Expected<std::pair<Launch, std::vector<std::pair<double, Stats>>>> {
+      -> llvm::Expected<
+          std::pair<Launch, std::vector<std::pair<double, Stats>>>> {
     std::vector<std::string> args = {std::string("--") + pattern, "--bytes",
                                      bytes};
     if (iterations > 0) {
@@ -415,13 +391,12 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   if (!parsed)
     return parsed.takeError();
   if (diags.hasErrors() || parsed->models.size() != 1)
-    return error("internal error: the model block does not parse: " +
-                 c.block);
+    return error("internal error: the model block does not parse: " + c.block);
   c.model = parsed->models.front();
   double sumSq = 0;
   for (const auto &[m, st] : c.points) {
-    double ratio = (c.model.ts + c.model.twPerByte * m) *
-                   c.messagesPerSample * 1e6 / st.median;
+    double ratio = (c.model.ts + c.model.twPerByte * m) * c.messagesPerSample *
+                   1e6 / st.median;
     sumSq += (ratio - 1) * (ratio - 1);
     c.worst = std::max(c.worst, std::fabs(ratio - 1));
   }

@@ -10,7 +10,7 @@
 // (Open MPI's coll_tuned dynamic rules), where it has one, so that the ratio
 // separates the implementation from the choice of algorithm.
 
-#include "tools/BenchSupport.h"
+#include "harness/BenchSupport.h"
 #include "tools/Commands.h"
 #include "tools/Svg.h"
 
@@ -61,12 +61,13 @@ cl::opt<std::string> benchBytes(
              "multiples of 8 (default 8 B to 16 MiB in powers of 4)"),
     cl::value_desc("B,..."), cl::sub(benchCommand), cl::cat(category()));
 enum class Format { Text, Json };
-cl::opt<Format> benchFormat(
-    "format", cl::desc("Output format"),
-    cl::values(clEnumValN(Format::Text, "text", "tables"),
-               clEnumValN(Format::Json, "json",
-                          "a list of rows with the medians")),
-    cl::init(Format::Text), cl::sub(benchCommand), cl::cat(category()));
+cl::opt<Format>
+    benchFormat("format", cl::desc("Output format"),
+                cl::values(clEnumValN(Format::Text, "text", "tables"),
+                           clEnumValN(Format::Json, "json",
+                                      "a list of rows with the medians")),
+                cl::init(Format::Text), cl::sub(benchCommand),
+                cl::cat(category()));
 cl::opt<std::string> benchCsv("csv", cl::desc("Also write every row as CSV"),
                               cl::value_desc("FILE"), cl::sub(benchCommand),
                               cl::cat(category()));
@@ -107,8 +108,8 @@ cl::opt<bool> benchCheckChoice(
     cl::sub(benchCommand), cl::cat(category()));
 
 const char *const allCollectives[] = {
-    "broadcast", "reduce",  "allreduce", "allgather", "reduce_scatter",
-    "scatter",   "gather",  "scan",      "alltoall",  "alltoallv"};
+    "broadcast", "reduce", "allreduce", "allgather", "reduce_scatter",
+    "scatter",   "gather", "scan",      "alltoall",  "alltoallv"};
 
 /// A library schedule coll_bench can run, priced for one rank count.
 struct Candidate {
@@ -391,8 +392,8 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
   }
   std::optional<std::vector<long long>> ranksList = parseList(benchRanks);
   if (!ranksList) {
-    errs << "collc: error: --ranks needs positive integers, got '"
-         << benchRanks << "'\n";
+    errs << "collc: error: --ranks needs positive integers, got '" << benchRanks
+         << "'\n";
     return std::nullopt;
   }
   if (llvm::any_of(*ranksList,

@@ -6,9 +6,8 @@
 // a `model NAME = { ts: ..., tw: ... };` block for specs, `collc cost
 // --model FILE` and `collc bench --model FILE`.
 
-#include "tools/BenchSupport.h"
+#include "harness/BenchSupport.h"
 #include "tools/Commands.h"
-
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -108,22 +107,24 @@ int runCalibrate() {
   if (fit->oversubscribed)
     os << "\n  oversubscribed: " << calRanks << " ranks on " << cores()
        << " cores";
-  os << (ring ? "\n  each sample: one step of every rank sending to the "
-                "next and receiving from the one before, the slowest "
-                "rank's\n"
+  os << (ring   ? "\n  each sample: one step of every rank sending to the "
+                  "next and receiving from the one before, the slowest "
+                  "rank's\n"
          : copy ? "\n  each sample: every rank copying m bytes in memory at "
                   "once, the slowest rank's\n"
                 : "\n  each sample: half a round trip, the slowest pair's\n");
   os << strf("  %9s %6s %12s %12s %12s %8s\n", "m",
-             ring ? "rings" : copy ? "copies" : "trips",
+             ring   ? "rings"
+             : copy ? "copies"
+                    : "trips",
              "measured us", "[min..max]", "model us", "model/meas");
   for (const auto &[m, st] : fit->points) {
     double predicted =
         (model.ts + model.twPerByte * m) * fit->messagesPerSample * 1e6;
     std::string spread = strf("%.1f..%.1f", st.min, st.max);
     os << strf("  %9s %6zu %12.3f %12s %12.3f %8.2f\n",
-               formatBytes(static_cast<long long>(m)).c_str(), st.n,
-               st.median, spread.c_str(), predicted, predicted / st.median);
+               formatBytes(static_cast<long long>(m)).c_str(), st.n, st.median,
+               spread.c_str(), predicted, predicted / st.median);
   }
   const double perSample = fit->messagesPerSample;
   os << strf("  fit: t_s = %.3f us, t_w = %.4f ns/byte (%.2f GB/s)%s\n",
@@ -145,7 +146,8 @@ int runCalibrate() {
                model.machine.copies == CopyModel::Receiver
                    ? "each receiver copies its own"
                    : "the sender's port moves them in turn",
-               model.machine.copies == CopyModel::Receiver ? "receiver" : "sender");
+               model.machine.copies == CopyModel::Receiver ? "receiver"
+                                                           : "sender");
   if (model.machine.serve > 0)
     os << strf("  serving each receiver costs the sender's memory %.3f of "
                "a word (serve: the steps over %d)\n",
@@ -173,8 +175,7 @@ int runCalibrate() {
     e << "# Measured by collc calibrate on " << date << ": " << patternName
       << " on " << calRanks << " ranks, " << fit->points.size() << " sizes "
       << formatBytes(static_cast<long long>(fit->points.front().first))
-      << " .. "
-      << formatBytes(static_cast<long long>(fit->points.back().first))
+      << " .. " << formatBytes(static_cast<long long>(fit->points.back().first))
       << ".\n"
       << strf("# Residual of the fit: %.1f%% RMS relative, %.1f%% "
               "worst.\n",
