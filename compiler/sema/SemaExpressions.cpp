@@ -105,7 +105,7 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
         a.diags.error(locOf(call.function),
                       "unknown function '" + call.function.name +
                           "'; expected min, max, bitreverse, gray, "
-                          "gray_inverse or shuffle",
+                          "gray_inverse, shuffle or subcube_invert",
                       rangeOf(call.function));
         return nullptr;
       }
@@ -126,7 +126,7 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
     }
     // 004's maps of node addresses (§4.4, §4.5, §5), by their arity.
     static std::optional<unsigned> addressMapArity(const std::string &name) {
-      if (name == "gray" || name == "gray_inverse")
+      if (name == "gray" || name == "gray_inverse" || name == "subcube_invert")
         return 1;
       if (name == "bitreverse")
         return 2;
@@ -165,6 +165,15 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
         e = args[0];
         for (int64_t k : {1, 2, 4, 8, 16, 32})
           e = bin(ExprOp::BitXor, e, bin(ExprOp::Shr, e, num(k)));
+      } else if (name == "subcube_invert") {
+        // x with the bits below its leading one inverted: bit inversion in
+        // the subcube 00..01xx..x that holds x (§4.5, Figure 8). The bits
+        // from the leading one down, in six doublings, less the leading one.
+        ExprRef smeared = args[0];
+        for (int64_t k : {1, 2, 4, 8, 16, 32})
+          smeared =
+              bin(ExprOp::BitOr, smeared, bin(ExprOp::Shr, smeared, num(k)));
+        e = bin(ExprOp::BitXor, args[0], bin(ExprOp::Shr, smeared, num(1)));
       } else {
         // shuffle(x, k, n): the low n bits of x rotated left by k, a k-step
         // shuffle of an n-bit address (§5); k in 0 .. n.

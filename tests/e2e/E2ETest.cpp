@@ -167,6 +167,16 @@ int grayInverse(int r, int) {
   return out;
 }
 int invert(int r, int p) { return r ^ (p - 1); }
+// Bit inversion in the subcube 00..01xx..x holding r: its bits below the
+// leading one inverted.
+int subcubeInvert(int r, int) {
+  if (r == 0)
+    return 0;
+  int lead = 1;
+  while (lead * 2 <= r)
+    lead *= 2;
+  return r ^ (lead - 1);
+}
 int reverseOrder(int r, int p) { return p - 1 - r; }
 
 struct Schedule {
@@ -267,6 +277,7 @@ const Schedule schedules[] = {
   {"permute",      "hypercube_gray_inverse_exchange", Kind::Permute,  erase(library::hypercube_gray_inverse_exchange), cube1to3, 0, 0, false, grayInverse},
   {"permute",      "hypercube_invert_direct",    Kind::Permute,       erase(library::hypercube_invert_direct),  cube1to3,   0, 0, false, invert},
   {"permute",      "hypercube_invert_exchange",  Kind::Permute,       erase(library::hypercube_invert_exchange), cube1to3,  0, 0, false, invert},
+  {"permute",      "hypercube_subcube_invert_exchange", Kind::Permute, erase(library::hypercube_subcube_invert_exchange), cube1to3, 0, 0, false, subcubeInvert},
   // specs/basics.coll, specs/hypercube.coll, specs/ring.coll
   {"basics",       "ff",                         Kind::Bcast,         erase(collc_test::ff),                    exactly8},
   {"hypercube",    "one_to_all_bc",              Kind::Bcast,         erase(collc_test::one_to_all_bc),         cube1to3},
