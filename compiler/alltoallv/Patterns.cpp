@@ -273,7 +273,7 @@ ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
   s.name = name.str();
   s.collective.kind = ir::CollectiveKind::Alltoallv;
   if (topology) {
-    s.topology = ir::TopologyTemplate::of(*topology);
+    s.topology = collc::templateOf(*topology);
   } else {
     s.topology.kind = TopologyKind::Full;
     s.topology.dims.push_back(Expr::constant(pattern.layout.p));

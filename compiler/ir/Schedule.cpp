@@ -220,3 +220,25 @@ ExprRef collc::ir::rankFreeGuard(const TransferRule &rule) {
   }
   return free;
 }
+
+llvm::StringRef collc::topologyKindName(TopologyKind kind) {
+  switch (kind) {
+  case TopologyKind::Ring:
+    return "ring";
+  case TopologyKind::Linear:
+    return "linear";
+  case TopologyKind::Mesh:
+    return "mesh";
+  case TopologyKind::Torus:
+    return "torus";
+  case TopologyKind::Hypercube:
+    return "hypercube";
+  case TopologyKind::Tree:
+    return "tree";
+  case TopologyKind::Full:
+    return "full";
+  case TopologyKind::Graph:
+    return "graph";
+  }
+  llvm_unreachable("unknown topology kind");
+}

@@ -13,7 +13,7 @@
 // state at the start of the step; all deliveries land at its end.
 
 #include "ir/Expr.h"
-#include "topology/Topology.h"
+#include "ir/TopologyKind.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -204,9 +204,6 @@ struct TopologyTemplate {
   std::vector<std::pair<int64_t, int64_t>> edges; // graph only
   RankOrder order = RankOrder::Natural;           // hypercube only
   llvm::SMLoc loc;
-
-  /// The template of one concrete topology: its dimensions as constants.
-  static TopologyTemplate of(const Topology &topology, llvm::SMLoc loc = {});
 };
 
 /// A free parameter of a family (the `d` of `hypercube(dim: d)`).

@@ -562,7 +562,7 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
   s.loc = def.loc;
   for (size_t i = 0; i < s.params.size(); ++i)
     s.params[i].range = std::make_pair(params[i], params[i]);
-  s.topology = ir::TopologyTemplate::of(target, def.loc);
+  s.topology = collc::templateOf(target, def.loc);
 
   if (ir::isRooted(want.kind) && family.collective.root != want.root) {
     // On a graph, the renamings of the regular topology found in it: they

@@ -152,7 +152,7 @@ ir::Schedule builtSchedule(const std::string &name, llvm::StringRef algorithm,
   s.name = name;
   s.algorithm = algorithm.str();
   s.collective = want;
-  s.topology = ir::TopologyTemplate::of(graph, loc);
+  s.topology = collc::templateOf(graph, loc);
   s.slotNames = {"r", "p", "origin", "dest", "index"};
   s.buffers.push_back({"result"});
   s.loc = loc;

@@ -29,7 +29,7 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     std::optional<Topology> concrete = concreteTopology(decl.on);
     if (!concrete)
       return;
-    topo = ir::TopologyTemplate::of(*concrete, locOf(*id));
+    topo = collc::templateOf(*concrete, locOf(*id));
     ranks = concrete->numRanks();
   } else {
     const ast::TopologyExpr &expr = boost::get<ast::TopologyExpr>(decl.on);

@@ -12,28 +12,6 @@
 
 using namespace collc;
 
-llvm::StringRef collc::topologyKindName(TopologyKind kind) {
-  switch (kind) {
-  case TopologyKind::Ring:
-    return "ring";
-  case TopologyKind::Linear:
-    return "linear";
-  case TopologyKind::Mesh:
-    return "mesh";
-  case TopologyKind::Torus:
-    return "torus";
-  case TopologyKind::Hypercube:
-    return "hypercube";
-  case TopologyKind::Tree:
-    return "tree";
-  case TopologyKind::Full:
-    return "full";
-  case TopologyKind::Graph:
-    return "graph";
-  }
-  llvm_unreachable("unknown topology kind");
-}
-
 namespace {
 
 llvm::Error fail(const llvm::Twine &message) {
@@ -349,11 +327,9 @@ std::vector<std::pair<int64_t, int64_t>> Topology::graphEdges() const {
   return edges;
 }
 
-// A member of the IR's template, defined here: collc_topology links the IR
-// library, not the other way round.
-ir::TopologyTemplate ir::TopologyTemplate::of(const Topology &topology,
-                                              llvm::SMLoc loc) {
-  TopologyTemplate t;
+ir::TopologyTemplate collc::templateOf(const Topology &topology,
+                                       llvm::SMLoc loc) {
+  ir::TopologyTemplate t;
   t.kind = topology.kind();
   t.order = topology.order();
   for (int64_t d : topology.dims())

@@ -24,6 +24,8 @@
 // dimension of size 1 has no links.
 
 #include "ir/Expr.h"
+#include "ir/Schedule.h"
+#include "ir/TopologyKind.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -38,19 +40,6 @@
 #include <vector>
 
 namespace collc {
-
-enum class TopologyKind {
-  Ring,
-  Linear,
-  Mesh,
-  Torus,
-  Hypercube,
-  Tree,
-  Full,
-  Graph
-};
-
-llvm::StringRef topologyKindName(TopologyKind kind);
 
 /// A directed channel: one direction of a bidirectional link.
 struct Channel {
@@ -88,19 +77,9 @@ struct Machine {
   double serve = 0;
 };
 
-/// Where the ranks sit. Natural: rank k is node k. Gray (hypercube only):
-/// rank k is node G(k) = k ^ (k >> 1), the binary-reflected Gray code, so
-/// ranks k and k + 1 (and p - 1 and 0) are neighbours: 000 §4.6.2 maps a
-/// linear array onto the cube this way for the circular shift. Channels,
-/// routes and coordinates are those of the nodes, named by their ranks.
-enum class RankOrder { Natural, Gray };
-
 /// The binary-reflected Gray code and its inverse.
 inline int64_t grayCode(int64_t k) { return k ^ (k >> 1); }
 int64_t grayRank(int64_t node);
-
-/// Largest number of ranks collc accepts in one topology.
-constexpr int64_t maxRanks = int64_t(1) << 20;
 
 class Topology {
 public:
@@ -197,6 +176,9 @@ private:
   // Breadth-first search from `dst`; hop[node] is the next node towards dst.
   void graphNextHops(int64_t dst, std::vector<int32_t> &hop) const;
 };
+
+/// The IR's template of one concrete topology: its dimensions as constants.
+ir::TopologyTemplate templateOf(const Topology &topology, llvm::SMLoc loc = {});
 
 /// The symbolic form of the same routing, for the prover: expressions over
 /// ir::Expr operands (constants or variables), so one query covers every rank
