@@ -5,6 +5,7 @@
 #include "collc/Alltoallv.h"
 
 #include "collc/Backend.h"
+#include "collc/Runtime.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -38,6 +39,18 @@ constexpr int localTagBase = 1 << 16;
 int fail(int code, const char *why) {
   std::fprintf(stderr, "collc alltoallv: %s\n", why);
   return code;
+}
+
+/// A failure seen once messages are under way, where the counts decide it:
+/// each rank passes its own, so this rank may be the only one to see it
+/// while the others wait on its messages. As Engine::failLocal: the
+/// communicator's error handler, then the job is aborted.
+int failAlone(CommRef comm, const char *name, int code, const char *why) {
+  Call c;
+  c.name = name;
+  c.comm = comm.mpi;
+  c.local = comm.local;
+  return Engine::failLocal(c, code, why);
 }
 
 /// Contiguous types only: the element size, or 0. A predefined type is
@@ -85,9 +98,7 @@ int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
 /// since every byte is written right after (zeroing a bucket before
 /// copying a run into it wrote each byte twice).
 template <typename T> struct Uninitialized : std::allocator<T> {
-  template <typename U> struct rebind {
-    using other = Uninitialized<U>;
-  };
+  template <typename U> struct rebind { using other = Uninitialized<U>; };
   Uninitialized() = default;
   template <typename U> Uninitialized(const Uninitialized<U> &) {}
   template <typename U> void construct(U *at) { ::new (at) U; }
@@ -107,7 +118,7 @@ struct Workspace {
   bool busy = false;
   std::vector<Bytes> buckets[2]; // the send buffers, by peer
   std::vector<Bytes> inbox;      // a stage's received messages
-  Bytes mine; // the bucket a rank keeps for itself
+  Bytes mine;                    // the bucket a rank keeps for itself
 };
 
 class Exchange {
@@ -471,57 +482,15 @@ const AlltoallvSteps::Rows &rowsOfPlan(const AlltoallvPlan &plan, int me) {
   return rows;
 }
 
-} // namespace
-
-int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
-              const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
-              void *recvbuf, const int *recvcounts, const int *rdispls,
-              MPI_Datatype recvtype, CommRef comm, AlltoallvMode mode,
-              AlltoallvStats *stats) {
-  std::unique_ptr<Backend> owned; // the local backend's
-  Backend *backend = nullptr;
-  if (comm.local) {
-    if (int rc = makeLocalBackend(*comm.local, owned))
-      return fail(rc, "invalid local communicator");
-    backend = owned.get();
-  } else if (int rc =
-                 makeMpiBackend(comm.mpi, backend, MpiChannel::Alltoallv)) {
-    return fail(rc, "cannot duplicate the communicator");
-  }
-  const int size = backend->size(), me = backend->rank();
-  if (size != plan.p)
-    return fail(MPI_ERR_COMM, "the communicator's size is not the one the "
-                              "schedule was proved for");
-  size_t es = contiguousSize(sendtype);
-  if (es == 0 || es != contiguousSize(recvtype))
-    return fail(MPI_ERR_TYPE, "only contiguous types of the same size are "
-                              "supported");
-  // Every request is waited for before a normal return; the backend then
-  // forgets them (on an error return too, so the next call starts clean).
-  struct Forget {
-    Backend *backend;
-    ~Forget() { backend->reset(); }
-  } forget{backend};
-  const int tagBase = comm.local ? localTagBase : mpiTagBase;
-
+/// A plan's exchange through its stages' buckets (every plan but one direct
+/// stage). Returns an MPI code and, on a failure, `why`.
+int stagedExchange(const AlltoallvPlan &plan, Backend &backend, int tagBase,
+                   size_t es, const char *in, const int *sendcounts,
+                   const int *sdispls, char *out, const int *recvcounts,
+                   const int *rdispls, AlltoallvMode mode,
+                   AlltoallvStats *stats, const char *&why) {
+  const int size = plan.p, me = backend.rank();
   const size_t stages = plan.stages.size();
-  if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
-    // Counted only when asked for: most calls are a program's, not a test's.
-    thread_local AlltoallvStats local; // reused: no allocation per call
-    if (stats) {
-      local.messages = local.largestBuffer = 0;
-      local.stages.assign(1, {});
-    }
-    if (int rc =
-            directExchange(rowsOfPlan(plan, me), *backend, tagBase, es,
-                           static_cast<const char *>(sendbuf), sendcounts,
-                           sdispls, static_cast<char *>(recvbuf), recvcounts,
-                           rdispls, mode, stats ? &local : nullptr))
-      return fail(rc, "a message does not fit recvcounts, or the backend failed");
-    if (stats)
-      *stats = local;
-    return MPI_SUCCESS;
-  }
   const bool dual = mode == AlltoallvMode::NonBlockingDual;
   thread_local Workspace threadWorkspace;
   Workspace ownWorkspace; // for a call inside another on this thread
@@ -535,7 +504,6 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   AlltoallvStats local;
   local.stages.resize(stages);
   bool overflow = false;
-  char *out = static_cast<char *>(recvbuf);
   auto deliver = [&](const RunHeader &h, const char *payload) {
     if (h.dest != me || h.origin < 0 || h.origin >= size || h.offset < 0 ||
         h.offset + h.count > recvcounts[h.origin]) {
@@ -549,7 +517,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   auto waitAll = [&](std::vector<int> &requests) -> int {
     for (int request : requests) {
       size_t bytes = 0;
-      if (int rc = backend->wait(request, bytes))
+      if (int rc = backend.wait(request, bytes))
         return rc;
     }
     requests.clear();
@@ -559,7 +527,6 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   // Stage 0's buckets come straight from the send buffer (R-Distribute
   // scans it once).
   ex.startStage(0, 0);
-  const char *in = static_cast<const char *>(sendbuf);
   for (int j = 0; j < size; ++j)
     ex.distribute(0, RunHeader{me, j, 0, static_cast<int64_t>(sendcounts[j])},
                   in + static_cast<size_t>(sdispls[j]) * es);
@@ -608,16 +575,16 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     auto receiveFrom = [&](int from) -> int {
       // The size is the sender's business: ask for it, then take it whole.
       size_t bytes = 0;
-      if (int rc = backend->probe(from, tag, bytes))
+      if (int rc = backend.probe(from, tag, bytes))
         return rc;
       if (ws.inbox.size() <= kept)
         ws.inbox.resize(kept + 1);
       Bytes &m = ws.inbox[kept];
       m.resize(bytes);
       int request = 0;
-      if (int rc = backend->irecv(from, tag, {Piece{m.data(), bytes}}, request))
+      if (int rc = backend.irecv(from, tag, {Piece{m.data(), bytes}}, request))
         return rc;
-      if (int rc = backend->wait(request, bytes))
+      if (int rc = backend.wait(request, bytes))
         return rc;
       onMessage(m);
       return MPI_SUCCESS;
@@ -631,8 +598,10 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     };
     for (int s = 0; s < stage.steps; ++s)
       if (sendTo(s) >= 0 &&
-          ex.bucket(set, sendTo(s)).size() > static_cast<size_t>(INT32_MAX))
-        return fail(MPI_ERR_COUNT, "a message exceeds 2 GiB");
+          ex.bucket(set, sendTo(s)).size() > static_cast<size_t>(INT32_MAX)) {
+        why = "a message exceeds 2 GiB";
+        return MPI_ERR_COUNT;
+      }
     std::vector<int> sends;
     auto post = [&](int peer) -> int {
       Bytes &b = ex.bucket(set, peer);
@@ -641,7 +610,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       st.longestSent = std::max(st.longestSent, ex.bucketElements(set, peer));
       int request = 0;
       if (int rc =
-              backend->isend(peer, tag, {Piece{b.data(), b.size()}}, request))
+              backend.isend(peer, tag, {Piece{b.data(), b.size()}}, request))
         return rc;
       sends.push_back(request);
       return MPI_SUCCESS;
@@ -691,8 +660,73 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     return rc;
   if (stats)
     *stats = std::move(local);
-  if (overflow)
-    return fail(MPI_ERR_TRUNCATE, "received data does not fit recvcounts");
+  if (overflow) {
+    why = "received data does not fit recvcounts";
+    return MPI_ERR_TRUNCATE;
+  }
+  return MPI_SUCCESS;
+}
+
+} // namespace
+
+int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
+              const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+              void *recvbuf, const int *recvcounts, const int *rdispls,
+              MPI_Datatype recvtype, CommRef comm, AlltoallvMode mode,
+              AlltoallvStats *stats) {
+  std::unique_ptr<Backend> owned; // the local backend's
+  Backend *backend = nullptr;
+  if (comm.local) {
+    if (int rc = makeLocalBackend(*comm.local, owned))
+      return fail(rc, "invalid local communicator");
+    backend = owned.get();
+  } else if (int rc =
+                 makeMpiBackend(comm.mpi, backend, MpiChannel::Alltoallv)) {
+    return fail(rc, "cannot duplicate the communicator");
+  }
+  const int size = backend->size(), me = backend->rank();
+  if (size != plan.p)
+    return fail(MPI_ERR_COMM, "the communicator's size is not the one the "
+                              "schedule was proved for");
+  size_t es = contiguousSize(sendtype);
+  if (es == 0 || es != contiguousSize(recvtype))
+    return fail(MPI_ERR_TYPE, "only contiguous types of the same size are "
+                              "supported");
+  // Every request is waited for before a normal return; the backend then
+  // forgets them (on an error return too, so the next call starts clean).
+  struct Forget {
+    Backend *backend;
+    ~Forget() { backend->reset(); }
+  } forget{backend};
+  const int tagBase = comm.local ? localTagBase : mpiTagBase;
+
+  const size_t stages = plan.stages.size();
+  if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
+    // Counted only when asked for: most calls are a program's, not a test's.
+    thread_local AlltoallvStats local; // reused: no allocation per call
+    if (stats) {
+      local.messages = local.largestBuffer = 0;
+      local.stages.assign(1, {});
+    }
+    if (int rc =
+            directExchange(rowsOfPlan(plan, me), *backend, tagBase, es,
+                           static_cast<const char *>(sendbuf), sendcounts,
+                           sdispls, static_cast<char *>(recvbuf), recvcounts,
+                           rdispls, mode, stats ? &local : nullptr))
+      return failAlone(comm, "alltoallv", rc,
+                       "a message does not fit recvcounts, or the backend "
+                       "failed");
+    if (stats)
+      *stats = local;
+    return MPI_SUCCESS;
+  }
+  // Every failure from here on may be this rank's alone (failAlone).
+  const char *why = "a message failed to travel";
+  if (int rc = stagedExchange(plan, *backend, tagBase, es,
+                              static_cast<const char *>(sendbuf), sendcounts,
+                              sdispls, static_cast<char *>(recvbuf), recvcounts,
+                              rdispls, mode, stats, why))
+    return failAlone(comm, "alltoallv", rc, why);
   return MPI_SUCCESS;
 }
 
@@ -757,8 +791,9 @@ int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
           *rows, *backend, comm.local ? localTagBase : mpiTagBase, es,
           static_cast<const char *>(sendbuf), sendcounts, sdispls,
           static_cast<char *>(recvbuf), recvcounts, rdispls, mode, nullptr))
-    return ::collc::rt::fail(
-        rc, "a message does not fit recvcounts, or the backend failed");
+    return failAlone(comm, schedule, rc,
+                     "a message does not fit recvcounts, or the backend "
+                     "failed");
   return MPI_SUCCESS;
 }
 

@@ -4,8 +4,11 @@
 // random sizes, all-zero sizes and one huge pair; each result must be
 // identical, byte for byte, to MPI_Alltoallv's.
 //
-// Usage: a2av_mpi_test [emitted]   (with "emitted": the functions collc
-// compile wrote for tests/a2av/a2av.coll, instead of plans built here.)
+// Usage: a2av_mpi_test [emitted] [counts_differ]   (with "emitted": the
+// functions collc compile wrote for tests/a2av/a2av.coll, instead of plans
+// built here; with "counts_differ": rank 2 expects less from rank 0 than
+// rank 0 sends, which only rank 2 can see, so the job must be aborted with
+// the message rather than leave the other ranks reporting success.)
 
 #include "A2avCases.h"
 
@@ -45,6 +48,26 @@ bool runCase(const Call &call, const std::vector<int> &m, int p, int me) {
          expected == expectedRecv(m, p, me);
 }
 
+/// The counts_differ case on `call`; reached past the call only where the
+/// job was not aborted, which fails the test.
+int runCountsDiffer(const Call &call, int p, int me) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  std::vector<int> sendCounts(p, 4), recvCounts(p, 4), displs(p);
+  for (int j = 0; j < p; ++j)
+    displs[j] = 4 * j;
+  if (me == 2)
+    recvCounts[0] = 3;
+  std::vector<int> in(4 * p, me), out(4 * p, 0);
+  int rc =
+      call(in.data(), sendCounts.data(), displs.data(), MPI_INT, out.data(),
+           recvCounts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD);
+  std::printf("rank %d: returned %d\n", me, rc);
+  std::fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -52,7 +75,11 @@ int main(int argc, char **argv) {
   int p = 0, me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  bool emitted = argc > 1 && std::string(argv[1]) == "emitted";
+  bool emitted = false, countsDiffer = false;
+  for (int i = 1; i < argc; ++i) {
+    emitted |= std::string(argv[i]) == "emitted";
+    countsDiffer |= std::string(argv[i]) == "counts_differ";
+  }
 
   std::vector<std::pair<std::string, Call>> calls;
   std::vector<OwnedPlan> plans;
@@ -109,6 +136,11 @@ int main(int argc, char **argv) {
                          }});
     }
   }
+
+  // Emitted: the library's schedule (last); plans: A4 in its default mode.
+  if (countsDiffer)
+    return runCountsDiffer(emitted ? calls.back().second : calls[2].second, p,
+                           me);
 
   int failures = 0;
   for (const auto &[callName, call] : calls)
