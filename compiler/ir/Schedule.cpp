@@ -10,20 +10,21 @@ using namespace collc::ir;
 namespace {
 using collc::ir::CollectiveKind;
 using collc::ir::CollectiveRules;
-// kind, name, rooted, reduction, origin names a rank, dest names a rank
+namespace m = collc::meaning;
 constexpr CollectiveRules rules[] = {
-    {CollectiveKind::Broadcast, "broadcast", true, false, true, false},
-    {CollectiveKind::Reduce, "reduce", true, true, false, true},
-    {CollectiveKind::Allreduce, "allreduce", false, true, false, false},
-    {CollectiveKind::Allgather, "allgather", false, false, true, false},
-    {CollectiveKind::ReduceScatter, "reduce_scatter", false, true, false, true},
-    {CollectiveKind::Scatter, "scatter", true, false, true, true},
-    {CollectiveKind::Gather, "gather", true, false, true, true},
-    {CollectiveKind::Scan, "scan", false, true, false, false},
-    {CollectiveKind::Alltoall, "alltoall", false, false, true, true},
-    {CollectiveKind::Alltoallv, "alltoallv", false, false, true, true},
-    {CollectiveKind::Shift, "shift", false, false, true, true},
-    {CollectiveKind::Permute, "permute", false, false, true, true},
+    {CollectiveKind::Broadcast, "broadcast", &m::broadcast},
+    {CollectiveKind::Reduce, "reduce", &m::reduce},
+    {CollectiveKind::Allreduce, "allreduce", &m::allreduce},
+    {CollectiveKind::Allgather, "allgather", &m::allgather},
+    {CollectiveKind::ReduceScatter, "reduce_scatter", &m::reduceScatter},
+    {CollectiveKind::Scatter, "scatter", &m::scatter},
+    {CollectiveKind::Gather, "gather", &m::gather},
+    {CollectiveKind::Scan, "scan", &m::scan},
+    {CollectiveKind::Alltoall, "alltoall", &m::alltoall},
+    // Checked as an all-to-all: the chunk model has no per-pair sizes.
+    {CollectiveKind::Alltoallv, "alltoallv", &m::alltoall},
+    {CollectiveKind::Shift, "shift", &m::mapped},
+    {CollectiveKind::Permute, "permute", &m::mapped},
 };
 } // namespace
 

@@ -15,6 +15,8 @@
 #include "ir/Expr.h"
 #include "ir/TopologyKind.h"
 
+#include "collc/Meaning.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -54,18 +56,12 @@ struct ParamRange {
   int64_t hi = 0;
 };
 
-/// What each kind of collective is, written once (000 Table 4.1, 001 §3)
-/// and read by every stage: its name, the arguments it takes, and which
-/// chunk coordinates name ranks. What each rank starts and ends with is
-/// simulate/Semantics.h's, built on these.
+/// Each kind of collective: its name and what it means, written once
+/// (collc/Meaning.h, which the runtime reads too) and read by every stage.
 struct CollectiveRules {
   CollectiveKind kind;
   llvm::StringRef name;
-  bool rooted;    // takes `root:` (broadcast, reduce, scatter, gather)
-  bool reduction; // combines contributions: takes `op:` and `commutative:`
-  /// The chunk coordinates that name ranks: origin, where a chunk starts
-  /// (a broadcast's and a scatter's at the root); dest, where it must end.
-  bool originIsRank, destIsRank;
+  const meaning::Conditions *meaning;
 };
 const CollectiveRules &rulesOf(CollectiveKind kind);
 
@@ -75,12 +71,17 @@ std::optional<CollectiveKind> parseCollectiveKind(llvm::StringRef name);
 std::string collectiveKindList();
 /// Whether the collective combines contributions (reduce, allreduce,
 /// reduce_scatter, scan).
-inline bool isReduction(CollectiveKind kind) { return rulesOf(kind).reduction; }
+inline const meaning::Conditions &meaningOf(CollectiveKind kind) {
+  return *rulesOf(kind).meaning;
+}
+inline bool isReduction(CollectiveKind kind) {
+  return meaningOf(kind).reduction();
+}
 /// Whether it has a root (broadcast, reduce, scatter, gather).
-inline bool isRooted(CollectiveKind kind) { return rulesOf(kind).rooted; }
+inline bool isRooted(CollectiveKind kind) { return meaningOf(kind).rooted(); }
 
-/// What a collective computes (its pre- and post-condition live in
-/// verify/Semantics). Parameters that do not apply to the kind are unused.
+/// What a collective computes (its pre- and post-condition: meaningOf).
+/// Parameters that do not apply to the kind are unused.
 struct Collective {
   CollectiveKind kind = CollectiveKind::Broadcast;
   int64_t root = 0;             // broadcast, reduce, scatter, gather

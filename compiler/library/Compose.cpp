@@ -19,7 +19,7 @@ namespace {
 /// The chunk coordinate that names whose block a chunk is, in the kinds a
 /// composition is made of: the piece a scatter or reduce-scatter leaves at
 /// rank k is the one with dest k; an all-gather or gather starts from the
-/// one with origin k (simulate/Semantics.h's table).
+/// one with origin k (collc/Meaning.h's table).
 std::optional<unsigned> blockSlot(CollectiveKind kind) {
   switch (kind) {
   case CollectiveKind::Scatter:

@@ -387,9 +387,9 @@ void relabel(ir::Schedule &s, const Relabelling &sigma) {
     return ir::substitute(e, [&](const Expr &v) -> ExprRef {
       if (v.slot == ir::SlotRank)
         return sigmaRank;
-      if (v.slot == ir::SlotOrigin && ir::rulesOf(kind).originIsRank)
+      if (v.slot == ir::SlotOrigin && ir::meaningOf(kind).originIsRank())
         return sigma.forward(Expr::var("origin", ir::SlotOrigin));
-      if (v.slot == ir::SlotDest && ir::rulesOf(kind).destIsRank)
+      if (v.slot == ir::SlotDest && ir::meaningOf(kind).destIsRank())
         return sigma.forward(Expr::var("dest", ir::SlotDest));
       return nullptr;
     });

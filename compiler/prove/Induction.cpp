@@ -115,6 +115,10 @@ private:
     return {var("origin"), var("dest"), var("index")};
   }
   Term universe(const Chunk &c);
+  /// Whether rank r holds chunk c by `h` (collc/Meaning.h); none: every
+  /// chunk of the universe.
+  std::optional<Term> holding(const meaning::Holding &h, const Term &r,
+                              const Chunk &c);
   Term initial(const Term &r, const Chunk &c, const Term &f);
   Term required(const Term &r, const Chunk &c);
   Term wanted(const Term &r, const Term &f);
@@ -220,8 +224,7 @@ private:
     return ExprToSmt(ctx, env).translate(*schedule.collective.permuteTo).value;
   }
   bool destFromOrigin() const {
-    return schedule.collective.kind == CollectiveKind::Shift ||
-           schedule.collective.kind == CollectiveKind::Permute;
+    return ir::meaningOf(schedule.collective.kind).destFromOrigin();
   }
   std::map<const ir::TransferRule *, std::vector<ExprRef>> senders;
   std::optional<std::pair<Concern, std::string>> failure;
@@ -235,35 +238,14 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   if (reduction && !coll.commutative)
     return "the fold order of a non-commutative reduction is checked by "
            "simulation only";
-  switch (coll.kind) {
-  case CollectiveKind::Broadcast:
-    fixedOrigin = coll.root, fixedDest = 0;
-    break;
-  case CollectiveKind::Reduce:
-    fixedOrigin = 0, fixedDest = coll.root;
-    break;
-  case CollectiveKind::Allreduce:
-  case CollectiveKind::Scan:
-    fixedOrigin = 0, fixedDest = 0;
-    break;
-  case CollectiveKind::Allgather:
-    fixedDest = 0;
-    break;
-  case CollectiveKind::ReduceScatter:
-    fixedOrigin = 0;
-    break;
-  case CollectiveKind::Scatter:
-    fixedOrigin = coll.root;
-    break;
-  case CollectiveKind::Gather:
-    fixedDest = coll.root;
-    break;
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-  case CollectiveKind::Shift:
-  case CollectiveKind::Permute:
-    break;
-  }
+  const meaning::Conditions &means = ir::meaningOf(coll.kind);
+  auto fixed = [&](meaning::Coord c) {
+    return c == meaning::Coord::Root ? coll.root : 0;
+  };
+  if (means.originFixed())
+    fixedOrigin = fixed(means.initial.origin);
+  if (means.destFixed())
+    fixedDest = fixed(means.initial.dest);
 
   ExprRef numRanks =
       symbolic::numRanks(schedule.topology.kind, schedule.topology.dims);
@@ -430,39 +412,39 @@ Term Inductor::universe(const Chunk &c) {
   return origin && dest && sge(c.index, 0) && slt(c.index, chunks);
 }
 
+std::optional<Term> Inductor::holding(const meaning::Holding &h, const Term &r,
+                                      const Chunk &c) {
+  // Within the universe, which fixes each other coordinate: an origin of
+  // Source (pi^-1(r)) is a dest of r, which its rule says.
+  std::optional<Term> t;
+  auto also = [&](const Term &x) { t = t ? *t && x : x; };
+  if (h.at == meaning::At::Root)
+    also(r == schedule.collective.root);
+  if (h.origin == meaning::Coord::Self)
+    also(c.origin == r);
+  if (h.dest == meaning::Coord::Self)
+    also(c.dest == r);
+  return t;
+}
+
 Term Inductor::initial(const Term &r, const Chunk &c, const Term &f) {
-  const ir::Collective &coll = schedule.collective;
-  if (reduction)
-    return f == r;
-  switch (coll.kind) {
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Scatter:
-    return r == coll.root;
-  default:
-    return c.origin == r;
-  }
+  std::optional<Term> held =
+      holding(ir::meaningOf(schedule.collective.kind).initial, r, c);
+  if (!reduction)
+    return held ? *held : ctx.boolean(true);
+  // Each chunk a rank starts with carries its own contribution.
+  return held ? *held && f == r : f == r;
 }
 
 Term Inductor::required(const Term &r, const Chunk &c) {
-  const ir::Collective &coll = schedule.collective;
-  switch (coll.kind) {
-  case CollectiveKind::Reduce:
-  case CollectiveKind::Gather:
-    return r == coll.root;
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::Scatter:
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-  case CollectiveKind::Shift:
-  case CollectiveKind::Permute:
-    return c.dest == r;
-  default:
-    return ctx.boolean(true);
-  }
+  std::optional<Term> held =
+      holding(ir::meaningOf(schedule.collective.kind).required, r, c);
+  return held ? *held : ctx.boolean(true);
 }
 
 Term Inductor::wanted(const Term &r, const Term &f) {
-  if (schedule.collective.kind == CollectiveKind::Scan)
+  if (ir::meaningOf(schedule.collective.kind).carries ==
+      meaning::Carries::Prefix)
     return sge(f, 0) && sle(f, r);
   return isRank(f);
 }

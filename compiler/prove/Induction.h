@@ -20,7 +20,7 @@
 //                delivery in one step, and no fold adds a contribution the
 //                value has already;
 //   result       after the last step every rank holds what the collective
-//                requires (simulate/Semantics.h's post-condition), and for
+//                requires (collc/Meaning.h's post-condition), and for
 //                a reduction nothing else.
 //
 // The state is known exactly inside loops (their invariants) and

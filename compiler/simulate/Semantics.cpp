@@ -98,25 +98,17 @@ llvm::Expected<Semantics> Semantics::make(const ir::Collective &collective,
   if (chunks < 1 || chunks > maxChunkIndices)
     return fail("chunk count " + std::to_string(chunks) + " is outside 1.." +
                 std::to_string(maxChunkIndices));
-  switch (collective.kind) {
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Reduce:
-  case CollectiveKind::Scatter:
-  case CollectiveKind::Gather:
-    if (collective.root < 0 || collective.root >= p)
-      return fail("root " + std::to_string(collective.root) +
-                  " is outside 0.." + std::to_string(p - 1));
-    break;
-  case CollectiveKind::Permute:
-    // ir/Instantiate.h evaluates it and refuses one that is no bijection.
-    if (!collective.permutation ||
-        collective.permutation->size() != static_cast<size_t>(p))
-      return fail("its permutation is not evaluated for " + std::to_string(p) +
-                  " ranks");
-    break;
-  default:
-    break;
-  }
+  if (ir::isRooted(collective.kind) &&
+      (collective.root < 0 || collective.root >= p))
+    return fail("root " + std::to_string(collective.root) + " is outside 0.." +
+                std::to_string(p - 1));
+  // ir/Instantiate.h evaluates a permutation and refuses one that is no
+  // bijection.
+  if (collective.kind == CollectiveKind::Permute &&
+      (!collective.permutation ||
+       collective.permutation->size() != static_cast<size_t>(p)))
+    return fail("its permutation is not evaluated for " + std::to_string(p) +
+                " ranks");
   return Semantics(collective, p, chunks);
 }
 
@@ -126,36 +118,16 @@ bool Semantics::usesDest() const { return !fixedDest(); }
 
 Semantics::Semantics(const ir::Collective &collective, int64_t p,
                      int64_t chunks)
-    : collective(collective), p(p), chunks(chunks) {
-  switch (collective.kind) {
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Scatter:
-    originFixed = collective.root;
-    break;
-  case CollectiveKind::Reduce:
-  case CollectiveKind::Allreduce:
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::Scan:
-    originFixed = 0;
-    break;
-  default:
-    break;
-  }
-  switch (collective.kind) {
-  case CollectiveKind::Reduce:
-  case CollectiveKind::Gather:
-    destFixed = collective.root;
-    break;
-  case CollectiveKind::Broadcast:
-  case CollectiveKind::Allreduce:
-  case CollectiveKind::Allgather:
-  case CollectiveKind::Scan:
-    destFixed = 0;
-    break;
-  default:
-    break;
-  }
-  destSlots = destFixed || destFromOrigin() ? 1 : p;
+    : collective(collective), p(p), chunks(chunks),
+      means(&ir::meaningOf(collective.kind)) {
+  auto fixed = [&](meaning::Coord c) {
+    return c == meaning::Coord::Root ? collective.root : 0;
+  };
+  if (means->originFixed())
+    originFixed = fixed(means->initial.origin);
+  if (means->destFixed())
+    destFixed = fixed(means->initial.dest);
+  destSlots = means->destsPerOrigin(p);
   if (collective.kind == CollectiveKind::Permute) {
     const std::vector<int64_t> &to = *collective.permutation;
     auto from = std::make_shared<std::vector<int64_t>>(to.size());
@@ -295,93 +267,26 @@ void Semantics::initial(
     int64_t rank,
     llvm::function_ref<void(IdRange, const Contributions &)> fn) const {
   Contributions mine = Contributions::single(rank);
-  auto all = [&](int64_t o, int64_t dLo, int64_t dHi) {
-    fn(block(o, dLo, dHi), mine);
-  };
-  switch (collective.kind) {
-  case CollectiveKind::Broadcast:
-    if (rank == collective.root)
-      all(rank, 0, 0);
-    return;
-  case CollectiveKind::Reduce:
-    all(0, collective.root, collective.root);
-    return;
-  case CollectiveKind::Allreduce:
-  case CollectiveKind::Scan:
-    all(0, 0, 0);
-    return;
-  case CollectiveKind::Allgather:
-    all(rank, 0, 0);
-    return;
-  case CollectiveKind::ReduceScatter:
-    all(0, 0, p - 1);
-    return;
-  case CollectiveKind::Scatter:
-    if (rank == collective.root)
-      all(rank, 0, p - 1);
-    return;
-  case CollectiveKind::Gather:
-    all(rank, collective.root, collective.root);
-    return;
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-    all(rank, 0, p - 1);
-    return;
-  case CollectiveKind::Shift:
-  case CollectiveKind::Permute:
-    all(rank, destOf(rank), destOf(rank));
-    return;
-  }
+  meaning::forEachBlock(means->initial, rank, frame(),
+                        [&](int64_t o, int64_t dLo, int64_t dHi) {
+                          fn(block(o, dLo, dHi), mine);
+                        });
 }
 
 void Semantics::required(
     int64_t rank,
     llvm::function_ref<void(IdRange, const Contributions &)> fn) const {
-  auto each = [&](int64_t o, int64_t d, const Contributions &c) {
-    fn(block(o, d, d), c);
-  };
-  Contributions everyone = Contributions::range(0, p - 1);
-  switch (collective.kind) {
-  case CollectiveKind::Broadcast:
-    each(collective.root, 0, Contributions::single(collective.root));
-    return;
-  case CollectiveKind::Reduce:
-    if (rank == collective.root)
-      each(0, rank, everyone);
-    return;
-  case CollectiveKind::Allreduce:
-    each(0, 0, everyone);
-    return;
-  case CollectiveKind::Allgather:
-    for (int64_t o = 0; o < p; ++o)
-      each(o, 0, Contributions::single(o));
-    return;
-  case CollectiveKind::ReduceScatter:
-    each(0, rank, everyone);
-    return;
-  case CollectiveKind::Scatter:
-    each(collective.root, rank, Contributions::single(collective.root));
-    return;
-  case CollectiveKind::Gather:
-    if (rank == collective.root)
-      for (int64_t o = 0; o < p; ++o)
-        each(o, rank, Contributions::single(o));
-    return;
-  case CollectiveKind::Scan:
-    each(0, 0, Contributions::range(0, rank));
-    return;
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-    for (int64_t o = 0; o < p; ++o)
-      each(o, rank, Contributions::single(o));
-    return;
-  case CollectiveKind::Shift:
-  case CollectiveKind::Permute: {
-    int64_t o = originOf(rank);
-    each(o, rank, Contributions::single(o));
-    return;
-  }
-  }
+  meaning::forEachBlock(
+      means->required, rank, frame(), [&](int64_t o, int64_t dLo, int64_t dHi) {
+        switch (means->carries) {
+        case meaning::Carries::Origin:
+          return fn(block(o, dLo, dHi), Contributions::single(o));
+        case meaning::Carries::EveryRank:
+          return fn(block(o, dLo, dHi), Contributions::range(0, p - 1));
+        case meaning::Carries::Prefix:
+          return fn(block(o, dLo, dHi), Contributions::range(0, rank));
+        }
+      });
 }
 
 std::string Semantics::describeChunk(ChunkKey key) const {

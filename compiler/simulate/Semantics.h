@@ -6,22 +6,10 @@
 // the multiset of ranks whose inputs it combines. Copies carry a value
 // unchanged; a reduce folds two values (the multisets add up).
 //
-// Per kind, on p ranks with K chunk indices (k = 0..K-1). A coordinate the
-// kind gives no meaning is 0; one fixed by the collective holds that rank.
-//
-//   kind            origin  dest       rank x starts with        rank x must
-//   end with broadcast       root    0          root: (root,0,k) {root}   every
-//   x: (root,0,k) {root} reduce          0       root       x: (0,root,k) {x}
-//   root: (0,root,k) {0..p-1} allreduce       0       0          x: (0,0,k) {x}
-//   every x: (0,0,k) {0..p-1} allgather       o       0          x: (x,0,k) {x}
-//   every x: (o,0,k) {o}, all o reduce_scatter  0       t          x: (0,t,k)
-//   {x}, all t     x: (0,x,k) {0..p-1} scatter         root    t          root:
-//   (root,t,k) {root}   x: (root,x,k) {root} gather          o       root x:
-//   (x,root,k) {x}         root: (o,root,k) {o}, all o scan            0 0 x:
-//   (0,0,k) {x}            x: (0,0,k) {0..x} alltoall(v)     o       t x:
-//   (x,t,k) {x}, all t     x: (o,x,k) {o}, all o shift(q)        o       o+q
-//   mod p  x: (x,x+q,k) {x}          x+q: (x,x+q,k) {x}
-//   permute(to: pi) o     pi(o)  x: (x,pi(x),k) {x}      pi(x): (x,pi(x),k) {x}
+// Per kind, on p ranks with K chunk indices (k = 0..K-1), the chunks each
+// rank starts and must end with are collc/Meaning.h's table. A coordinate
+// the kind gives no meaning is 0; one fixed by the collective holds that
+// rank.
 //
 // The post-condition constrains only the chunks listed: a rank may hold
 // others (its own input, partial sums) in the result buffer. A required chunk
@@ -165,9 +153,12 @@ private:
   std::optional<int64_t> fixedOrigin() const { return originFixed; }
   std::optional<int64_t> fixedDest() const { return destFixed; }
   /// Whether each origin has one dest, a function of it (shift, permute).
-  bool destFromOrigin() const {
-    return collective.kind == ir::CollectiveKind::Shift ||
-           collective.kind == ir::CollectiveKind::Permute;
+  bool destFromOrigin() const { return means->destFromOrigin(); }
+  /// The collective as its meaning's rules read it.
+  auto frame() const {
+    return meaning::Frame{p, collective.root,
+                          [this](int64_t o) { return destOf(o); },
+                          [this](int64_t d) { return originOf(d); }};
   }
   /// Where a shift or a permutation takes origin's block, and back.
   int64_t destOf(int64_t origin) const;
@@ -181,6 +172,7 @@ private:
   ir::Collective collective;
   int64_t p = 0;
   int64_t chunks = 1;
+  const meaning::Conditions *means;
   std::optional<int64_t> originFixed, destFixed;
   int64_t destSlots = 1; // dests per origin in the id numbering
   /// A permutation's inverse: the origin of the block each rank ends with.

@@ -144,6 +144,12 @@ int Engine::failLocal(const Call &c, int code, const char *message) {
   return code;
 }
 
+auto Engine::frame() const {
+  return meaning::Frame{p, static_cast<int64_t>(call.root),
+                        [this](int64_t o) { return destOf(o); },
+                        [this](int64_t d) { return originOf(d); }};
+}
+
 int Engine::connect(const Call &c) {
   call = c;
   if (call.count < 0)
@@ -326,26 +332,8 @@ char *Engine::outputBlock(int64_t origin, int64_t dest) const {
   return nullptr;
 }
 
-// The blocks every rank of the collective may hold: Semantics.h's table.
 int64_t Engine::blockOf(int64_t origin, int64_t dest) const {
-  switch (call.kind) {
-  case Kind::Broadcast:
-  case Kind::Reduce:
-  case Kind::Allreduce:
-  case Kind::Scan:
-    return 0;
-  case Kind::Allgather:
-  case Kind::Gather:
-  case Kind::Shift:
-  case Kind::Permute:
-    return origin;
-  case Kind::ReduceScatter:
-  case Kind::Scatter:
-    return dest;
-  case Kind::Alltoall:
-    return origin * p + dest;
-  }
-  return -1;
+  return meaningOf(call.kind).blockIndex(origin, dest, p);
 }
 
 char *Engine::writable(int buffer, int64_t block, int64_t skipFrom,
@@ -425,52 +413,16 @@ int Engine::start(int numBuffers, int64_t numChunks) {
       return fail(MPI_ERR_ARG,
                   "the permutation is not a bijection of the ranks");
   }
-  const int64_t root = call.root;
   // Every block of the collective, by blockOf's numbering.
   blockOrigin.clear();
   blockDest.clear();
-  auto add = [&](int64_t o, int64_t d) {
-    blockOrigin.push_back(o);
-    blockDest.push_back(d);
-  };
-  switch (call.kind) {
-  case Kind::Broadcast:
-    add(root, 0);
-    break;
-  case Kind::Reduce:
-    add(0, root);
-    break;
-  case Kind::Allreduce:
-  case Kind::Scan:
-    add(0, 0);
-    break;
-  case Kind::Allgather:
-    for (int64_t o = 0; o < p; ++o)
-      add(o, 0);
-    break;
-  case Kind::Gather:
-    for (int64_t o = 0; o < p; ++o)
-      add(o, root);
-    break;
-  case Kind::Shift:
-  case Kind::Permute:
-    for (int64_t o = 0; o < p; ++o)
-      add(o, destOf(o));
-    break;
-  case Kind::ReduceScatter:
-    for (int64_t t = 0; t < p; ++t)
-      add(0, t);
-    break;
-  case Kind::Scatter:
-    for (int64_t t = 0; t < p; ++t)
-      add(root, t);
-    break;
-  case Kind::Alltoall:
-    for (int64_t o = 0; o < p; ++o)
-      for (int64_t t = 0; t < p; ++t)
-        add(o, t);
-    break;
-  }
+  meaning::forEachUniverseBlock(meaningOf(call.kind), frame(),
+                                [&](int64_t o, int64_t dLo, int64_t dHi) {
+                                  for (int64_t d = dLo; d <= dHi; ++d) {
+                                    blockOrigin.push_back(o);
+                                    blockDest.push_back(d);
+                                  }
+                                });
   const size_t numBlocks = blockOrigin.size();
   const size_t numSlots = numBlocks * static_cast<size_t>(chunks);
   if (numSlots > size_t(INT32_MAX))
@@ -495,7 +447,7 @@ int Engine::start(int numBuffers, int64_t numChunks) {
     if (char *home = outputBlock(o, d))
       buffers[0].blocks[static_cast<size_t>(blockOf(o, d))].home = home;
   });
-  // Pre-condition per kind: compiler/simulate/Semantics.h's table. Input in
+  // What each rank starts with (collc/Meaning.h). Input in
   // the output buffer (MPI_IN_PLACE, a broadcast's root) is read in place
   // only by the block it is the home of; any other copy is taken now, before
   // results overwrite it.
@@ -704,86 +656,21 @@ int64_t Engine::originOf(int64_t dest) const {
   return ((dest - call.shift % p) % p + p) % p;
 }
 
+template <typename Fn>
+void Engine::forEachBlock(const meaning::Holding &h, Fn &&fn) const {
+  meaning::forEachBlock(h, me, frame(),
+                        [&](int64_t o, int64_t dLo, int64_t dHi) {
+                          for (int64_t d = dLo; d <= dHi; ++d)
+                            fn(o, d);
+                        });
+}
+
 template <typename Fn> void Engine::forEachInput(Fn &&fn) const {
-  // Pre-condition per kind: compiler/simulate/Semantics.h's table.
-  const int64_t root = call.root;
-  switch (call.kind) {
-  case Kind::Broadcast:
-    if (me == root)
-      fn(root, 0);
-    break;
-  case Kind::Reduce:
-    fn(0, root);
-    break;
-  case Kind::Allreduce:
-  case Kind::Scan:
-    fn(0, 0);
-    break;
-  case Kind::Allgather:
-    fn(me, 0);
-    break;
-  case Kind::ReduceScatter:
-    for (int64_t t = 0; t < p; ++t)
-      fn(0, t);
-    break;
-  case Kind::Scatter:
-    if (me == root)
-      for (int64_t t = 0; t < p; ++t)
-        fn(root, t);
-    break;
-  case Kind::Gather:
-    fn(me, root);
-    break;
-  case Kind::Alltoall:
-    for (int64_t t = 0; t < p; ++t)
-      fn(me, t);
-    break;
-  case Kind::Shift:
-  case Kind::Permute:
-    fn(me, destOf(me));
-    break;
-  }
+  forEachBlock(meaningOf(call.kind).initial, fn);
 }
 
 template <typename Fn> void Engine::forEachOutput(Fn &&fn) const {
-  // Post-condition per kind: compiler/simulate/Semantics.h's table.
-  const int64_t root = call.root;
-  switch (call.kind) {
-  case Kind::Broadcast:
-    fn(root, 0);
-    break;
-  case Kind::Reduce:
-    if (me == root)
-      fn(0, root);
-    break;
-  case Kind::Allreduce:
-  case Kind::Scan:
-    fn(0, 0);
-    break;
-  case Kind::Allgather:
-    for (int64_t o = 0; o < p; ++o)
-      fn(o, 0);
-    break;
-  case Kind::ReduceScatter:
-    fn(0, me);
-    break;
-  case Kind::Scatter:
-    fn(root, me);
-    break;
-  case Kind::Gather:
-    if (me == root)
-      for (int64_t o = 0; o < p; ++o)
-        fn(o, root);
-    break;
-  case Kind::Alltoall:
-    for (int64_t o = 0; o < p; ++o)
-      fn(o, me);
-    break;
-  case Kind::Shift:
-  case Kind::Permute:
-    fn(originOf(me), me);
-    break;
-  }
+  forEachBlock(meaningOf(call.kind).required, fn);
 }
 
 int Engine::finish() {

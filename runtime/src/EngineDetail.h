@@ -46,14 +46,35 @@ constexpr int maxRefused = 2;
 inline thread_local uint64_t replayCount = 0;  // Engine::replays()
 inline thread_local uint64_t startedCount = 0; // Engine::startedEarly()
 
-inline bool isReduction(Kind k) {
-  return k == Kind::Reduce || k == Kind::Allreduce ||
-         k == Kind::ReduceScatter || k == Kind::Scan;
+/// What a collective of kind `k` means (collc/Meaning.h's table).
+inline const meaning::Conditions &meaningOf(Kind k) {
+  switch (k) {
+  case Kind::Broadcast:
+    return meaning::broadcast;
+  case Kind::Reduce:
+    return meaning::reduce;
+  case Kind::Allreduce:
+    return meaning::allreduce;
+  case Kind::Allgather:
+    return meaning::allgather;
+  case Kind::ReduceScatter:
+    return meaning::reduceScatter;
+  case Kind::Scatter:
+    return meaning::scatter;
+  case Kind::Gather:
+    return meaning::gather;
+  case Kind::Scan:
+    return meaning::scan;
+  case Kind::Alltoall:
+    return meaning::alltoall;
+  case Kind::Shift:
+  case Kind::Permute:
+    break;
+  }
+  return meaning::mapped;
 }
-inline bool isRooted(Kind k) {
-  return k == Kind::Broadcast || k == Kind::Reduce || k == Kind::Scatter ||
-         k == Kind::Gather;
-}
+inline bool isReduction(Kind k) { return meaningOf(k).reduction(); }
+inline bool isRooted(Kind k) { return meaningOf(k).rooted(); }
 
 /// encode()'s rule, which readHeader() checks: a message travels whole
 /// when it is small or has no data.

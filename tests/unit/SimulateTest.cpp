@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 
 using namespace collc;
 using namespace collc::ir;
@@ -262,6 +263,83 @@ TEST(Semantics, AlltoallUniverseAndConditions) {
 
 // Every id range splits into boxes that cover exactly its ids, in order, for
 // each shape of universe (free, fixed and shifted dests).
+// collc/Meaning.h's table, read by the simulator, the induction prover and
+// the engine: the facts derived from it, and the one block numbering all
+// three use (a block of the universe out of order, or a held block outside
+// it, would put the engine's data in another block's place).
+TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
+  const int64_t p = 5, root = 3;
+  const std::vector<int64_t> pi = {2, 0, 4, 1, 3};
+  std::vector<std::string> rooted, reductions;
+  for (int k = 0; k <= static_cast<int>(CollectiveKind::Permute); ++k) {
+    const auto kind = static_cast<CollectiveKind>(k);
+    const meaning::Conditions &m = meaningOf(kind);
+    const std::string name = collectiveKindName(kind).str();
+    if (m.rooted())
+      rooted.push_back(name);
+    if (m.reduction())
+      reductions.push_back(name);
+    auto destOf = [&](int64_t o) {
+      return kind == CollectiveKind::Permute ? pi[o] : (o + 2) % p;
+    };
+    auto originOf = [&](int64_t d) {
+      for (int64_t o = 0; o < p; ++o)
+        if (destOf(o) == d)
+          return o;
+      return int64_t(-1);
+    };
+    meaning::Frame frame{p, root, destOf, originOf};
+    // The universe, in blockIndex order, with no gaps.
+    std::vector<std::pair<int64_t, int64_t>> universe;
+    meaning::forEachUniverseBlock(
+        m, frame, [&](int64_t o, int64_t lo, int64_t hi) {
+          for (int64_t d = lo; d <= hi; ++d) {
+            EXPECT_EQ(m.blockIndex(o, d, p),
+                      static_cast<int64_t>(universe.size()))
+                << name << " block (" << o << ", " << d << ")";
+            universe.push_back({o, d});
+          }
+        });
+    // The simulator numbers its chunks by the same blocks.
+    Collective coll;
+    coll.kind = kind;
+    coll.root = root;
+    coll.shift = 2;
+    coll.permutation = std::make_shared<std::vector<int64_t>>(pi);
+    auto sem = Semantics::make(coll, p, 2);
+    ASSERT_TRUE(!!sem) << name;
+    EXPECT_EQ(sem->universeSize(), 2 * universe.size()) << name;
+    for (size_t b = 0; b < universe.size(); ++b)
+      EXPECT_EQ(sem->idOf(universe[b].first, universe[b].second, 1), 2 * b + 1)
+          << name;
+    // Whatever a rank starts or ends with is a block of the universe, and
+    // every block some rank must end with is one some rank starts with.
+    std::set<std::pair<int64_t, int64_t>> all(universe.begin(), universe.end()),
+        started;
+    for (int64_t x = 0; x < p; ++x) {
+      meaning::forEachBlock(m.initial, x, frame,
+                            [&](int64_t o, int64_t lo, int64_t hi) {
+                              for (int64_t d = lo; d <= hi; ++d) {
+                                EXPECT_TRUE(all.count({o, d})) << name;
+                                started.insert({o, d});
+                              }
+                            });
+    }
+    for (int64_t x = 0; x < p; ++x)
+      meaning::forEachBlock(m.required, x, frame,
+                            [&](int64_t o, int64_t lo, int64_t hi) {
+                              for (int64_t d = lo; d <= hi; ++d)
+                                EXPECT_TRUE(started.count({o, d}))
+                                    << name << " must end with (" << o << ", "
+                                    << d << ") at " << x;
+                            });
+  }
+  EXPECT_EQ(rooted, (std::vector<std::string>{"broadcast", "reduce", "scatter",
+                                              "gather"}));
+  EXPECT_EQ(reductions, (std::vector<std::string>{"reduce", "allreduce",
+                                                  "reduce_scatter", "scan"}));
+}
+
 TEST(Semantics, ChunkIdRangesAndBoxesAreInverse) {
   for (CollectiveKind kind : {CollectiveKind::Alltoall, CollectiveKind::Gather,
                               CollectiveKind::Shift, CollectiveKind::Scan}) {

@@ -5,7 +5,8 @@
 //
 // Chunk flow follows the compiler's simulator (compiler/simulate/
 // Semantics.h): a chunk has coordinates (origin, dest, index); each rank
-// starts with the chunks its collective gives it, in every buffer; a send
+// starts with the chunks its collective gives it (collc/Meaning.h, the
+// table the compiler reads too), in every buffer; a send
 // carries the chunks of one buffer that the selector accepts, as they are at
 // the start of the step; deliveries land at the end of the step, in the order
 // the receives were declared (by rule, then by sender). Copy replaces the
@@ -25,6 +26,7 @@
 // schedule allows and allocates nothing in the steady state.
 
 #include "collc/Backend.h"
+#include "collc/Meaning.h"
 
 #include <mpi.h>
 
@@ -464,10 +466,15 @@ private:
               std::vector<Piece> &pieces);
   void collectPieces(int fromBuffer, size_t first, size_t last,
                      std::vector<Piece> &pieces);
-  /// Calls fn(origin, dest) for each block this rank starts with.
   /// Where a shift or a permutation takes origin's block, and back.
   int64_t destOf(int64_t origin) const;
   int64_t originOf(int64_t dest) const;
+  /// The call as collc/Meaning.h's rules read it.
+  auto frame() const;
+  /// Calls fn(origin, dest) for each block `h` names at this rank.
+  template <typename Fn>
+  void forEachBlock(const meaning::Holding &h, Fn &&fn) const;
+  /// Calls fn(origin, dest) for each block this rank starts with.
   template <typename Fn> void forEachInput(Fn &&fn) const;
   /// Calls fn(origin, dest) for each block this rank outputs.
   template <typename Fn> void forEachOutput(Fn &&fn) const;

@@ -1,0 +1,193 @@
+#pragma once
+// What each collective means, written once (000 Table 4.1, 001 §3, 004
+// §4.4-§5): which chunks it has, what each rank holds before the first step
+// and what it must hold after the last. The simulator
+// (compiler/simulate/Semantics), the induction prover (compiler/prove/
+// Induction) and the runtime's engine (runtime/src/Engine.cpp) all read
+// this table; standard C++ only, so that both sides include it.
+//
+// A chunk has coordinates (origin, dest, index). A condition names the
+// chunks a rank x holds by one rule for each coordinate (every index
+// always):
+//
+//   kind            before the first step          after the last step
+//                   at    origin  dest             at    origin  dest   carries
+//   broadcast       root  root    0                every root    0      {o}
+//   reduce          every 0       root             root  0       root {0..p-1}
+//   allreduce       every 0       0                every 0       0 {0..p-1}
+//   allgather       every x       0                every each    0      {o}
+//   reduce_scatter  every 0       each             every 0       x {0..p-1}
+//   scatter         root  root    each             every root    x      {o}
+//   gather          every x       root             root  each    root   {o}
+//   scan            every 0       0                every 0       0      {0..x}
+//   alltoall(v)     every x       each             every each    x      {o}
+//   shift, permute  every x       pi(o)            every pi^-1(x) x     {o}
+//
+// Before the first step each chunk a rank holds carries its own
+// contribution, {x}. After the last, a required chunk carries exactly the
+// contributions listed, each once ({o}: its origin's; for copies the origin
+// is the value). pi is the collective's map of ranks: o + q mod p for
+// shift(q), the permutation for permute(to: ...). A coordinate that is 0
+// in both columns means nothing for the kind; the chunks that exist at all
+// (the universe) are those some rank holds before the first step.
+
+#include <cstdint>
+
+namespace collc::meaning {
+
+/// One coordinate of the chunks a condition names, at rank x.
+enum class Coord : unsigned char {
+  Zero,   // 0: the kind gives the coordinate no meaning
+  Root,   // the collective's root
+  Self,   // x itself
+  Each,   // one chunk for each rank 0..p-1
+  Mapped, // dest only: pi(origin)
+  Source, // origin only: pi^-1(x), whose block x ends with
+};
+
+/// Which ranks a condition is about.
+enum class At : unsigned char { EveryRank, Root };
+
+/// The contributions a required chunk must carry.
+enum class Carries : unsigned char {
+  Origin,    // {o}: a copy of its origin's block
+  EveryRank, // {0..p-1}: everyone's, folded
+  Prefix,    // {0..x}: the ranks up to x's, folded (scan)
+};
+
+/// The chunks the ranks `at` hold: for each origin by `origin`, the dests
+/// by `dest`, every index.
+struct Holding {
+  At at;
+  Coord origin, dest;
+};
+
+struct Conditions {
+  Holding initial;  // before the first step; each chunk carries {x}
+  Holding required; // after the last step, in the result buffer
+  Carries carries;  // what each required chunk carries
+
+  /// Combines contributions: takes `op:` and `commutative:`.
+  constexpr bool reduction() const { return carries != Carries::Origin; }
+  /// Takes `root:`.
+  constexpr bool rooted() const {
+    return initial.at == At::Root || required.at == At::Root ||
+           initial.origin == Coord::Root || initial.dest == Coord::Root;
+  }
+  /// The coordinates that name ranks: where a chunk starts, where it ends.
+  constexpr bool originIsRank() const { return initial.origin != Coord::Zero; }
+  constexpr bool destIsRank() const { return initial.dest != Coord::Zero; }
+  /// Every chunk has this origin / dest (0 or the root), or each its own.
+  constexpr bool originFixed() const {
+    return initial.origin == Coord::Zero || initial.origin == Coord::Root;
+  }
+  constexpr bool destFixed() const {
+    return initial.dest == Coord::Zero || initial.dest == Coord::Root;
+  }
+  /// Each origin has the one dest pi(origin) (shift, permute).
+  constexpr bool destFromOrigin() const {
+    return initial.dest == Coord::Mapped;
+  }
+  /// Dests per origin in the universe: 1 where the dest is fixed or mapped.
+  constexpr int64_t destsPerOrigin(int64_t p) const {
+    return destFixed() || destFromOrigin() ? 1 : p;
+  }
+  /// The chunk block (origin, dest) numbered densely over the universe, in
+  /// (origin, dest) order: what the simulator's chunk ids and the engine's
+  /// blocks count by.
+  constexpr int64_t blockIndex(int64_t origin, int64_t dest, int64_t p) const {
+    const int64_t o = originFixed() ? 0 : origin;
+    const int64_t perOrigin = destsPerOrigin(p);
+    return o * perOrigin + (perOrigin == 1 ? 0 : dest);
+  }
+};
+
+// The table above, one line a kind.
+inline constexpr Conditions broadcast{{At::Root, Coord::Root, Coord::Zero},
+                                      {At::EveryRank, Coord::Root, Coord::Zero},
+                                      Carries::Origin};
+inline constexpr Conditions reduce{{At::EveryRank, Coord::Zero, Coord::Root},
+                                   {At::Root, Coord::Zero, Coord::Root},
+                                   Carries::EveryRank};
+inline constexpr Conditions allreduce{{At::EveryRank, Coord::Zero, Coord::Zero},
+                                      {At::EveryRank, Coord::Zero, Coord::Zero},
+                                      Carries::EveryRank};
+inline constexpr Conditions allgather{{At::EveryRank, Coord::Self, Coord::Zero},
+                                      {At::EveryRank, Coord::Each, Coord::Zero},
+                                      Carries::Origin};
+inline constexpr Conditions reduceScatter{
+    {At::EveryRank, Coord::Zero, Coord::Each},
+    {At::EveryRank, Coord::Zero, Coord::Self},
+    Carries::EveryRank};
+inline constexpr Conditions scatter{{At::Root, Coord::Root, Coord::Each},
+                                    {At::EveryRank, Coord::Root, Coord::Self},
+                                    Carries::Origin};
+inline constexpr Conditions gather{{At::EveryRank, Coord::Self, Coord::Root},
+                                   {At::Root, Coord::Each, Coord::Root},
+                                   Carries::Origin};
+inline constexpr Conditions scan{{At::EveryRank, Coord::Zero, Coord::Zero},
+                                 {At::EveryRank, Coord::Zero, Coord::Zero},
+                                 Carries::Prefix};
+inline constexpr Conditions alltoall{{At::EveryRank, Coord::Self, Coord::Each},
+                                     {At::EveryRank, Coord::Each, Coord::Self},
+                                     Carries::Origin};
+/// shift(q) and permute(to: ...): only the map pi differs.
+inline constexpr Conditions mapped{{At::EveryRank, Coord::Self, Coord::Mapped},
+                                   {At::EveryRank, Coord::Source, Coord::Self},
+                                   Carries::Origin};
+
+/// Where a collective of `p` ranks is, as a holding's rules read it: its
+/// root and its map pi (shift, permute) and back.
+template <typename DestOf, typename OriginOf> struct Frame {
+  int64_t p, root;
+  DestOf destOf;     // pi(origin)
+  OriginOf originOf; // pi^-1(dest)
+};
+template <typename DestOf, typename OriginOf>
+Frame(int64_t, int64_t, DestOf, OriginOf) -> Frame<DestOf, OriginOf>;
+
+/// The blocks `h` names at rank x, as fn(origin, dLo, dHi): the dests dLo..dHi
+/// of one origin (a dest of Each is one call for 0..p-1, an origin of Each
+/// one call per origin). None where `h` is about the root and x is not it.
+template <typename F, typename Fn>
+void forEachBlock(const Holding &h, int64_t x, const F &frame, Fn &&fn) {
+  if (h.at == At::Root && x != frame.root)
+    return;
+  auto value = [&](Coord c) -> int64_t {
+    switch (c) {
+    case Coord::Root:
+      return frame.root;
+    case Coord::Self:
+      return x;
+    case Coord::Source:
+      return frame.originOf(x);
+    default:
+      return 0;
+    }
+  };
+  auto dests = [&](int64_t o) {
+    if (h.dest == Coord::Each)
+      fn(o, int64_t(0), frame.p - 1);
+    else if (h.dest == Coord::Mapped)
+      fn(o, frame.destOf(o), frame.destOf(o));
+    else
+      fn(o, value(h.dest), value(h.dest));
+  };
+  if (h.origin == Coord::Each)
+    for (int64_t o = 0; o < frame.p; ++o)
+      dests(o);
+  else
+    dests(value(h.origin));
+}
+
+/// Every block of the collective (its universe), as fn(origin, dLo, dHi).
+template <typename F, typename Fn>
+void forEachUniverseBlock(const Conditions &c, const F &frame, Fn &&fn) {
+  Holding all = c.initial;
+  all.at = At::EveryRank;
+  if (all.origin == Coord::Self)
+    all.origin = Coord::Each;
+  forEachBlock(all, 0, frame, fn);
+}
+
+} // namespace collc::meaning
