@@ -122,7 +122,8 @@ struct Row {
 // bench/alltoallv.coll's ALGO (four_stage: A4, direct: A1) on n ranks, in
 // its default mode (dual send buffers, 001 §3.4); MPI is the like
 // algorithm of Open MPI, or nullptr.
-#define COLLC_A2AV(algo, n, mpi) {#algo "_" #n, "bench/alltoallv.coll", [](const Args &a) { return algo##_##n(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }, mpi}
+#define COLLC_A2AV_FN(f) [](const Args &a) { return f(a.send, a.counts, a.displs, a.type, a.recv, a.counts, a.displs, a.type, a.comm); }
+#define COLLC_A2AV(algo, n, mpi) {#algo "_" #n, "bench/alltoallv.coll", COLLC_A2AV_FN(algo##_##n), mpi}
 // Every rank count bench/alltoallv.coll has a function for.
 #define COLLC_A2AV_EVERY_P(algo, mpi) \
   COLLC_A2AV(algo, 2, mpi), COLLC_A2AV(algo, 3, mpi), COLLC_A2AV(algo, 4, mpi), \
@@ -183,14 +184,17 @@ const std::vector<Row> &rows() {
        {{"pairwise_exchange", "alltoall.coll", COLLC_GATHERLIKE(pairwise_exchange), "pairwise"},
         {"hypercube_alltoall", "alltoall.coll", COLLC_GATHERLIKE(hypercube_alltoall), "modified_bruck"},
         {"ring_alltoall", "alltoall.coll", COLLC_GATHERLIKE(ring_alltoall)}}},
-      // One function per rank count: the pattern depends on P.
+      // Per-size functions (the A4 pattern depends on P), and the library's
+      // one function for every size.
       {"alltoallv", "alltoallv", Shape::Alltoall,
        COLLC_MPI_AND_PMPI(Alltoallv, a.send, a.counts, a.displs, a.type,
                           a.recv, a.counts, a.displs, a.type, a.comm),
        // A1's P - 1 steps of one message each way are Open MPI's
-       // pairwise exchange; A4 has no counterpart there.
+       // pairwise exchange; A4 has no counterpart there. The library's
+       // alltoallv_direct is A1 for every size, as the drop-in runs it.
        {COLLC_A2AV_EVERY_P(four_stage, nullptr),
-        COLLC_A2AV_EVERY_P(direct, "pairwise")}},
+        COLLC_A2AV_EVERY_P(direct, "pairwise"),
+        {"alltoallv_direct", "alltoall.coll", COLLC_A2AV_FN(alltoallv_direct), "pairwise"}}},
   };
   return table;
 }

@@ -598,14 +598,15 @@ std::vector<Candidate> BenchRun::priceCandidates(const std::string &collective,
   if (listed == available.end())
     return candidates;
   for (const auto &[name, spec, mpiAlgorithm] : listed->second) {
-    if (collective == "alltoallv") {
+    // A per-size alltoallv collective; a `schedule x : alltoallv` (the
+    // library's alltoallv_direct) is priced as any schedule below.
+    if (collective == "alltoallv")
       if (std::optional<Candidate> c =
               alltoallvCandidate(specs, name, spec, p)) {
         c->mpiAlgorithm = mpiAlgorithm;
         candidates.push_back(std::move(*c));
+        continue;
       }
-      continue;
-    }
     const ir::Schedule *s = specs.find(spec, name);
     if (!s)
       continue;
