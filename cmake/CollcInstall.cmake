@@ -8,7 +8,10 @@
 #   lib/cmake/collc/                  find_package(collc): collc::runtime,
 #                                     collc::mpi, collc::collc,
 #                                     collc_add_spec()
-#   share/collc/specs/                the shipped specs and algorithm library
+#   share/collc/specs/                the shipped specs and algorithm library,
+#                                     with the queries its proofs asked Z3
+#                                     when the collc_library_proofs target
+#                                     was built (COLLC_PROVE_LIBRARY)
 #   libexec/collc/coll_bench          the timing program of `collc bench` and
 #   share/collc/bench/                `collc calibrate`, and the spec it runs
 #                                     beside the library
@@ -41,6 +44,35 @@ install(FILES ${PROJECT_SOURCE_DIR}/bench/alltoallv.coll
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/specs/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/collc/specs
         FILES_MATCHING PATTERN "*.coll")
+
+# The library's proofs (compiler/library/Library.h, provedQueriesFile):
+# `collc verify` over every library file at its declared ranges, each query
+# Z3 answers unsat kept as the digest of its text. An installed collc reads
+# them before proving, so a user's `collc compile` of a library spec (or a
+# collc_add_spec of one) asks Z3 only what differs; any change to a
+# schedule, the prover or a topology changes the queries, which are then
+# proved again. A schedule left unproved (see library/verify.txt) is only
+# not kept.
+file(GLOB collc_library_specs CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/specs/library/*.coll)
+set(collc_library_proofs ${PROJECT_BINARY_DIR}/library/proved-queries.txt)
+add_custom_command(
+  OUTPUT ${collc_library_proofs}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/library
+  COMMAND ${CMAKE_COMMAND} -E rm -f ${collc_library_proofs}
+  COMMAND sh -c "exe=$0 out=$1 log=$2; shift 2; \"$exe\" verify --timeout 600 --proved-queries \"$out\" \"$@\" > \"$log\" 2>&1 || echo \"collc: not every library schedule was proved: see $log\""
+          $<TARGET_FILE:collc> ${collc_library_proofs}
+          ${PROJECT_BINARY_DIR}/library/verify.txt ${collc_library_specs}
+  DEPENDS collc ${collc_library_specs}
+  COMMENT "collc verify specs/library/*.coll: the library's proofs"
+  VERBATIM)
+if(COLLC_PROVE_LIBRARY)
+  add_custom_target(collc_library_proofs ALL DEPENDS ${collc_library_proofs})
+else()
+  add_custom_target(collc_library_proofs DEPENDS ${collc_library_proofs})
+endif()
+install(FILES ${collc_library_proofs}
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/collc/specs/library OPTIONAL)
 
 install(EXPORT collcTargets NAMESPACE collc::
         DESTINATION ${COLLC_INSTALL_CMAKEDIR})

@@ -60,6 +60,10 @@ std::string dataDirectory(const char *argv0);
 /// The library directory: $COLLC_LIBRARY when set, else dataDirectory's
 /// specs/library.
 std::string defaultDirectory(const char *argv0);
+/// The file of query digests the library's schedules were proved with, in
+/// its directory (smt::ProvedQueries; `cmake --build --target
+/// collc_library_proofs` writes it, `cmake --install` ships it).
+inline constexpr const char *provedQueriesFile = "proved-queries.txt";
 
 /// Loads every .coll file of `directory` (sorted by name) through `diags`,
 /// and composes its compositions (library/Compose.h), whose parts may live

@@ -920,6 +920,10 @@ smt::Result Prover::State::checkSplit(const char *name,
       at = ", " + site.loops[*split]->var + " = " + std::to_string(v);
     return last;
   }
+  // Every value of the variable is unsat (its range bounds it in the query),
+  // so the whole query is: kept, so that no later run depends on how the
+  // limited attempt at it went.
+  solver.rememberProved(query);
   return last;
 }
 

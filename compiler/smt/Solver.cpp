@@ -13,9 +13,11 @@
 #include <cassert>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 using namespace collc::smt;
 using collc::smt::detail::Access;
@@ -59,50 +61,10 @@ int64_t Result::value(const Term &t) const {
 
 namespace {
 
-/// The SMT-LIB text with its numbered names renamed in order of first
-/// appearance: `let` names (?x123, $x45), which Z3 numbers by the terms'
-/// ids, and variables (r!2), which Context numbers by what was declared
-/// before. Renaming is one to one and keeps every name's sort (declared in
-/// the text), so texts equal after it are the same question.
-std::string canonicalNames(llvm::StringRef text) {
-  std::string out;
-  out.reserve(text.size());
-  llvm::StringMap<unsigned> renamed;
-  auto delimiter = [](char c) {
-    return c == '(' || c == ')' || llvm::isSpace(c);
-  };
-  size_t i = 0;
-  while (i < text.size()) {
-    if (delimiter(text[i])) {
-      out += text[i++];
-      continue;
-    }
-    size_t end = i;
-    while (end < text.size() && !delimiter(text[end]))
-      ++end;
-    llvm::StringRef token = text.slice(i, end);
-    i = end;
-    // Keep the part before the number: ?x or $x (a bit-vector or boolean
-    // let), or the variable's own name.
-    llvm::StringRef stem = token.rtrim("0123456789");
-    bool numbered =
-        stem.size() < token.size() && (stem == "?x" || stem == "$x" ||
-                                       (stem.size() > 1 && stem.endswith("!")));
-    if (!numbered) {
-      out += token;
-      continue;
-    }
-    unsigned n = renamed.try_emplace(token, renamed.size()).first->second;
-    out += stem;
-    out += std::to_string(n);
-  }
-  return out;
-}
-
 std::array<uint8_t, 32> digestOf(llvm::StringRef text) {
   std::array<uint8_t, 32> digest;
   llvm::SHA256 sha;
-  sha.update(canonicalNames(text));
+  sha.update(text);
   llvm::StringRef bytes = sha.final();
   std::copy(bytes.begin(), bytes.end(), digest.begin());
   return digest;
@@ -110,16 +72,93 @@ std::array<uint8_t, 32> digestOf(llvm::StringRef text) {
 
 } // namespace
 
-bool ProvedQueries::contains(llvm::StringRef smtText) const {
-  return digests.count(digestOf(smtText)) != 0;
+bool ProvedQueries::contains(llvm::StringRef queryText) const {
+  return digests.count(digestOf(queryText)) != 0;
 }
 
-void ProvedQueries::insert(llvm::StringRef smtText) {
-  digests.insert(digestOf(smtText));
+void ProvedQueries::insert(llvm::StringRef queryText) {
+  digests.insert(digestOf(queryText));
 }
 
 namespace {
-constexpr llvm::StringLiteral provedQueriesHeader = "collc proved queries 1";
+constexpr llvm::StringLiteral provedQueriesHeader = "collc proved queries 2";
+// Digests of Z3's own printing of each query, which depends on the run:
+// read as none.
+constexpr llvm::StringLiteral provedQueriesHeaderBefore =
+    "collc proved queries 1";
+
+/// Parameter k of `d` (extract's bits, zero_extend's count, ...), whole.
+std::string parameterText(z3::context &z, const z3::func_decl &d, unsigned k) {
+  switch (Z3_get_decl_parameter_kind(z, d, k)) {
+  case Z3_PARAMETER_INT:
+    return std::to_string(Z3_get_decl_int_parameter(z, d, k));
+  case Z3_PARAMETER_DOUBLE:
+    return std::to_string(Z3_get_decl_double_parameter(z, d, k));
+  case Z3_PARAMETER_RATIONAL:
+    return Z3_get_decl_rational_parameter(z, d, k);
+  case Z3_PARAMETER_SYMBOL:
+    return z3::symbol(z, Z3_get_decl_symbol_parameter(z, d, k)).str();
+  case Z3_PARAMETER_SORT:
+    return Z3_sort_to_string(z, Z3_get_decl_sort_parameter(z, d, k));
+  case Z3_PARAMETER_AST:
+    return Z3_ast_to_string(z, Z3_get_decl_ast_parameter(z, d, k));
+  case Z3_PARAMETER_FUNC_DECL:
+    return Z3_func_decl_to_string(z, Z3_get_decl_func_decl_parameter(z, d, k));
+  }
+  return "?";
+}
+
+/// The query written out node by node, each node once (a node the query
+/// reaches twice is referred to by number), numbered in the order a walk of
+/// the assertions first reaches them. Z3's own printing depends on the
+/// context's history: fresh names count every fresh name the context made
+/// ("d!27"), and which terms it binds with let depends on what else the
+/// context holds. This text depends on the query alone, so the same query
+/// has the same digest in any run; renaming what the query declares, one
+/// to one, keeps its answer, so each is written by its order of appearance.
+std::string canonicalText(z3::context &z,
+                          llvm::ArrayRef<const z3::expr *> assertions) {
+  std::string out;
+  std::unordered_map<unsigned, unsigned> numberOf; // by Z3's AST id
+  std::unordered_map<unsigned, unsigned> declared; // by its declaration's
+  std::function<unsigned(const z3::expr &)> visit =
+      [&](const z3::expr &e) -> unsigned {
+    const unsigned id = Z3_get_ast_id(z, e);
+    if (auto it = numberOf.find(id); it != numberOf.end())
+      return it->second;
+    std::string line;
+    if (e.is_numeral() || !e.is_app()) {
+      line = e.to_string(); // numerals; nothing else we make is not an app
+    } else {
+      z3::func_decl d = e.decl();
+      std::vector<unsigned> args;
+      for (unsigned i = 0; i < e.num_args(); ++i)
+        args.push_back(visit(e.arg(i)));
+      if (d.decl_kind() == Z3_OP_UNINTERPRETED) {
+        const unsigned n =
+            declared
+                .try_emplace(Z3_get_func_decl_id(z, d),
+                             static_cast<unsigned>(declared.size()))
+                .first->second;
+        const std::string name = d.name().str();
+        line = "declared " + std::to_string(n) + " " +
+               e.get_sort().to_string() + " " + name.substr(0, name.rfind('!'));
+      } else
+        line = d.name().str();
+      for (unsigned k = 0, n = Z3_get_decl_num_parameters(z, d); k < n; ++k)
+        line += " " + parameterText(z, d, k);
+      for (unsigned a : args)
+        line += " #" + std::to_string(a);
+    }
+    const unsigned number = static_cast<unsigned>(numberOf.size());
+    numberOf.emplace(id, number);
+    out += std::to_string(number) + " " + line + "\n";
+    return number;
+  };
+  for (const z3::expr *a : assertions)
+    out += "assert #" + std::to_string(visit(*a)) + "\n";
+  return out;
+}
 } // namespace
 
 llvm::Error ProvedQueries::load(llvm::StringRef path) {
@@ -140,9 +179,11 @@ llvm::Error ProvedQueries::load(llvm::StringRef path) {
   };
   if (lines.empty())
     return llvm::Error::success(); // an empty file, made for the purpose
+  if (lines.front().rtrim() == provedQueriesHeaderBefore)
+    return llvm::Error::success();
   if (lines.front().rtrim() != provedQueriesHeader)
     return bad(1, "not a file of proved queries (its first line is not "
-                  "'collc proved queries 1')");
+                  "'collc proved queries 2')");
   std::vector<std::array<uint8_t, 32>> read;
   for (size_t i = 1; i < lines.size(); ++i) {
     std::string bytes;
@@ -261,6 +302,30 @@ private:
 
 } // namespace
 
+std::string Solver::queryTextOf(llvm::ArrayRef<const Term *> live) {
+  std::vector<z3::expr> exprs;
+  for (const Term *t : live)
+    exprs.push_back(Access::toZ3(*t));
+  std::vector<const z3::expr *> pointers;
+  for (const z3::expr &e : exprs)
+    pointers.push_back(&e);
+  return canonicalText(Access::z3Of(ctx), pointers);
+}
+
+void Solver::rememberProved(llvm::ArrayRef<Term> assertions) {
+  if (!provedQueries)
+    return;
+  std::vector<const Term *> live;
+  for (const Term &t : assertions) {
+    if (t.isFalse())
+      return; // check() folds it: nothing to remember
+    if (!t.isTrue())
+      live.push_back(&t);
+  }
+  if (!live.empty())
+    provedQueries->insert(queryTextOf(live));
+}
+
 Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
                      unsigned timeoutMs, unsigned work) {
   Result r;
@@ -286,15 +351,12 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
   }
 
   auto start = std::chrono::steady_clock::now();
-  std::string smtText;
+  std::string queryText;
   try {
     z3::context &z = Access::z3Of(ctx);
     if (provedQueries) {
-      z3::solver text(z);
-      for (const Term *t : live)
-        text.add(Access::toZ3(*t));
-      smtText = text.to_smt2();
-      if (provedQueries->contains(smtText)) {
+      queryText = queryTextOf(live);
+      if (provedQueries->contains(queryText)) {
         r.kindValue = Result::Kind::Unsat;
         r.provedBeforeValue = true;
         record(r);
@@ -391,7 +453,7 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   if (provedQueries && r.isUnsat())
-    provedQueries->insert(smtText);
+    provedQueries->insert(queryText);
   record(r);
   return r;
 }

@@ -77,9 +77,10 @@ struct QueryStats {
   double seconds = 0;
 };
 
-/// Queries Z3 has answered unsat, remembered by the SHA-256 of their
-/// SMT-LIB text. The text declares every variable with its sort, so equal
-/// text is the same question, whichever context or schedule asked it.
+/// Queries Z3 has answered unsat, remembered by the SHA-256 of their text
+/// (Solver::queryTextOf: every node once, with its operator, parameters and
+/// sort, numbered by the query alone), so equal text is the same question,
+/// whichever context or schedule asked it.
 /// Verifying schedules that share parts (a composition and its parts, two
 /// compositions with a part in common) asks the same slow queries again;
 /// solvers that share one set answer those at once.
@@ -90,8 +91,9 @@ struct QueryStats {
 /// deleting it only costs time.
 class ProvedQueries {
 public:
-  bool contains(llvm::StringRef smtText) const;
-  void insert(llvm::StringRef smtText);
+  /// A query's text (Solver::queryTextOf), kept as its SHA-256 digest.
+  bool contains(llvm::StringRef queryText) const;
+  void insert(llvm::StringRef queryText);
   size_t size() const { return digests.size(); }
 
   /// Adds the digests `path` holds (a file save() wrote); a file that does
@@ -128,12 +130,20 @@ public:
   /// Answer queries in `proved` as unsat without calling Z3, and add those
   /// Z3 answers unsat to it. Null (the default) turns this off.
   void rememberIn(ProvedQueries *proved) { provedQueries = proved; }
+  /// Adds `assertions` to those proved (rememberIn) where the caller has
+  /// shown them unsat by parts that cover every case, each answered unsat:
+  /// a later check of the whole asks Z3 nothing, however a limited
+  /// attempt at it would have gone.
+  void rememberProved(llvm::ArrayRef<Term> assertions);
 
   const llvm::StringMap<QueryStats> &stats() const { return statsByName; }
   void printStats(llvm::raw_ostream &os) const;
 
 private:
   void record(const Result &r);
+  /// The query as text that depends on it alone, not on the context's
+  /// history: what ProvedQueries keeps the digest of.
+  std::string queryTextOf(llvm::ArrayRef<const Term *> live);
 
   Context &ctx;
   llvm::raw_ostream *verbose = nullptr;

@@ -15,6 +15,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -391,6 +392,16 @@ collc::tools::parseParamOption(llvm::StringRef text,
 
 bool collc::tools::ProvedQueriesFile::open(llvm::StringRef file,
                                            collc::DiagnosticEngine &diags) {
+  // What the algorithm library proved when it was built (an installed
+  // collc's PREFIX/share/collc/specs/library/proved-queries.txt): each
+  // digest is a whole query's text, so a schedule, prover or topology that
+  // differs asks Z3 again.
+  llvm::SmallString<256> shipped(collc::library::defaultDirectory(argv0));
+  llvm::sys::path::append(shipped, collc::library::provedQueriesFile);
+  if (llvm::Error e = proved.load(shipped)) {
+    diags.error(llvm::toString(std::move(e)));
+    return false;
+  }
   if (file.empty())
     return true;
   if (llvm::Error e = proved.load(file)) {
