@@ -13,8 +13,7 @@
 // Usage: verify_bench [SPECS_DIR]   (default: the source tree's specs/)
 
 #include "ir/Instantiate.h"
-#include "library/Compose.h"
-#include "library/Library.h"
+#include "library/Frontend.h"
 #include "prove/Prover.h"
 #include "sema/Sema.h"
 #include "simulate/Simulator.h"
@@ -112,30 +111,17 @@ void printRow(const std::string &name, const Outcome &o) {
               o.seconds, o.cpuSeconds, o.peakKiB / 1024.0, o.verdict);
 }
 
-/// Loads a .coll file, its compositions composed from its own schedules and
-/// the library's; errors go to stderr.
+/// Loads a .coll file through the front end (its compositions composed and
+/// its collectives resolved); errors go to stderr.
 std::optional<Program> load(const std::string &path) {
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, llvm::errs());
-  llvm::Expected<Program> program = loadProgram(path, diags);
+  library::Frontend frontend(diags, COLLC_SPECS_DIR "/library");
+  llvm::Expected<Program> program = frontend.load(path);
   if (!program) {
     llvm::consumeError(program.takeError());
     return std::nullopt;
   }
-  static std::optional<library::Library> lib;
-  static llvm::SourceMgr librarySources;
-  if (!lib) {
-    DiagnosticEngine libraryDiags(librarySources, llvm::errs());
-    llvm::Expected<library::Library> loaded =
-        library::load(COLLC_SPECS_DIR "/library", libraryDiags);
-    if (!loaded) {
-      llvm::errs() << llvm::toString(loaded.takeError()) << "\n";
-      return std::nullopt;
-    }
-    lib = std::move(*loaded);
-  }
-  library::composeAll(
-      *program, [&](llvm::StringRef name) { return lib->find(name); }, diags);
   if (diags.hasErrors())
     return std::nullopt;
   return std::move(*program);

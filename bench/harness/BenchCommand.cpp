@@ -190,7 +190,7 @@ private:
       e.sourceMgr = std::make_unique<llvm::SourceMgr>();
       DiagnosticEngine diags(*e.sourceMgr, llvm::errs(), false);
       // Resolved, so the library's compositions are composed.
-      llvm::Expected<Program> p = loadResolved(path, diags);
+      llvm::Expected<Program> p = frontendFor(diags).load(path);
       if (p && !diags.hasErrors())
         e.program = std::move(*p);
       else if (!p)

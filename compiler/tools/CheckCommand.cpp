@@ -34,8 +34,9 @@ int runCheck() {
   JsonDocument json(diags, checkFormat == Format::Json);
   llvm::json::Array resolutions;
   size_t topologies = 0, models = 0, collectives = 0, schedules = 0;
+  library::Frontend frontend = frontendFor(diags);
   for (const std::string &file : checkFiles) {
-    llvm::Expected<Program> program = loadResolved(file, diags);
+    llvm::Expected<Program> program = frontend.load(file);
     if (!program) {
       llvm::consumeError(program.takeError()); // already reported
       continue;

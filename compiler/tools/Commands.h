@@ -4,6 +4,7 @@
 // driver runs the one the command line selects. Adding a subcommand is
 // adding a file.
 
+#include "library/Frontend.h"
 #include "library/Library.h"
 #include "sema/Program.h"
 #include "smt/Solver.h"
@@ -42,21 +43,16 @@ struct CommandRegistration {
 /// "1 file", "3 topologies".
 std::string plural(size_t n, llvm::StringRef word);
 
-/// Reads, checks and resolves FILE: its collective declarations become
-/// schedules from the algorithm library (library/Library.h), loaded once per
-/// SourceMgr from library::defaultDirectory. `choices`, when given, gets
-/// what each collective resolved to. Errors are reported through diags.
-llvm::Expected<Program> loadResolved(
-    llvm::StringRef path, DiagnosticEngine &diags,
-    std::vector<std::pair<std::string, std::vector<library::Choice>>>
-        *choices = nullptr);
+/// The front end of a command's files (library/Frontend.h): the library
+/// from library::defaultDirectory, reported through `diags`.
+library::Frontend frontendFor(DiagnosticEngine &diags);
 
 /// A file as verify, cost and show work on it: loaded and resolved, with
 /// what each of its collectives resolved to.
 struct LoadedFile {
   std::string path;
   Program program;
-  std::vector<std::pair<std::string, std::vector<library::Choice>>> choices;
+  library::Resolutions choices;
 };
 
 /// The files of a command and the schedules `--schedule NAME,...` picks

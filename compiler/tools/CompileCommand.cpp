@@ -108,7 +108,7 @@ int runCompile() {
     options.params.push_back(*r);
   }
 
-  llvm::Expected<Program> program = loadResolved(compileFile, diags);
+  llvm::Expected<Program> program = frontendFor(diags).load(compileFile);
   if (!program) {
     llvm::consumeError(program.takeError());
     return ExitInputError;

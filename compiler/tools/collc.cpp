@@ -65,40 +65,10 @@ std::string collc::tools::plural(size_t n, llvm::StringRef word) {
   return std::to_string(n) + " " + word.str() + "s";
 }
 
-llvm::Expected<collc::Program> collc::tools::loadResolved(
-    llvm::StringRef path, collc::DiagnosticEngine &diags,
-    std::vector<std::pair<std::string, std::vector<collc::library::Choice>>>
-        *choices) {
-  llvm::Expected<collc::Program> program = collc::loadProgram(path, diags);
-  if (!program || diags.hasErrors())
-    return program;
-  bool composes = llvm::any_of(program->schedules, [](const auto &s) {
-    return !s.parts.empty();
-  });
-  if (program->collectives.empty() && !composes)
-    return program;
-  // The library's sources join the SourceMgr, so counterexamples in its
-  // schedules point into them; one copy per SourceMgr.
-  static std::map<const llvm::SourceMgr *, collc::library::Library> loaded;
-  auto it = loaded.find(&diags.getSourceMgr());
-  if (it == loaded.end()) {
-    llvm::Expected<collc::library::Library> lib = collc::library::load(
-        collc::library::defaultDirectory(argv0), diags);
-    if (!lib) {
-      diags.error(llvm::toString(lib.takeError()));
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no algorithm library");
-    }
-    it = loaded.emplace(&diags.getSourceMgr(), std::move(*lib)).first;
-  }
-  const collc::library::Library &library = it->second;
-  if (composes &&
-      !collc::library::composeAll(
-          *program, [&](llvm::StringRef name) { return library.find(name); },
-          diags))
-    return program;
-  collc::library::resolveAll(*program, library, diags, choices);
-  return program;
+collc::library::Frontend
+collc::tools::frontendFor(collc::DiagnosticEngine &diags) {
+  return collc::library::Frontend(diags,
+                                  collc::library::defaultDirectory(argv0));
 }
 
 bool collc::tools::Selection::selects(const LoadedFile &file,
@@ -119,11 +89,11 @@ collc::tools::loadSelection(llvm::ArrayRef<std::string> files,
   Selection out;
   out.names = names.vec();
   llvm::StringSet<> known;
+  collc::library::Frontend frontend = frontendFor(diags);
   for (const std::string &file : files) {
     LoadedFile l;
     l.path = file;
-    llvm::Expected<collc::Program> program =
-        loadResolved(file, diags, &l.choices);
+    llvm::Expected<collc::Program> program = frontend.load(file, &l.choices);
     if (!program) {
       llvm::consumeError(program.takeError());
       out.failed = true;
