@@ -10,18 +10,18 @@
 // chunks a rank x holds by one rule for each coordinate (every index
 // always):
 //
-//   kind            before the first step          after the last step
-//                   at    origin  dest             at    origin  dest   carries
-//   broadcast       root  root    0                every root    0      {o}
-//   reduce          every 0       root             root  0       root {0..p-1}
-//   allreduce       every 0       0                every 0       0 {0..p-1}
-//   allgather       every x       0                every each    0      {o}
-//   reduce_scatter  every 0       each             every 0       x {0..p-1}
-//   scatter         root  root    each             every root    x      {o}
-//   gather          every x       root             root  each    root   {o}
-//   scan            every 0       0                every 0       0      {0..x}
-//   alltoall(v)     every x       each             every each    x      {o}
-//   shift, permute  every x       pi(o)            every pi^-1(x) x     {o}
+//                   before the first step  after the last step
+//   kind            at    origin dest     at    origin  dest  carries
+//   broadcast       root  root   0        every root    0     {o}
+//   reduce          every 0      root     root  0       root  {0..p-1}
+//   allreduce       every 0      0        every 0       0     {0..p-1}
+//   allgather       every x      0        every each    0     {o}
+//   reduce_scatter  every 0      each     every 0       x     {0..p-1}
+//   scatter         root  root   each     every root    x     {o}
+//   gather          every x      root     root  each    root  {o}
+//   scan            every 0      0        every 0       0     {0..x}
+//   alltoall(v)     every x      each     every each    x     {o}
+//   shift, permute  every x      pi(o)    every pi^-1(x) x    {o}
 //
 // Before the first step each chunk a rank holds carries its own
 // contribution, {x}. After the last, a required chunk carries exactly the
