@@ -239,13 +239,8 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     return "the fold order of a non-commutative reduction is checked by "
            "simulation only";
   const meaning::Conditions &means = ir::meaningOf(coll.kind);
-  auto fixed = [&](meaning::Coord c) {
-    return c == meaning::Coord::Root ? coll.root : 0;
-  };
-  if (means.originFixed())
-    fixedOrigin = fixed(means.initial.origin);
-  if (means.destFixed())
-    fixedDest = fixed(means.initial.dest);
+  fixedOrigin = means.fixedOrigin(coll.root);
+  fixedDest = means.fixedDest(coll.root);
 
   ExprRef numRanks =
       symbolic::numRanks(schedule.topology.kind, schedule.topology.dims);

@@ -120,13 +120,8 @@ Semantics::Semantics(const ir::Collective &collective, int64_t p,
                      int64_t chunks)
     : collective(collective), p(p), chunks(chunks),
       means(&ir::meaningOf(collective.kind)) {
-  auto fixed = [&](meaning::Coord c) {
-    return c == meaning::Coord::Root ? collective.root : 0;
-  };
-  if (means->originFixed())
-    originFixed = fixed(means->initial.origin);
-  if (means->destFixed())
-    destFixed = fixed(means->initial.dest);
+  originFixed = means->fixedOrigin(collective.root);
+  destFixed = means->fixedDest(collective.root);
   destSlots = means->destsPerOrigin(p);
   if (collective.kind == CollectiveKind::Permute) {
     const std::vector<int64_t> &to = *collective.permutation;

@@ -116,8 +116,7 @@ std::string parameterText(z3::context &z, const z3::func_decl &d, unsigned k) {
 /// context holds. This text depends on the query alone, so the same query
 /// has the same digest in any run; renaming what the query declares, one
 /// to one, keeps its answer, so each is written by its order of appearance.
-std::string canonicalText(z3::context &z,
-                          llvm::ArrayRef<const z3::expr *> assertions) {
+std::string canonicalText(z3::context &z, llvm::ArrayRef<z3::expr> assertions) {
   std::string out;
   std::unordered_map<unsigned, unsigned> numberOf; // by Z3's AST id
   std::unordered_map<unsigned, unsigned> declared; // by its declaration's
@@ -155,8 +154,8 @@ std::string canonicalText(z3::context &z,
     out += std::to_string(number) + " " + line + "\n";
     return number;
   };
-  for (const z3::expr *a : assertions)
-    out += "assert #" + std::to_string(visit(*a)) + "\n";
+  for (const z3::expr &a : assertions)
+    out += "assert #" + std::to_string(visit(a)) + "\n";
   return out;
 }
 } // namespace
@@ -306,10 +305,7 @@ std::string Solver::queryTextOf(llvm::ArrayRef<const Term *> live) {
   std::vector<z3::expr> exprs;
   for (const Term *t : live)
     exprs.push_back(Access::toZ3(*t));
-  std::vector<const z3::expr *> pointers;
-  for (const z3::expr &e : exprs)
-    pointers.push_back(&e);
-  return canonicalText(Access::z3Of(ctx), pointers);
+  return canonicalText(Access::z3Of(ctx), exprs);
 }
 
 void Solver::rememberProved(llvm::ArrayRef<Term> assertions) {

@@ -6,7 +6,6 @@
 #include "tools/Commands.h"
 
 #include "cost/Cost.h"
-#include "library/Compose.h"
 #include "ir/Instantiate.h"
 #include "library/Library.h"
 #include "sema/Sema.h"

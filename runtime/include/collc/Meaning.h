@@ -32,6 +32,7 @@
 // (the universe) are those some rank holds before the first step.
 
 #include <cstdint>
+#include <optional>
 
 namespace collc::meaning {
 
@@ -84,6 +85,14 @@ struct Conditions {
   constexpr bool destFixed() const {
     return initial.dest == Coord::Zero || initial.dest == Coord::Root;
   }
+  /// The origin / dest every chunk has where the kind fixes it (0 or
+  /// `root`); none where each chunk has its own.
+  constexpr std::optional<int64_t> fixedOrigin(int64_t root) const {
+    return fixedValue(initial.origin, root);
+  }
+  constexpr std::optional<int64_t> fixedDest(int64_t root) const {
+    return fixedValue(initial.dest, root);
+  }
   /// Each origin has the one dest pi(origin) (shift, permute).
   constexpr bool destFromOrigin() const {
     return initial.dest == Coord::Mapped;
@@ -91,6 +100,13 @@ struct Conditions {
   /// Dests per origin in the universe: 1 where the dest is fixed or mapped.
   constexpr int64_t destsPerOrigin(int64_t p) const {
     return destFixed() || destFromOrigin() ? 1 : p;
+  }
+  static constexpr std::optional<int64_t> fixedValue(Coord c, int64_t root) {
+    if (c == Coord::Zero)
+      return 0;
+    if (c == Coord::Root)
+      return root;
+    return std::nullopt;
   }
   /// The chunk block (origin, dest) numbered densely over the universe, in
   /// (origin, dest) order: what the simulator's chunk ids and the engine's
