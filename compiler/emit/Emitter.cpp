@@ -130,7 +130,10 @@ std::optional<Binding> bindingFor(const ir::Collective &c) {
                    ""};
   case CollectiveKind::Allreduce:
   case CollectiveKind::Scan:
-    return Binding{c.kind == CollectiveKind::Scan ? "Scan" : "Allreduce",
+  case CollectiveKind::Exscan:
+    return Binding{c.kind == CollectiveKind::Scan     ? "Scan"
+                   : c.kind == CollectiveKind::Exscan ? "Exscan"
+                                                      : "Allreduce",
                    "const void *send, void *recv, int count, MPI_Datatype "
                    "type, MPI_Op op, MPI_Comm comm",
                    "send, recv, count, type, op, comm",

@@ -20,6 +20,7 @@ constexpr CollectiveRules rules[] = {
     {CollectiveKind::Scatter, "scatter", &m::scatter},
     {CollectiveKind::Gather, "gather", &m::gather},
     {CollectiveKind::Scan, "scan", &m::scan},
+    {CollectiveKind::Exscan, "exscan", &m::exscan},
     {CollectiveKind::Alltoall, "alltoall", &m::alltoall},
     // Checked as an all-to-all: the chunk model has no per-pair sizes.
     {CollectiveKind::Alltoallv, "alltoallv", &m::alltoall},

@@ -41,6 +41,7 @@ enum class CollectiveKind {
   Scatter,
   Gather,
   Scan,
+  Exscan,
   Alltoall,
   Alltoallv,
   Shift,

@@ -415,6 +415,8 @@ std::optional<Term> Inductor::holding(const meaning::Holding &h, const Term &r,
   auto also = [&](const Term &x) { t = t ? *t && x : x; };
   if (h.at == meaning::At::Root)
     also(r == schedule.collective.root);
+  if (h.at == meaning::At::AfterFirst)
+    also(r != 0);
   if (h.origin == meaning::Coord::Self)
     also(c.origin == r);
   if (h.dest == meaning::Coord::Self)
@@ -438,10 +440,14 @@ Term Inductor::required(const Term &r, const Chunk &c) {
 }
 
 Term Inductor::wanted(const Term &r, const Term &f) {
-  if (ir::meaningOf(schedule.collective.kind).carries ==
-      meaning::Carries::Prefix)
+  switch (ir::meaningOf(schedule.collective.kind).carries) {
+  case meaning::Carries::Prefix:
     return sge(f, 0) && sle(f, r);
-  return isRank(f);
+  case meaning::Carries::Before:
+    return sge(f, 0) && slt(f, r);
+  default:
+    return isRank(f);
+  }
 }
 
 // --- steps ------------------------------------------------------------------

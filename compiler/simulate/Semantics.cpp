@@ -280,6 +280,8 @@ void Semantics::required(
           return fn(block(o, dLo, dHi), Contributions::range(0, p - 1));
         case meaning::Carries::Prefix:
           return fn(block(o, dLo, dHi), Contributions::range(0, rank));
+        case meaning::Carries::Before:
+          return fn(block(o, dLo, dHi), Contributions::range(0, rank - 1));
         }
       });
 }

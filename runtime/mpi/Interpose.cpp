@@ -145,13 +145,16 @@ int reduceAsBasicType(const void *send, void *recv, int inCount,
   int rc = MPI_SUCCESS;
   if (!inPlace)
     rc = in.start(send, inCount, type, info, true, false, comm);
-  if (!rc && (output || inPlace))
+  // A receive buffer that is not significant here still goes to MPI as a
+  // buffer (MPICH checks an exclusive scan's at rank 0), never written back.
+  const bool staged = output || inPlace || recv;
+  if (!rc && staged)
     rc = out.start(recv, inPlace ? inCount : outCount, type, info, inPlace,
                    output, comm);
   if (rc)
     return rc;
   rc = reduce(inPlace ? MPI_IN_PLACE : in.bytes(),
-              (output || inPlace) ? out.bytes() : nullptr, info.perElement);
+              staged ? out.bytes() : nullptr, info.perElement);
   if (rc)
     return rc;
   return out.finish(comm);
@@ -444,6 +447,13 @@ thread_local FastReduction fastReductions[static_cast<int>(Coll::Count)]
                                          [fastWays];
 thread_local unsigned fastNext[static_cast<int>(Coll::Count)];
 
+/// Whether `rank`'s receive buffer is significant: a reduce's at its root
+/// alone, an exclusive scan's everywhere but rank 0 (MPI 4.0 §6.11.2).
+bool hasOutput(Coll coll, int rank, int root) {
+  return coll == Coll::Reduce ? rank == root
+                              : coll != Coll::Exscan || rank != 0;
+}
+
 int reduction(Coll coll, const void *send, void *recv, int count,
               MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
               int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
@@ -456,7 +466,7 @@ int reduction(Coll coll, const void *send, void *recv, int count,
     int size = 0;
     PMPI_Comm_size(comm, &size);
     if (size == fast.size) {
-      const bool output = coll != Coll::Reduce || fast.rank == root;
+      const bool output = hasOutput(coll, fast.rank, root);
       Args a;
       a.send = send;
       a.recv = output || send == MPI_IN_PLACE ? recv : nullptr;
@@ -502,7 +512,7 @@ int reduction(Coll coll, const void *send, void *recv, int count,
       [&](const Candidate &k) {
         const bool inPlace = send == MPI_IN_PLACE;
         // Reduce: only the root's receive buffer is significant.
-        const bool output = coll != Coll::Reduce || c.rank == root;
+        const bool output = hasOutput(coll, c.rank, root);
         Buffers b;
         int rc = MPI_SUCCESS;
         if (!inPlace)
@@ -536,7 +546,7 @@ int reduction(Coll coll, const void *send, void *recv, int count,
         if (why == Reason::Invalid || why == Reason::Intercomm ||
             !asBasicType(type, op, basic))
           return theirs(send, recv, count, type, op, root, comm);
-        const bool output = coll != Coll::Reduce || c.rank == root;
+        const bool output = hasOutput(coll, c.rank, root);
         return reduceAsBasicType(
             send, recv, count, count, type, basic, output, comm,
             [&](const void *s, void *r, int per) {
@@ -571,9 +581,10 @@ int MPI_Scan(const void *send, void *recv, int count, MPI_Datatype type,
 
 int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type,
                MPI_Op op, MPI_Comm comm) {
-  return handOn(Coll::Exscan, Reason::NoSchedule, [&] {
-    return PMPI_Exscan(send, recv, count, type, op, comm);
-  });
+  return reduction(Coll::Exscan, send, recv, count, type, op, -1, comm,
+                   [](const void *s, void *r, int n, MPI_Datatype t, MPI_Op o,
+                      int,
+                      MPI_Comm cm) { return PMPI_Exscan(s, r, n, t, o, cm); });
 }
 
 namespace {

@@ -27,6 +27,7 @@ KINDS = {
     "scatter": ("Scatter", "COLLC_MPI_ROOTED"),
     "gather": ("Gather", "COLLC_MPI_ROOTED"),
     "scan": ("Scan", "COLLC_MPI_ALLREDUCE"),
+    "exscan": ("Exscan", "COLLC_MPI_ALLREDUCE"),
     "alltoall": ("Alltoall", "COLLC_MPI_BLOCKS"),
     # The runtime's direct exchange, sizes from the counts (sema makes every
     # message of such a schedule the sender's block for the receiver).

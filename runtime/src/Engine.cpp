@@ -212,6 +212,11 @@ bool Engine::missingBuffer() const {
   case Kind::Reduce:
     needsRecv = atRoot;
     break;
+  case Kind::Exscan:
+    // Rank 0's result is undefined (MPI 4.0 §6.11.2): its recvbuf matters
+    // only as the input of a call in place.
+    needsRecv = me != 0 || sendInPlace;
+    break;
   case Kind::Gather:
     needsSend = !(atRoot && sendInPlace);
     needsRecv = atRoot;
@@ -292,6 +297,7 @@ const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
   case Kind::Reduce:
   case Kind::Allreduce:
   case Kind::Scan:
+  case Kind::Exscan:
   case Kind::Shift:
   case Kind::Permute:
     return inPlace ? recv : send;
@@ -316,6 +322,7 @@ char *Engine::outputBlock(int64_t origin, int64_t dest) const {
   case Kind::Reduce:
   case Kind::Allreduce:
   case Kind::Scan:
+  case Kind::Exscan:
   case Kind::Shift:
   case Kind::Permute:
   case Kind::ReduceScatter:

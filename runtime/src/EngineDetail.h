@@ -65,6 +65,8 @@ inline const meaning::Conditions &meaningOf(Kind k) {
     return meaning::gather;
   case Kind::Scan:
     return meaning::scan;
+  case Kind::Exscan:
+    return meaning::exscan;
   case Kind::Alltoall:
     return meaning::alltoall;
   case Kind::Shift:

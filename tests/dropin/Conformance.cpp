@@ -178,14 +178,14 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   const int n = counts[pick(8)];
   const int root = pick(p);
   const bool inPlace = pick(3) == 0;
-  const int which = pick(14);
+  const int which = pick(15);
   char what[256];
   std::vector<char> a, b, ina, inb;
   auto alloc = [&](std::vector<char> &v, int elements) {
     v.assign(span(t, elements), 0);
   };
   const uint64_t seed = rng() ^ static_cast<uint64_t>(rank) * 7919u;
-  if (which <= 3) { // reductions
+  if (which <= 4) { // reductions
     const MPI_Op intOps[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND,
                              MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
     const MPI_Op floatOps[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
@@ -219,7 +219,8 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     }
     const void *sa = inPlace ? MPI_IN_PLACE : ina.data();
     const void *sb = inPlace ? MPI_IN_PLACE : inb.data();
-    const char *names[] = {"reduce", "allreduce", "scan", "reduce_scatter_block"};
+    const char *names[] = {"reduce", "allreduce", "scan",
+                           "reduce_scatter_block", "exscan"};
     std::snprintf(what, sizeof what,
                   "%s %s op (%s) of %d x %s, root %d, %s, %d ranks, #%d",
                   names[which], opName, "", cnt, t.name, root,
@@ -279,8 +280,16 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
         b.resize(span(t, cnt) - 64);
       }
       break;
+    case 4:
+      rc1 = MPI_Exscan(sa, a.data(), cnt, t.type, op, comm);
+      rc2 = PMPI_Exscan(sb, refOut, refCount, refType, op, comm);
+      break;
     }
-    if (!packedOut.empty() && !(which == 0 && rank != root)) {
+    // Rank 0's exclusive scan is undefined (MPI 4.0 §6.11.2).
+    const bool undefinedHere = which == 4 && rank == 0;
+    if (undefinedHere)
+      a = b;
+    if (!packedOut.empty() && !(which == 0 && rank != root) && !undefinedHere) {
       int at = 0;
       MPI_Unpack(packedOut.data(), static_cast<int>(packedOut.size()), &at,
                  b.data(), cnt, t.type, comm);
@@ -296,7 +305,7 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
                          "scatter",    "alltoall",  "reduce_scatter",
                          "allgatherv", "gatherv",   "scatterv",
                          "alltoallv"};
-  const int kind = which - 4;
+  const int kind = which - 5;
   std::snprintf(what, sizeof what, "%s of %d x %s, root %d, %s, %d ranks, #%d",
                 names[kind], n, t.name, root,
                 inPlace ? "in place" : "not in place", p, iteration);
@@ -627,6 +636,49 @@ int main(int argc, char **argv) {
     collc_mpi_counts(&after, &handed);
     if (first > before)
       check("every root's non-commutative reduce run by collc",
+            after - before == static_cast<unsigned long long>(calls),
+            MPI_COMM_WORLD, rank, nullptr);
+  }
+  {
+    // The exclusive scan of an operator that does not commute, in place and
+    // not, on the world and reversed: rank r gets in_0 * ... * in_{r-1} in
+    // that order. Where the library runs the first (an order-keeping
+    // schedule for this size), it runs them all.
+    static MPI_Op matrix = MPI_OP_NULL;
+    if (matrix == MPI_OP_NULL)
+      MPI_Op_create(matmul, 0, &matrix);
+    unsigned long long before = 0, first = 0, after = 0, handed = 0;
+    collc_mpi_counts(&before, &handed);
+    int calls = 0;
+    for (MPI_Comm comm : {MPI_COMM_WORLD, reversed})
+      for (bool inPlace : {false, true}) {
+        int me = 0;
+        MPI_Comm_rank(comm, &me);
+        std::vector<int> in(8), a(8, -1), b(8, -1);
+        for (size_t i = 0; i < in.size(); ++i)
+          in[i] =
+              static_cast<int>((static_cast<size_t>(me) * 5 + i * 3) % 7) - 3;
+        if (inPlace)
+          a = b = in;
+        int rc1 = MPI_Exscan(inPlace ? MPI_IN_PLACE : in.data(), a.data(), 8,
+                             MPI_INT, matrix, comm);
+        int rc2 = PMPI_Exscan(inPlace ? MPI_IN_PLACE : in.data(), b.data(), 8,
+                              MPI_INT, matrix, comm);
+        if (me == 0) // undefined there
+          a = b;
+        if (++calls == 1)
+          collc_mpi_counts(&first, &handed);
+        char what[128];
+        std::snprintf(what, sizeof what,
+                      "non-commutative exscan, %s, %d ranks%s",
+                      inPlace ? "in place" : "not in place", p,
+                      comm == reversed ? ", reversed" : "");
+        check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, comm,
+              rank, nullptr);
+      }
+    collc_mpi_counts(&after, &handed);
+    if (first > before)
+      check("every non-commutative exscan run by collc",
             after - before == static_cast<unsigned long long>(calls),
             MPI_COMM_WORLD, rank, nullptr);
   }

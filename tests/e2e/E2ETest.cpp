@@ -64,6 +64,7 @@ enum class Kind {
   Reduce,
   Allreduce,
   Scan,
+  Exscan,
   ReduceScatter,
   Allgather,
   Alltoall,
@@ -221,12 +222,16 @@ const Schedule schedules[] = {
   {"allreduce_scan", "tree_allreduce",           Kind::Allreduce,     erase(library::tree_allreduce),           cube1to3},
   {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3},
   {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8},
+  {"allreduce_scan", "hypercube_exscan",         Kind::Exscan,        erase(library::hypercube_exscan),         cube1to3},
+  {"allreduce_scan", "linear_exscan",            Kind::Exscan,        erase(library::linear_exscan),            ranks2to8},
   // runtime/mpi/ordered.coll: declared commutative: false, proved to fold in
   // rank order, so non-commutative operators run them.
   {"ordered",      "linear_reduce_ordered",      Kind::Reduce,        erase(library::linear_reduce_ordered),    ranks2to8,  0, 0, true},
   {"ordered",      "linear_scan_ordered",        Kind::Scan,          erase(library::linear_scan_ordered),      ranks2to8,  0, 0, true},
   {"ordered",      "hypercube_allreduce_ordered", Kind::Allreduce,    erase(library::hypercube_allreduce_ordered), cube1to3, 0, 0, true},
   {"ordered",      "hypercube_scan_ordered",     Kind::Scan,          erase(library::hypercube_scan_ordered),   cube1to3,   0, 0, true},
+  {"ordered",      "linear_exscan_ordered",      Kind::Exscan,        erase(library::linear_exscan_ordered),    ranks2to8,  0, 0, true},
+  {"ordered",      "hypercube_exscan_ordered",   Kind::Exscan,        erase(library::hypercube_exscan_ordered), cube1to3,   0, 0, true},
   {"alltoall",     "ring_alltoall",              Kind::Alltoall,      erase(library::ring_alltoall),            ranks2to8},
   {"alltoall",     "linear_alltoall",            Kind::Alltoall,      erase(library::linear_alltoall),          ranks2to8},
   {"alltoall",     "mesh_alltoall",              Kind::Alltoall,      erase(library::mesh_alltoall),            meshAB},
@@ -318,7 +323,7 @@ const Schedule schedules[] = {
 
 bool reduces(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce || k == Kind::Scan ||
-         k == Kind::ReduceScatter;
+         k == Kind::Exscan || k == Kind::ReduceScatter;
 }
 bool rooted(Kind k) {
   return k == Kind::Bcast || k == Kind::Reduce || k == Kind::Scatter ||
@@ -487,6 +492,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   case Kind::Reduce:
   case Kind::Allreduce:
   case Kind::Scan:
+  case Kind::Exscan:
   case Kind::ReduceScatter: {
     const int blocks = s.kind == Kind::ReduceScatter ? size : 1;
     Vec<T> mine(blocks * n);
@@ -510,9 +516,13 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
         MPI_Allreduce(mine.data(), want.data(), count, t, op, comm);
       else if (s.kind == Kind::Scan)
         MPI_Scan(mine.data(), want.data(), count, t, op, comm);
+      else if (s.kind == Kind::Exscan)
+        MPI_Exscan(mine.data(), want.data(), count, t, op, comm);
       else
         MPI_Reduce_scatter_block(mine.data(), want.data(), count, t, op, comm);
       got.resize(n);
+      if (s.kind == Kind::Exscan && rank == 0)
+        got = want; // undefined at rank 0 (MPI 4.0 §6.11.2)
     }
     break;
   }
@@ -825,6 +835,7 @@ void runErrors(const Schedule &s) {
                                               t, MPI_SUM, root, MPI_COMM_WORLD);
     case Kind::Allreduce:
     case Kind::Scan:
+    case Kind::Exscan:
     case Kind::ReduceScatter:
       return reinterpret_cast<AllreduceFn>(s.fn)(buf.data(), buf.data() + size,
                                                  1, t, MPI_SUM, MPI_COMM_WORLD);

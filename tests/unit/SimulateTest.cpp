@@ -267,6 +267,31 @@ TEST(Semantics, AlltoallUniverseAndConditions) {
 // the engine: the facts derived from it, and the one block numbering all
 // three use (a block of the universe out of order, or a held block outside
 // it, would put the engine's data in another block's place).
+// An exclusive scan (MPI_Exscan): rank x must end with the fold of the
+// ranks before it, and rank 0, whose result MPI leaves undefined, with
+// nothing required; every rank starts with its own contribution.
+TEST(Semantics, ExscanRequiresTheRanksBeforeAndNothingAtRankZero) {
+  Collective coll;
+  coll.kind = CollectiveKind::Exscan;
+  coll.op = "sum";
+  auto sem = Semantics::make(coll, 4, 1);
+  ASSERT_TRUE(!!sem);
+  for (int64_t x = 0; x < 4; ++x) {
+    std::vector<Contributions> required, initial;
+    sem->required(
+        x, [&](IdRange, const Contributions &c) { required.push_back(c); });
+    sem->initial(
+        x, [&](IdRange, const Contributions &c) { initial.push_back(c); });
+    EXPECT_EQ(initial, std::vector<Contributions>{Contributions::single(x)});
+    if (x == 0)
+      EXPECT_TRUE(required.empty());
+    else
+      EXPECT_EQ(required,
+                std::vector<Contributions>{Contributions::range(0, x - 1)})
+          << "rank " << x;
+  }
+}
+
 TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
   const int64_t p = 5, root = 3;
   const std::vector<int64_t> pi = {2, 0, 4, 1, 3};
@@ -336,8 +361,9 @@ TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
   }
   EXPECT_EQ(rooted, (std::vector<std::string>{"broadcast", "reduce", "scatter",
                                               "gather"}));
-  EXPECT_EQ(reductions, (std::vector<std::string>{"reduce", "allreduce",
-                                                  "reduce_scatter", "scan"}));
+  EXPECT_EQ(reductions,
+            (std::vector<std::string>{"reduce", "allreduce", "reduce_scatter",
+                                      "scan", "exscan"}));
 }
 
 TEST(Semantics, ChunkIdRangesAndBoxesAreInverse) {

@@ -20,6 +20,7 @@
 //   scatter         root  root   each     every root    x     {o}
 //   gather          every x      root     root  each    root  {o}
 //   scan            every 0      0        every 0       0     {0..x}
+//   exscan          every 0      0        x > 0 0       0     {0..x-1}
 //   alltoall(v)     every x      each     every each    x     {o}
 //   shift, permute  every x      pi(o)    every pi^-1(x) x    {o}
 //
@@ -47,13 +48,18 @@ enum class Coord : unsigned char {
 };
 
 /// Which ranks a condition is about.
-enum class At : unsigned char { EveryRank, Root };
+enum class At : unsigned char {
+  EveryRank,
+  Root,
+  AfterFirst, // every rank but 0 (exscan: rank 0's result is undefined)
+};
 
 /// The contributions a required chunk must carry.
 enum class Carries : unsigned char {
   Origin,    // {o}: a copy of its origin's block
   EveryRank, // {0..p-1}: everyone's, folded
   Prefix,    // {0..x}: the ranks up to x's, folded (scan)
+  Before,    // {0..x-1}: the ranks before x, folded (exscan)
 };
 
 /// The chunks the ranks `at` hold: for each origin by `origin`, the dests
@@ -144,6 +150,9 @@ inline constexpr Conditions gather{{At::EveryRank, Coord::Self, Coord::Root},
 inline constexpr Conditions scan{{At::EveryRank, Coord::Zero, Coord::Zero},
                                  {At::EveryRank, Coord::Zero, Coord::Zero},
                                  Carries::Prefix};
+inline constexpr Conditions exscan{{At::EveryRank, Coord::Zero, Coord::Zero},
+                                   {At::AfterFirst, Coord::Zero, Coord::Zero},
+                                   Carries::Before};
 inline constexpr Conditions alltoall{{At::EveryRank, Coord::Self, Coord::Each},
                                      {At::EveryRank, Coord::Each, Coord::Self},
                                      Carries::Origin};
@@ -167,7 +176,8 @@ Frame(int64_t, int64_t, DestOf, OriginOf) -> Frame<DestOf, OriginOf>;
 /// one call per origin). None where `h` is about the root and x is not it.
 template <typename F, typename Fn>
 void forEachBlock(const Holding &h, int64_t x, const F &frame, Fn &&fn) {
-  if (h.at == At::Root && x != frame.root)
+  if ((h.at == At::Root && x != frame.root) ||
+      (h.at == At::AfterFirst && x == 0))
     return;
   auto value = [&](Coord c) -> int64_t {
     switch (c) {

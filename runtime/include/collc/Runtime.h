@@ -65,6 +65,7 @@ enum class Kind {
   Scatter,
   Gather,
   Scan,
+  Exscan,
   Alltoall,
   Shift,
   Permute,
