@@ -47,8 +47,8 @@ cl::SubCommand benchCommand("bench",
 cl::opt<std::string> benchCollective(
     "collective", cl::Required,
     cl::desc("Collective(s), comma-separated: broadcast, reduce, allreduce, "
-             "allgather, reduce_scatter, scatter, gather, scan, alltoall, "
-             "alltoallv, or 'all'"),
+             "allgather, reduce_scatter, scatter, gather, scan, exscan, "
+             "alltoall, alltoallv, or 'all'"),
     cl::value_desc("NAME"), cl::sub(benchCommand), cl::cat(category()));
 cl::opt<std::string> benchRanks("ranks",
                                 cl::desc("Rank count(s), comma-separated "
@@ -108,8 +108,9 @@ cl::opt<bool> benchCheckChoice(
     cl::sub(benchCommand), cl::cat(category()));
 
 const char *const allCollectives[] = {
-    "broadcast", "reduce", "allreduce", "allgather", "reduce_scatter",
-    "scatter",   "gather", "scan",      "alltoall",  "alltoallv"};
+    "broadcast",      "reduce",   "allreduce", "allgather",
+    "reduce_scatter", "scatter",  "gather",    "scan",
+    "exscan",         "alltoall", "alltoallv"};
 
 /// A library schedule coll_bench can run, priced for one rank count.
 struct Candidate {
@@ -383,7 +384,8 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
                     part.trim()) == std::end(allCollectives)) {
         errs << "collc: error: unknown collective '" << part.trim()
              << "'; expected one of broadcast, reduce, allreduce, allgather, "
-                "reduce_scatter, scatter, gather, scan, alltoall, alltoallv "
+                "reduce_scatter, scatter, gather, scan, exscan, alltoall, "
+                "alltoallv "
                 "or all\n";
         return std::nullopt;
       }
