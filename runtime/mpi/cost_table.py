@@ -78,7 +78,7 @@ def main():
         return found
 
     # One `collc cost` per size and core at once; the rows in size order.
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+    with concurrent.futures.ThreadPoolExecutor(len(os.sched_getaffinity(0))) as pool:
         priced_sizes = list(pool.map(price_all, sorted(set(sizes))))
     for p, found in zip(sorted(set(sizes)), priced_sizes):
         for name in names:

@@ -261,12 +261,6 @@ TEST(Semantics, AlltoallUniverseAndConditions) {
   EXPECT_EQ(req[7], "(origin 3, dest 2, index 1){3}");
 }
 
-// Every id range splits into boxes that cover exactly its ids, in order, for
-// each shape of universe (free, fixed and shifted dests).
-// collc/Meaning.h's table, read by the simulator, the induction prover and
-// the engine: the facts derived from it, and the one block numbering all
-// three use (a block of the universe out of order, or a held block outside
-// it, would put the engine's data in another block's place).
 // An exclusive scan (MPI_Exscan): rank x must end with the fold of the
 // ranks before it, and rank 0, whose result MPI leaves undefined, with
 // nothing required; every rank starts with its own contribution.
@@ -292,6 +286,10 @@ TEST(Semantics, ExscanRequiresTheRanksBeforeAndNothingAtRankZero) {
   }
 }
 
+// collc/Meaning.h's table, read by the simulator, the induction prover and
+// the engine: the facts derived from it, and the one block numbering all
+// three use (a block of the universe out of order, or a held block outside
+// it, would put the engine's data in another block's place).
 TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
   const int64_t p = 5, root = 3;
   const std::vector<int64_t> pi = {2, 0, 4, 1, 3};
