@@ -836,7 +836,9 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
                                   def.loc),
              spanningTreeAlgorithm);
   // A scan runs along the ranks in order, over the graph's routes.
-  if (graph && def.collective.kind == CollectiveKind::Scan &&
+  if (graph &&
+      (def.collective.kind == CollectiveKind::Scan ||
+       def.collective.kind == CollectiveKind::Exscan) &&
       (automatic || def.algorithm == chainScanAlgorithm))
     addBuilt(chainScanSchedule(def.name, def.collective, def.topology,
                                def.loc),

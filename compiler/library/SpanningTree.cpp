@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 using namespace collc;
@@ -278,14 +279,48 @@ library::directExchangeSchedule(const std::string &name,
 llvm::Expected<ir::Schedule>
 library::chainScanSchedule(const std::string &name, const ir::Collective &want,
                            const Topology &graph, llvm::SMLoc loc) {
-  if (graph.kind() != TopologyKind::Graph || want.kind != CollectiveKind::Scan)
+  const bool exclusive = want.kind == CollectiveKind::Exscan;
+  if (graph.kind() != TopologyKind::Graph ||
+      (want.kind != CollectiveKind::Scan && !exclusive))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the chain is a scan on a graph");
   ir::Schedule s = builtSchedule(name, chainScanAlgorithm, want, graph, loc);
-  for (int64_t k = 1; k < graph.numRanks(); ++k) {
+  const int64_t p = graph.numRanks();
+  for (int64_t k = 1; k < p; ++k) {
     ir::Step step;
     step.rules.push_back(transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
     s.body.push_back(std::move(step));
+  }
+  // An exclusive scan: each prefix then copied one rank up, over the
+  // receiver's own (the library's linear_exscan). Each copy goes into the
+  // first step whose routes share no channel with its own (one step where
+  // the ranks lie on a path), and rank k must send its prefix up no later
+  // than its own is replaced: so from the top down, each copy in the step
+  // of the one above it or later.
+  if (exclusive) {
+    std::vector<std::set<Channel>> used;
+    std::vector<ir::Step> steps;
+    llvm::SmallVector<Channel, 8> route;
+    size_t above = 0;
+    for (int64_t k = p - 1; k >= 1; --k) {
+      route.clear();
+      graph.route(k - 1, k, route);
+      size_t at = above;
+      while (at < used.size() && llvm::any_of(route, [&](const Channel &c) {
+               return used[at].count(c) != 0;
+             }))
+        ++at;
+      if (at == used.size()) {
+        used.emplace_back();
+        steps.emplace_back();
+      }
+      used[at].insert(route.begin(), route.end());
+      above = at;
+      steps[at].rules.push_back(
+          transfer(k - 1, k, nullptr, ir::TransferMode::Copy));
+    }
+    for (ir::Step &step : steps)
+      s.body.push_back(std::move(step));
   }
   return s;
 }

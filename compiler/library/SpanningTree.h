@@ -47,7 +47,8 @@ llvm::Expected<ir::Schedule> spanningTreeSchedule(const std::string &name,
 /// The linear array's scan (000 §4.3, `using linear_array`) over the
 /// graph's routes: in step k rank k - 1 passes its prefix to rank k, which
 /// folds in its own, lower ranks first, so it keeps rank order (an
-/// operator that does not commute included). p - 1 steps of one message.
+/// operator that does not commute included). p - 1 steps of one message;
+/// an exclusive scan then copies each prefix one rank up, in one step.
 /// A tree's subtrees are not runs of consecutive ranks, so the spanning
 /// tree has no scan; this one is the graph's.
 llvm::Expected<ir::Schedule> chainScanSchedule(const std::string &name,
