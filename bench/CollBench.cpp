@@ -83,6 +83,7 @@ enum class Shape {
   Broadcast,     // recv is the buffer: root's input, everyone's output
   Reduce,        // send: 1 block; recv: 1 block at the root
   Allreduce,     // send: 1; recv: 1 everywhere (scan too)
+  Exscan,        // send: 1; recv: 1, undefined at rank 0
   Allgather,     // send: 1; recv: p
   ReduceScatter, // send: p; recv: 1
   Scatter,       // send: p at the root; recv: 1
@@ -179,7 +180,7 @@ const std::vector<Row> &rows() {
        COLLC_MPI_AND_PMPI(Scan, a.send, a.recv, a.count, a.type, a.op, a.comm),
        {{"hypercube_scan", "allreduce_scan.coll", COLLC_ALLRED(hypercube_scan), "recursive_doubling"},
         {"linear_scan", "allreduce_scan.coll", COLLC_ALLRED(linear_scan), "linear"}}},
-      {"exscan", "exscan", Shape::Allreduce,
+      {"exscan", "exscan", Shape::Exscan,
        COLLC_MPI_AND_PMPI(Exscan, a.send, a.recv, a.count, a.type, a.op, a.comm),
        {{"hypercube_exscan", "allreduce_scan.coll", COLLC_ALLRED(hypercube_exscan), "recursive_doubling"},
         {"linear_exscan", "allreduce_scan.coll", COLLC_ALLRED(linear_exscan), "linear"}}},
@@ -259,6 +260,7 @@ Buffers makeBuffers(Shape shape, size_t count, int root) {
   case Shape::Broadcast: sendBlocks = 0; break;
   case Shape::Reduce: outputHere = rank == root; break;
   case Shape::Allreduce: break;
+  case Shape::Exscan: outputHere = rank != 0; break;
   case Shape::Allgather: recvBlocks = p; break;
   case Shape::ReduceScatter: sendBlocks = p; break;
   case Shape::Scatter: sendBlocks = rank == root ? p : 0; break;
