@@ -804,7 +804,7 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
       if (fits.size() == before)
         rejected.push_back({s->name, why});
     }
-  // A schedule built for this graph: priced and proved here (a step whose
+  // A schedule built for this topology: priced and proved here (a step whose
   // messages share a link does not simulate correctly, and price() refuses
   // it, saying where), or the reason it is not.
   auto addBuilt = [&](llvm::Expected<ir::Schedule> built,
@@ -820,7 +820,7 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
     c.keepsProof = false;
     std::string why;
     std::optional<cost::ScheduleCost> priced =
-        price(c, model, {"", "it is built for this graph"}, why);
+        price(c, model, {"", "it is built for this topology"}, why);
     if (!priced) {
       rejected.push_back({c.source, why});
       return;
@@ -835,8 +835,10 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
     addBuilt(spanningTreeSchedule(def.name, def.collective, def.topology,
                                   def.loc),
              spanningTreeAlgorithm);
-  // A scan runs along the ranks in order, over the graph's routes.
-  if (graph &&
+  // A scan runs along the ranks in order, over the topology's routes: on a
+  // graph, and on any topology the library's scans do not run on (a mesh,
+  // a torus, a tree).
+  if ((graph || fits.empty()) &&
       (def.collective.kind == CollectiveKind::Scan ||
        def.collective.kind == CollectiveKind::Exscan) &&
       (automatic || def.algorithm == chainScanAlgorithm))
@@ -919,11 +921,11 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
 }
 
 std::string library::describe(const Choice &c) {
-  std::string out =
-      c.built ? "built for the graph"
-              : std::string(c.fromLibrary ? "from library schedule '"
-                                          : "from schedule '") +
-                    c.source + "'";
+  std::string out = c.built
+                        ? "built for this topology"
+                        : std::string(c.fromLibrary ? "from library schedule '"
+                                                    : "from schedule '") +
+                              c.source + "'";
   if (!c.schedule.algorithm.empty()) {
     out += " (" + c.schedule.algorithm;
     for (const AlgorithmInfo &a : knownAlgorithms())

@@ -280,10 +280,9 @@ llvm::Expected<ir::Schedule>
 library::chainScanSchedule(const std::string &name, const ir::Collective &want,
                            const Topology &graph, llvm::SMLoc loc) {
   const bool exclusive = want.kind == CollectiveKind::Exscan;
-  if (graph.kind() != TopologyKind::Graph ||
-      (want.kind != CollectiveKind::Scan && !exclusive))
+  if (want.kind != CollectiveKind::Scan && !exclusive)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the chain is a scan on a graph");
+                                   "the chain is a scan");
   ir::Schedule s = builtSchedule(name, chainScanAlgorithm, want, graph, loc);
   const int64_t p = graph.numRanks();
   for (int64_t k = 1; k < p; ++k) {

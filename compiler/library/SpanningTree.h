@@ -44,13 +44,14 @@ llvm::Expected<ir::Schedule> spanningTreeSchedule(const std::string &name,
                                                   const Topology &graph,
                                                   llvm::SMLoc loc);
 
-/// The linear array's scan (000 §4.3, `using linear_array`) over the
-/// graph's routes: in step k rank k - 1 passes its prefix to rank k, which
-/// folds in its own, lower ranks first, so it keeps rank order (an
-/// operator that does not commute included). p - 1 steps of one message;
-/// an exclusive scan then copies each prefix one rank up, in one step.
-/// A tree's subtrees are not runs of consecutive ranks, so the spanning
-/// tree has no scan; this one is the graph's.
+/// The linear array's scan (000 §4.3, `using linear_array`) over any
+/// topology's routes (a graph's, or a mesh's, a torus's or a tree's, which
+/// the library's scans do not run on): in step k rank k - 1 passes its
+/// prefix to rank k, which folds in its own, lower ranks first, so it keeps
+/// rank order (an operator that does not commute included). p - 1 steps of
+/// one message; an exclusive scan then copies each prefix one rank up, in
+/// as few steps as keep those copies' routes apart. A tree's subtrees are
+/// not runs of consecutive ranks, so the spanning tree has no scan.
 llvm::Expected<ir::Schedule> chainScanSchedule(const std::string &name,
                                                const ir::Collective &want,
                                                const Topology &graph,
