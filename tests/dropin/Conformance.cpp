@@ -169,6 +169,34 @@ void check(const char *what, bool ok, MPI_Comm comm, int rank,
   }
 }
 
+/// Counts a series of calls the drop-in may run: where it runs the first by
+/// collc, it must run them all (the same choice for every root, every
+/// communicator, in place or not).
+struct AllOrNone {
+  unsigned long long before = 0, first = 0, handed = 0;
+  int calls = 0;
+  AllOrNone() { collc_mpi_counts(&before, &handed); }
+  void called() {
+    if (++calls == 1)
+      collc_mpi_counts(&first, &handed);
+  }
+  void check(const char *what, int rank) {
+    unsigned long long after = 0;
+    collc_mpi_counts(&after, &handed);
+    if (first > before)
+      ::check(what, after - before == static_cast<unsigned long long>(calls),
+              MPI_COMM_WORLD, rank, nullptr);
+  }
+};
+
+/// A user operator that does not commute: the product of 2 x 2 matrices.
+MPI_Op matrixOp() {
+  static MPI_Op matrix = MPI_OP_NULL;
+  if (matrix == MPI_OP_NULL)
+    MPI_Op_create(matmul, 0, &matrix);
+  return matrix;
+}
+
 void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
   int rank = 0, p = 0;
   MPI_Comm_rank(comm, &rank);
@@ -192,7 +220,7 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     static MPI_Op user[2] = {MPI_OP_NULL, MPI_OP_NULL};
     if (user[0] == MPI_OP_NULL) {
       MPI_Op_create(usersum, 1, &user[0]);
-      MPI_Op_create(matmul, 0, &user[1]);
+      user[1] = matrixOp();
     }
     MPI_Op op = t.floating ? floatOps[pick(4)] : intOps[pick(10)];
     const char *opName = "predefined";
@@ -601,12 +629,8 @@ int main(int argc, char **argv) {
     // and not, on the world and on the world reversed. Where the library
     // runs it to root 0 (an order-keeping reduce), it runs every root alike:
     // the reduce to rank 0, then a move.
-    static MPI_Op matrix = MPI_OP_NULL;
-    if (matrix == MPI_OP_NULL)
-      MPI_Op_create(matmul, 0, &matrix);
-    unsigned long long before = 0, first = 0, after = 0, handed = 0;
-    collc_mpi_counts(&before, &handed);
-    int calls = 0;
+    const MPI_Op matrix = matrixOp();
+    AllOrNone series;
     for (MPI_Comm comm : {MPI_COMM_WORLD, reversed})
       for (int root = 0; root < p; ++root)
         for (bool inPlace : {false, true}) {
@@ -623,8 +647,7 @@ int main(int argc, char **argv) {
                                MPI_INT, matrix, root, comm);
           int rc2 = PMPI_Reduce(ip ? MPI_IN_PLACE : in.data(), b.data(), 12,
                                 MPI_INT, matrix, root, comm);
-          if (++calls == 1)
-            collc_mpi_counts(&first, &handed);
+          series.called();
           char what[128];
           std::snprintf(what, sizeof what,
                         "non-commutative reduce to root %d, %s, %d ranks%s",
@@ -633,23 +656,15 @@ int main(int argc, char **argv) {
           check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, comm,
                 rank, nullptr);
         }
-    collc_mpi_counts(&after, &handed);
-    if (first > before)
-      check("every root's non-commutative reduce run by collc",
-            after - before == static_cast<unsigned long long>(calls),
-            MPI_COMM_WORLD, rank, nullptr);
+    series.check("every root's non-commutative reduce run by collc", rank);
   }
   {
     // The exclusive scan of an operator that does not commute, in place and
     // not, on the world and reversed: rank r gets in_0 * ... * in_{r-1} in
     // that order. Where the library runs the first (an order-keeping
     // schedule for this size), it runs them all.
-    static MPI_Op matrix = MPI_OP_NULL;
-    if (matrix == MPI_OP_NULL)
-      MPI_Op_create(matmul, 0, &matrix);
-    unsigned long long before = 0, first = 0, after = 0, handed = 0;
-    collc_mpi_counts(&before, &handed);
-    int calls = 0;
+    const MPI_Op matrix = matrixOp();
+    AllOrNone series;
     for (MPI_Comm comm : {MPI_COMM_WORLD, reversed})
       for (bool inPlace : {false, true}) {
         int me = 0;
@@ -666,8 +681,7 @@ int main(int argc, char **argv) {
                               MPI_INT, matrix, comm);
         if (me == 0) // undefined there
           a = b;
-        if (++calls == 1)
-          collc_mpi_counts(&first, &handed);
+        series.called();
         char what[128];
         std::snprintf(what, sizeof what,
                       "non-commutative exscan, %s, %d ranks%s",
@@ -676,11 +690,7 @@ int main(int argc, char **argv) {
         check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, comm,
               rank, nullptr);
       }
-    collc_mpi_counts(&after, &handed);
-    if (first > before)
-      check("every non-commutative exscan run by collc",
-            after - before == static_cast<unsigned long long>(calls),
-            MPI_COMM_WORLD, rank, nullptr);
+    series.check("every non-commutative exscan run by collc", rank);
     // Rank 0's receive buffer is not significant: it may be null.
     if (p >= 2) {
       int me = 0;
