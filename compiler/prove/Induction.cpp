@@ -1,5 +1,6 @@
 #include "prove/Induction.h"
 #include "prove/ExprToSmt.h"
+#include "prove/MeshRanks.h"
 #include "prove/Width.h"
 #include "smt/Solver.h"
 #include "smt/Term.h"
@@ -110,9 +111,14 @@ private:
     return tr.translate(e).defined && tr.nonzero(e);
   }
   Term var(const std::string &name) { return ctx.bitVecVar(name, width); }
+  /// A fresh rank; on a mesh or a torus made from its coordinates
+  /// (prove/MeshRanks.h).
+  Term rankVar(const std::string &name) {
+    return rankVariable(ctx, name, width, extents);
+  }
   Term isRank(const Term &t) { return sge(t, 0) && slt(t, p); }
   Chunk freshChunk() {
-    return {var("origin"), var("dest"), var("index")};
+    return {rankVar("origin"), rankVar("dest"), var("index")};
   }
   Term universe(const Chunk &c);
   /// Whether rank r holds chunk c by `h` (collc/Meaning.h); none: every
@@ -174,6 +180,8 @@ private:
   /// A mesh's or torus's extents, first dimension first, when a shift's
   /// destination is also stated in coordinates (see carried).
   std::vector<Term> radices;
+  /// A mesh's or a torus's extents, for rankVar.
+  std::vector<Term> extents;
   /// The coordinates of a shift's destination as mixed-radix addition: each
   /// of dest's digits is origin's plus the amount's plus the carry from the
   /// digit after it, mod the extent (row-major labels: the last coordinate
@@ -288,12 +296,9 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   shift = shiftNeverNegative ? srem(amount, p) : srem(srem(amount, p) + p, p);
   // A permutation reads r (its origin), p and the parameters.
   collectiveEnv = top.env;
-  const TopologyKind topology = schedule.topology.kind;
-  if (coll.kind == CollectiveKind::Shift && shiftNeverNegative &&
-      (topology == TopologyKind::Mesh || topology == TopologyKind::Torus) &&
-      schedule.topology.dims.size() >= 2)
-    for (const ExprRef &d : schedule.topology.dims)
-      radices.push_back(ExprToSmt(ctx, top.env).translate(*d).value);
+  extents = meshExtents(schedule.topology, top.env);
+  if (coll.kind == CollectiveKind::Shift && shiftNeverNegative)
+    radices = extents;
   for (const ir::TransferRule *rule : [&] {
          std::vector<const ir::TransferRule *> all;
          std::function<void(const std::vector<ir::BodyItem> &)> collect =
@@ -514,7 +519,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
       // the first piece of the root's.
       if (reduction)
         continue;
-      Term s = var("sender");
+      Term s = rankVar("sender");
       Chunk own{fixedOrigin ? ctx.bitVec(*fixedOrigin, width) : s,
                 fixedDest ? ctx.bitVec(*fixedDest, width) : s,
                 ctx.bitVec(0, width)};
@@ -528,7 +533,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
         return;
       continue;
     }
-    Term s = var("sender");
+    Term s = rankVar("sender");
     Chunk c = freshChunk();
     std::vector<Term> env = envAt(fr, &s, &c, nullptr);
     auto shown = chunkShown(c);
@@ -556,7 +561,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
       const Delivery &a = all[i], &b = all[j];
       if (a.buffer != b.buffer || failed())
         continue;
-      Term r = var("r"), s1 = var("sender"), s2 = var("sender");
+      Term r = rankVar("r"), s1 = rankVar("sender"), s2 = rankVar("sender");
       Chunk c = freshChunk();
       std::vector<Term> terms = {arrives(a, fr, st, s1, r, c, true),
                                  arrives(b, fr, st, s2, r, c, true)};
@@ -573,7 +578,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
                    fr, terms, shown);
         continue;
       }
-      Term f = var("contributor");
+      Term f = rankVar("contributor");
       terms.push_back(st[a.rule->fromBuffer].over(s1, c, f));
       terms.push_back(st[b.rule->fromBuffer].over(s2, c, f));
       shown.push_back({"contributor", f});
@@ -584,7 +589,7 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
     const Delivery &d = all[i];
     if (d.rule->mode != ir::TransferMode::Reduce || failed())
       continue;
-    Term r = var("r"), s = var("sender"), f = var("contributor");
+    Term r = rankVar("r"), s = rankVar("sender"), f = rankVar("contributor");
     Chunk c = freshChunk();
     auto shown = chunkShown(c);
     shown.insert(shown.begin(), {{"receiver", r}, {"sender", s}});
@@ -636,7 +641,7 @@ State Inductor::afterStep(const ir::Step &step, const Frame &fr,
                                    const Term *f) {
       std::vector<Term> any;
       for (const Delivery &d : ds) {
-        Term s = var("sender");
+        Term s = rankVar("sender");
         Term t = arrives(d, fr, st, s, r, c, true);
         if (f)
           t = t && st[d.rule->fromBuffer].over(s, c, *f);
@@ -745,7 +750,7 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
                      const std::string &claimsTooMuch,
                      const std::string &leavesOut) {
     for (const ir::Invariant &inv : loop.invariants) {
-      Term r = var("r"), f = var("contributor");
+      Term r = rankVar("r"), f = rankVar("contributor");
       Chunk c = freshChunk();
       auto shown = chunkShown(c);
       shown.insert(shown.begin(), {"rank", r});
@@ -819,7 +824,7 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
 }
 
 void Inductor::checkResult(const Frame &fr, const State &st) {
-  Term r = var("r"), f = var("contributor");
+  Term r = rankVar("r"), f = rankVar("contributor");
   Chunk c = freshChunk();
   auto shown = chunkShown(c);
   shown.insert(shown.begin(), {"rank", r});

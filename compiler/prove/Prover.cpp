@@ -1,5 +1,6 @@
 #include "prove/Prover.h"
 #include "prove/ExprToSmt.h"
+#include "prove/MeshRanks.h"
 #include "prove/Width.h"
 #include "smt/Solver.h"
 #include "smt/Term.h"
@@ -130,6 +131,7 @@ struct Prover::State {
     unsigned width = smt::DefaultWidth; // of every bit-vector in the query
     std::vector<Term> base; // slot terms shared by every send of the step
     Term p;
+    std::vector<Term> extents; // a mesh's or a torus's (prove/MeshRanks.h)
     std::vector<Term> paramVars;
     std::vector<Term> loopVars;
     std::vector<Term> paramAssumptions;
@@ -373,7 +375,7 @@ bool Prover::State::sendersNamed(const StepSite &site, unsigned k,
     evaluated.push_back(free);
   Frame f = frameFor(site, "", widthFor(site, false, evaluated));
   Send sender = sendFor(f, site, "");
-  Term receiver = ctx.bitVecVar("receiver", f.width);
+  Term receiver = rankVariable(ctx, "receiver", f.width, f.extents);
   std::vector<Term> env = f.base;
   env[ir::SlotRank] = receiver;
   ExprToSmt atReceiver(ctx, env);
@@ -485,6 +487,7 @@ Prover::State::Frame Prover::State::frameFor(const StepSite &site,
     f.paramAssumptions.push_back(sge(f.p, 1));
   }
   f.base[ir::SlotSize] = f.p;
+  f.extents = meshExtents(schedule->topology, f.base);
 
   // Loops, outermost first: each one's bounds over the variables outside it.
   std::vector<Term> undefined;
@@ -508,7 +511,7 @@ Prover::State::Send Prover::State::sendFor(const Frame &frame,
                                            llvm::StringRef tag) {
   Send s;
   std::vector<Term> env = frame.base;
-  s.rank = ctx.bitVecVar("r" + tag.str(), frame.width);
+  s.rank = rankVariable(ctx, "r" + tag.str(), frame.width, frame.extents);
   env[ir::SlotRank] = s.rank;
   s.assumptions.push_back(sge(s.rank, 0) && slt(s.rank, frame.p));
 
@@ -975,8 +978,8 @@ void Prover::State::buildPair(SiteQuery &q, Property property,
     return;
   }
   if (onRoute) {
-    q.from = ctx.bitVecVar("from", f.width);
-    q.to = ctx.bitVecVar("to", f.width);
+    q.from = rankVariable(ctx, "from", f.width, f.extents);
+    q.to = rankVariable(ctx, "to", f.width, f.extents);
     const Term &from = q.from, &to = q.to;
     query.push_back(channelIsReal(f, from, to));
     if (sendsToNeighbours(site)) {

@@ -193,6 +193,7 @@ private:
   llvm::DenseMap<const ir::TransferRule *, bool> warnedEmpty;
   llvm::DenseMap<const ir::TransferRule *, RulePlan> plans;
   std::optional<Counterexample> found[numProperties];
+  uint64_t work = 0; // select() calls: SimulateOptions::workLimit's unit
 
   // Ring (of at least 3 ranks) and linear array: routes are arcs, counted
   // with difference arrays (see route()).
@@ -319,6 +320,12 @@ llvm::Expected<SimulationResult> Simulator::run() {
       return err;
     result.maxLoad = std::max(result.maxLoad, stats.maxLoad);
     result.steps.push_back(std::move(stats));
+    result.work = work;
+    if (options.workLimit && work > options.workLimit &&
+        result.steps.size() < inst.steps.size()) {
+      result.unfinished = true;
+      return result;
+    }
     if (options.stopAtViolation &&
         llvm::any_of(found, [](const auto &f) { return f.has_value(); }))
       break;
@@ -398,6 +405,7 @@ bool Simulator::select(const RangePredicate &ranges, const Expr &predicate,
                        const Semantics::Box &box,
                        std::vector<int64_t> &env, std::vector<IdRange> &out,
                        std::pair<ChunkKey, ir::EvalResult> &failure) {
+  ++work;
   boxLo[ir::SlotOrigin] = box.oLo;
   boxHi[ir::SlotOrigin] = box.oHi;
   boxLo[ir::SlotDest] = box.dLo;

@@ -56,6 +56,25 @@ Term wrap(Context *ctx, Sort sort, const z3::expr &e) {
 Term bits(const Term &a, const z3::expr &e) {
   return Access::wrap(a.context(), Sort::BitVec, a.width(), e);
 }
+using Digits = collc::smt::detail::ContextImpl::Digits;
+/// What Context::knowDigits stated of `a`, in every radix.
+const std::vector<Digits> *digitsOf(const Term &a) {
+  if (a.constant())
+    return nullptr;
+  auto &digits = Access::implOf(*a.context()).digits;
+  auto it = digits.find(toZ3(a).id());
+  return it == digits.end() ? nullptr : &it->second;
+}
+/// ... in radix `b`.
+const Digits *digitsOf(const Term &a, const Term &b) {
+  const std::vector<Digits> *all = b.constant() ? nullptr : digitsOf(a);
+  if (!all)
+    return nullptr;
+  for (const Digits &d : *all)
+    if (toZ3(d.radix).id() == toZ3(b).id())
+      return &d;
+  return nullptr;
+}
 Term folded(const Term &a, int64_t v) {
   return a.context()->bitVec(v, a.width());
 }
@@ -68,6 +87,14 @@ Term folded(const Term &a, int64_t v) {
 
 Context::Context() : impl(std::make_unique<detail::ContextImpl>()) {}
 Context::~Context() = default;
+
+void Context::knowDigits(const Term &number, const Term &radix,
+                         const Term &high, const Term &low, bool canonical) {
+  if (number.constant() || radix.constant())
+    return; // folding divides constants already
+  impl->digits[toZ3(number).id()].push_back(
+      {number, radix, high, low, canonical});
+}
 
 Term Context::bitVec(int64_t v, unsigned width) {
   assert(width >= 1 && width <= 64 && "bit-vector width out of range");
@@ -149,6 +176,54 @@ std::string Term::print() const {
 
 namespace collc::smt {
 
+namespace {
+/// The digits of `sum` = `x` + `sign` * `addend` from those of x, where the
+/// addend is 1 or a radix of x: a neighbour's rank on a mesh, r + 1 or
+/// r + b, keeps its coordinates, so that (r + 1) % b is a comparison and
+/// not a divider. Each case is exact under bvsdiv's truncation, including
+/// a sum that falls below 0.
+void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
+  const std::vector<Digits> *all = digitsOf(x);
+  if (!all || sum.constant())
+    return;
+  Context &ctx = *sum.context();
+  const unsigned w = sum.width();
+  const Term zero = ctx.bitVec(0, w), one = ctx.bitVec(1, w);
+  // Copied: knowDigits below may grow the table that `all` points into.
+  const std::vector<Digits> sources = *all;
+  for (const Digits &d : sources) {
+    if (!d.canonical)
+      continue;
+    int step = 0; // +1 or -1: by one; +2 or -2: by the radix
+    if (auto c = addend.constant(); c && (*c == 1 || *c == -1))
+      step = static_cast<int>(*c) * sign;
+    else if (!addend.constant() && toZ3(addend).id() == toZ3(d.radix).id())
+      step = 2 * sign;
+    if (step == 1) {
+      Term carry = d.low + one == d.radix;
+      ctx.knowDigits(sum, d.radix, ite(carry, d.high + one, d.high),
+                     ite(carry, zero, d.low + one), true);
+    } else if (step == -1) {
+      // 0 - 1 = -1 is quotient 0, remainder -1, when the radix is not 1.
+      Term borrow = d.low == zero;
+      Term negative = borrow && d.high == zero && d.radix != one;
+      ctx.knowDigits(
+          sum, d.radix, ite(borrow && !negative, d.high - one, d.high),
+          ite(borrow, ite(negative, ctx.bitVec(-1, w), d.radix - one),
+              d.low - one),
+          false);
+    } else if (step == 2) {
+      ctx.knowDigits(sum, d.radix, d.high + one, d.low, true);
+    } else if (step == -2) {
+      // Below one radix a number of row 0 keeps quotient 0.
+      Term negative = d.high == zero && d.low != zero;
+      ctx.knowDigits(sum, d.radix, ite(negative, zero, d.high - one),
+                     ite(negative, d.low - d.radix, d.low), false);
+    }
+  }
+}
+} // namespace
+
 Term operator+(const Term &a, const Term &b) {
   assert(sameWidth(a, b));
   if (a.value && b.value)
@@ -157,7 +232,10 @@ Term operator+(const Term &a, const Term &b) {
     return b;
   if (b.value && *b.value == 0)
     return a;
-  return bits(a, toZ3(a) + toZ3(b));
+  Term sum = bits(a, toZ3(a) + toZ3(b));
+  carryDigits(sum, a, b, 1);
+  carryDigits(sum, b, a, 1);
+  return sum;
 }
 
 Term operator-(const Term &a, const Term &b) {
@@ -166,7 +244,9 @@ Term operator-(const Term &a, const Term &b) {
     return folded(a, s(u(*a.value) - u(*b.value)));
   if (b.value && *b.value == 0)
     return a;
-  return bits(a, toZ3(a) - toZ3(b));
+  Term difference = bits(a, toZ3(a) - toZ3(b));
+  carryDigits(difference, a, b, -1);
+  return difference;
 }
 
 Term operator*(const Term &a, const Term &b) {
@@ -195,6 +275,8 @@ Term sdiv(const Term &a, const Term &b) {
     return folded(a, foldSdiv(*a.value, *b.value, a.width()));
   if (b.value && *b.value == 1)
     return a;
+  if (const Digits *d = digitsOf(a, b))
+    return d->high;
   return bits(a, toZ3(a) / toZ3(b)); // z3++: bvsdiv
 }
 
@@ -202,6 +284,8 @@ Term srem(const Term &a, const Term &b) {
   assert(sameWidth(a, b));
   if (a.value && b.value)
     return folded(a, foldSrem(*a.value, *b.value));
+  if (const Digits *d = digitsOf(a, b))
+    return d->low;
   Term rem = bits(a, z3::srem(toZ3(a), toZ3(b)));
   if (b.value)
     return rem;

@@ -159,6 +159,17 @@ public:
   /// Number of variables made so far (for tests and statistics).
   unsigned numVars() const { return varCounter; }
 
+  /// States that sdiv and srem of `number` by `radix` are `high` and `low`
+  /// wherever the query's assumptions hold (which keep every radix
+  /// positive), so that a query asks for them with no divider circuit: a
+  /// rank of a mesh built from its coordinates (prove/MeshRanks.h) is
+  /// divided by a symbolic extent as a lookup. `canonical`: moreover 0 <=
+  /// `low` < `radix` and `high` >= 0, so that digits of the number plus 1
+  /// or plus the radix follow from these (operator+ and operator- carry
+  /// them).
+  void knowDigits(const Term &number, const Term &radix, const Term &high,
+                  const Term &low, bool canonical);
+
 private:
   friend struct detail::Access;
 

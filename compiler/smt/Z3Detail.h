@@ -6,6 +6,9 @@
 
 #include <z3++.h>
 
+#include <map>
+#include <vector>
+
 namespace collc::smt::detail {
 
 struct Ast {
@@ -14,6 +17,13 @@ struct Ast {
 
 struct ContextImpl {
   z3::context z3;
+  /// Context::knowDigits, by the Z3 id of the number, which each entry
+  /// holds so that Z3 cannot give the id to another term.
+  struct Digits {
+    Term number, radix, high, low;
+    bool canonical; // 0 <= low < radix and high >= 0
+  };
+  std::map<unsigned, std::vector<Digits>> digits;
 };
 
 struct Model {
@@ -29,6 +39,7 @@ struct Access {
   }
   static z3::expr toZ3(const Term &t);
   static z3::context &z3Of(Context &ctx) { return ctx.impl->z3; }
+  static ContextImpl &implOf(Context &ctx) { return *ctx.impl; }
 };
 
 } // namespace collc::smt::detail

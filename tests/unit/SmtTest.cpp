@@ -395,3 +395,58 @@ TEST(Smt, PrintShowsConstantsAndTerms) {
   EXPECT_NE((x + 1).print().find("bvadd"), std::string::npos);
   EXPECT_NE(x.print().find("rank"), std::string::npos);
 }
+
+// Context::knowDigits: sdiv and srem of a number built from its digits,
+// and of that number plus or minus 1 or its radix (a mesh rank's
+// neighbours), are the digits operator+ and operator- carry; Z3's own
+// bvsdiv and bvsrem of the same value must agree for every radix 1..32,
+// including sums that fall below zero. A wrong carry would let the prover
+// accept a schedule on a mesh that is wrong.
+TEST(Smt, DigitsAgreeWithDivision) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 12;
+  Term radix = ctx.bitVecVar("b", w), h = ctx.bitVecVar("h", w),
+       l0 = ctx.bitVecVar("l", w);
+  Term low = ite(sge(l0, 0) && slt(l0, radix), l0, ctx.bitVec(0, w));
+  Term x = h * radix + low;
+  ctx.knowDigits(x, radix, h, low, true);
+  Term one = ctx.bitVec(1, w);
+  std::vector<std::pair<std::string, Term>> numbers = {
+      {"x", x},
+      {"x + 1", x + one},
+      {"1 + x", one + x},
+      {"x - 1", x - one},
+      {"x + -1", x + ctx.bitVec(-1, w)},
+      {"x + b", x + radix},
+      {"b + x", radix + x},
+      {"x - b", x - radix},
+      {"x + 1 + 1", (x + one) + one},
+      {"x + 1 - b", (x + one) - radix},
+      {"x + b + 1", (x + radix) + one},
+      {"x + 1 - 1", (x + one) - one},
+      {"x - 1 + 1", (x - one) + one},
+      {"x - b + b", (x - radix) + radix},
+      {"x - 1 - 1", (x - one) - one},
+  };
+  std::vector<Term> range = {sge(radix, 1), sle(radix, 32), sge(h, 0),
+                             sle(h, 31)};
+  for (const auto &[text, y] : numbers) {
+    SCOPED_TRACE(text);
+    // A variable equal to y divides through Z3's own circuit.
+    Term same = ctx.bitVecVar("same", w);
+    std::vector<Term> query = range;
+    query.push_back(same == y);
+    query.push_back(sdiv(same, radix) != sdiv(y, radix) ||
+                    srem(same, radix) != srem(y, radix));
+    Result r = solver.check("digits", query, 0);
+    EXPECT_TRUE(r.isUnsat())
+        << (r.isSat() ? "b = " + std::to_string(r.value(radix)) +
+                            ", h = " + std::to_string(r.value(h)) +
+                            ", l = " + std::to_string(r.value(l0))
+                      : r.reason());
+  }
+  // The digits are used: x / b is h itself, with no division in it.
+  EXPECT_EQ(sdiv(x, radix).print(), h.print());
+  EXPECT_EQ(srem(x + radix, radix).print(), low.print());
+}
