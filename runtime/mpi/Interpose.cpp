@@ -434,12 +434,16 @@ int reduceThenMove(const Candidate &k, Args a, const Comm &c, int root,
   return got == resultBytes ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
 }
 
+/// A reduction call remembered with its decision. Zero-initialised, not
+/// MPI_COMM_NULL and the like (addresses in the MPI library under Open
+/// MPI), so the thread-local table needs no initialiser call at each use;
+/// an entry without a candidate matches nothing.
 struct FastReduction {
   uint64_t freed = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm comm{};
   int size = 0, rank = 0, count = -1, root = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Op op = MPI_OP_NULL;
+  MPI_Datatype type{};
+  MPI_Op op{};
   Choice choice;
 };
 constexpr unsigned fastWays = 4; // a program cycles through a few calls
@@ -460,8 +464,8 @@ int reduction(Coll coll, const void *send, void *recv, int count,
                             int, MPI_Comm)) {
   for (const FastReduction &fast : fastReductions[static_cast<int>(coll)]) {
     if (fast.comm != comm || fast.count != count || fast.type != type ||
-        fast.op != op || fast.root != root || fast.freed != commsFreed ||
-        reporting())
+        fast.op != op || fast.root != root || !fast.choice.candidate ||
+        fast.freed != commsFreed || reporting())
       continue;
     int size = 0;
     PMPI_Comm_size(comm, &size);
