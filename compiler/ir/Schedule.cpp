@@ -95,10 +95,14 @@ constexpr size_t maxCandidates = 8;
 
 /// Appends solutions s of `e`(s) == `target` (s read from slot r) as
 /// expressions over `target`, where the rank occurs once on the way down.
-void invert(const ExprRef &e, const ExprRef &target,
+void invert(const ExprRef &e, const ExprRef &target, bool sizeIsPowerOfTwo,
             std::vector<ExprRef> &out) {
   if (out.size() >= maxCandidates)
     return;
+  auto recurse = [sizeIsPowerOfTwo](const ExprRef &e, const ExprRef &target,
+                                    std::vector<ExprRef> &out) {
+    invert(e, target, sizeIsPowerOfTwo, out);
+  };
   auto has = [](const ExprRef &x) { return reads(*x, SlotRank); };
   auto bin = [](ExprOp op, const ExprRef &a, const ExprRef &b) {
     return Expr::binary(op, a, b);
@@ -115,18 +119,18 @@ void invert(const ExprRef &e, const ExprRef &target,
     if (has(a) == has(b))
       return;
     if (e->op == ExprOp::BitXor)
-      return invert(has(a) ? a : b, bin(ExprOp::BitXor, target, has(a) ? b : a),
-                    out);
+      return recurse(has(a) ? a : b,
+                     bin(ExprOp::BitXor, target, has(a) ? b : a), out);
     if (e->op == ExprOp::Add)
-      return invert(has(a) ? a : b, bin(ExprOp::Sub, target, has(a) ? b : a),
-                    out);
+      return recurse(has(a) ? a : b, bin(ExprOp::Sub, target, has(a) ? b : a),
+                     out);
     // a - b == t: a == t + b, or b == a - t.
-    return has(a) ? invert(a, bin(ExprOp::Add, target, b), out)
-                  : invert(b, bin(ExprOp::Sub, a, target), out);
+    return has(a) ? recurse(a, bin(ExprOp::Add, target, b), out)
+                  : recurse(b, bin(ExprOp::Sub, a, target), out);
   }
   case ExprOp::Neg:
   case ExprOp::BitNot:
-    return invert(e->args[0], Expr::unary(e->op, target), out);
+    return recurse(e->args[0], Expr::unary(e->op, target), out);
   case ExprOp::Mod: {
     // x % m == t for a rank plus an offset, x in 0 .. 2m - 1: x is t or
     // t + m. The sender is a rank, so where the first solution is one it
@@ -135,14 +139,24 @@ void invert(const ExprRef &e, const ExprRef &target,
     if (!has(x) || has(m))
       return;
     std::vector<ExprRef> low, high;
-    invert(x, target, low);
-    invert(x, bin(ExprOp::Add, target, m), high);
+    recurse(x, target, low);
+    // With m = p a power of two (a hypercube), the low bits of a sum, a
+    // difference or an exclusive or are those of its operands', so the one
+    // rank is the solution's low bits, whatever the offset (r + q with q
+    // beyond p too).
+    ExprRef size = Expr::var("p", SlotSize);
+    if (sizeIsPowerOfTwo && low.size() == 1 && m->op == ExprOp::Var &&
+        m->slot == SlotSize) {
+      out.push_back(bin(ExprOp::BitAnd, low[0],
+                        bin(ExprOp::Sub, size, Expr::constant(1))));
+      return;
+    }
+    recurse(x, bin(ExprOp::Add, target, m), high);
     if (low.size() != 1 || high.size() != 1) {
       out.insert(out.end(), low.begin(), low.end());
       out.insert(out.end(), high.begin(), high.end());
       return;
     }
-    ExprRef size = Expr::var("p", SlotSize);
     ExprRef isRank =
         bin(ExprOp::And, bin(ExprOp::Ge, low[0], Expr::constant(0)),
             bin(ExprOp::Lt, low[0], size));
@@ -150,8 +164,8 @@ void invert(const ExprRef &e, const ExprRef &target,
     return;
   }
   case ExprOp::Select:
-    invert(e->args[1], target, out);
-    invert(e->args[2], target, out);
+    recurse(e->args[1], target, out);
+    recurse(e->args[2], target, out);
     return;
   default:
     return;
@@ -179,12 +193,13 @@ void guardRanks(const ExprRef &guard, std::vector<ExprRef> &out) {
 
 } // namespace
 
-std::vector<ExprRef> collc::ir::sendersOf(const TransferRule &rule) {
+std::vector<ExprRef> collc::ir::sendersOf(const TransferRule &rule,
+                                          bool sizeIsPowerOfTwo) {
   std::vector<ExprRef> out(rule.senders.begin(), rule.senders.end());
   if (out.size() > maxCandidates)
     out.resize(maxCandidates);
   guardRanks(rule.guard, out);
-  invert(rule.peer, Expr::var("r", SlotRank), out);
+  invert(rule.peer, Expr::var("r", SlotRank), sizeIsPowerOfTwo, out);
   return out;
 }
 

@@ -152,7 +152,9 @@ struct TransferRule {
 /// expressions over r: rule.senders, the ranks a guard `r == e` fixes, and
 /// the solutions of peer == r where the rank occurs once in the peer. At most
 /// eight; a candidate need not send (the prover checks that it does).
-std::vector<ExprRef> sendersOf(const TransferRule &rule);
+/// `sizeIsPowerOfTwo` (a hypercube): `x % p` is solved for any offset.
+std::vector<ExprRef> sendersOf(const TransferRule &rule,
+                               bool sizeIsPowerOfTwo = false);
 
 /// Appends the conjuncts of `e` (its operands under `and`, nested or not)
 /// in evaluation order.

@@ -231,6 +231,10 @@ private:
     env[ir::SlotRank] = origin;
     return ExprToSmt(ctx, env).translate(*schedule.collective.permuteTo).value;
   }
+  /// A hypercube's: the peers' `% p` are solved for any offset (sendersOf).
+  bool sizeIsPowerOfTwo() const {
+    return schedule.topology.kind == TopologyKind::Hypercube;
+  }
   bool destFromOrigin() const {
     return ir::meaningOf(schedule.collective.kind).destFromOrigin();
   }
@@ -318,7 +322,7 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     if (!reduction && rule->mode == ir::TransferMode::Reduce)
       return "a " + ir::collectiveKindName(coll.kind).str() +
              " schedule that folds is checked by simulation only";
-    senders[rule] = ir::sendersOf(*rule);
+    senders[rule] = ir::sendersOf(*rule, sizeIsPowerOfTwo());
   }
   return std::nullopt;
 }
@@ -377,7 +381,7 @@ void Inductor::requireBody(WidthAnalysis &w,
         for (const ir::Delivery &d : rule.into)
           if (d.when)
             w.require(*d.when);
-        for (const ExprRef &c : ir::sendersOf(rule))
+        for (const ExprRef &c : ir::sendersOf(rule, sizeIsPowerOfTwo()))
           w.require(*c);
       }
       continue;
