@@ -75,6 +75,17 @@ const Digits *digitsOf(const Term &a, const Term &b) {
       return &d;
   return nullptr;
 }
+/// Whether `b` is 1 << x for some x (a hypercube's p = 2^d).
+bool isPowerOfTwo(const Term &b) {
+  if (b.constant())
+    return false;
+  z3::expr e = toZ3(b);
+  if (!e.is_app() || e.decl().decl_kind() != Z3_OP_BSHL)
+    return false;
+  z3::expr base = e.arg(0);
+  uint64_t one = 0;
+  return base.is_numeral_u64(one) && one == 1;
+}
 Term folded(const Term &a, int64_t v) {
   return a.context()->bitVec(v, a.width());
 }
@@ -286,6 +297,12 @@ Term srem(const Term &a, const Term &b) {
     return folded(a, foldSrem(*a.value, *b.value));
   if (const Digits *d = digitsOf(a, b))
     return d->low;
+  if (isPowerOfTwo(b)) {
+    // The low bits of |a| with a's sign, for every a and shift (1 << x
+    // that is 0 or the sign bit included): bvsrem's value, without a divider.
+    Term mask = b - 1, zero = a.context()->bitVec(0, a.width());
+    return ite(sge(a, zero), a & mask, -((-a) & mask));
+  }
   Term rem = bits(a, z3::srem(toZ3(a), toZ3(b)));
   if (b.value)
     return rem;

@@ -450,3 +450,22 @@ TEST(Smt, DigitsAgreeWithDivision) {
   EXPECT_EQ(sdiv(x, radix).print(), h.print());
   EXPECT_EQ(srem(x + radix, radix).print(), low.print());
 }
+
+// A remainder by 1 << x (a hypercube's p) is a mask, and agrees with Z3's
+// bvsrem for every dividend and every shift, 0 and the sign bit included.
+TEST(Smt, RemainderByAPowerOfTwoIsAMask) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 8;
+  Term a = ctx.bitVecVar("a", w), x = ctx.bitVecVar("x", w);
+  Term power = shl(ctx.bitVec(1, w), x);
+  // A variable equal to 1 << x divides through Z3's own circuit.
+  Term same = ctx.bitVecVar("same", w);
+  Result r =
+      solver.check("mask", {same == power, srem(a, same) != srem(a, power)}, 0);
+  EXPECT_TRUE(r.isUnsat()) << (r.isSat()
+                                   ? "a = " + std::to_string(r.value(a)) +
+                                         ", x = " + std::to_string(r.value(x))
+                                   : r.reason());
+  EXPECT_EQ(srem(a, power).print().find("bvsrem"), std::string::npos);
+}
