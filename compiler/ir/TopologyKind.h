@@ -23,6 +23,12 @@ enum class TopologyKind {
 
 llvm::StringRef topologyKindName(TopologyKind kind);
 
+/// Whether every member has a power of two ranks (a hypercube's 2^d), so
+/// that `x % p` is `x`'s low bits (ir::sendersOf).
+inline bool sizeIsPowerOfTwo(TopologyKind kind) {
+  return kind == TopologyKind::Hypercube;
+}
+
 /// Where the ranks sit. Natural: rank k is node k. Gray (hypercube only):
 /// rank k is node G(k) = k ^ (k >> 1), the binary-reflected Gray code, so
 /// ranks k and k + 1 (and p - 1 and 0) are neighbours: 000 §4.6.2 maps a

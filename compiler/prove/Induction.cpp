@@ -231,10 +231,6 @@ private:
     env[ir::SlotRank] = origin;
     return ExprToSmt(ctx, env).translate(*schedule.collective.permuteTo).value;
   }
-  /// A hypercube's: the peers' `% p` are solved for any offset (sendersOf).
-  bool sizeIsPowerOfTwo() const {
-    return schedule.topology.kind == TopologyKind::Hypercube;
-  }
   bool destFromOrigin() const {
     return ir::meaningOf(schedule.collective.kind).destFromOrigin();
   }
@@ -322,7 +318,8 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     if (!reduction && rule->mode == ir::TransferMode::Reduce)
       return "a " + ir::collectiveKindName(coll.kind).str() +
              " schedule that folds is checked by simulation only";
-    senders[rule] = ir::sendersOf(*rule, sizeIsPowerOfTwo());
+    senders[rule] =
+        ir::sendersOf(*rule, sizeIsPowerOfTwo(schedule.topology.kind));
   }
   return std::nullopt;
 }
@@ -381,7 +378,8 @@ void Inductor::requireBody(WidthAnalysis &w,
         for (const ir::Delivery &d : rule.into)
           if (d.when)
             w.require(*d.when);
-        for (const ExprRef &c : ir::sendersOf(rule, sizeIsPowerOfTwo()))
+        for (const ExprRef &c :
+             ir::sendersOf(rule, sizeIsPowerOfTwo(schedule.topology.kind)))
           w.require(*c);
       }
       continue;

@@ -354,8 +354,8 @@ Prover::namedSenders() {
   for (const StepSite &site : state->sites)
     for (unsigned k = 0; k < site.step->rules.size(); ++k) {
       const ir::TransferRule &rule = site.step->rules[k];
-      std::vector<ExprRef> candidates = ir::sendersOf(
-          rule, state->schedule->topology.kind == TopologyKind::Hypercube);
+      std::vector<ExprRef> candidates =
+          ir::sendersOf(rule, sizeIsPowerOfTwo(state->schedule->topology.kind));
       if (!candidates.empty() && state->sendersNamed(site, k, candidates))
         named[&rule] = std::move(candidates);
     }
