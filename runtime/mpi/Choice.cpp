@@ -1,12 +1,16 @@
 #include "Choice.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -204,13 +208,111 @@ Settings &settings() {
 
 } // namespace
 
-/// Each collective's calls at this rank, by schedule and by reason.
+namespace {
+
+constexpr int collCount = static_cast<int>(Coll::Count);
+constexpr int reasonCount = static_cast<int>(Reason::Count);
+
+/// One collective's calls at one thread, by schedule and by reason, and
+/// their time. Only its thread writes it, so a call adds without a lock or
+/// a locked instruction; the report may read it at any time.
 struct Tally {
-  std::vector<uint64_t> bySchedule; // by candidate, sized at the first call
-  uint64_t byReason[static_cast<int>(Reason::Count)] = {};
+  std::unique_ptr<std::atomic<uint64_t>[]> bySchedule {
+    new std::atomic<uint64_t>[ static_cast<size_t>(candidateCount) ]()
+  };
+  std::atomic<uint64_t> byReason[reasonCount] = {};
+  std::atomic<double> collcSeconds{0}, mpiSeconds{0};
+};
+using Tallies = std::array<Tally, collCount>;
+
+template <typename T> void add(std::atomic<T> &to, T n) {
+  to.store(to.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+/// Every thread counts in its own tallies (MPI_THREAD_MULTIPLE: two
+/// threads may call collectives at once); those of a thread that ended
+/// are folded into `ended` and its block kept for the next thread.
+struct Registry {
+  std::mutex lock;
+  std::vector<Tallies *> live, spare;
+  Tallies ended;
+};
+Registry &registry() {
+  static Registry &r = *new Registry; // threads may end during exit
+  return r;
+}
+thread_local Tallies *mine = nullptr; // constant-initialised: no TLS guard
+
+void fold(Tallies &from, Tallies &into) {
+  for (int c = 0; c < collCount; ++c) {
+    Tally &f = from[c], &t = into[c];
+    for (int i = 0; i < candidateCount; ++i)
+      add(t.bySchedule[i], f.bySchedule[i].exchange(0));
+    for (int i = 0; i < reasonCount; ++i)
+      add(t.byReason[i], f.byReason[i].exchange(0));
+    add(t.collcSeconds, f.collcSeconds.exchange(0));
+    add(t.mpiSeconds, f.mpiSeconds.exchange(0));
+  }
+}
+
+/// At the thread's end its counts join `ended`.
+struct Leaver {
+  ~Leaver() {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> hold(r.lock);
+    fold(*mine, r.ended);
+    std::erase(r.live, mine);
+    r.spare.push_back(mine);
+    mine = nullptr;
+  }
+};
+
+Tallies &enrol() {
+  thread_local Leaver leaver; // constructed here, on the thread's first call
+  (void)leaver;
+  Registry &r = registry();
+  std::lock_guard<std::mutex> hold(r.lock);
+  if (r.spare.empty()) {
+    mine = new Tallies;
+  } else {
+    mine = r.spare.back();
+    r.spare.pop_back();
+  }
+  r.live.push_back(mine);
+  return *mine;
+}
+
+/// One collective's calls at this rank, all threads together.
+struct Totals {
+  std::vector<uint64_t> bySchedule;
+  uint64_t byReason[reasonCount] = {};
   double collcSeconds = 0, mpiSeconds = 0;
 };
-Tally tallies[static_cast<int>(Coll::Count)];
+
+std::vector<Totals> totals() {
+  std::vector<Totals> all(collCount);
+  for (Totals &t : all)
+    t.bySchedule.resize(static_cast<size_t>(candidateCount));
+  Registry &r = registry();
+  std::lock_guard<std::mutex> hold(r.lock);
+  std::vector<Tallies *> blocks = r.live;
+  blocks.push_back(&r.ended);
+  for (Tallies *b : blocks)
+    for (int c = 0; c < collCount; ++c) {
+      const Tally &f = (*b)[c];
+      Totals &t = all[static_cast<size_t>(c)];
+      for (int i = 0; i < candidateCount; ++i)
+        t.bySchedule[static_cast<size_t>(i)] +=
+            f.bySchedule[i].load(std::memory_order_relaxed);
+      for (int i = 0; i < reasonCount; ++i)
+        t.byReason[i] += f.byReason[i].load(std::memory_order_relaxed);
+      t.collcSeconds += f.collcSeconds.load(std::memory_order_relaxed);
+      t.mpiSeconds += f.mpiSeconds.load(std::memory_order_relaxed);
+    }
+  return all;
+}
+
+} // namespace
 
 const char *collName(Coll c) {
   static const char *const names[] = {
@@ -312,15 +414,15 @@ Choice chooseAnew(Coll coll, int ranks, int64_t bytes, bool ordered) {
 bool reporting() { return settings().report; }
 
 void count(Coll coll, const Choice &choice, double seconds) {
-  Tally &t = tallies[static_cast<int>(coll)];
+  Tally &t = (mine ? *mine : enrol())[static_cast<size_t>(coll)];
   if (choice.candidate) {
-    if (t.bySchedule.empty())
-      t.bySchedule.resize(static_cast<size_t>(candidateCount));
-    t.bySchedule[static_cast<size_t>(choice.candidate - candidates)] += 1;
-    t.collcSeconds += seconds;
+    add(t.bySchedule[choice.candidate - candidates], uint64_t{1});
+    if (seconds)
+      add(t.collcSeconds, seconds);
   } else {
-    t.byReason[static_cast<int>(choice.reason)] += 1;
-    t.mpiSeconds += seconds;
+    add(t.byReason[static_cast<int>(choice.reason)], uint64_t{1});
+    if (seconds)
+      add(t.mpiSeconds, seconds);
   }
 }
 
@@ -331,7 +433,7 @@ void count(Coll coll, const Choice &choice, double seconds) {
 extern "C" void collc_mpi_counts(unsigned long long *collc,
                                  unsigned long long *mpi) {
   unsigned long long ours = 0, theirs = 0;
-  for (const collc::mpi::Tally &t : collc::mpi::tallies) {
+  for (const collc::mpi::Totals &t : collc::mpi::totals()) {
     for (uint64_t c : t.bySchedule)
       ours += c;
     for (uint64_t c : t.byReason)
@@ -352,9 +454,9 @@ void printReport() {
   // Calls summed over ranks, times the slowest rank's.
   std::vector<unsigned long long> calls, callsSum;
   std::vector<double> times, timesMax;
-  for (const Tally &t : tallies) {
-    for (int i = 0; i < candidateCount; ++i)
-      calls.push_back(t.bySchedule.empty() ? 0 : t.bySchedule[static_cast<size_t>(i)]);
+  for (const Totals &t : totals()) {
+    for (uint64_t c : t.bySchedule)
+      calls.push_back(c);
     for (uint64_t c : t.byReason)
       calls.push_back(c);
     times.push_back(t.collcSeconds);

@@ -515,7 +515,8 @@ int reduction(Coll coll, const void *send, void *recv, int count,
       coll, choice,
       [&](const Candidate &k) {
         const bool inPlace = send == MPI_IN_PLACE;
-        // Reduce: only the root's receive buffer is significant.
+        // A reduce's receive buffer is significant at its root alone, an
+        // exclusive scan's everywhere but rank 0 (hasOutput).
         const bool output = hasOutput(coll, c.rank, root);
         Buffers b;
         int rc = MPI_SUCCESS;
