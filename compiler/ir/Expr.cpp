@@ -132,6 +132,8 @@ EvalResult collc::ir::evaluate(const Expr &e, llvm::ArrayRef<int64_t> env) {
       return {~a.value};
     case ExprOp::Not:
       return {a.value == 0};
+    case ExprOp::CeilLog2:
+      return {ceilLog2(a.value)};
     default:
       llvm_unreachable("not a unary operator");
     }
@@ -251,6 +253,8 @@ int precedence(ExprOp op) {
   case ExprOp::BitNot:
   case ExprOp::Not:
     return 12;
+  case ExprOp::CeilLog2: // printed as a call
+    return 13;
   default:
     return 13;
   }
@@ -329,6 +333,9 @@ public:
         fn = "std::" + fn + "<int64_t>";
       return fn + "(" + print(*e.args[0], 0) + ", " + print(*e.args[1], 0) + ")";
     }
+    case ExprOp::CeilLog2:
+      return std::string(cpp ? "collc_ceil_log2" : "ceil_log2") + "(" +
+             print(*e.args[0], 0) + ")";
     case ExprOp::BitReverse:
       return std::string(cpp ? "collc_bitreverse" : "bitreverse") + "(" +
              print(*e.args[0], 0) + ", " + print(*e.args[1], 0) + ")";

@@ -31,6 +31,9 @@ enum class ExprOp {
   Neg,
   BitNot,
   Not,
+  /// ceil_log2(x): the least k >= 0 with 2^k >= x (0 for x <= 1): the
+  /// steps of a recursive doubling over x ranks, the bits of x - 1.
+  CeilLog2,
   // binary arithmetic and bitwise
   Add,
   Sub,
@@ -61,6 +64,12 @@ enum class ExprOp {
   // cond ? a : b
   Select,
 };
+
+/// ceil_log2(x) as evaluate() computes it (collc_ceil_log2 in the emitted
+/// code); non-decreasing, so an interval maps to its ends' values.
+inline int64_t ceilLog2(int64_t x) {
+  return x <= 1 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(x - 1));
+}
 
 struct Expr;
 using ExprRef = std::shared_ptr<const Expr>;

@@ -137,6 +137,16 @@ ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
     case ExprOp::Not:
       r = fromBool(!test(a));
       break;
+    case ExprOp::CeilLog2: {
+      // The powers of two below x, counted: each fits the width (x does,
+      // prove/Width.h), and a negative x exceeds none.
+      r = {zero, yes, {}};
+      for (unsigned j = 0; j + 2 <= width; ++j)
+        r.value =
+            r.value +
+            ite(sgt(a.value, ctx.bitVec(int64_t(1) << j, width)), one, zero);
+      break;
+    }
     default:
       assert(false && "not a unary operator");
       r = {zero, ctx.boolean(false), {}};

@@ -248,6 +248,9 @@ Interval WidthAnalysis::visit(const ir::Expr &e) {
     case ExprOp::BitNot:
       out = {~x.hi, ~x.lo};
       break;
+    case ExprOp::CeilLog2:
+      out = {ir::ceilLog2(x.lo), ir::ceilLog2(x.hi)};
+      break;
     case ExprOp::Add:
       out = Interval::fromWide(Wide(x.lo) + y.lo, Wide(x.hi) + y.hi);
       break;

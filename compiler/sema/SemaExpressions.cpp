@@ -96,6 +96,17 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
       const ast::Call &call = c.get();
       if (std::optional<unsigned> arity = addressMapArity(call.function.name))
         return addressMap(call, *arity);
+      if (call.function.name == "ceil_log2") {
+        if (call.args.size() != 1) {
+          a.diags.error(locOf(call), "'ceil_log2' takes 1 argument",
+                        rangeOf(call));
+          return nullptr;
+        }
+        ExprRef x = a.lower(call.args[0], scope);
+        return x ? a.capDepth(ir::Expr::unary(ExprOp::CeilLog2, x, locOf(call)),
+                              call)
+                 : nullptr;
+      }
       std::optional<ExprOp> op;
       if (call.function.name == "min")
         op = ExprOp::Min;
@@ -104,8 +115,8 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
       if (!op) {
         a.diags.error(locOf(call.function),
                       "unknown function '" + call.function.name +
-                          "'; expected min, max, bitreverse, gray, "
-                          "gray_inverse, shuffle or subcube_invert",
+                          "'; expected min, max, ceil_log2, bitreverse, "
+                          "gray, gray_inverse, shuffle or subcube_invert",
                       rangeOf(call.function));
         return nullptr;
       }

@@ -322,6 +322,8 @@ ValueRange rangeOfOperator(ExprOp op, size_t arity, Operand operand) {
       return {~x.hi, ~x.lo, x.mayFail};
     case ExprOp::Not:
       return boolean(!x.isZero(), mayBeZero(x), x.mayFail);
+    case ExprOp::CeilLog2:
+      return {ir::ceilLog2(x.lo), ir::ceilLog2(x.hi), x.mayFail};
     default:
       llvm_unreachable("not a unary operator");
     }

@@ -18,6 +18,6 @@ inline constexpr ir::ExprOp binaryExprOps[] = {
     ir::ExprOp::Ge,        ir::ExprOp::And,    ir::ExprOp::Or,
     ir::ExprOp::BitReverse};
 inline constexpr ir::ExprOp unaryExprOps[] = {
-    ir::ExprOp::Neg, ir::ExprOp::BitNot, ir::ExprOp::Not};
+    ir::ExprOp::Neg, ir::ExprOp::BitNot, ir::ExprOp::Not, ir::ExprOp::CeilLog2};
 
 } // namespace collc::test

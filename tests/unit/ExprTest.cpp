@@ -43,6 +43,28 @@ TEST(Expr, ReversesTheLowBits) {
   EXPECT_EQ(printCpp(*e), "collc_bitreverse(r, int64_t(3))");
 }
 
+// ceil_log2(x): the steps of a recursive doubling over x ranks; the
+// emitted code's collc_ceil_log2 (collc/Runtime.h) is spelled the same.
+TEST(Expr, CeilLog2CountsTheDoublings) {
+  auto steps = [](int64_t x) {
+    return evaluate(*Expr::unary(ExprOp::CeilLog2, c(x)), {}).value;
+  };
+  EXPECT_EQ(steps(-5), 0);
+  EXPECT_EQ(steps(0), 0);
+  EXPECT_EQ(steps(1), 0);
+  EXPECT_EQ(steps(2), 1);
+  EXPECT_EQ(steps(3), 2);
+  EXPECT_EQ(steps(4), 2);
+  EXPECT_EQ(steps(5), 3);
+  EXPECT_EQ(steps(65536), 16);
+  EXPECT_EQ(steps(65537), 17);
+  EXPECT_EQ(steps(INT64_MAX), 63);
+  ExprRef e =
+      Expr::unary(ExprOp::CeilLog2, Expr::binary(ExprOp::Add, r(), c(1)));
+  EXPECT_EQ(print(*e), "ceil_log2(r + 1)");
+  EXPECT_EQ(printCpp(*e), "collc_ceil_log2(r + int64_t(1))");
+}
+
 TEST(Expr, PrintsSourceAndCpp) {
   // r ^ (1 << 2) == 0
   ExprRef e = Expr::binary(

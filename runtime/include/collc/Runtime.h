@@ -54,6 +54,11 @@ inline int64_t collc_bitreverse(int64_t x, int64_t n) {
   return static_cast<int64_t>(out);
 }
 
+/// The .coll language's `ceil_log2(x)`: the least k >= 0 with 2^k >= x.
+inline int64_t collc_ceil_log2(int64_t x) {
+  return x <= 1 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(x - 1));
+}
+
 namespace collc::rt {
 
 enum class Kind {
