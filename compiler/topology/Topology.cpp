@@ -670,6 +670,11 @@ ExprRef bitNot(ExprRef a) {
   return a->isConst() ? lit(~a->value) : Expr::unary(ExprOp::BitNot, a);
 }
 
+ExprRef ceilLog2(ExprRef a) {
+  return a->isConst() ? lit(ir::ceilLog2(a->value))
+                      : Expr::unary(ExprOp::CeilLog2, a);
+}
+
 ExprRef select(ExprRef c, ExprRef a, ExprRef b) {
   if (c->isConst())
     return c->value != 0 ? a : b;
@@ -755,22 +760,15 @@ ExprRef treeHeap(ExprRef x, ExprRef n) {
   return select(lt(x, n), add(n, x), add(sub(x, n), lit(1)));
 }
 
-/// The highest set bit of x >= 1: x smeared into every lower bit, less
-/// itself shifted by one.
-ExprRef highestBit(ExprRef x) {
-  ExprRef smeared = x;
-  for (int64_t k : {1, 2, 4, 8, 16, 32})
-    smeared = op(ExprOp::BitOr, smeared, op(ExprOp::Shr, smeared, lit(k)));
-  return op(ExprOp::BitXor, smeared, op(ExprOp::Shr, smeared, lit(1)));
-}
-
 /// The node at heap position x's depth on the way up from leaf position
 /// `leaf`, in a tree of n leaves (a power of two, all at one depth): x, at
-/// depth log2 hb(x), sits above the n / hb(x) leaves from x * (n / hb(x)),
-/// so the leaf's position divided by that span. x is the leaf or one of its
-/// ancestors (x covers the leaf) iff this is x.
+/// depth floor(log2 x) = ceil_log2(x + 1) - 1, sits above the leaves whose
+/// positions shifted right by log2 n - that depth are x. x is the leaf or
+/// one of its ancestors (x covers the leaf) iff this is x. Shifts, not a
+/// divider: the route's queries stay cheap at 2^16 leaves.
 ExprRef treeAncestorAtDepthOf(ExprRef x, ExprRef leaf, ExprRef n) {
-  return div(leaf, div(n, highestBit(x)));
+  ExprRef depth = sub(ceilLog2(add(x, lit(1))), lit(1));
+  return op(ExprOp::Shr, leaf, sub(ceilLog2(n), depth));
 }
 ExprRef treeCovers(ExprRef x, ExprRef leaf, ExprRef n) {
   return eq(treeAncestorAtDepthOf(x, leaf, n), x);

@@ -589,6 +589,13 @@ TEST(Symbolic, AgreesWithConcreteRoutingOverConstantDims) {
                          false);
 }
 
+// The tree's route names a node's depth by ceil_log2 and shifts, which only
+// holds for a power of two of leaves at one depth: every such size up to 32.
+TEST(Symbolic, TreeRoutesAgreeAtEveryHeight) {
+  for (int64_t leaves : {2, 4, 8, 16, 32})
+    expectSymbolicAgrees(build(TopologyKind::Tree, {leaves}), true);
+}
+
 TEST(Symbolic, FoldsToTheConcreteAnswerWithConstantOperands) {
   auto c = [](int64_t v) { return Expr::constant(v); };
   for (const Shape &shape :
