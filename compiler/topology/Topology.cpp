@@ -695,9 +695,15 @@ ExprRef either(ExprRef a, ExprRef b) { return op(ExprOp::Or, a, b); }
 
 /// (x + 1) mod n and x - a mod n for x, a in 0..n-1: no negative operand
 /// reaches `%`, so C's remainder is the mathematical one.
-ExprRef succMod(ExprRef x, ExprRef n) { return mod(add(x, lit(1)), n); }
+// x and a are positions 0 .. n - 1, so their sum or difference wraps at
+// most once: a comparison, not a divider.
+ExprRef succMod(ExprRef x, ExprRef n) {
+  ExprRef next = add(x, lit(1));
+  return select(lt(next, n), next, lit(0));
+}
 ExprRef diffMod(ExprRef x, ExprRef a, ExprRef n) {
-  return mod(add(sub(x, a), n), n);
+  ExprRef diff = sub(x, a);
+  return select(lt(diff, lit(0)), add(diff, n), diff);
 }
 
 /// One dimension of a torus (a ring of `n` positions): channel x -> y lies on
