@@ -27,12 +27,24 @@ Term prove::rankVariable(smt::Context &ctx, llvm::StringRef name,
     Term x = ctx.bitVecVar(name.str() + "." + std::to_string(axis), width);
     return ite(sge(x, 0) && slt(x, extents[axis]), x, ctx.bitVec(0, width));
   };
-  Term number = coordinate(0);
+  // prefixes[j]: the coordinates before axis j as a number; suffixes[j]
+  // and radices[j]: those from axis j on, and the product of their extents.
+  std::vector<Term> prefixes{coordinate(0)}, suffixes, radices;
   for (size_t axis = 1; axis < extents.size(); ++axis) {
     Term low = coordinate(axis);
-    Term next = number * extents[axis] + low;
-    ctx.knowDigits(next, extents[axis], number, low, true);
-    number = next;
+    Term next = prefixes.back() * extents[axis] + low;
+    // Every split of the coordinates, so that `r / (b * c)` on a mesh of
+    // a x b x c is the plane as `r / c` is the line.
+    for (size_t j = 1; j < axis; ++j) {
+      suffixes[j - 1] = suffixes[j - 1] * extents[axis] + low;
+      radices[j - 1] = radices[j - 1] * extents[axis];
+      ctx.knowDigits(next, radices[j - 1], prefixes[j - 1], suffixes[j - 1],
+                     true);
+    }
+    ctx.knowDigits(next, extents[axis], prefixes.back(), low, true);
+    suffixes.push_back(low);
+    radices.push_back(extents[axis]);
+    prefixes.push_back(next);
   }
-  return number;
+  return prefixes.back();
 }

@@ -189,10 +189,23 @@ namespace collc::smt {
 
 namespace {
 /// The digits of `sum` = `x` + `sign` * `addend` from those of x, where the
-/// addend is 1 or a radix of x: a neighbour's rank on a mesh, r + 1 or
-/// r + b, keeps its coordinates, so that (r + 1) % b is a comparison and
-/// not a divider. Each case is exact under bvsdiv's truncation, including
-/// a sum that falls below 0.
+/// addend is 1, a radix of x or a multiple of one: a neighbour's rank on a
+/// mesh, r + 1 or r + b, keeps its coordinates, so that (r + 1) % b is a
+/// comparison and not a divider. Each case is exact under bvsdiv's truncation,
+/// including a sum that falls below 0. m when `addend` is m * radix, in either
+/// order.
+std::optional<Term> multiplierOf(const Term &addend, const Term &radix) {
+  if (addend.constant() || radix.constant())
+    return std::nullopt;
+  const z3::expr &e = toZ3(addend);
+  if (!e.is_app() || e.decl().decl_kind() != Z3_OP_BMUL || e.num_args() != 2)
+    return std::nullopt;
+  for (unsigned k : {0u, 1u})
+    if (e.arg(k).id() == toZ3(radix).id())
+      return bits(addend, e.arg(1 - k));
+  return std::nullopt;
+}
+
 void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
   const std::vector<Digits> *all = digitsOf(x);
   if (!all || sum.constant())
@@ -229,6 +242,13 @@ void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
       // Below one radix a number of row 0 keeps quotient 0.
       Term negative = d.high == zero && d.low != zero;
       ctx.knowDigits(sum, d.radix, ite(negative, zero, d.high - one),
+                     ite(negative, d.low - d.radix, d.low), false);
+    } else if (std::optional<Term> m = multiplierOf(addend, d.radix)) {
+      // r +- m * b, m rows at once (a mesh's 2^i rows up or down): the
+      // quotient moves by m, and below 0 it truncates towards 0 as above.
+      Term high = sign > 0 ? d.high + *m : d.high - *m;
+      Term negative = slt(high, zero) && d.low != zero;
+      ctx.knowDigits(sum, d.radix, ite(negative, high + one, high),
                      ite(negative, d.low - d.radix, d.low), false);
     }
   }
@@ -270,6 +290,11 @@ Term operator*(const Term &a, const Term &b) {
     if (k->value && *k->value == 1)
       return *other;
   }
+  // One term for b * c and c * b, so that a radix a product names (a 3-D
+  // mesh's plane, Context::knowDigits) is found whichever way it was
+  // written.
+  if (!a.value && !b.value && toZ3(b).id() < toZ3(a).id())
+    return bits(a, toZ3(b) * toZ3(a));
   return bits(a, toZ3(a) * toZ3(b));
 }
 

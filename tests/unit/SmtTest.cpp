@@ -396,6 +396,28 @@ TEST(Smt, PrintShowsConstantsAndTerms) {
   EXPECT_NE(x.print().find("rank"), std::string::npos);
 }
 
+/// For each number, whether its quotient and remainder by `radix` are
+/// Z3's own (bvsdiv, bvsrem) under `range`: a variable equal to the number
+/// divides through Z3's circuit; a model is printed with `shown`'s values.
+void expectDivisionAgrees(Context &ctx, Solver &solver, const Term &radix,
+                          llvm::ArrayRef<std::pair<std::string, Term>> numbers,
+                          llvm::ArrayRef<Term> range,
+                          llvm::ArrayRef<std::pair<std::string, Term>> shown) {
+  for (const auto &[text, y] : numbers) {
+    SCOPED_TRACE(text);
+    Term same = ctx.bitVecVar("same", y.width());
+    std::vector<Term> query(range.begin(), range.end());
+    query.push_back(same == y);
+    query.push_back(sdiv(same, radix) != sdiv(y, radix) ||
+                    srem(same, radix) != srem(y, radix));
+    Result r = solver.check("digits", query, 0);
+    std::string model;
+    for (const auto &[name, t] : shown)
+      model += name + " = " + std::to_string(r.isSat() ? r.value(t) : 0) + " ";
+    EXPECT_TRUE(r.isUnsat()) << (r.isSat() ? model : r.reason());
+  }
+}
+
 // Context::knowDigits: sdiv and srem of a number built from its digits,
 // and of that number plus or minus 1 or its radix (a mesh rank's
 // neighbours), are the digits operator+ and operator- carry; Z3's own
@@ -429,26 +451,40 @@ TEST(Smt, DigitsAgreeWithDivision) {
       {"x - b + b", (x - radix) + radix},
       {"x - 1 - 1", (x - one) - one},
   };
-  std::vector<Term> range = {sge(radix, 1), sle(radix, 32), sge(h, 0),
-                             sle(h, 31)};
-  for (const auto &[text, y] : numbers) {
-    SCOPED_TRACE(text);
-    // A variable equal to y divides through Z3's own circuit.
-    Term same = ctx.bitVecVar("same", w);
-    std::vector<Term> query = range;
-    query.push_back(same == y);
-    query.push_back(sdiv(same, radix) != sdiv(y, radix) ||
-                    srem(same, radix) != srem(y, radix));
-    Result r = solver.check("digits", query, 0);
-    EXPECT_TRUE(r.isUnsat())
-        << (r.isSat() ? "b = " + std::to_string(r.value(radix)) +
-                            ", h = " + std::to_string(r.value(h)) +
-                            ", l = " + std::to_string(r.value(l0))
-                      : r.reason());
-  }
+  expectDivisionAgrees(ctx, solver, radix, numbers,
+                       {sge(radix, 1), sle(radix, 32), sge(h, 0), sle(h, 31)},
+                       {{"b", radix}, {"h", h}, {"l", l0}});
   // The digits are used: x / b is h itself, with no division in it.
   EXPECT_EQ(sdiv(x, radix).print(), h.print());
   EXPECT_EQ(srem(x + radix, radix).print(), low.print());
+}
+
+// The same for a number plus or minus a multiple of its radix, m * b of
+// either sign and in either order (a mesh's rank 2^i rows away, r - 2^i * b),
+// at a width where Z3's own multiplier and divider stay small.
+TEST(Smt, DigitsOfMultiplesOfTheRadixAgreeWithDivision) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 8;
+  Term radix = ctx.bitVecVar("b", w), h = ctx.bitVecVar("h", w),
+       l0 = ctx.bitVecVar("l", w), m = ctx.bitVecVar("m", w);
+  Term low = ite(sge(l0, 0) && slt(l0, radix), l0, ctx.bitVec(0, w));
+  Term x = h * radix + low;
+  ctx.knowDigits(x, radix, h, low, true);
+  Term one = ctx.bitVec(1, w);
+  std::vector<std::pair<std::string, Term>> numbers = {
+      {"x + m * b", x + m * radix},
+      {"x - m * b", x - m * radix},
+      {"x - b * m", x - radix * m},
+      {"m * b + x", m * radix + x},
+  };
+  // The digits are used: no divider in the remainder.
+  for (const auto &[text, y] : numbers)
+    EXPECT_EQ(srem(y, radix).print().find("bvsrem"), std::string::npos) << text;
+  expectDivisionAgrees(ctx, solver, radix, numbers,
+                       {sge(radix, 1), sle(radix, 8), sge(h, 0), sle(h, 7),
+                        sge(m, -7), sle(m, 7)},
+                       {{"b", radix}, {"h", h}, {"m", m}, {"l", l0}});
 }
 
 // A remainder by 1 << x (a hypercube's p) is a mask, and agrees with Z3's
