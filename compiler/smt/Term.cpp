@@ -188,12 +188,7 @@ std::string Term::print() const {
 namespace collc::smt {
 
 namespace {
-/// The digits of `sum` = `x` + `sign` * `addend` from those of x, where the
-/// addend is 1, a radix of x or a multiple of one: a neighbour's rank on a
-/// mesh, r + 1 or r + b, keeps its coordinates, so that (r + 1) % b is a
-/// comparison and not a divider. Each case is exact under bvsdiv's truncation,
-/// including a sum that falls below 0. m when `addend` is m * radix, in either
-/// order.
+/// m when `addend` is m * radix, in either order.
 std::optional<Term> multiplierOf(const Term &addend, const Term &radix) {
   if (addend.constant() || radix.constant())
     return std::nullopt;
@@ -206,6 +201,11 @@ std::optional<Term> multiplierOf(const Term &addend, const Term &radix) {
   return std::nullopt;
 }
 
+/// The digits of `sum` = `x` + `sign` * `addend` from those of x, where the
+/// addend is 1, a radix of x or a multiple of one: a neighbour's rank on a
+/// mesh, r + 1 or r + b, keeps its coordinates, so that (r + 1) % b is a
+/// comparison and not a divider. Each case is exact under bvsdiv's
+/// truncation, including a sum that falls below 0.
 void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
   const std::vector<Digits> *all = digitsOf(x);
   if (!all || sum.constant())

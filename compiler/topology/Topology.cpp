@@ -693,10 +693,8 @@ ExprRef le(ExprRef a, ExprRef b) { return op(ExprOp::Le, a, b); }
 ExprRef both(ExprRef a, ExprRef b) { return op(ExprOp::And, a, b); }
 ExprRef either(ExprRef a, ExprRef b) { return op(ExprOp::Or, a, b); }
 
-/// (x + 1) mod n and x - a mod n for x, a in 0..n-1: no negative operand
-/// reaches `%`, so C's remainder is the mathematical one.
-// x and a are positions 0 .. n - 1, so their sum or difference wraps at
-// most once: a comparison, not a divider.
+/// (x + 1) mod n and x - a mod n for x, a in 0..n-1: each wraps at most
+/// once, so a comparison does it, not a divider.
 ExprRef succMod(ExprRef x, ExprRef n) {
   ExprRef next = add(x, lit(1));
   return select(lt(next, n), next, lit(0));

@@ -471,7 +471,6 @@ TEST(Smt, DigitsOfMultiplesOfTheRadixAgreeWithDivision) {
   Term low = ite(sge(l0, 0) && slt(l0, radix), l0, ctx.bitVec(0, w));
   Term x = h * radix + low;
   ctx.knowDigits(x, radix, h, low, true);
-  Term one = ctx.bitVec(1, w);
   std::vector<std::pair<std::string, Term>> numbers = {
       {"x + m * b", x + m * radix},
       {"x - m * b", x - m * radix},
