@@ -139,9 +139,7 @@ std::string canonicalText(z3::context &z, llvm::ArrayRef<z3::expr> assertions) {
                 .try_emplace(Z3_get_func_decl_id(z, d),
                              static_cast<unsigned>(declared.size()))
                 .first->second;
-        const std::string name = d.name().str();
-        line = "declared " + std::to_string(n) + " " +
-               e.get_sort().to_string() + " " + name.substr(0, name.rfind('!'));
+        line = "declared " + std::to_string(n) + " " + e.get_sort().to_string();
       } else
         line = d.name().str();
       for (unsigned k = 0, n = Z3_get_decl_num_parameters(z, d); k < n; ++k)

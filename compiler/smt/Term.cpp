@@ -2,6 +2,7 @@
 #include "smt/Z3Detail.h"
 
 #include <cassert>
+#include <unordered_map>
 
 using namespace collc::smt;
 
@@ -52,6 +53,33 @@ Term wrap(Context *ctx, Sort sort, const z3::expr &e) {
   return Access::wrap(ctx, sort,
                       sort == Sort::Bool ? 0 : e.get_sort().bv_size(), e);
 }
+/// A hash of `e`'s structure that does not depend on what the context made
+/// before (as Z3's ids and hashes do: a fresh variable's name carries a
+/// count, "r!17"): a variable counts by its name up to the '!'.
+uint64_t shapeHash(const z3::expr &e,
+                   std::unordered_map<unsigned, uint64_t> &seen) {
+  if (auto it = seen.find(e.id()); it != seen.end())
+    return it->second;
+  uint64_t h = 0xcbf29ce484222325u; // FNV-1a over the node's words
+  auto mix = [&h](llvm::StringRef text) {
+    for (char c : text)
+      h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+    h = (h ^ 0xff) * 0x100000001b3u;
+  };
+  if (e.is_numeral()) {
+    mix(e.to_string());
+  } else if (e.is_app()) {
+    const std::string name = e.decl().name().str();
+    mix(llvm::StringRef(name).split('!').first);
+    for (unsigned i = 0; i < e.num_args(); ++i)
+      mix(std::to_string(shapeHash(e.arg(i), seen)));
+  }
+  if (e.is_bv())
+    mix(std::to_string(e.get_sort().bv_size()));
+  seen.emplace(e.id(), h);
+  return h;
+}
+
 /// A bit-vector result of `a`'s width.
 Term bits(const Term &a, const z3::expr &e) {
   return Access::wrap(a.context(), Sort::BitVec, a.width(), e);
@@ -292,9 +320,16 @@ Term operator*(const Term &a, const Term &b) {
   }
   // One term for b * c and c * b, so that a radix a product names (a 3-D
   // mesh's plane, Context::knowDigits) is found whichever way it was
-  // written.
-  if (!a.value && !b.value && toZ3(b).id() < toZ3(a).id())
-    return bits(a, toZ3(b) * toZ3(a));
+  // written. Ordered by shape, not by Z3's ids, which count what the
+  // context made before: a composite's query is then its part's, word for
+  // word (ProvedQueries).
+  std::unordered_map<unsigned, uint64_t> seen;
+  if (!a.value && !b.value) {
+    const uint64_t shapeA = shapeHash(toZ3(a), seen),
+                   shapeB = shapeHash(toZ3(b), seen);
+    if (shapeB < shapeA || (shapeB == shapeA && toZ3(b).id() < toZ3(a).id()))
+      return bits(a, toZ3(b) * toZ3(a));
+  }
   return bits(a, toZ3(a) * toZ3(b));
 }
 

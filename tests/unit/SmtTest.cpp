@@ -149,27 +149,34 @@ TEST(Smt, ProvedQueriesAnswerOnlyTheSameQuestion) {
   struct Asker {
     Context ctx;
     Solver solver{ctx};
-    Term x;
+    Term x, y;
     Result result;
     std::vector<Term> kept;
     // Terms built before the query (`history`: variables named as the
-    // query's, so they are numbered otherwise, and terms that use its
+    // query's, so they are numbered otherwise, its variables made in the
+    // other order, so Z3's ids order them otherwise, terms that use its
     // parts and stay alive, and a query solved before, after which Z3's
     // printing binds other terms with let) must not make it another
     // question.
     Asker(ProvedQueries &proved, unsigned width, int history = 0) {
       for (int i = 0; i < history; ++i)
         kept.push_back(ctx.bitVecVar("x", width) * ctx.bitVec(i + 3, width));
+      if (history)
+        y = ctx.bitVecVar("y", width);
       x = ctx.bitVecVar("x", width);
+      if (!history)
+        y = ctx.bitVecVar("y", width);
       Term twice = x + x;
       for (int i = 0; i < history; ++i)
         kept.push_back(twice * kept[static_cast<size_t>(i)]);
       if (history)
         (void)solver.check("before", {slt(twice * twice, kept.back())}, 10000);
       solver.rememberIn(&proved);
-      result = solver.check(
-          "above_127",
-          {slt(ctx.bitVec(127, width), x), slt(twice, twice * twice)}, 10000);
+      result = solver.check("above_127",
+                            {slt(ctx.bitVec(127, width), x),
+                             slt(twice, twice * twice),
+                             slt(history ? y * x : x * y, x)},
+                            10000);
     }
   };
   Asker first(proved, 8);
