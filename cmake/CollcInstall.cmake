@@ -60,7 +60,7 @@ add_custom_command(
   OUTPUT ${collc_library_proofs}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/library
   COMMAND ${CMAKE_COMMAND} -E rm -f ${collc_library_proofs}
-  COMMAND sh -c "exe=$0 out=$1 log=$2; shift 2; \"$exe\" verify --timeout 600 --proved-queries \"$out\" \"$@\" > \"$log\" 2>&1 || echo \"collc: not every library schedule was proved: see $log\""
+  COMMAND sh -c "exe=$0 out=$1 log=$2; shift 2; \"$exe\" verify --jobs 0 --timeout 600 --proved-queries \"$out\" \"$@\" > \"$log\" 2>&1 || echo \"collc: not every library schedule was proved: see $log\""
           $<TARGET_FILE:collc> ${collc_library_proofs}
           ${PROJECT_BINARY_DIR}/library/verify.txt ${collc_library_specs}
   DEPENDS collc ${collc_library_specs}

@@ -73,11 +73,20 @@ std::array<uint8_t, 32> digestOf(llvm::StringRef text) {
 } // namespace
 
 bool ProvedQueries::contains(llvm::StringRef queryText) const {
-  return digests.count(digestOf(queryText)) != 0;
+  const std::array<uint8_t, 32> digest = digestOf(queryText);
+  std::lock_guard<std::mutex> held(lock);
+  return digests.count(digest) != 0;
 }
 
 void ProvedQueries::insert(llvm::StringRef queryText) {
-  digests.insert(digestOf(queryText));
+  const std::array<uint8_t, 32> digest = digestOf(queryText);
+  std::lock_guard<std::mutex> held(lock);
+  digests.insert(digest);
+}
+
+size_t ProvedQueries::size() const {
+  std::lock_guard<std::mutex> held(lock);
+  return digests.size();
 }
 
 namespace {
@@ -190,6 +199,7 @@ llvm::Error ProvedQueries::load(llvm::StringRef path) {
     read.emplace_back();
     std::copy(bytes.begin(), bytes.end(), read.back().begin());
   }
+  std::lock_guard<std::mutex> held(lock);
   digests.insert(read.begin(), read.end());
   return llvm::Error::success();
 }
@@ -198,8 +208,11 @@ llvm::Error ProvedQueries::save(llvm::StringRef path) {
   if (llvm::Error e = load(path))
     return e;
   std::string text = provedQueriesHeader.str() + "\n";
-  for (const std::array<uint8_t, 32> &d : digests)
-    text += llvm::toHex(d, /*LowerCase=*/true) + "\n";
+  {
+    std::lock_guard<std::mutex> held(lock);
+    for (const std::array<uint8_t, 32> &d : digests)
+      text += llvm::toHex(d, /*LowerCase=*/true) + "\n";
+  }
   // A file beside it, renamed over it: a reader sees the old set or the
   // new one, never part of either.
   llvm::SmallString<128> temporary;

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -89,12 +90,13 @@ struct QueryStats {
 /// per line under a header. A digest names a question, not the schedule
 /// that asked it, so the file stays valid whatever the specs become;
 /// deleting it only costs time.
+/// Solvers on several threads may share one set.
 class ProvedQueries {
 public:
   /// A query's text (Solver::queryTextOf), kept as its SHA-256 digest.
   bool contains(llvm::StringRef queryText) const;
   void insert(llvm::StringRef queryText);
-  size_t size() const { return digests.size(); }
+  size_t size() const;
 
   /// Adds the digests `path` holds (a file save() wrote); a file that does
   /// not exist, or is empty, adds none. Anything else there is an error
@@ -105,6 +107,7 @@ public:
   llvm::Error save(llvm::StringRef path);
 
 private:
+  mutable std::mutex lock;
   std::set<std::array<uint8_t, 32>> digests;
 };
 

@@ -12,6 +12,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace collc;
@@ -79,7 +81,14 @@ cl::opt<std::string> verifyDraw(
     cl::value_desc("OUT.svg"), cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<bool> verifyVerbose("verbose", cl::desc("Print every solver query"),
                             cl::sub(verifyCommand), cl::cat(category()));
-
+cl::opt<unsigned> verifyJobs(
+    "jobs",
+    cl::desc("Prove up to N schedules at once, on N threads (default 1; 0: "
+             "one per core). The output is in the files' order either way"),
+    cl::value_desc("N"), cl::init(1), cl::sub(verifyCommand),
+    cl::cat(category()));
+cl::alias verifyJobsShort("j", cl::desc("Alias for --jobs"),
+                          cl::aliasopt(verifyJobs));
 
 /// "proved          (z3)": the status column as printText aligns it.
 std::string statusColumn(const verify::PropertyResult &r) {
@@ -287,15 +296,58 @@ int runVerify() {
     return ExitInputError;
   if (selection->failed)
     worsen(ExitInputError);
-  for (const LoadedFile &file : selection->files) {
-    const Program &program = file.program;
+  // Every selected schedule is a job; the jobs run on up to --jobs threads
+  // (each prover has its own Z3 context), and their reports are printed in
+  // the files' order as they come in.
+  struct Job {
+    const ir::Schedule *schedule;
+    verify::VerifyOptions options;
+    std::string log; // --verbose's lines, when jobs run at once
+    std::optional<llvm::Expected<verify::ScheduleReport>> report;
+  };
+  std::vector<std::vector<Job>> jobsOf(selection->files.size());
+  for (size_t f = 0; f < selection->files.size(); ++f) {
+    const LoadedFile &file = selection->files[f];
     verify::VerifyOptions own = options;
-    own.ports = portsFor(program, verifyAllPort);
-    for (const ir::Schedule &schedule : program.schedules) {
-      if (!selection->selects(file, schedule))
-        continue;
-      llvm::Expected<verify::ScheduleReport> report =
-          verify::verifySchedule(schedule, own);
+    own.ports = portsFor(file.program, verifyAllPort);
+    for (const ir::Schedule &schedule : file.program.schedules)
+      if (selection->selects(file, schedule))
+        jobsOf[f].push_back({&schedule, own, {}, std::nullopt});
+  }
+  const unsigned threads =
+      verifyJobs == 0 ? llvm::hardware_concurrency().compute_thread_count()
+                      : verifyJobs.getValue();
+  auto prove = [&options](Job &job) {
+    std::optional<llvm::raw_string_ostream> log;
+    if (job.options.verbose && verifyJobs != 1) {
+      log.emplace(job.log);
+      job.options.verbose = &*log;
+    }
+    job.report.emplace(verify::verifySchedule(*job.schedule, job.options));
+    job.options.verbose = options.verbose; // not the stream that ends here
+  };
+  std::optional<llvm::ThreadPool> pool;
+  std::vector<std::vector<std::shared_future<void>>> doneOf(jobsOf.size());
+  if (threads > 1) {
+    pool.emplace(llvm::hardware_concurrency(threads));
+    for (size_t f = 0; f < jobsOf.size(); ++f)
+      for (Job &job : jobsOf[f])
+        doneOf[f].push_back(pool->async([&job, &prove] { prove(job); }));
+  }
+
+  for (size_t f = 0; f < selection->files.size(); ++f) {
+    const LoadedFile &file = selection->files[f];
+    const Program &program = file.program;
+    for (size_t j = 0; j < jobsOf[f].size(); ++j) {
+      Job &job = jobsOf[f][j];
+      if (pool)
+        doneOf[f][j].wait();
+      else
+        prove(job);
+      llvm::errs() << job.log;
+      const ir::Schedule &schedule = *job.schedule;
+      const verify::VerifyOptions &own = job.options;
+      llvm::Expected<verify::ScheduleReport> report = std::move(*job.report);
       if (!report) {
         reportFailure(diags, report.takeError(), "verify", schedule.name,
                       schedule.loc);
@@ -345,6 +397,7 @@ int runVerify() {
               llvm::outs() << "collective " << collective << ": "
                  << library::describe(c) << "\n";
         verify::printText(schedule, *report, llvm::outs());
+        llvm::outs().flush(); // each verdict as it comes, after its queries
         continue;
       }
       jsonSchedules.push_back(reportJson(*report));
