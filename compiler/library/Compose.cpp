@@ -17,20 +17,17 @@ using ir::ExprRef;
 namespace {
 
 /// The chunk coordinate that names whose block a chunk is, in the kinds a
-/// composition is made of: the piece a scatter or reduce-scatter leaves at
-/// rank k is the one with dest k; an all-gather or gather starts from the
-/// one with origin k (collc/Meaning.h's table).
+/// composition is made of (collc/Meaning.h's table): the piece a scatter
+/// or reduce-scatter leaves at rank x is the one with dest x; an all-gather
+/// or gather starts from the one with origin x. A kind with both (an
+/// all-to-all, a permutation) or neither has none.
 std::optional<unsigned> blockSlot(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::Scatter:
-  case CollectiveKind::ReduceScatter:
-    return ir::SlotDest;
-  case CollectiveKind::Allgather:
-  case CollectiveKind::Gather:
-    return ir::SlotOrigin;
-  default:
+  const meaning::Conditions &m = ir::meaningOf(kind);
+  const bool endsByDest = m.required.dest == meaning::Coord::Self;
+  const bool startsByOrigin = m.initial.origin == meaning::Coord::Self;
+  if (endsByDest == startsByOrigin)
     return std::nullopt;
-  }
+  return endsByDest ? ir::SlotDest : ir::SlotOrigin;
 }
 
 bool isComposable(CollectiveKind kind) {
