@@ -341,7 +341,8 @@ int runVerify() {
     for (size_t j = 0; j < jobsOf[f].size(); ++j) {
       Job &job = jobsOf[f][j];
       if (pool)
-        doneOf[f][j].wait();
+        doneOf[f][j]
+            .get(); // rethrows what the job threw, as a serial run would
       else
         prove(job);
       llvm::errs() << job.log;
