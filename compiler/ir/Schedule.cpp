@@ -10,22 +10,20 @@ using namespace collc::ir;
 namespace {
 using collc::ir::CollectiveKind;
 using collc::ir::CollectiveRules;
-namespace m = collc::meaning;
 constexpr CollectiveRules rules[] = {
-    {CollectiveKind::Broadcast, "broadcast", &m::broadcast},
-    {CollectiveKind::Reduce, "reduce", &m::reduce},
-    {CollectiveKind::Allreduce, "allreduce", &m::allreduce},
-    {CollectiveKind::Allgather, "allgather", &m::allgather},
-    {CollectiveKind::ReduceScatter, "reduce_scatter", &m::reduceScatter},
-    {CollectiveKind::Scatter, "scatter", &m::scatter},
-    {CollectiveKind::Gather, "gather", &m::gather},
-    {CollectiveKind::Scan, "scan", &m::scan},
-    {CollectiveKind::Exscan, "exscan", &m::exscan},
-    {CollectiveKind::Alltoall, "alltoall", &m::alltoall},
-    // Checked as an all-to-all: the chunk model has no per-pair sizes.
-    {CollectiveKind::Alltoallv, "alltoallv", &m::alltoall},
-    {CollectiveKind::Shift, "shift", &m::mapped},
-    {CollectiveKind::Permute, "permute", &m::mapped},
+    {CollectiveKind::Broadcast, "broadcast"},
+    {CollectiveKind::Reduce, "reduce"},
+    {CollectiveKind::Allreduce, "allreduce"},
+    {CollectiveKind::Allgather, "allgather"},
+    {CollectiveKind::ReduceScatter, "reduce_scatter"},
+    {CollectiveKind::Scatter, "scatter"},
+    {CollectiveKind::Gather, "gather"},
+    {CollectiveKind::Scan, "scan"},
+    {CollectiveKind::Exscan, "exscan"},
+    {CollectiveKind::Alltoall, "alltoall"},
+    {CollectiveKind::Alltoallv, "alltoallv"},
+    {CollectiveKind::Shift, "shift"},
+    {CollectiveKind::Permute, "permute"},
 };
 } // namespace
 

@@ -32,21 +32,7 @@
 
 namespace collc::ir {
 
-enum class CollectiveKind {
-  Broadcast,
-  Reduce,
-  Allreduce,
-  Allgather,
-  ReduceScatter,
-  Scatter,
-  Gather,
-  Scan,
-  Exscan,
-  Alltoall,
-  Alltoallv,
-  Shift,
-  Permute,
-};
+using CollectiveKind = meaning::Kind; // collc/Meaning.h
 
 /// The values a schedule parameter ranges over, inclusive: what verify is
 /// asked for, what the prover and the induction prove over, and what a
@@ -57,12 +43,12 @@ struct ParamRange {
   int64_t hi = 0;
 };
 
-/// Each kind of collective: its name and what it means, written once
-/// (collc/Meaning.h, which the runtime reads too) and read by every stage.
+/// Each kind of collective by its name in the language; what it means is
+/// written once, in collc/Meaning.h (meaningOf), which the runtime reads
+/// too.
 struct CollectiveRules {
   CollectiveKind kind;
   llvm::StringRef name;
-  const meaning::Conditions *meaning;
 };
 const CollectiveRules &rulesOf(CollectiveKind kind);
 
@@ -73,7 +59,7 @@ std::string collectiveKindList();
 /// Whether the collective combines contributions (reduce, allreduce,
 /// reduce_scatter, scan).
 inline const meaning::Conditions &meaningOf(CollectiveKind kind) {
-  return *rulesOf(kind).meaning;
+  return meaning::conditionsOf(kind);
 }
 inline bool isReduction(CollectiveKind kind) {
   return meaningOf(kind).reduction();

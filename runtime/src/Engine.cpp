@@ -308,6 +308,8 @@ const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
   case Kind::Scatter:
   case Kind::Alltoall:
     return (inPlace ? recv : send) + dest * block;
+  case Kind::Alltoallv: // runs in Alltoallv.cpp, never through the engine
+    break;
   }
   return nullptr;
 }
@@ -334,6 +336,8 @@ char *Engine::outputBlock(int64_t origin, int64_t dest) const {
   case Kind::Gather:
   case Kind::Alltoall:
     return recv + origin * block;
+  case Kind::Alltoallv: // runs in Alltoallv.cpp, never through the engine
+    break;
   }
   (void)dest;
   return nullptr;

@@ -48,32 +48,7 @@ inline thread_local uint64_t startedCount = 0; // Engine::startedEarly()
 
 /// What a collective of kind `k` means (collc/Meaning.h's table).
 inline const meaning::Conditions &meaningOf(Kind k) {
-  switch (k) {
-  case Kind::Broadcast:
-    return meaning::broadcast;
-  case Kind::Reduce:
-    return meaning::reduce;
-  case Kind::Allreduce:
-    return meaning::allreduce;
-  case Kind::Allgather:
-    return meaning::allgather;
-  case Kind::ReduceScatter:
-    return meaning::reduceScatter;
-  case Kind::Scatter:
-    return meaning::scatter;
-  case Kind::Gather:
-    return meaning::gather;
-  case Kind::Scan:
-    return meaning::scan;
-  case Kind::Exscan:
-    return meaning::exscan;
-  case Kind::Alltoall:
-    return meaning::alltoall;
-  case Kind::Shift:
-  case Kind::Permute:
-    break;
-  }
-  return meaning::mapped;
+  return meaning::conditionsOf(k);
 }
 inline bool isReduction(Kind k) { return meaningOf(k).reduction(); }
 inline bool isRooted(Kind k) { return meaningOf(k).rooted(); }

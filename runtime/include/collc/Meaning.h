@@ -161,6 +161,55 @@ inline constexpr Conditions mapped{{At::EveryRank, Coord::Self, Coord::Mapped},
                                    {At::EveryRank, Coord::Source, Coord::Self},
                                    Carries::Origin};
 
+/// The kinds of collective, for the compiler (ir::CollectiveKind) and the
+/// runtime (rt::Kind) alike.
+enum class Kind {
+  Broadcast,
+  Reduce,
+  Allreduce,
+  Allgather,
+  ReduceScatter,
+  Scatter,
+  Gather,
+  Scan,
+  Exscan,
+  Alltoall,
+  Alltoallv,
+  Shift,
+  Permute,
+};
+
+/// What a collective of kind `k` means: its line of the table above.
+constexpr const Conditions &conditionsOf(Kind k) {
+  switch (k) {
+  case Kind::Broadcast:
+    return broadcast;
+  case Kind::Reduce:
+    return reduce;
+  case Kind::Allreduce:
+    return allreduce;
+  case Kind::Allgather:
+    return allgather;
+  case Kind::ReduceScatter:
+    return reduceScatter;
+  case Kind::Scatter:
+    return scatter;
+  case Kind::Gather:
+    return gather;
+  case Kind::Scan:
+    return scan;
+  case Kind::Exscan:
+    return exscan;
+  case Kind::Alltoall:
+  case Kind::Alltoallv: // checked as an all-to-all: no per-pair sizes
+    return alltoall;
+  case Kind::Shift:
+  case Kind::Permute:
+    break;
+  }
+  return mapped;
+}
+
 /// Where a collective of `p` ranks is, as a holding's rules read it: its
 /// root and its map pi (shift, permute) and back.
 template <typename DestOf, typename OriginOf> struct Frame {

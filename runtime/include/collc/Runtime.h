@@ -61,20 +61,9 @@ inline int64_t collc_ceil_log2(int64_t x) {
 
 namespace collc::rt {
 
-enum class Kind {
-  Broadcast,
-  Reduce,
-  Allreduce,
-  Allgather,
-  ReduceScatter,
-  Scatter,
-  Gather,
-  Scan,
-  Exscan,
-  Alltoall,
-  Shift,
-  Permute,
-};
+/// The kinds of collective (collc/Meaning.h); an alltoallv runs in
+/// collc/Alltoallv.h, never through the engine.
+using Kind = meaning::Kind;
 
 /// The arguments of one call, as MPI names them. Unused ones stay default.
 struct Call {
