@@ -317,9 +317,9 @@ int runVerify() {
   const unsigned threads =
       verifyJobs == 0 ? llvm::hardware_concurrency().compute_thread_count()
                       : verifyJobs.getValue();
-  auto prove = [&options](Job &job) {
+  auto prove = [&options, threads](Job &job) {
     std::optional<llvm::raw_string_ostream> log;
-    if (job.options.verbose && verifyJobs != 1) {
+    if (job.options.verbose && threads > 1) {
       log.emplace(job.log);
       job.options.verbose = &*log;
     }
@@ -340,9 +340,10 @@ int runVerify() {
     const Program &program = file.program;
     for (size_t j = 0; j < jobsOf[f].size(); ++j) {
       Job &job = jobsOf[f][j];
+      // get() throws what the job threw, here and in order, as a serial
+      // run would.
       if (pool)
-        doneOf[f][j]
-            .get(); // rethrows what the job threw, as a serial run would
+        doneOf[f][j].get();
       else
         prove(job);
       llvm::errs() << job.log;
