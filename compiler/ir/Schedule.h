@@ -56,11 +56,12 @@ llvm::StringRef collectiveKindName(CollectiveKind kind);
 std::optional<CollectiveKind> parseCollectiveKind(llvm::StringRef name);
 /// The kinds' names as a list for messages: "broadcast, reduce, ... or shift".
 std::string collectiveKindList();
-/// Whether the collective combines contributions (reduce, allreduce,
-/// reduce_scatter, scan).
+/// What a collective of the kind means: its line of collc/Meaning.h.
 inline const meaning::Conditions &meaningOf(CollectiveKind kind) {
   return meaning::conditionsOf(kind);
 }
+/// Whether the collective combines contributions (reduce, allreduce,
+/// reduce_scatter, scan, exscan).
 inline bool isReduction(CollectiveKind kind) {
   return meaningOf(kind).reduction();
 }
@@ -211,10 +212,15 @@ struct Buffer {
   // buffer 0 is the one the post-condition is checked on.
 };
 
+struct Schedule;
+
 /// One schedule of a composition `= A then B` (000 §4.7.1).
 struct PartRef {
   std::string name;
   llvm::SMLoc loc;
+  /// The part as declared, once the library stage has found it: the
+  /// verifier proves a composition from its parts' own proofs.
+  std::shared_ptr<const Schedule> schedule;
 };
 
 struct Schedule {

@@ -173,6 +173,8 @@ void library::compose(ir::Schedule &composite,
       perBlock ? Expr::binary(ExprOp::Mod, index, perBlock) : Expr::constant(0);
 
   composite.body.clear();
+  for (size_t i = 0; i < parts.size() && i < composite.parts.size(); ++i)
+    composite.parts[i].schedule = std::make_shared<ir::Schedule>(*parts[i]);
   for (const ir::Schedule *part : parts) {
     std::map<unsigned, ExprRef> bound = bindParameters(composite, *part);
     // Loop variables get fresh slots after the composite's own.

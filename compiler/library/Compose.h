@@ -15,11 +15,13 @@
 //
 // The composite is an ordinary schedule once composed: its steps are the
 // parts' steps (their source locations kept, so a counterexample points into
-// the part), and it is proved like any other; the parts' loop invariants
-// come along, renamed like their selectors, so parts proved by induction
-// make a composite proved by induction. Composition checks only what
-// it needs to rename; whether the parts together compute the composite's
-// collective is the verifier's to decide.
+// the part), and it keeps its parts. The verifier proves it from its parts'
+// own proofs where collc/Meaning.h's table says the parts make the whole
+// (meaning::splitsInto), and otherwise like any other schedule: the parts'
+// loop invariants come along, renamed like their selectors, so parts proved
+// by induction make a composite proved by induction. Composition checks
+// only what it needs to rename; whether the parts together compute the
+// composite's collective is the verifier's to decide.
 
 #include "sema/Program.h"
 #include "support/Diagnostics.h"

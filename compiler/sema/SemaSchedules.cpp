@@ -95,9 +95,9 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
   if (const auto *c = boost::get<ast::Composition>(&decl.body)) {
     // The parts may live in the library, which sema does not see: the
     // library stage looks them up and composes (library/Compose.h).
-    s.parts.push_back({c->first.name, locOf(c->first)});
+    s.parts.push_back({c->first.name, locOf(c->first), nullptr});
     for (const ast::Identifier &part : c->rest)
-      s.parts.push_back({part.name, locOf(part)});
+      s.parts.push_back({part.name, locOf(part), nullptr});
   } else if (!body(boost::get<std::vector<ast::BodyItem>>(decl.body), s, scope,
                    s.body, ranks)) {
     return;

@@ -364,6 +364,31 @@ TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
                                       "scan", "exscan"}));
 }
 
+// The split-message identities of 000 §4.7.1 (Eqs 4.13, 4.14), and no
+// others, follow from the table: what the verifier proves a composition
+// from its parts by.
+TEST(Semantics, MeaningTableSplitsExactlyTheSectionsIdentities) {
+  std::vector<std::string> found;
+  const int last = static_cast<int>(CollectiveKind::Permute);
+  for (int w = 0; w <= last; ++w)
+    for (int a = 0; a <= last; ++a)
+      for (int b = 0; b <= last; ++b) {
+        auto whole = static_cast<CollectiveKind>(w),
+             first = static_cast<CollectiveKind>(a),
+             second = static_cast<CollectiveKind>(b);
+        if (meaning::splitsInto(meaningOf(whole), meaningOf(first),
+                                meaningOf(second)))
+          found.push_back((collectiveKindName(whole) + " = " +
+                           collectiveKindName(first) + " then " +
+                           collectiveKindName(second))
+                              .str());
+      }
+  EXPECT_EQ(found, (std::vector<std::string>{
+                       "broadcast = scatter then allgather",
+                       "reduce = reduce_scatter then gather",
+                       "allreduce = reduce_scatter then allgather"}));
+}
+
 TEST(Semantics, ChunkIdRangesAndBoxesAreInverse) {
   for (CollectiveKind kind : {CollectiveKind::Alltoall, CollectiveKind::Gather,
                               CollectiveKind::Shift, CollectiveKind::Scan}) {

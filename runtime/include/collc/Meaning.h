@@ -210,6 +210,30 @@ constexpr const Conditions &conditionsOf(Kind k) {
   return mapped;
 }
 
+/// Whether `first` then `second`, run on the p pieces of a message (piece x
+/// as the block of rank x), is `whole` (000 §4.7.1, Eqs 4.13, 4.14): the
+/// first ends with rank x holding block x (its dest is x) and the second
+/// starts from exactly that (its origin is x) and only moves it, so what
+/// the first left in each piece is what the second delivers. The whole
+/// starts as the first does and ends as the second does, with the block
+/// coordinate read as the piece.
+constexpr bool splitsInto(const Conditions &whole, const Conditions &first,
+                          const Conditions &second) {
+  auto fixed = [](Coord c) { return c == Coord::Zero || c == Coord::Root; };
+  return first.initial.dest == Coord::Each &&
+         first.required.at == At::EveryRank &&
+         first.required.dest == Coord::Self &&
+         second.initial.at == At::EveryRank &&
+         second.initial.origin == Coord::Self &&
+         second.carries == Carries::Origin &&
+         second.required.origin == Coord::Each &&
+         whole.initial.at == first.initial.at &&
+         whole.initial.origin == first.initial.origin &&
+         fixed(whole.initial.dest) && whole.required.at == second.required.at &&
+         whole.required.dest == second.required.dest &&
+         fixed(whole.required.origin) && whole.carries == first.carries;
+}
+
 /// Where a collective of `p` ranks is, as a holding's rules read it: its
 /// root and its map pi (shift, permute) and back.
 template <typename DestOf, typename OriginOf> struct Frame {
