@@ -46,12 +46,36 @@ collc::ir::parseCollectiveKind(llvm::StringRef name) {
   return std::nullopt;
 }
 
-std::string collc::ir::collectiveKindList() {
+std::string
+collc::ir::collectiveKindList(llvm::function_ref<bool(CollectiveKind)> which) {
+  std::vector<llvm::StringRef> names;
+  for (const CollectiveRules &r : rules)
+    if (!which || which(r.kind))
+      names.push_back(r.name);
   std::string list;
-  const size_t n = std::size(rules);
-  for (size_t i = 0; i < n; ++i)
-    list += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + rules[i].name.str();
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0                  ? ""
+             : i + 1 == names.size() ? " or "
+                                     : ", ") +
+            names[i].str();
   return list;
+}
+
+bool collc::ir::hasSplit(CollectiveKind whole) {
+  for (const CollectiveRules &first : rules)
+    for (const CollectiveRules &second : rules)
+      if (splitsInto(whole, first.kind, second.kind))
+        return true;
+  return false;
+}
+
+bool collc::ir::isSplitPart(CollectiveKind kind) {
+  for (const CollectiveRules &whole : rules)
+    for (const CollectiveRules &other : rules)
+      if (splitsInto(whole.kind, kind, other.kind) ||
+          splitsInto(whole.kind, other.kind, kind))
+        return true;
+  return false;
 }
 
 void collc::ir::rewriteBody(

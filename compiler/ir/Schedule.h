@@ -54,8 +54,10 @@ const CollectiveRules &rulesOf(CollectiveKind kind);
 
 llvm::StringRef collectiveKindName(CollectiveKind kind);
 std::optional<CollectiveKind> parseCollectiveKind(llvm::StringRef name);
-/// The kinds' names as a list for messages: "broadcast, reduce, ... or shift".
-std::string collectiveKindList();
+/// The kinds' names as a list for messages: "broadcast, reduce, ... or
+/// shift"; only those `which` accepts, where given.
+std::string
+collectiveKindList(llvm::function_ref<bool(CollectiveKind)> which = nullptr);
 /// What a collective of the kind means: its line of collc/Meaning.h.
 inline const meaning::Conditions &meaningOf(CollectiveKind kind) {
   return meaning::conditionsOf(kind);
@@ -67,6 +69,17 @@ inline bool isReduction(CollectiveKind kind) {
 }
 /// Whether it has a root (broadcast, reduce, scatter, gather).
 inline bool isRooted(CollectiveKind kind) { return meaningOf(kind).rooted(); }
+/// Whether a part of kind `first` then one of kind `second`, on the pieces
+/// of a message cut one per rank, make a `whole` (000 §4.7.1;
+/// meaning::splitsInto).
+inline bool splitsInto(CollectiveKind whole, CollectiveKind first,
+                       CollectiveKind second) {
+  return meaning::splitsInto(meaningOf(whole), meaningOf(first),
+                             meaningOf(second));
+}
+/// Whether some two parts make the kind; whether it is one of such parts.
+bool hasSplit(CollectiveKind whole);
+bool isSplitPart(CollectiveKind kind);
 
 /// What a collective computes (its pre- and post-condition: meaningOf).
 /// Parameters that do not apply to the kind are unused.

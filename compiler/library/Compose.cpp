@@ -30,11 +30,6 @@ std::optional<unsigned> blockSlot(CollectiveKind kind) {
   return endsByDest ? ir::SlotDest : ir::SlotOrigin;
 }
 
-bool isComposable(CollectiveKind kind) {
-  return kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce ||
-         kind == CollectiveKind::Allreduce;
-}
-
 const ir::Parameter *paramOfSlot(const ir::Schedule &s, unsigned slot) {
   for (const ir::Parameter &q : s.params)
     if (q.slot == slot)
@@ -95,10 +90,11 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
   CollectiveKind kind = part.collective.kind;
   if (!part.parts.empty())
     return fail("is itself a composition; compose its parts directly");
-  if (!blockSlot(kind))
+  if (!ir::isSplitPart(kind) || !blockSlot(kind))
     return fail("is a " + ir::collectiveKindName(kind) +
-                "; the parts of a split message are scatter, gather, "
-                "allgather and reduce_scatter schedules (000 §4.7.1)");
+                "; the parts of a split message are " +
+                ir::collectiveKindList(ir::isSplitPart) +
+                " schedules (000 §4.7.1)");
   if (ir::isRooted(kind) && part.collective.root != composite.collective.root)
     return fail("has root " + llvm::Twine(part.collective.root) +
                 ", the composition " + llvm::Twine(composite.collective.root));
@@ -232,12 +228,12 @@ bool library::composeAll(
   for (ir::Schedule &composite : program.schedules) {
     if (composite.parts.empty() || !composite.body.empty())
       continue;
-    if (!isComposable(composite.collective.kind)) {
+    if (!ir::hasSplit(composite.collective.kind)) {
       diags.error(composite.parts.front().loc,
                   "a composition cuts the message into a piece per rank, "
-                  "which makes a broadcast, reduce or allreduce (000 "
-                  "§4.7.1); '" +
-                      composite.name + "' is " +
+                  "which makes a " +
+                      ir::collectiveKindList(ir::hasSplit) +
+                      " (000 §4.7.1); '" + composite.name + "' is " +
                       ir::collectiveKindName(composite.collective.kind));
       ok = false;
       continue;

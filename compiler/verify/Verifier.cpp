@@ -275,9 +275,8 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
     return std::nullopt;
   const ir::Schedule &first = *s.parts[0].schedule,
                      &second = *s.parts[1].schedule;
-  if (!meaning::splitsInto(ir::meaningOf(s.collective.kind),
-                           ir::meaningOf(first.collective.kind),
-                           ir::meaningOf(second.collective.kind)))
+  if (!ir::splitsInto(s.collective.kind, first.collective.kind,
+                      second.collective.kind))
     return std::nullopt;
   auto whole = [&](const llvm::Twine &why) -> std::optional<FromParts> {
     if (options.verbose)
