@@ -297,8 +297,8 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
 
   // Asked for the family as declared, the parts are proved as declared
   // too where that holds it: what verifying them (the library) proves.
-  // Asked for less, they are proved over as much.
-  bool asDeclared = ranges.size() == s.params.size();
+  // Asked for less, or for one size, they are proved over as much.
+  bool asDeclared = !s.params.empty() && ranges.size() == s.params.size();
   for (size_t j = 0; j < ranges.size() && asDeclared; ++j)
     asDeclared = s.params[j].range &&
                  s.params[j].range->first == ranges[j].lo &&
@@ -346,6 +346,9 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
       *options.verbose << "prove " << s.name << " from its part " << part->name
                        << (inside ? " on " + describeTopology(part->topology)
                                   : std::string())
+                       << (partOptions.params.empty()
+                               ? std::string()
+                               : ", " + rangeText(partOptions.params))
                        << "\n";
     llvm::Expected<ScheduleReport> report = verifySchedule(*part, partOptions);
     if (!report) {
