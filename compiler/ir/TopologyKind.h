@@ -29,6 +29,16 @@ inline bool sizeIsPowerOfTwo(TopologyKind kind) {
   return kind == TopologyKind::Hypercube;
 }
 
+/// Whether a schedule for topologies of kind `part` runs on those of kind
+/// `whole` of the same dimensions, ranks and channels included: the same
+/// kind, or one whose channels are all the whole's (a linear array in a
+/// ring, a mesh in a torus of its shape). There it takes the whole's routes.
+inline bool runsInside(TopologyKind part, TopologyKind whole) {
+  return part == whole ||
+         (part == TopologyKind::Linear && whole == TopologyKind::Ring) ||
+         (part == TopologyKind::Mesh && whole == TopologyKind::Torus);
+}
+
 /// Where the ranks sit. Natural: rank k is node k. Gray (hypercube only):
 /// rank k is node G(k) = k ^ (k >> 1), the binary-reflected Gray code, so
 /// ranks k and k + 1 (and p - 1 and 0) are neighbours: 000 §4.6.2 maps a

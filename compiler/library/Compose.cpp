@@ -64,17 +64,6 @@ ExprRef partChunks(const ir::Schedule &composite, const ir::Schedule &part) {
 
 std::string chunkText(const ExprRef &k) { return k ? ir::print(*k) : "1"; }
 
-/// Whether a part for topologies of kind `part` runs on the composite's, of
-/// kind `composite`, with the same ranks and dimensions: the same kind, or
-/// one whose channels are all the composite's (a linear array in a ring, a
-/// mesh in a torus of its shape). The composite is proved on its own
-/// topology, routes included.
-bool runsInside(TopologyKind part, TopologyKind composite) {
-  return part == composite ||
-         (part == TopologyKind::Linear && composite == TopologyKind::Ring) ||
-         (part == TopologyKind::Mesh && composite == TopologyKind::Torus);
-}
-
 } // namespace
 
 llvm::Error library::checkPart(const ir::Schedule &composite,

@@ -560,6 +560,10 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
   s = family;
   s.name = def.name;
   s.loc = def.loc;
+  // The member is proved as itself: a composition's parts are the
+  // family's, before the renaming and the move to `target` below.
+  for (ir::PartRef &part : s.parts)
+    part.schedule.reset();
   for (size_t i = 0; i < s.params.size(); ++i)
     s.params[i].range = std::make_pair(params[i], params[i]);
   s.topology = collc::templateOf(target, def.loc);

@@ -278,6 +278,18 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
   if (!ir::splitsInto(s.collective.kind, first.collective.kind,
                       second.collective.kind))
     return std::nullopt;
+  // The parts must be this schedule's as composed (library/Compose.h): the
+  // same root, and topologies of the same shape, the same kind or one
+  // inside it. A schedule moved or renamed since is proved as itself.
+  for (const ir::Schedule *part : {&first, &second}) {
+    const ir::TopologyTemplate &t = part->topology;
+    if (!runsInside(t.kind, s.topology.kind) ||
+        t.dims.size() != s.topology.dims.size() ||
+        t.edges != s.topology.edges || t.order != s.topology.order ||
+        (ir::isRooted(part->collective.kind) &&
+         part->collective.root != s.collective.root))
+      return std::nullopt;
+  }
   auto whole = [&](const llvm::Twine &why) -> std::optional<FromParts> {
     if (options.verbose)
       *options.verbose << "prove " << s.name << " whole: " << why << "\n";
@@ -298,7 +310,9 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
   // Asked for the family as declared, the parts are proved as declared
   // too where that holds it: what verifying them (the library) proves.
   // Asked for less, or for one size, they are proved over as much.
-  bool asDeclared = !s.params.empty() && ranges.size() == s.params.size();
+  bool asDeclared =
+      ranges.size() == s.params.size() &&
+      llvm::any_of(ranges, [](const ParamRange &r) { return r.lo < r.hi; });
   for (size_t j = 0; j < ranges.size() && asDeclared; ++j)
     asDeclared = s.params[j].range &&
                  s.params[j].range->first == ranges[j].lo &&
