@@ -503,10 +503,13 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   const int64_t simulationBudget = options.simulationBudgetTransfers;
   int64_t transfersSimulated = 0;
   uint64_t workSpent = 0;
-  const std::string workOut = "the cross-check of a proof by induction "
-                              "stops at " +
-                              std::to_string(crossCheckWork) +
-                              " selector evaluations";
+  const uint64_t workBudget =
+      inducedAll ? crossCheckWork : options.simulationBudgetWork;
+  const std::string workOut =
+      (inducedAll ? "the cross-check of a proof by induction stops at "
+                  : "the simulation budget of ") +
+      std::to_string(workBudget) + " selector evaluations" +
+      (inducedAll ? "" : " ran out");
 
   // Simulation: every member of the family, smallest first.
   // At most 100000 of them: past that the list is cut, and the run cannot
@@ -564,13 +567,11 @@ collc::verify::verifySchedule(const ir::Schedule &s,
                    std::to_string(simulationBudget) + " transfers ran out";
       break;
     }
-    if (inducedAll) {
-      if (workSpent >= crossCheckWork) {
-        stopReason = workOut;
-        break;
-      }
-      so.workLimit = crossCheckWork - workSpent;
+    if (workSpent >= workBudget) {
+      stopReason = workOut;
+      break;
     }
+    so.workLimit = workBudget - workSpent;
     llvm::Expected<simulate::SimulationResult> result =
         simulate::simulate(s, member, so);
     if (!result)

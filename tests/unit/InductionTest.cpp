@@ -113,6 +113,34 @@ TEST_F(InductionTest, VerifyTakesTheInductionAsTheVerdict) {
     }
 }
 
+TEST_F(InductionTest, ASimulationThatIsTheVerdictStopsAtItsWorkBudget) {
+  // No invariant: simulation decides, and a family of 4,095 members is
+  // more than the budget. It stops at a bound of work, not of time, and
+  // says so; a member stops within it, not only between members.
+  program = load(R"(
+schedule s : allgather on ring(p) where p in 2 .. 4096 {
+  for k in 0 .. p - 2 {
+    step { r -> (r + 1) % p : origin == (r - k + p) % p }
+  }
+}
+)");
+  ASSERT_FALSE(program.schedules.empty());
+  verify::VerifyOptions options;
+  options.simulationBudgetWork = 100000;
+  llvm::Expected<verify::ScheduleReport> report =
+      verify::verifySchedule(program.schedules.front(), options);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_EQ(report->verdict(), Status::Unknown);
+  for (const PropertyResult &r : report->properties)
+    if (r.property == Property::Correctness) {
+      EXPECT_EQ(r.status, Status::Unknown);
+      EXPECT_NE(r.detail.find("the simulation budget of 100000 selector "
+                              "evaluations ran out"),
+                std::string::npos)
+          << r.detail;
+    }
+}
+
 TEST_F(InductionTest, AnInvariantThatClaimsTooMuchIsNotPreserved) {
   auto results = induce(R"(
 schedule s : allgather on ring(p) where p in 2 .. 64 {
