@@ -206,9 +206,12 @@ private:
       Term sum = digit(origin, i, false) + digit(amount, i, true);
       if (carry)
         sum = sum + *carry;
-      holds = holds && digit(dest, i, false) == srem(sum, radices[i]);
-      carry =
-          ite(sge(sum, radices[i]), ctx.bitVec(1, width), ctx.bitVec(0, width));
+      // Two digits and a carry stay below twice the extent: the wrapped
+      // sum is a subtraction, not a divider.
+      const Term wraps = sge(sum, radices[i]);
+      holds =
+          holds && digit(dest, i, false) == ite(wraps, sum - radices[i], sum);
+      carry = ite(wraps, ctx.bitVec(1, width), ctx.bitVec(0, width));
     }
     return holds;
   }
@@ -235,6 +238,8 @@ private:
     return ir::meaningOf(schedule.collective.kind).destFromOrigin();
   }
   std::map<const ir::TransferRule *, std::vector<ExprRef>> senders;
+  /// What candidates() defined since the last query (see there).
+  std::vector<Term> definitions;
   std::optional<std::pair<Concern, std::string>> failure;
 };
 
@@ -406,9 +411,10 @@ Term Inductor::universe(const Chunk &c) {
   if (fixedDest)
     dest = c.dest == *fixedDest;
   else if (destFromOrigin()) {
-    dest = c.dest == destOf(c.origin);
-    if (!radices.empty())
-      dest = dest && carried(c.origin, c.dest);
+    // In coordinates the sum needs no remainder by p = a * b: the digits
+    // say all that (origin + q) mod p does.
+    dest = radices.empty() ? c.dest == destOf(c.origin)
+                           : carried(c.origin, c.dest);
   } else
     dest = isRank(c.dest);
   return origin && dest && sge(c.index, 0) && slt(c.index, chunks);
@@ -496,8 +502,22 @@ std::vector<Term> Inductor::candidates(const ir::TransferRule &rule,
                                        const Frame &fr, const Term &r) {
   std::vector<Term> out;
   std::vector<Term> env = envAt(fr, &r, nullptr, nullptr);
-  for (const ExprRef &e : senders[&rule])
-    out.push_back(ExprToSmt(ctx, env).translate(*e).value);
+  for (const ExprRef &e : senders[&rule]) {
+    Term t = ExprToSmt(ctx, env).translate(*e).value;
+    if (extents.empty() || t.constant() || ctx.digitsKnown(t, extents.back())) {
+      out.push_back(t);
+      continue;
+    }
+    // On a mesh or a torus, a sender whose coordinates are not known as
+    // r's neighbours' are (the sender of (r + b) % p is r - b or r - b + p)
+    // as a rank made from its coordinates, equal to the candidate where
+    // that is a rank (and no rank, so no sender, where it is not): its row
+    // and column are then digits, not dividers. The definition goes into
+    // the query that uses it.
+    Term v = rankVar("sender");
+    definitions.push_back(implies(isRank(t), v == t));
+    out.push_back(ite(isRank(t), v, ctx.bitVec(-1, width)));
+  }
   return out;
 }
 
@@ -872,6 +892,9 @@ bool Inductor::obligation(Concern concern, const std::string &what,
   if (failed())
     return false;
   terms.insert(terms.end(), fr.assumptions.begin(), fr.assumptions.end());
+  // Each defines a fresh variable, so they hold in any case the rest has.
+  terms.insert(terms.end(), definitions.begin(), definitions.end());
+  definitions.clear();
   // What the query asks, so a slow one can be told from the others.
   if (options.verbose)
     *options.verbose << "induction: is there a case where " << what << "?\n";

@@ -127,6 +127,10 @@ Term folded(const Term &a, int64_t v) {
 Context::Context() : impl(std::make_unique<detail::ContextImpl>()) {}
 Context::~Context() = default;
 
+bool Context::digitsKnown(const Term &number, const Term &radix) const {
+  return digitsOf(number, radix) != nullptr;
+}
+
 void Context::knowDigits(const Term &number, const Term &radix,
                          const Term &high, const Term &low, bool canonical) {
   if (number.constant() || radix.constant())

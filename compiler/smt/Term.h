@@ -169,6 +169,8 @@ public:
   /// them).
   void knowDigits(const Term &number, const Term &radix, const Term &high,
                   const Term &low, bool canonical);
+  /// Whether knowDigits stated (or carried) `number`'s digits in `radix`.
+  bool digitsKnown(const Term &number, const Term &radix) const;
 
 private:
   friend struct detail::Access;

@@ -464,6 +464,13 @@ TEST(Smt, DigitsAgreeWithDivision) {
   // The digits are used: x / b is h itself, with no division in it.
   EXPECT_EQ(sdiv(x, radix).print(), h.print());
   EXPECT_EQ(srem(x + radix, radix).print(), low.print());
+  // And asked for: the induction makes a sender from coordinates only
+  // where its digits are not carried (x - 1 + b: x - 1's are not canonical).
+  EXPECT_TRUE(ctx.digitsKnown(x, radix));
+  EXPECT_TRUE(ctx.digitsKnown(x - one, radix));
+  EXPECT_FALSE(ctx.digitsKnown((x - one) + radix, radix));
+  EXPECT_FALSE(ctx.digitsKnown(x, h));
+  EXPECT_FALSE(ctx.digitsKnown(l0, radix));
 }
 
 // The same for a number plus or minus a multiple of its radix, m * b of
