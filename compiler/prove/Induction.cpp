@@ -504,12 +504,13 @@ std::vector<Term> Inductor::candidates(const ir::TransferRule &rule,
   std::vector<Term> env = envAt(fr, &r, nullptr, nullptr);
   for (const ExprRef &e : senders[&rule]) {
     Term t = ExprToSmt(ctx, env).translate(*e).value;
-    if (extents.empty() || t.constant() || ctx.digitsKnown(t, extents.back())) {
+    if (extents.empty() || t.constant() || ctx.digitsKnown(t)) {
       out.push_back(t);
       continue;
     }
-    // On a mesh or a torus, a sender whose coordinates are not known as
-    // r's neighbours' are (the sender of (r + b) % p is r - b or r - b + p)
+    // On a mesh or a torus, a sender whose digits are known in no radix
+    // (the sender of (r + b) % p is r - b or r - b + p; one known in some
+    // radix, a 3-D mesh's plane, stays: made afresh it costs more)
     // as a rank made from its coordinates, equal to the candidate where
     // that is a rank (and no rank, so no sender, where it is not): its row
     // and column are then digits, not dividers. The definition goes into

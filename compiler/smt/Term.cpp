@@ -131,6 +131,11 @@ bool Context::digitsKnown(const Term &number, const Term &radix) const {
   return digitsOf(number, radix) != nullptr;
 }
 
+bool Context::digitsKnown(const Term &number) const {
+  const std::vector<Digits> *all = digitsOf(number);
+  return all && !all->empty();
+}
+
 void Context::knowDigits(const Term &number, const Term &radix,
                          const Term &high, const Term &low, bool canonical) {
   if (number.constant() || radix.constant())

@@ -171,6 +171,8 @@ public:
                   const Term &low, bool canonical);
   /// Whether knowDigits stated (or carried) `number`'s digits in `radix`.
   bool digitsKnown(const Term &number, const Term &radix) const;
+  /// ... in some radix.
+  bool digitsKnown(const Term &number) const;
 
 private:
   friend struct detail::Access;

@@ -471,6 +471,8 @@ TEST(Smt, DigitsAgreeWithDivision) {
   EXPECT_FALSE(ctx.digitsKnown((x - one) + radix, radix));
   EXPECT_FALSE(ctx.digitsKnown(x, h));
   EXPECT_FALSE(ctx.digitsKnown(l0, radix));
+  EXPECT_TRUE(ctx.digitsKnown(x - radix));
+  EXPECT_FALSE(ctx.digitsKnown((x - one) + radix));
 }
 
 // The same for a number plus or minus a multiple of its radix, m * b of
