@@ -41,6 +41,20 @@ inline const char *skipBlanks(const char *it, const char *end) {
   return it;
 }
 
+/// Where the last token before `found` ends, scanning from `begin`.
+inline const char *endOfLastToken(const char *begin, const char *found) {
+  const char *lastEnd = begin;
+  for (const char *it = begin; it < found;) {
+    const char *blank = skipBlanks(it, found);
+    if (blank != it) {
+      it = blank;
+      continue;
+    }
+    lastEnd = ++it;
+  }
+  return lastEnd;
+}
+
 /// Records the source range of every AST node a rule produces.
 struct annotate {
   template <typename Iterator, typename Node, typename Context>
@@ -562,10 +576,22 @@ ast::Program parseProgram(unsigned bufferId, DiagnosticEngine &diags) {
                   "expected a declaration ('topology', 'model', "
                   "'collective' or 'schedule')");
     } catch (const x3::expectation_failure<const char *> &failure) {
-      const char *where = grammar::skipBlanks(failure.where(), end);
-      diags.error(llvm::SMLoc::getFromPointer(where),
+      // What is missing belongs after the last token, as in a ';' left off
+      // at a line's end: point there where the next token is lines away.
+      const char *found = grammar::skipBlanks(failure.where(), end);
+      const char *after = grammar::endOfLastToken(start, found);
+      bool linesApart = llvm::StringRef(after, found - after).contains('\n');
+      std::string foundAt;
+      if (linesApart && found != end)
+        foundAt =
+            " on line " +
+            std::to_string(diags.getSourceMgr()
+                               .getLineAndColumn(
+                                   llvm::SMLoc::getFromPointer(found), bufferId)
+                               .first);
+      diags.error(llvm::SMLoc::getFromPointer(linesApart ? after : found),
                   "expected " + failure.which() + ", found " +
-                      describeFound(where, end));
+                      describeFound(found, end) + foundAt);
     }
     it = nextDeclaration(start, end);
   }

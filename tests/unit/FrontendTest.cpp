@@ -54,8 +54,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // Syntax.
         DiagnosticCase{"topology a = ring(8)\n",
-                       "t.coll:2:1: error: expected ';', found end of file\n"
-                       "\n^\n"},
+                       "t.coll:1:21: error: expected ';', found end of file\n"
+                       "topology a = ring(8)\n"
+                       "                    ^\n"},
+        // A ';' left off at a line's end is missing there, not at the next.
+        DiagnosticCase{"topology a = ring(8)  # eight\n\ntopology b = ring(4);",
+                       "t.coll:1:21: error: expected ';', found 't' on line 3\n"
+                       "topology a = ring(8)  # eight\n"
+                       "                    ^\n"},
         DiagnosticCase{"topology = ring(8);",
                        "t.coll:1:10: error: expected a name, found '='\n"
                        "topology = ring(8);\n"
@@ -81,10 +87,11 @@ INSTANTIATE_TEST_SUITE_P(
                        "model m = { ts: 1us, tw: 1ns/byte };\n"
                        "      ^\n"},
         // Sizes, ranks, roots.
-        DiagnosticCase{"topology a = ring(1);",
-                       "t.coll:1:14: error: ring needs at least 2 ranks, got 1\n"
-                       "topology a = ring(1);\n"
-                       "             ^~~~~~~\n"},
+        DiagnosticCase{
+            "topology a = ring(1);",
+            "t.coll:1:14: error: ring needs at least 2 ranks, got 1\n"
+            "topology a = ring(1);\n"
+            "             ^~~~~~~\n"},
         DiagnosticCase{"collective c = scatter(root: 4) on ring(4);",
                        "t.coll:1:30: error: root 4 is outside the topology "
                        "(ranks 0..3)\n"
@@ -115,13 +122,14 @@ INSTANTIATE_TEST_SUITE_P(
                        "most 64 times; its bounds reach 0 .. 1048576\n"
                        "  step { for j in 0 .. p { r -> r + 1 } }\n"
                        "         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"},
-        DiagnosticCase{"schedule s : allgather on ring(4) {\n"
-                       "  for i in 0 .. 1 { step { for j in 0 .. i { r -> r + 1 } } }\n}",
-                       "t.coll:2:28: error: the bounds of a loop inside a "
-                       "step may use constants and one of the topology's "
-                       "parameters, not 'i'\n"
-                       "  for i in 0 .. 1 { step { for j in 0 .. i { r -> r + 1 } } }\n"
-                       "                           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"},
+        DiagnosticCase{
+            "schedule s : allgather on ring(4) {\n"
+            "  for i in 0 .. 1 { step { for j in 0 .. i { r -> r + 1 } } }\n}",
+            "t.coll:2:28: error: the bounds of a loop inside a "
+            "step may use constants and one of the topology's "
+            "parameters, not 'i'\n"
+            "  for i in 0 .. 1 { step { for j in 0 .. i { r -> r + 1 } } }\n"
+            "                           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"},
         DiagnosticCase{"schedule s : allgather on ring(4) {\n"
                        "  step { r -> r + 1 reduce }\n}",
                        "t.coll:2:21: error: 'reduce' needs a reducing "
@@ -149,13 +157,14 @@ INSTANTIATE_TEST_SUITE_P(
                        "number of ranks\n"
                        "  for r in 0 .. 2 { step { r -> 0 } }\n"
                        "      ^\n"},
-        DiagnosticCase{"schedule s : allgather on hypercube(dim: d) "
-                       "where e in 1 .. 3 { }",
-                       "t.coll:1:51: error: 'e' is not a parameter of this "
-                       "schedule\n"
-                       "schedule s : allgather on hypercube(dim: d) where e "
-                       "in 1 .. 3 { }\n"
-                       "                                                  ^\n"}),
+        DiagnosticCase{
+            "schedule s : allgather on hypercube(dim: d) "
+            "where e in 1 .. 3 { }",
+            "t.coll:1:51: error: 'e' is not a parameter of this "
+            "schedule\n"
+            "schedule s : allgather on hypercube(dim: d) where e "
+            "in 1 .. 3 { }\n"
+            "                                                  ^\n"}),
     [](const ::testing::TestParamInfo<DiagnosticCase> &info) {
       return "Case" + std::to_string(info.index);
     });
@@ -297,7 +306,7 @@ TEST(Frontend, SeveralErrorsInOneRun) {
   EXPECT_FALSE(c.program);
   EXPECT_NE(c.diagnostics.find("t.coll:1:14: error: ring needs"),
             std::string::npos);
-  EXPECT_NE(c.diagnostics.find("t.coll:3:1: error: expected ';'"),
+  EXPECT_NE(c.diagnostics.find("t.coll:2:21: error: expected ';'"),
             std::string::npos);
   EXPECT_NE(c.diagnostics.find("t.coll:3:14: error: hypercube dimension"),
             std::string::npos);
