@@ -1,4 +1,5 @@
 #include "smt/Solver.h"
+#include "smt/Integers.h"
 #include "smt/Z3Detail.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -261,8 +262,24 @@ z3::tactic preprocessing(z3::context &z) {
 /// same on any machine under any load; time only ever ends a query as
 /// unknown.
 constexpr unsigned quickWork = 1000000;
+/// Linear arithmetic's share: a ring's invariant step takes 0.14 M.
+constexpr unsigned integerWork = 4000000;
 z3::solver coreSolver(z3::context &z) {
   return (preprocessing(z) & z3::tactic(z, "smt")).mk_solver();
+}
+/// The query over the integers, where each assertion has a reading.
+std::optional<z3::expr_vector> readAll(detail::IntegerReading &reading,
+                                       const z3::expr_vector &query) {
+  z3::expr_vector integers(query.ctx());
+  for (const z3::expr &e : query) {
+    std::optional<z3::expr> read = reading.read(e);
+    if (!read)
+      return std::nullopt;
+    integers.push_back(*read);
+  }
+  for (const z3::expr &fact : reading.facts())
+    integers.push_back(fact);
+  return integers;
 }
 z3::solver satSolver(z3::context &z) {
   return (preprocessing(z) & z3::tactic(z, "bit-blast") & z3::tactic(z, "sat"))
@@ -372,11 +389,14 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
     }
     // A fresh solver per query keeps queries independent. Each attempt
     // runs until it answers or its limit passes (0: no limit).
-    auto attempt = [&](z3::solver solver, unsigned limitMs, unsigned work) {
+    z3::expr_vector query(z);
+    for (const Term *t : live)
+      query.push_back(Access::toZ3(*t));
+    auto attempt = [&](z3::solver solver, unsigned limitMs, unsigned work,
+                       const z3::expr_vector &assertions) {
       if (work != 0)
         solver.set("rlimit", work);
-      for (const Term *t : live)
-        solver.add(Access::toZ3(*t));
+      solver.add(assertions);
       if (dump && verbose)
         *verbose << "; query " << name << "\n" << solver.to_smt2() << "\n";
       r.model.reset();
@@ -436,17 +456,51 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
              r.reasonValue.find("canceled") != std::string::npos ||
              r.reasonValue == "work limit";
     };
-    attempt(coreSolver(z), left(),
-            work ? std::min(work, quickWork) : quickWork);
-    // The core out of its own share of the work goes on to bit-blasting.
-    const bool coreShareSpent =
-        r.reasonValue == "work limit" && (work == 0 || work > quickWork);
-    if (r.kindValue == Result::Kind::Unknown && (coreShareSpent || !spent()))
-      attempt(satSolver(z), left(), work);
-    // Should the pipeline give up other than by running out, Z3's own QF_BV
-    // strategy has its turn.
-    if (r.kindValue == Result::Kind::Unknown && !spent())
-      attempt(z3::solver(z, "QF_BV"), left(), work);
+    const unsigned coreWork = work ? std::min(work, quickWork) : quickWork;
+    // A linear query first over the integers (Integers.h). Its unsat is the
+    // query's; its model, pinned on the bit-vector query, is a
+    // counterexample at once where it is one there.
+    detail::IntegerReading reading(z);
+    try {
+      if (std::optional<z3::expr_vector> integers = readAll(reading, query)) {
+        attempt(z3::solver(z, "QF_LIA"), left(),
+                work ? std::min(work, integerWork) : integerWork, *integers);
+        if (r.kindValue == Result::Kind::Sat) {
+          z3::expr_vector pinned(z); // not a copy: z3++ would share the vector
+          for (const z3::expr &e : query)
+            pinned.push_back(e);
+          for (const auto &[bitVec, integer] : reading.variables()) {
+            int64_t value = 0;
+            if (r.model->model.eval(integer, true).is_numeral_i64(value))
+              pinned.push_back(bitVec ==
+                               z.bv_val(value, bitVec.get_sort().bv_size()));
+          }
+          attempt(coreSolver(z), left(), coreWork, pinned);
+          // Unsat here says only that this model was not one.
+          if (r.kindValue == Result::Kind::Unsat)
+            r.kindValue = Result::Kind::Unknown;
+        } else if (r.kindValue == Result::Kind::Unsat) {
+          r.overIntegersValue = true;
+        }
+      }
+    } catch (const z3::exception &) {
+      // Whatever stopped the reading, the bit-vectors still answer.
+      r.kindValue = Result::Kind::Unknown;
+      r.model.reset();
+    }
+    if (r.kindValue != Result::Kind::Sat &&
+        r.kindValue != Result::Kind::Unsat) {
+      attempt(coreSolver(z), left(), coreWork, query);
+      // The core out of its own share of the work goes on to bit-blasting.
+      const bool coreShareSpent =
+          r.reasonValue == "work limit" && (work == 0 || work > quickWork);
+      if (r.kindValue == Result::Kind::Unknown && (coreShareSpent || !spent()))
+        attempt(satSolver(z), left(), work, query);
+      // Should the pipeline give up other than by running out, Z3's own
+      // QF_BV strategy has its turn.
+      if (r.kindValue == Result::Kind::Unknown && !spent())
+        attempt(z3::solver(z, "QF_BV"), left(), work, query);
+    }
   } catch (const z3::exception &e) {
     r.kindValue = Result::Kind::Error;
     r.reasonValue = e.msg();
@@ -492,8 +546,9 @@ void Solver::record(const Result &r) {
     else if (r.provedBefore())
       *verbose << " (proved before)";
     else
-      *verbose << llvm::format(" (%.3f s, work %llu)", r.seconds(),
-                               static_cast<unsigned long long>(r.work()));
+      *verbose << llvm::format(" (%.3f s, work %llu%s)", r.seconds(),
+                               static_cast<unsigned long long>(r.work()),
+                               r.overIntegers() ? ", over the integers" : "");
     if (!r.reason().empty())
       *verbose << ": " << r.reason();
     *verbose << "\n";

@@ -49,6 +49,8 @@ public:
   /// Unsat because the same query was proved before (ProvedQueries); Z3
   /// was not called.
   bool provedBefore() const { return provedBeforeValue; }
+  /// Unsat by linear arithmetic over the integers, with no bit-blasting.
+  bool overIntegers() const { return overIntegersValue; }
 
   /// Sat only: the value of `t` in the model (booleans as 0/1). Variables
   /// the model leaves free read as 0, consistently across terms.
@@ -65,6 +67,7 @@ private:
   uint64_t workValue = 0;
   bool foldedValue = false;
   bool provedBeforeValue = false;
+  bool overIntegersValue = false;
   Context *ctx = nullptr;
   std::shared_ptr<detail::Model> model;
 };
