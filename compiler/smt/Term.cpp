@@ -127,10 +127,6 @@ Term folded(const Term &a, int64_t v) {
 Context::Context() : impl(std::make_unique<detail::ContextImpl>()) {}
 Context::~Context() = default;
 
-bool Context::digitsKnown(const Term &number, const Term &radix) const {
-  return digitsOf(number, radix) != nullptr;
-}
-
 bool Context::digitsKnown(const Term &number) const {
   const std::vector<Digits> *all = digitsOf(number);
   return all && !all->empty();

@@ -169,9 +169,7 @@ public:
   /// them).
   void knowDigits(const Term &number, const Term &radix, const Term &high,
                   const Term &low, bool canonical);
-  /// Whether knowDigits stated (or carried) `number`'s digits in `radix`.
-  bool digitsKnown(const Term &number, const Term &radix) const;
-  /// ... in some radix.
+  /// Whether knowDigits stated (or carried) `number`'s digits in some radix.
   bool digitsKnown(const Term &number) const;
 
 private:
