@@ -31,7 +31,58 @@ z3::expr IntegerReading::wrapped(const z3::expr &sum, unsigned width) {
   return value;
 }
 
+bool IntegerReading::readable(const z3::expr &e) {
+  if (auto it = readability.find(e.id()); it != readability.end())
+    return it->second;
+  bool ok = e.is_app();
+  if (ok && !e.is_numeral() && e.num_args() != 0) {
+    switch (e.decl().decl_kind()) {
+    case Z3_OP_AND:
+    case Z3_OP_OR:
+    case Z3_OP_NOT:
+    case Z3_OP_IMPLIES:
+    case Z3_OP_XOR:
+    case Z3_OP_ITE:
+    case Z3_OP_EQ:
+    case Z3_OP_DISTINCT:
+    case Z3_OP_SLEQ:
+    case Z3_OP_SLT:
+    case Z3_OP_SGEQ:
+    case Z3_OP_SGT:
+    case Z3_OP_BADD:
+    case Z3_OP_BSUB:
+    case Z3_OP_BNEG:
+    case Z3_OP_BSDIV:
+    case Z3_OP_BSDIV_I:
+    case Z3_OP_BSREM:
+    case Z3_OP_BSREM_I:
+      break;
+    case Z3_OP_BMUL: {
+      unsigned variables = 0;
+      for (unsigned i = 0; i < e.num_args(); ++i)
+        variables += e.arg(i).is_numeral() ? 0 : 1;
+      ok = variables <= 1; // linear
+      break;
+    }
+    default:
+      ok = false;
+    }
+    for (unsigned i = 0; ok && i < e.num_args(); ++i)
+      ok = readable(e.arg(i));
+  } else if (ok && e.num_args() == 0 && !e.is_numeral()) {
+    const Z3_decl_kind kind = e.decl().decl_kind();
+    ok = kind == Z3_OP_TRUE || kind == Z3_OP_FALSE ||
+         (kind == Z3_OP_UNINTERPRETED && (e.is_bool() || e.is_bv()));
+  } else if (ok) {
+    ok = e.is_bv(); // a numeral
+  }
+  readability.emplace(e.id(), ok);
+  return ok;
+}
+
 std::optional<z3::expr> IntegerReading::read(const z3::expr &e) {
+  if (!readable(e))
+    return std::nullopt;
   auto it = readings.find(e.id());
   if (it != readings.end())
     return it->second;
@@ -121,14 +172,8 @@ std::optional<z3::expr> IntegerReading::readNode(const z3::expr &e) {
     return wrapped(all([](auto a, auto b) { return a - b; }), width);
   case Z3_OP_BNEG:
     return wrapped(-args[0], width);
-  case Z3_OP_BMUL: {
-    unsigned variables = 0;
-    for (unsigned i = 0; i < e.num_args(); ++i)
-      variables += e.arg(i).is_numeral() ? 0 : 1;
-    if (variables > 1)
-      return std::nullopt; // not linear
+  case Z3_OP_BMUL: // by constants alone (readable)
     return wrapped(all([](auto a, auto b) { return a * b; }), width);
-  }
   case Z3_OP_BSDIV:
   case Z3_OP_BSDIV_I:
   case Z3_OP_BSREM:

@@ -27,6 +27,9 @@ class IntegerReading {
 public:
   explicit IntegerReading(z3::context &z) : z(z), definitions(z) {}
 
+  /// Whether `e` has a reading, found without making any term: a query
+  /// without one reaches the bit-vectors in a context as it was.
+  bool readable(const z3::expr &e);
   /// The reading of a Boolean term; none where a part has no reading.
   std::optional<z3::expr> read(const z3::expr &e);
   /// What the reading's fresh integers mean; assert these with the terms.
@@ -49,6 +52,7 @@ private:
   z3::expr_vector definitions;
   std::vector<std::pair<z3::expr, z3::expr>> vars;
   std::unordered_map<unsigned, z3::expr> readings; // by Z3 id
+  std::unordered_map<unsigned, bool> readability;  // by Z3 id
   bool widenedAny = false;
 };
 
