@@ -181,7 +181,6 @@ std::optional<z3::expr> IntegerReading::readNode(const z3::expr &e) {
     const bool quotient = kind == Z3_OP_BSDIV || kind == Z3_OP_BSDIV_I;
     if (!e.arg(1).is_numeral() || !args[1].is_numeral() ||
         args[1].get_numeral_int64() <= 0) {
-      widenedAny = true;
       return fresh(quotient ? "quotient" : "remainder");
     }
     // Truncating division by c > 0 (SMT-LIB's bvsdiv and bvsrem): the

@@ -20,9 +20,8 @@ namespace collc::smt::detail {
 /// reading then has every model of the query and more, so its unsat is
 /// still the query's, and a model of it must be checked on the query.
 /// Bitwise operators, shifts and products of two variables have no
-/// reading: Z3's linear arithmetic decides the rest at once where
-/// bit-blasting grows with the width (a ring's invariant step at
-/// p <= 65,536: 0.14 M resource units against 103 M).
+/// reading. Z3's linear arithmetic decides the rest at once where
+/// bit-blasting grows with the width (docs/proofs.md has the figures).
 class IntegerReading {
 public:
   explicit IntegerReading(z3::context &z) : z(z), definitions(z) {}
@@ -34,9 +33,6 @@ public:
   std::optional<z3::expr> read(const z3::expr &e);
   /// What the reading's fresh integers mean; assert these with the terms.
   const z3::expr_vector &facts() const { return definitions; }
-  /// Whether a division read as a fresh integer: a model is then only a
-  /// candidate for the bit-vector query.
-  bool widened() const { return widenedAny; }
   /// The bit-vector variables read, with their integers.
   const std::vector<std::pair<z3::expr, z3::expr>> &variables() const {
     return vars;
@@ -53,7 +49,6 @@ private:
   std::vector<std::pair<z3::expr, z3::expr>> vars;
   std::unordered_map<unsigned, z3::expr> readings; // by Z3 id
   std::unordered_map<unsigned, bool> readability;  // by Z3 id
-  bool widenedAny = false;
 };
 
 } // namespace collc::smt::detail
