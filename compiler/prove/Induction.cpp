@@ -302,6 +302,8 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   // A permutation reads r (its origin), p and the parameters.
   collectiveEnv = top.env;
   extents = meshExtents(schedule.topology, top.env);
+  for (const Term &extent : extents) // a topology has no empty dimension
+    top.assumptions.push_back(sge(extent, 1));
   if (coll.kind == CollectiveKind::Shift && shiftNeverNegative)
     radices = extents;
   for (const ir::TransferRule *rule : [&] {

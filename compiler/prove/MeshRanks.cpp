@@ -16,6 +16,24 @@ std::vector<Term> prove::meshExtents(const ir::TopologyTemplate &topology,
   ExprToSmt tr(*env.front().context(), env);
   for (const ir::ExprRef &d : topology.dims)
     extents.push_back(tr.translate(*d).value);
+  // The size and each product of leading extents, in the radices a rank
+  // has (rankVariable), are those extents' product and 0: `r < p` then
+  // compares coordinates.
+  smt::Context &ctx = *extents.front().context();
+  const Term zero = ctx.bitVec(0, extents.front().width());
+  std::vector<Term> leading{extents.front()}; // e0 * .. * e(j-1) at j - 1
+  for (size_t j = 2; j <= extents.size(); ++j) {
+    leading.push_back(leading.back() * extents[j - 1]);
+    const Term &number = j == extents.size() && env[ir::SlotSize].isValid()
+                             ? env[ir::SlotSize]
+                             : leading.back();
+    for (size_t i = 1; i < j; ++i) {
+      Term radix = extents[i];
+      for (size_t k = i + 1; k < j; ++k)
+        radix = radix * extents[k];
+      ctx.knowDigits(number, radix, leading[i - 1], zero, true);
+    }
+  }
   return extents;
 }
 

@@ -18,7 +18,9 @@
 namespace collc::prove {
 
 /// The extents of `topology`, translated over `env`, when it is a mesh or
-/// a torus of two or more dimensions; empty otherwise.
+/// a torus of two or more dimensions; empty otherwise. The digits stated
+/// of ranks and of the size (env's p) hold where each extent is at least 1,
+/// which the caller assumes.
 std::vector<smt::Term> meshExtents(const ir::TopologyTemplate &topology,
                                    llvm::ArrayRef<smt::Term> env);
 

@@ -489,6 +489,8 @@ Prover::State::Frame Prover::State::frameFor(const StepSite &site,
   }
   f.base[ir::SlotSize] = f.p;
   f.extents = meshExtents(schedule->topology, f.base);
+  for (const Term &extent : f.extents) // a topology has no empty dimension
+    f.paramAssumptions.push_back(sge(extent, 1));
 
   // Loops, outermost first: each one's bounds over the variables outside it.
   std::vector<Term> undefined;

@@ -262,9 +262,13 @@ z3::tactic preprocessing(z3::context &z) {
 /// same on any machine under any load; time only ever ends a query as
 /// unknown.
 constexpr unsigned quickWork = 1000000;
-/// Linear arithmetic's share: the most any library query needs is 0.6 M,
-/// and what runs out of it is spent before the bit-vectors start.
-constexpr unsigned integerWork = 2000000;
+/// Linear arithmetic's share: the most any library query needs is 2.8 M
+/// (ring_shift's invariant step), and what runs out of it is spent before
+/// the bit-vectors start. The core's simplex takes it, not Z3's QF_LIA
+/// strategy, whose fallbacks past the resource limit run on uncounted (the
+/// same step: 60 s at 1.7 M units), so that the limit, not the clock,
+/// decides when the bit-vectors start.
+constexpr unsigned integerWork = 4000000;
 z3::solver coreSolver(z3::context &z) {
   return (preprocessing(z) & z3::tactic(z, "smt")).mk_solver();
 }
@@ -467,7 +471,7 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
     detail::IntegerReading reading(z);
     try {
       if (std::optional<z3::expr_vector> integers = readAll(reading, query)) {
-        attempt(z3::solver(z, "QF_LIA"), left(),
+        attempt(coreSolver(z), left(),
                 work ? std::min(work, integerWork) : integerWork, *integers);
         if (r.kindValue == Result::Kind::Sat) {
           z3::expr_vector pinned(z); // not a copy: z3++ would share the vector

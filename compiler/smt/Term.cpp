@@ -249,13 +249,35 @@ void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
   // Copied: knowDigits below may grow the table that `all` points into.
   const std::vector<Digits> sources = *all;
   for (const Digits &d : sources) {
-    if (!d.canonical)
-      continue;
     int step = 0; // +1 or -1: by one; +2 or -2: by the radix
     if (auto c = addend.constant(); c && (*c == 1 || *c == -1))
       step = static_cast<int>(*c) * sign;
     else if (!addend.constant() && toZ3(addend).id() == toZ3(d.radix).id())
       step = 2 * sign;
+    std::optional<Term> rows; // the quotient's move, by whole radices
+    if (step == 2 || step == -2)
+      rows = step > 0 ? one : ctx.bitVec(-1, w);
+    else if (std::optional<Term> m = multiplierOf(addend, d.radix))
+      rows = sign > 0 ? *m : -*m; // a mesh's 2^i rows, or p = a * b
+    if (rows) {
+      // x + m * R is (h + m) * R + l, whose truncated digits are those
+      // unless h + m and l have opposite signs: then one radix moves
+      // from the quotient into the remainder.
+      Term high = d.high + *rows;
+      if (d.canonical && step == 2) {
+        ctx.knowDigits(sum, d.radix, high, d.low, true);
+        continue;
+      }
+      Term down = slt(high, zero) && sgt(d.low, zero);
+      Term up = d.canonical ? ctx.boolean(false)
+                            : sgt(high, zero) && slt(d.low, zero);
+      ctx.knowDigits(
+          sum, d.radix, ite(down, high + one, ite(up, high - one, high)),
+          ite(down, d.low - d.radix, ite(up, d.low + d.radix, d.low)), false);
+      continue;
+    }
+    if (!d.canonical)
+      continue;
     if (step == 1) {
       Term carry = d.low + one == d.radix;
       ctx.knowDigits(sum, d.radix, ite(carry, d.high + one, d.high),
@@ -269,20 +291,6 @@ void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
           ite(borrow, ite(negative, ctx.bitVec(-1, w), d.radix - one),
               d.low - one),
           false);
-    } else if (step == 2) {
-      ctx.knowDigits(sum, d.radix, d.high + one, d.low, true);
-    } else if (step == -2) {
-      // Below one radix a number of row 0 keeps quotient 0.
-      Term negative = d.high == zero && d.low != zero;
-      ctx.knowDigits(sum, d.radix, ite(negative, zero, d.high - one),
-                     ite(negative, d.low - d.radix, d.low), false);
-    } else if (std::optional<Term> m = multiplierOf(addend, d.radix)) {
-      // r +- m * b, m rows at once (a mesh's 2^i rows up or down): the
-      // quotient moves by m, and below 0 it truncates towards 0 as above.
-      Term high = sign > 0 ? d.high + *m : d.high - *m;
-      Term negative = slt(high, zero) && d.low != zero;
-      ctx.knowDigits(sum, d.radix, ite(negative, high + one, high),
-                     ite(negative, d.low - d.radix, d.low), false);
     }
   }
 }
@@ -296,6 +304,12 @@ Term operator+(const Term &a, const Term &b) {
     return b;
   if (b.value && *b.value == 0)
     return a;
+  // (x - y) + y is x: a sender's rank put back through its peer.
+  for (auto [k, other] : {std::pair(&a, &b), std::pair(&b, &a)})
+    if (const z3::expr e = toZ3(*k);
+        !k->value && e.decl().decl_kind() == Z3_OP_BSUB && e.num_args() == 2 &&
+        e.arg(1).id() == toZ3(*other).id())
+      return bits(a, e.arg(0));
   Term sum = bits(a, toZ3(a) + toZ3(b));
   carryDigits(sum, a, b, 1);
   carryDigits(sum, b, a, 1);
@@ -308,6 +322,12 @@ Term operator-(const Term &a, const Term &b) {
     return folded(a, s(u(*a.value) - u(*b.value)));
   if (b.value && *b.value == 0)
     return a;
+  // (x + y) - y is x.
+  if (const z3::expr e = toZ3(a);
+      !a.value && e.decl().decl_kind() == Z3_OP_BADD && e.num_args() == 2)
+    for (unsigned k : {0u, 1u})
+      if (e.arg(k).id() == toZ3(b).id())
+        return bits(a, e.arg(1 - k));
   Term difference = bits(a, toZ3(a) - toZ3(b));
   carryDigits(difference, a, b, -1);
   return difference;
@@ -449,6 +469,44 @@ Term operator~(const Term &a) {
 Term smin(const Term &a, const Term &b) { return ite(sle(a, b), a, b); }
 Term smax(const Term &a, const Term &b) { return ite(sge(a, b), a, b); }
 
+namespace {
+/// The digits of `a` and of `b` in one radix, where both have them (a
+/// constant 0 has 0 and 0 in every radix): two numbers compare as their
+/// digits do, high first, since bvsdiv and bvsrem by a positive radix
+/// write each number one way. A rank of a mesh is then compared by its
+/// coordinates, with no product in the query (prove/MeshRanks.h).
+std::optional<std::pair<Digits, Digits>> commonDigits(const Term &a,
+                                                      const Term &b) {
+  if (!a.isBitVec() || (a.constant() && b.constant()))
+    return std::nullopt;
+  // 0 and -1 (no sender, Induction.cpp) in a radix R > 0: 0 is 0 and 0,
+  // -1 is 0 and -1 unless R is 1.
+  auto constantIn = [](const Term &c,
+                       const Digits &d) -> std::optional<Digits> {
+    if (*c.constant() == 0)
+      return Digits{c, d.radix, c, c, true};
+    if (*c.constant() != -1)
+      return std::nullopt;
+    Term zero = folded(c, 0), unit = d.radix == folded(c, 1);
+    return Digits{c, d.radix, ite(unit, c, zero), ite(unit, zero, c), false};
+  };
+  const std::vector<Digits> *da = digitsOf(a), *db = digitsOf(b);
+  if (da && !da->empty() && b.constant())
+    if (auto d = constantIn(b, da->front()))
+      return std::pair(da->front(), *d);
+  if (db && !db->empty() && a.constant())
+    if (auto d = constantIn(a, db->front()))
+      return std::pair(*d, db->front());
+  if (!da || !db)
+    return std::nullopt;
+  for (const Digits &x : *da)
+    for (const Digits &y : *db)
+      if (toZ3(x.radix).id() == toZ3(y.radix).id())
+        return std::pair(x, y);
+  return std::nullopt;
+}
+} // namespace
+
 Term operator==(const Term &a, const Term &b) {
   assert(a.isValid() && b.isValid() && a.sort() == b.sort() &&
          a.width() == b.width());
@@ -463,6 +521,8 @@ Term operator==(const Term &a, const Term &b) {
   }
   if (a.ast && b.ast && a.ast == b.ast)
     return a.ctx->boolean(true);
+  if (auto d = commonDigits(a, b))
+    return d->first.high == d->second.high && d->first.low == d->second.low;
   return wrap(a.ctx, Sort::Bool, toZ3(a) == toZ3(b));
 }
 
@@ -472,6 +532,10 @@ Term slt(const Term &a, const Term &b) {
   assert(sameWidth(a, b));
   if (a.value && b.value)
     return a.ctx->boolean(*a.value < *b.value);
+  if (auto d = commonDigits(a, b))
+    return slt(d->first.high, d->second.high) ||
+           (d->first.high == d->second.high &&
+            slt(d->first.low, d->second.low));
   return wrap(a.ctx, Sort::Bool, z3::slt(toZ3(a), toZ3(b)));
 }
 
@@ -479,6 +543,10 @@ Term sle(const Term &a, const Term &b) {
   assert(sameWidth(a, b));
   if (a.value && b.value)
     return a.ctx->boolean(*a.value <= *b.value);
+  if (auto d = commonDigits(a, b))
+    return slt(d->first.high, d->second.high) ||
+           (d->first.high == d->second.high &&
+            sle(d->first.low, d->second.low));
   return wrap(a.ctx, Sort::Bool, z3::sle(toZ3(a), toZ3(b)));
 }
 
@@ -521,7 +589,15 @@ Term ite(const Term &c, const Term &a, const Term &b) {
     return a;
   if (a.ast && b.ast && a.ast == b.ast)
     return a;
-  return wrap(c.ctx, a.sort(), z3::ite(toZ3(c), toZ3(a), toZ3(b)));
+  Term chosen = wrap(c.ctx, a.sort(), z3::ite(toZ3(c), toZ3(a), toZ3(b)));
+  // A choice of two numbers with digits in one radix has the chosen
+  // digits: a torus neighbour, r + 1 or r + 1 - b at a row's end.
+  if (auto d = commonDigits(a, b); d && !digitsOf(chosen, d->first.radix))
+    c.ctx->knowDigits(chosen, d->first.radix,
+                      ite(c, d->first.high, d->second.high),
+                      ite(c, d->first.low, d->second.low),
+                      d->first.canonical && d->second.canonical);
+  return chosen;
 }
 
 Term operator+(const Term &a, int64_t b) { return a + folded(a, b); }

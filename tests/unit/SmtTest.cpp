@@ -458,6 +458,10 @@ TEST(Smt, DigitsAgreeWithDivision) {
       {"x - 1 + 1", (x - one) + one},
       {"x - b + b", (x - radix) + radix},
       {"x - 1 - 1", (x - one) - one},
+      {"x - 1 + b", (x - one) + radix},
+      {"x - 1 - b", (x - one) - radix},
+      {"x - b - b", (x - radix) - radix},
+      {"x - b - 1 + b", ((x - radix) - one) + radix},
   };
   expectDivisionAgrees(ctx, solver, radix, numbers,
                        {sge(radix, 1), sle(radix, 32), sge(h, 0), sle(h, 31)},
@@ -466,12 +470,17 @@ TEST(Smt, DigitsAgreeWithDivision) {
   EXPECT_EQ(sdiv(x, radix).print(), h.print());
   EXPECT_EQ(srem(x + radix, radix).print(), low.print());
   // And asked for: the induction makes a sender from coordinates only
-  // where its digits are not carried (x - 1 + b: x - 1's are not canonical).
+  // where its digits are not carried (x - 1 - 1: a step by one is carried
+  // from canonical digits alone, and x - 1's are not).
   EXPECT_TRUE(ctx.digitsKnown(x));
   EXPECT_TRUE(ctx.digitsKnown(x - one));
   EXPECT_TRUE(ctx.digitsKnown(x - radix));
-  EXPECT_FALSE(ctx.digitsKnown((x - one) + radix));
+  EXPECT_TRUE(ctx.digitsKnown((x - one) + radix));
+  EXPECT_FALSE(ctx.digitsKnown((x - one) - one));
   EXPECT_FALSE(ctx.digitsKnown(l0));
+  // (x - y) + y and (x + y) - y are x itself.
+  EXPECT_EQ(((x - radix) + radix).print(), x.print());
+  EXPECT_EQ(((x + one) - one).print(), x.print());
 }
 
 // The same for a number plus or minus a multiple of its radix, m * b of
@@ -491,6 +500,8 @@ TEST(Smt, DigitsOfMultiplesOfTheRadixAgreeWithDivision) {
       {"x - m * b", x - m * radix},
       {"x - b * m", x - radix * m},
       {"m * b + x", m * radix + x},
+      {"x - 1 + m * b", (x - ctx.bitVec(1, w)) + m * radix},
+      {"x - b - m * b", (x - radix) - m * radix},
   };
   // The digits are used: no divider in the remainder.
   for (const auto &[text, y] : numbers)
@@ -499,6 +510,58 @@ TEST(Smt, DigitsOfMultiplesOfTheRadixAgreeWithDivision) {
                        {sge(radix, 1), sle(radix, 8), sge(h, 0), sle(h, 7),
                         sge(m, -7), sle(m, 7)},
                        {{"b", radix}, {"h", h}, {"m", m}, {"l", l0}});
+}
+
+// Two numbers with digits in one radix compare as their digits do (a
+// mesh's ranks by their coordinates), and a choice between two such
+// numbers has digits too; Z3's own comparison of the same values must
+// agree, for numbers below zero, 0 and -1 (no sender) included.
+TEST(Smt, NumbersWithDigitsCompareAsZ3Does) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 10;
+  Term radix = ctx.bitVecVar("b", w), c = ctx.boolVar("c");
+  auto number = [&](const char *high, const char *low) {
+    Term h = ctx.bitVecVar(high, w), l0 = ctx.bitVecVar(low, w);
+    Term l = ite(sge(l0, 0) && slt(l0, radix), l0, ctx.bitVec(0, w));
+    Term x = h * radix + l;
+    ctx.knowDigits(x, radix, h, l, true);
+    return std::pair(x, sge(h, 0) && sle(h, 15));
+  };
+  auto [x, xRange] = number("h", "l");
+  auto [y, yRange] = number("g", "k");
+  Term one = ctx.bitVec(1, w), zero = ctx.bitVec(0, w);
+  std::vector<std::pair<std::string, Term>> numbers = {
+      {"x", x},
+      {"y", y},
+      {"x - 1", x - one},
+      {"y - b", y - radix},
+      {"x + b", x + radix},
+      {"c ? x + 1 : y - b", ite(c, x + one, y - radix)},
+      {"c ? x : -1", ite(c, x, ctx.bitVec(-1, w))},
+      {"0", zero},
+      {"-1", ctx.bitVec(-1, w)},
+  };
+  std::vector<Term> range = {sge(radix, 1), sle(radix, 16), xRange, yRange};
+  for (const auto &[textA, a] : numbers)
+    for (const auto &[textB, b] : numbers) {
+      if (a.constant() && b.constant())
+        continue;
+      SCOPED_TRACE(textA + " vs " + textB);
+      Term sameA = ctx.bitVecVar("sameA", w), sameB = ctx.bitVecVar("sameB", w);
+      std::vector<Term> query = range;
+      query.push_back(sameA == a);
+      query.push_back(sameB == b);
+      query.push_back(slt(a, b) != slt(sameA, sameB) ||
+                      sle(a, b) != sle(sameA, sameB) ||
+                      (a == b) != (sameA == sameB));
+      Result r = solver.check("compare", query, 0);
+      EXPECT_TRUE(r.isUnsat())
+          << (r.isSat() ? "b = " + std::to_string(r.value(radix)) : r.reason());
+    }
+  // The comparisons are of digits: no product is left in them.
+  EXPECT_EQ(slt(x, y).print().find("bvmul"), std::string::npos);
+  EXPECT_EQ((x == ite(c, y, zero)).print().find("bvmul"), std::string::npos);
 }
 
 // A remainder by 1 << x (a hypercube's p) is a mask, and agrees with Z3's
