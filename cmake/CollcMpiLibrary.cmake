@@ -87,25 +87,12 @@ function(collc_add_mpi_library)
   # The model it chooses by, unless COLLC_MPI_MODEL names another.
   file(STRINGS ${ARG_MODEL} model_line REGEX "^model ")
   list(GET model_line 0 model_line)
-  string(REGEX MATCH "ts: ([0-9.]+)ns" _ "${model_line}")
-  set(ts_ns ${CMAKE_MATCH_1})
-  string(REGEX MATCH "tw: ([0-9.]+)ps/byte" _ "${model_line}")
-  set(tw_ps ${CMAKE_MATCH_1})
-  if(NOT ts_ns OR NOT tw_ps)
-    message(FATAL_ERROR "${ARG_MODEL}: no model block with ts in ns and tw in ps/byte")
+  if(NOT model_line MATCHES "ts *:" OR NOT model_line MATCHES "tw *:")
+    message(FATAL_ERROR "${ARG_MODEL}: no model block with ts and tw")
   endif()
-  set(receivers_copy 0)
-  if(model_line MATCHES "copies *: *receiver")
-    set(receivers_copy 1)
-  endif()
-  set(to_seconds -1)
-  if(model_line MATCHES "[{, ]to *: *([0-9.]+)(ns|us)")
-    if(CMAKE_MATCH_2 STREQUAL "us")
-      set(to_seconds ${CMAKE_MATCH_1}e-6)
-    else()
-      set(to_seconds ${CMAKE_MATCH_1}e-9)
-    endif()
-  endif()
+  # Choice.cpp reads it as COLLC_MPI_MODEL's blocks are read.
+  file(CONFIGURE OUTPUT ${gen}/BuildModel.inc
+       CONTENT "R\"(@model_line@)\"\n" @ONLY)
 
   add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Fortran.cpp
               ${dir}/Choice.cpp ${table} ${costs})
@@ -113,11 +100,7 @@ function(collc_add_mpi_library)
   target_compile_features(${ARG_NAME} PRIVATE cxx_std_20)
   # Its thread-local state is read several times a call (as the runtime's).
   target_compile_options(${ARG_NAME} PRIVATE -ftls-model=initial-exec)
-  target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_TS=${ts_ns}e-9
-                                                 COLLC_MPI_TW=${tw_ps}e-12
-                                                 COLLC_MPI_RECEIVERS_COPY=${receivers_copy}
-                                                 COLLC_MPI_TO=${to_seconds}
-                                                 COLLC_MPI_PRICED_RANKS=${ARG_PRICED_RANKS})
+  target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_PRICED_RANKS=${ARG_PRICED_RANKS})
   if(ARG_GENERATED)
     string(REPLACE ".h" ".cpp" sources "${headers}")
     target_sources(${ARG_NAME} PRIVATE ${sources})

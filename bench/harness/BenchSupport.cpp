@@ -165,6 +165,15 @@ std::string collc::tools::bench::formatModelBlock(const CostModel &model) {
     block += strf(", serve: %.3f", model.machine.serve);
   if (model.to)
     block += strf(", to: %.1fns", *model.to * 1e9);
+  for (const MessageCost &seg : model.larger) {
+    long long size = seg.fromBytes;
+    const char *unit = "B";
+    for (const char *larger : {"KiB", "MiB", "GiB"})
+      if (size % 1024 == 0)
+        size /= 1024, unit = larger;
+    block += strf(", segment: %lld%s, ts: %.1fns, tw: %.3fps/byte", size, unit,
+                  seg.ts * 1e9, seg.twPerByte * 1e12);
+  }
   return block + " };";
 }
 
@@ -269,6 +278,93 @@ std::string collc::tools::bench::strf(const char *format, ...) {
   return out;
 }
 
+namespace {
+/// One line t_s + t_w·m through points, by least squares weighted by 1/t²
+/// (the relative error is minimised).
+FittedSegment fitLine(llvm::ArrayRef<std::pair<double, Stats>> points) {
+  double s00 = 0, s01 = 0, s11 = 0, b0 = 0, b1 = 0;
+  for (const auto &[m, st] : points) {
+    double t = st.median, w = 1 / (t * t);
+    s00 += w;
+    s01 += w * m;
+    s11 += w * m * m;
+    b0 += w * t;
+    b1 += w * m * t;
+  }
+  FittedSegment f;
+  f.fromBytes = static_cast<int64_t>(points.front().first);
+  double det = s00 * s11 - s01 * s01;
+  f.tsUs = (b0 * s11 - b1 * s01) / det;
+  f.twUs = (s00 * b1 - s01 * b0) / det;
+  // A negative coefficient is noise; refit the other alone.
+  if (f.tsUs < 0 || !std::isfinite(f.tsUs)) {
+    f.tsUs = 0;
+    f.twUs = b1 / s11;
+    f.clamped = strf(" (t_s from %s fitted negative: set to 0, t_w refitted)",
+                     formatBytes(f.fromBytes).c_str());
+  } else if (f.twUs < 0 || !std::isfinite(f.twUs)) {
+    f.twUs = 0;
+    f.tsUs = b0 / s00;
+    f.clamped = strf(" (t_w from %s fitted negative: set to 0, t_s refitted)",
+                     formatBytes(f.fromBytes).c_str());
+  }
+  for (const auto &[m, st] : points) {
+    double ratio = (f.tsUs + f.twUs * m) / st.median;
+    f.sumSquares += (ratio - 1) * (ratio - 1);
+  }
+  return f;
+}
+} // namespace
+
+std::vector<FittedSegment> collc::tools::bench::fitSegments(
+    llvm::ArrayRef<std::pair<double, Stats>> points) {
+  // Every split of the sizes into k runs of at least minPoints, for k = 1,
+  // 2, ...: the first k whose best split meets the target, else the best
+  // of all. Exhaustive: a calibration has a few dozen sizes at most.
+  constexpr size_t minPoints = 3, maxSegments = 4;
+  constexpr double targetRms = 0.10;
+  const size_t n = points.size();
+  std::vector<FittedSegment> best;
+  double bestRms = 0;
+  for (size_t k = 1;
+       k <= maxSegments && k * minPoints <= std::max(n, minPoints); ++k) {
+    std::vector<FittedSegment> bestOfK;
+    double bestOfKSum = 0;
+    std::vector<size_t> starts(k, 0);
+    // starts[i]: the first point of segment i; recursively enumerated.
+    auto visit = [&](auto &&self, size_t i) -> void {
+      if (i == k) {
+        std::vector<FittedSegment> fit;
+        double sum = 0;
+        for (size_t j = 0; j < k; ++j) {
+          size_t end = j + 1 < k ? starts[j + 1] : n;
+          fit.push_back(fitLine(points.slice(starts[j], end - starts[j])));
+          sum += fit.back().sumSquares;
+        }
+        if (bestOfK.empty() || sum < bestOfKSum)
+          bestOfK = std::move(fit), bestOfKSum = sum;
+        return;
+      }
+      for (size_t s = starts[i - 1] + minPoints; s + (k - i) * minPoints <= n;
+           ++s) {
+        starts[i] = s;
+        self(self, i + 1);
+      }
+    };
+    if (k == 1 || n >= k * minPoints)
+      visit(visit, 1);
+    if (bestOfK.empty())
+      break;
+    const double rms = std::sqrt(bestOfKSum / n);
+    if (best.empty() || rms < bestRms * 0.999)
+      best = std::move(bestOfK), bestRms = rms;
+    if (bestRms <= targetRms)
+      break;
+  }
+  best.front().fromBytes = 0;
+  return best;
+}
+
 llvm::Expected<Calibration>
 collc::tools::bench::calibrate(int ranks, Pattern pattern,
                                llvm::ArrayRef<long long> sizes, int iterations,
@@ -319,29 +415,11 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   if (c.points.size() < 2)
     return error(run.err + "the " + flag + " gave fewer than two sizes");
 
-  // Weighted least squares: minimise sum ((ts + tw·m - t) / t)^2.
-  double s00 = 0, s01 = 0, s11 = 0, b0 = 0, b1 = 0;
-  for (const auto &[m, st] : c.points) {
-    double t = st.median, w = 1 / (t * t);
-    s00 += w;
-    s01 += w * m;
-    s11 += w * m * m;
-    b0 += w * t;
-    b1 += w * m * t;
-  }
-  double det = s00 * s11 - s01 * s01;
-  double tsUs = (b0 * s11 - b1 * s01) / det;
-  double twUs = (s00 * b1 - s01 * b0) / det;
-  // A negative coefficient is noise; refit the other alone.
-  if (tsUs < 0) {
-    tsUs = 0;
-    twUs = b1 / s11;
-    c.clamped = " (t_s fitted negative: set to 0, t_w refitted)";
-  } else if (twUs < 0) {
-    twUs = 0;
-    tsUs = b0 / s00;
-    c.clamped = " (t_w fitted negative: set to 0, t_s refitted)";
-  }
+  llvm::sort(c.points,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::vector<FittedSegment> segments = fitSegments(c.points);
+  for (const FittedSegment &seg : segments)
+    c.clamped += seg.clamped;
   CostModel model;
   model.name = name.str();
   // A ring step of more ranks than cores is `ranks` messages run on the
@@ -379,8 +457,15 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
       }
     }
   }
-  model.ts = tsUs * 1e-6 / c.messagesPerSample;
-  model.twPerByte = twUs * 1e-6 / c.messagesPerSample;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const MessageCost cost{segments[i].fromBytes,
+                           segments[i].tsUs * 1e-6 / c.messagesPerSample,
+                           segments[i].twUs * 1e-6 / c.messagesPerSample};
+    if (i == 0)
+      model.ts = cost.ts, model.twPerByte = cost.twPerByte;
+    else
+      model.larger.push_back(cost);
+  }
   c.block = formatModelBlock(model);
   // The block must read back as the model it describes.
   llvm::SourceMgr sourceMgr;
@@ -395,8 +480,9 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   c.model = parsed->models.front();
   double sumSq = 0;
   for (const auto &[m, st] : c.points) {
-    double ratio = (c.model.ts + c.model.twPerByte * m) * c.messagesPerSample *
-                   1e6 / st.median;
+    const MessageCost seg = c.model.at(m);
+    double ratio =
+        (seg.ts + seg.twPerByte * m) * c.messagesPerSample * 1e6 / st.median;
     sumSq += (ratio - 1) * (ratio - 1);
     c.worst = std::max(c.worst, std::fabs(ratio - 1));
   }

@@ -99,10 +99,27 @@ struct Calibration {
   double fanoutBytes = 0, fanoutSteps = 0;
 };
 
+/// One segment of a fitted model: t(m) = t_s + t_w·m from fromBytes up.
+struct FittedSegment {
+  int64_t fromBytes = 0;
+  double tsUs = 0, twUs = 0; // microseconds, and microseconds a byte
+  double sumSquares = 0;     // of the relative errors at its points
+  std::string clamped;       // why a coefficient was set to 0, if one was
+};
+
+/// t(m) = t_s + t_w·m (000 §4.1.6's cost of one message with cut-through
+/// routing) fitted to (bytes, time) points, ascending, by least squares
+/// weighted by 1/t², so that small and large messages count alike. One
+/// line cannot follow a machine across the eager limit and out of its
+/// caches: the points are split into the fewest runs of consecutive sizes
+/// (at most 4, each of at least 3 sizes) whose lines meet 10% RMS relative
+/// error, or the runs that come closest; each run's line holds from its
+/// first size (the first from 0).
+std::vector<FittedSegment>
+fitSegments(llvm::ArrayRef<std::pair<double, Stats>> points);
+
 /// Runs coll_bench's PATTERN over `sizes` (at least two) on `ranks` ranks
-/// and fits t(m) = t_s + t_w·m (000 §4.1.6's cost of one message with
-/// cut-through routing) by least squares weighted by 1/t², so that small
-/// and large messages count alike (the relative error is minimised).
+/// and fits its model's segments to them (fitSegments).
 llvm::Expected<Calibration> calibrate(int ranks, Pattern pattern,
                                       llvm::ArrayRef<long long> sizes,
                                       int iterations, llvm::StringRef name);

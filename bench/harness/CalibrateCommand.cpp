@@ -54,7 +54,7 @@ cl::opt<std::string> calOut("o", cl::desc("Write the model block to FILE"),
                             cl::cat(category()));
 cl::opt<std::string> calBytes(
     "bytes",
-    cl::desc("Message sizes in bytes (default 8 B to 16 MiB, powers of 4)"),
+    cl::desc("Message sizes in bytes (default 8 B to 16 MiB, powers of 2)"),
     cl::value_desc("B,..."), cl::sub(calibrateCommand), cl::cat(category()));
 cl::opt<int> calIterations("iterations",
                            cl::desc("Round trips per size (default by size)"),
@@ -79,7 +79,11 @@ int runCalibrate() {
          << "'\n";
     return ExitInputError;
   }
-  std::vector<long long> sizes = powersOfFour(16 << 20);
+  // Powers of two, so that each segment of the fit (at least three sizes)
+  // spans a factor of four, and a change at 4 MiB can be followed.
+  std::vector<long long> sizes;
+  for (long long b = 8; b <= 16 << 20; b *= 2)
+    sizes.push_back(b);
   if (!calBytes.empty()) {
     std::optional<std::vector<long long>> parsed = parseList(calBytes);
     if (!parsed || parsed->size() < 2) {
@@ -119,18 +123,26 @@ int runCalibrate() {
                     : "trips",
              "measured us", "[min..max]", "model us", "model/meas");
   for (const auto &[m, st] : fit->points) {
+    const MessageCost seg = model.at(m);
     double predicted =
-        (model.ts + model.twPerByte * m) * fit->messagesPerSample * 1e6;
+        (seg.ts + seg.twPerByte * m) * fit->messagesPerSample * 1e6;
     std::string spread = strf("%.1f..%.1f", st.min, st.max);
     os << strf("  %9s %6zu %12.3f %12s %12.3f %8.2f\n",
                formatBytes(static_cast<long long>(m)).c_str(), st.n, st.median,
                spread.c_str(), predicted, predicted / st.median);
   }
   const double perSample = fit->messagesPerSample;
-  os << strf("  fit: t_s = %.3f us, t_w = %.4f ns/byte (%.2f GB/s)%s\n",
-             model.ts * perSample * 1e6, model.twPerByte * perSample * 1e9,
-             model.twPerByte > 0 ? 1e-9 / (model.twPerByte * perSample) : 0.0,
-             fit->clamped.c_str());
+  std::vector<MessageCost> segments{{0, model.ts, model.twPerByte}};
+  segments.insert(segments.end(), model.larger.begin(), model.larger.end());
+  for (const MessageCost &seg : segments)
+    os << strf("  fit%s: t_s = %.3f us, t_w = %.4f ns/byte (%.2f GB/s)\n",
+               segments.size() == 1
+                   ? ""
+                   : (" from " + formatBytes(seg.fromBytes)).c_str(),
+               seg.ts * perSample * 1e6, seg.twPerByte * perSample * 1e9,
+               seg.twPerByte > 0 ? 1e-9 / (seg.twPerByte * perSample) : 0.0);
+  if (!fit->clamped.empty())
+    os << "  " << llvm::StringRef(fit->clamped).ltrim() << "\n";
   if (model.machine.cores > 0)
     os << strf("  a step of %d messages on %lld cores: one message costs a "
                "core t_s = %.3f us, t_w = %.4f ns/byte (the model's "
@@ -162,8 +174,9 @@ int runCalibrate() {
                formatBytes(static_cast<long long>(m)).c_str());
   }
   os << strf("  residual: %.1f%% RMS relative error, %.1f%% worst "
-             "(weighted least squares over %zu sizes)\n",
-             fit->rms * 100, fit->worst * 100, fit->points.size());
+             "(weighted least squares over %zu sizes, %zu segment%s)\n",
+             fit->rms * 100, fit->worst * 100, fit->points.size(),
+             segments.size(), segments.size() == 1 ? "" : "s");
   os << fit->block << "\n";
 
   if (!calOut.empty()) {

@@ -227,6 +227,33 @@ std::string collc::cost::ScheduleCost::Line::str() const {
   return out + words.str() + "·m·t_w";
 }
 
+std::pair<double, double> collc::cost::ScheduleCost::Line::coefficients(
+    llvm::ArrayRef<MessageCost> segments, double bytes,
+    std::optional<double> to) const {
+  double a = 0, b = 0;
+  for (const Part &part : parts) {
+    const MessageCost seg =
+        segmentOf(segments, part.largest.toDouble() * bytes);
+    a += part.startups.toDouble() * seg.ts +
+         part.overheads.toDouble() * to.value_or(seg.ts);
+    b += part.words.toDouble() * seg.twPerByte;
+  }
+  return {a, b};
+}
+
+std::vector<double> collc::cost::ScheduleCost::Line::segmentChanges(
+    llvm::ArrayRef<MessageCost> segments) const {
+  std::vector<double> at;
+  for (const Part &part : parts)
+    if (part.largest.numerator() > 0)
+      for (const MessageCost &seg : segments.drop_front())
+        at.push_back(static_cast<double>(seg.fromBytes) /
+                     part.largest.toDouble());
+  llvm::sort(at);
+  at.erase(std::unique(at.begin(), at.end()), at.end());
+  return at;
+}
+
 collc::cost::ScheduleCost::Line
 collc::cost::ScheduleCost::line(const Machine &machine) const {
   const int64_t cores = machine.cores;
@@ -236,15 +263,35 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
                        1000);
   // A cost from a formula (no steps), or from the rules (no messages), is
   // the port model's.
-  if ((cores <= 0 && !receiversCopy) || steps.empty() || !reliesOn.empty())
-    return {Fraction(startups), words, Fraction()};
+  auto largestOf = [](const StepCost &s) {
+    Fraction largest;
+    for (const Fraction &w : s.messageWords)
+      if (largest < w)
+        largest = w;
+    return largest;
+  };
+  if ((cores <= 0 && !receiversCopy) || steps.empty() || !reliesOn.empty()) {
+    Line l{Fraction(startups), words, Fraction(), {}};
+    // A step a part, where the steps say what their messages carry.
+    const bool detailed =
+        !steps.empty() && reliesOn.empty() &&
+        llvm::all_of(steps, [](const StepCost &s) { return s.count == 1; });
+    if (!detailed) {
+      l.parts.push_back({l.startups, l.words, Fraction(), Fraction(1)});
+      return l;
+    }
+    for (const StepCost &s : steps)
+      if (s.messages > 0)
+        l.parts.push_back({Fraction(1), s.words, Fraction(), largestOf(s)});
+    return l;
+  }
   Line l;
   // The group of steps being priced as one: its port-model cost, its
   // busiest channel's words in any one step, its words, the ranks taking
   // part, those that received in it, and the messages and words each sent
   // and received.
   Line portCost;
-  Fraction busiestChannel, totalWords;
+  Fraction busiestChannel, totalWords, largest;
   std::vector<bool> active(static_cast<size_t>(p), false),
       received(static_cast<size_t>(p), false);
   std::vector<Fraction> sentWords(static_cast<size_t>(p)),
@@ -253,6 +300,9 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
       receivedMessages(static_cast<size_t>(p), 0);
   auto close = [&] {
     const int64_t ranks = std::count(active.begin(), active.end(), true);
+    // What this group adds to the line: its part.
+    Line::Part part;
+    part.largest = largest;
     if (receiversCopy && (cores <= 0 || ranks <= cores)) {
       // Congestion on a channel is still priced, one step at a time.
       Fraction words = busiestChannel;
@@ -267,25 +317,31 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
             *std::max_element(sentMessages.begin(), sentMessages.end()),
             *std::max_element(receivedMessages.begin(),
                               receivedMessages.end()));
-        l.startups += Fraction(1);
-        l.overheads += Fraction(busiest - 1);
-        l.words += words;
+        part.startups = Fraction(1);
+        part.overheads = Fraction(busiest - 1);
+        part.words = words;
       }
     } else if (cores <= 0 || ranks <= cores) {
-      l.startups += portCost.startups;
-      l.words += portCost.words;
+      part.startups = portCost.startups;
+      part.words = portCost.words;
     } else {
       Fraction words = totalWords * Fraction(1, cores);
       for (size_t r = 0; r < sentWords.size(); ++r)
         for (const Fraction &own : {sentWords[r], receivedWords[r]})
           if (words < own)
             words = own;
-      l.startups += Fraction(ranks, cores);
-      l.words += words;
+      part.startups = Fraction(ranks, cores);
+      part.words = words;
     }
+    l.startups += part.startups;
+    l.overheads += part.overheads;
+    l.words += part.words;
+    if (ranks > 0)
+      l.parts.push_back(part);
     portCost = {};
     busiestChannel = {};
     totalWords = {};
+    largest = {};
     sentMessages.assign(sentMessages.size(), 0);
     receivedMessages.assign(receivedMessages.size(), 0);
     active.assign(active.size(), false);
@@ -306,6 +362,8 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
     if (busiestChannel < s.words)
       busiestChannel = s.words;
     totalWords += s.totalWords;
+    if (largest < largestOf(s))
+      largest = largestOf(s);
     for (size_t i = 0; i < s.senders.size(); ++i) {
       const size_t from = static_cast<size_t>(s.senders[i]),
                    to = static_cast<size_t>(s.receivers[i]);

@@ -109,9 +109,10 @@ struct ScheduleCost {
   /// part has to be given a core, and the cores move all its words in
   /// turn: (ranks·t_s + all its words·m·t_w) / cores, but no faster than
   /// its busiest rank moves its own (the words it sends or receives, one
-  /// core's work). The two agree for a step of `cores` ranks. t_s and t_w are then what a rank's turn and a
-  /// word cost a core (collc calibrate --pattern ring with more ranks than
-  /// cores measures them: each rank of a ring's step sends one message).
+  /// core's work). The two agree for a step of `cores` ranks. t_s and t_w are
+  /// then what a rank's turn and a word cost a core (collc calibrate --pattern
+  /// ring with more ranks than cores measures them: each rank of a ring's step
+  /// sends one message).
   ///
   /// Steps whose messages wait on nothing received since the first of
   /// them (their senders received nothing since, or they carry only data
@@ -129,9 +130,21 @@ struct ScheduleCost {
   /// root starts its messages, and its receivers copy theirs at once from
   /// its memory. t_w is then what a copy costs while every rank copies (a
   /// ring's step), so the memory the copies share is priced in it.
+  ///
+  /// On a model of several segments (MessageCost) each step, or group of
+  /// steps priced as one, is priced with the segment its largest message
+  /// falls in: a binomial scatter's first message of p/2 blocks goes by
+  /// rendezvous while its last, of one, goes eagerly.
   struct Line {
     Fraction startups, words;
     Fraction overheads; // further messages, at t_o each
+    /// The steps or groups the line sums, each with its largest message
+    /// (in units of m); one part of the largest 1 where the cost has no
+    /// per-message detail.
+    struct Part {
+      Fraction startups, words, overheads, largest;
+    };
+    std::vector<Part> parts;
     /// "1·t_s + 14·t_o + 1·m·t_w" (no t_o term when there is none).
     std::string str() const;
     double seconds(double ts, double twPerByte, double bytes,
@@ -139,6 +152,23 @@ struct ScheduleCost {
       return startups.toDouble() * ts + overheads.toDouble() * to +
              words.toDouble() * bytes * twPerByte;
     }
+    /// The time for m = bytes on a model of `segments` (ascending, the
+    /// first from 0), each part in its largest message's segment; t_o is
+    /// `to`, else that segment's t_s.
+    double seconds(llvm::ArrayRef<MessageCost> segments, double bytes,
+                   std::optional<double> to) const {
+      return coefficients(segments, bytes, to).first +
+             coefficients(segments, bytes, to).second * bytes;
+    }
+    /// The time as a + b·m, a in seconds and b in seconds a byte, for
+    /// every m whose parts fall in the same segments as at `bytes`.
+    std::pair<double, double> coefficients(llvm::ArrayRef<MessageCost> segments,
+                                           double bytes,
+                                           std::optional<double> to) const;
+    /// The sizes m at which a part's largest message reaches a segment's
+    /// first size: between two of them, the time is one line.
+    std::vector<double>
+    segmentChanges(llvm::ArrayRef<MessageCost> segments) const;
   };
   Line line(const Machine &machine) const;
 };

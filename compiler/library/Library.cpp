@@ -14,6 +14,7 @@
 #include "llvm/Support/Program.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -873,53 +874,77 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   std::vector<cost::ScheduleCost::Line> lines;
   for (const auto &fit : fits)
     lines.push_back(fit.second.line(model.machine));
+  // Each step in the segment its largest message falls in.
+  const std::vector<MessageCost> segments = model.segments();
+  auto secondsOf = [&](size_t i, double bytes) {
+    return lines[i].seconds(segments, bytes, model.to);
+  };
   auto cheaper = [&](size_t a, size_t b, double bytes) {
-    double ta =
-        lines[a].seconds(model.ts, model.twPerByte, bytes, model.overhead());
-    double tb =
-        lines[b].seconds(model.ts, model.twPerByte, bytes, model.overhead());
+    double ta = secondsOf(a, bytes), tb = secondsOf(b, bytes);
     if (ta != tb)
       return ta < tb;
     if (lines[a].words.toDouble() != lines[b].words.toDouble())
       return lines[a].words.toDouble() < lines[b].words.toDouble();
     return fits[a].first.relabelling.size() < fits[b].first.relabelling.size();
   };
-  // The lower envelope of the lines A·t_s + B·m·t_w over m >= 0: start with
-  // the cheapest at m = 0, then move to whichever line with a smaller B
-  // crosses first.
   std::vector<Choice> out;
-  size_t current = 0;
-  for (size_t i = 1; i < fits.size(); ++i)
-    if (cheaper(i, current, 0))
-      current = i;
-  int64_t from = 0;
-  while (true) {
-    Choice c = fits[current].first;
+  std::optional<size_t> last;
+  auto add = [&](size_t choice, int64_t from) {
+    if (last == choice)
+      return;
+    last = choice;
+    Choice c = fits[choice].first;
     c.fromBytes = from;
     out.push_back(std::move(c));
-    if (!automatic)
+  };
+  // Between two sizes where some step changes segment, every price is a
+  // line a + b·m: there, the lower envelope of the lines. Start with the
+  // cheapest at the interval's first size, then move to whichever line
+  // with a smaller b crosses first, up to the interval's end.
+  std::vector<double> changes{0};
+  if (automatic)
+    for (const cost::ScheduleCost::Line &line : lines)
+      for (double at : line.segmentChanges(segments))
+        changes.push_back(std::ceil(at));
+  llvm::sort(changes);
+  changes.erase(std::unique(changes.begin(), changes.end()), changes.end());
+  for (size_t k = 0; k < changes.size(); ++k) {
+    const double start = changes[k];
+    const double end = k + 1 < changes.size() ? changes[k + 1] : 2e18;
+    if (start > 1e18)
       break;
-    const cost::ScheduleCost::Line &cur = lines[current];
-    std::optional<size_t> next;
-    double nextAt = 0;
-    for (size_t i = 0; i < fits.size(); ++i) {
-      const cost::ScheduleCost::Line &o = lines[i];
-      double dB = cur.words.toDouble() - o.words.toDouble();
-      if (dB <= 0 || model.twPerByte <= 0)
-        continue;
-      double at = ((o.startups.toDouble() - cur.startups.toDouble()) *
-                       model.ts +
-                   (o.overheads.toDouble() - cur.overheads.toDouble()) *
-                       model.overhead()) /
-                  (dB * model.twPerByte);
-      at = std::max(at, static_cast<double>(from));
-      if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
-        next = i, nextAt = at;
+    size_t current = 0;
+    for (size_t i = 1; i < fits.size(); ++i)
+      if (cheaper(i, current, start))
+        current = i;
+    int64_t from = static_cast<int64_t>(start);
+    while (true) {
+      add(current, from);
+      if (!automatic)
+        break;
+      const auto [curA, curB] =
+          lines[current].coefficients(segments, start, model.to);
+      std::optional<size_t> next;
+      double nextAt = 0;
+      for (size_t i = 0; i < fits.size(); ++i) {
+        const auto [a, b] = lines[i].coefficients(segments, start, model.to);
+        if (curB - b <= 0)
+          continue;
+        double at =
+            std::max((a - curA) / (curB - b), static_cast<double>(from));
+        if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
+          next = i, nextAt = at;
+      }
+      if (!next || nextAt + 1 >= end || nextAt > 1e18)
+        break;
+      // The first whole size at which the next is no dearer (a tie goes to
+      // fewer words), whatever the rounding of the crossing.
+      int64_t at = std::max(from + 1, static_cast<int64_t>(nextAt));
+      for (int tries = 0; tries < 4 && cheaper(current, *next, at); ++tries)
+        ++at;
+      current = *next;
+      from = at;
     }
-    if (!next || nextAt > 1e18)
-      break;
-    current = *next;
-    from = static_cast<int64_t>(nextAt) + 1;
   }
   return out;
 }

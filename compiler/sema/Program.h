@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,10 +16,24 @@
 namespace collc {
 
 /// `model lan = { ts: 10us, tw: 2ns/byte, ports: single };`
+/// A machine whose messages cost otherwise above some sizes (the eager
+/// limit, the caches) gives the segments in order, each opened by `segment:`,
+/// the size it starts at:
+/// `{ ts: 0.2us, tw: 0.1ns/byte, segment: 8KiB, ts: 2us, tw: 0.08ns/byte }`.
 struct CostModel {
   std::string name;
-  double ts = 0;         // seconds per message (start-up)
-  double twPerByte = 0;  // seconds per byte
+  double ts = 0;        // seconds per message (start-up), below `larger`
+  double twPerByte = 0; // seconds per byte, below `larger`
+  /// Further segments, fromBytes ascending and above 0.
+  std::vector<MessageCost> larger;
+  /// All the segments, the first from 0 bytes.
+  std::vector<MessageCost> segments() const {
+    std::vector<MessageCost> all{{0, ts, twPerByte}};
+    all.insert(all.end(), larger.begin(), larger.end());
+    return all;
+  }
+  /// The segment a message of `bytes` is priced in.
+  MessageCost at(double bytes) const { return segmentOf(segments(), bytes); }
   PortModel ports = PortModel::Single;
   // `cores`, `copies` and `serve`: what the ranks share, which prices a
   // schedule otherwise than the port model (cost::ScheduleCost::line).
@@ -27,7 +42,6 @@ struct CostModel {
   // several at once where receivers copy (cost::ScheduleCost::line);
   // unset, a start-up.
   std::optional<double> to;
-  double overhead() const { return to ? *to : ts; }
   llvm::SMLoc loc;
 };
 

@@ -495,10 +495,71 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
   model.name = decl.name.name;
   model.loc = locOf(decl);
   bool ok = true, hasTs = false, hasTw = false;
+  // The segment `ts` and `tw` go to: the first, or the last one opened.
+  const ast::Field *segmentStart = nullptr;
+  auto segmentComplete = [&] {
+    if (!segmentStart || (hasTs && hasTw))
+      return true;
+    diags.error(locOf(*segmentStart),
+                "the segment opened here needs " +
+                    llvm::Twine(!hasTs ? "'ts'" : "'tw'") +
+                    " before the next segment or the model's end",
+                rangeOf(*segmentStart));
+    return false;
+  };
   llvm::StringMap<llvm::SMLoc> seen;
   for (const ast::Field &field : decl.fields) {
     const std::string &key = field.key.name;
-    auto [it, fresh] = seen.try_emplace(key, locOf(field.key));
+    const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
+    if (key == "segment") {
+      // A size in bytes: 8KiB, 4096B.
+      const double n = q ? std::strtod(q->number.c_str(), nullptr) : -1;
+      const double unit = !q ? -1
+                             : llvm::StringSwitch<double>(q->unit)
+                                   .Case("B", 1)
+                                   .Case("KiB", 1024)
+                                   .Case("MiB", 1024 * 1024)
+                                   .Case("GiB", 1024.0 * 1024 * 1024)
+                                   .Default(-1);
+      const double bytes = n * unit;
+      const double after =
+          model.larger.empty()
+              ? 0
+              : static_cast<double>(model.larger.back().fromBytes);
+      // A segment in error still takes the fields after it, so that they
+      // are not mistaken for the previous segment's.
+      bool valid = false;
+      if (!q || unit < 0 || bytes != std::floor(bytes) || bytes > 1e18)
+        diags.error(locOf(field),
+                    "'segment' needs the size it starts at in bytes, such "
+                    "as 8KiB (B, KiB, MiB or GiB)",
+                    rangeOf(field));
+      else if (bytes <= after)
+        diags.error(locOf(field),
+                    "segment sizes must increase, each above 0; this one is " +
+                        llvm::Twine(static_cast<int64_t>(bytes)) +
+                        " bytes, after " +
+                        llvm::Twine(static_cast<int64_t>(after)),
+                    rangeOf(field));
+      else if (!segmentStart && (!hasTs || !hasTw))
+        diags.error(locOf(field),
+                    "give the first segment's 'ts' and 'tw' before 'segment'",
+                    rangeOf(field));
+      else
+        valid = true;
+      ok = segmentComplete() && valid && ok;
+      model.larger.push_back(
+          {static_cast<int64_t>(valid ? bytes : after + 1), 0, 0});
+      segmentStart = &field;
+      hasTs = hasTw = false;
+      continue;
+    }
+    // ts and tw once in each segment.
+    const std::string seenKey =
+        (key == "ts" || key == "tw") && segmentStart
+            ? key + " from " + std::to_string(model.larger.size())
+            : key;
+    auto [it, fresh] = seen.try_emplace(seenKey, locOf(field.key));
     if (!fresh) {
       diags.error(locOf(field.key), "field '" + key + "' given twice",
                   rangeOf(field.key));
@@ -506,7 +567,6 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       ok = false;
       continue;
     }
-    const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
     const ast::Identifier *word = boost::get<ast::Identifier>(&field.value);
     if (key == "ports") {
       if (!word || (word->name != "single" && word->name != "all")) {
@@ -559,8 +619,8 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
     if (key != "ts" && key != "tw" && key != "to") {
       diags.error(locOf(field.key),
                   "a model has no field '" + key +
-                      "'; it takes 'ts', 'tw', 'to', 'ports', 'cores', "
-                      "'copies' and 'serve'",
+                      "'; it takes 'ts', 'tw', 'to', 'segment', 'ports', "
+                      "'cores', 'copies' and 'serve'",
                   rangeOf(field.key));
       ok = false;
       continue;
@@ -607,9 +667,14 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       model.to = value * scale;
       continue;
     }
-    (key == "ts" ? model.ts : model.twPerByte) = value * scale;
+    double &ts = model.larger.empty() ? model.ts : model.larger.back().ts;
+    double &tw =
+        model.larger.empty() ? model.twPerByte : model.larger.back().twPerByte;
+    (key == "ts" ? ts : tw) = value * scale;
     (key == "ts" ? hasTs : hasTw) = true;
   }
+  if (segmentStart)
+    ok = segmentComplete() && ok;
   // t_o and serve price groups of steps where receivers copy, and only
   // there (cost::ScheduleCost::line).
   if (ok && model.machine.copies != CopyModel::Receiver &&
@@ -619,7 +684,7 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
                       "': 'to' and 'serve' price only where receivers copy; "
                       "without 'copies: receiver' they change nothing",
                   rangeOf(decl.name));
-  if (ok && (!hasTs || !hasTw)) {
+  if (ok && !segmentStart && (!hasTs || !hasTw)) {
     diags.error(locOf(decl.name),
                 "model '" + decl.name.name + "' needs " +
                     (!hasTs ? "'ts'" : "'tw'"),

@@ -213,8 +213,7 @@ int runCost() {
       std::optional<cost::ScheduleCost::Line> onMachine;
       if (model) {
         onMachine = c->line(model->machine);
-        seconds = onMachine->seconds(model->ts, model->twPerByte, costBytes,
-                                     model->overhead());
+        seconds = onMachine->seconds(model->segments(), costBytes, model->to);
       }
       const char *portName = ports == PortModel::All ? "all-port" : "single-port";
 
@@ -361,9 +360,11 @@ int runCost() {
       ++priced;
       alltoallv::ModelCost c = alltoallv::modelCost(*algorithm, p, *loads);
       std::optional<double> seconds;
-      if (model)
-        seconds = c.startups * model->ts +
-                  c.traffic * costBytes.getValue() * model->twPerByte;
+      if (model) {
+        const MessageCost seg = model->at(costBytes);
+        seconds = c.startups * seg.ts +
+                  c.traffic * costBytes.getValue() * seg.twPerByte;
+      }
       if (costFormat == Format::Json) {
         llvm::json::Array stages;
         for (size_t i = 0; i < loads->size(); ++i)

@@ -77,6 +77,27 @@ struct Machine {
   double serve = 0;
 };
 
+/// What one message costs from a size up, t_s + m·t_w: a model's segment
+/// (sema's CostModel). One line does not follow a machine across its eager
+/// limit and out of its caches, so a model may give several, fromBytes
+/// ascending, the first from 0.
+struct MessageCost {
+  int64_t fromBytes = 0;
+  double ts = 0;        // seconds per message (start-up)
+  double twPerByte = 0; // seconds per byte
+};
+
+/// The segment of `segments` (non-empty, ascending) a message of `bytes`
+/// falls in.
+inline MessageCost segmentOf(llvm::ArrayRef<MessageCost> segments,
+                             double bytes) {
+  MessageCost c = segments.front();
+  for (const MessageCost &s : segments)
+    if (bytes >= static_cast<double>(s.fromBytes))
+      c = s;
+  return c;
+}
+
 /// The binary-reflected Gray code and its inverse.
 inline int64_t grayCode(int64_t k) { return k ^ (k >> 1); }
 int64_t grayRank(int64_t node);

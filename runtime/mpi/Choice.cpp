@@ -40,9 +40,21 @@ const Cost costs[] = {
 };
 
 struct Model {
-  double ts = COLLC_MPI_TS, tw = COLLC_MPI_TW; // seconds, seconds per byte
-  bool receiversCopy = COLLC_MPI_RECEIVERS_COPY;
-  double to = COLLC_MPI_TO; // seconds; negative: t_s
+  /// t_s and t_w (seconds, seconds a byte) from fromBytes up, ascending; a
+  /// model's `segment:` opens the next (the compiler's CostModel::at).
+  struct Segment {
+    double fromBytes = 0, ts = 0, tw = 0;
+  };
+  std::vector<Segment> segments{{0, 0, 0}};
+  bool receiversCopy = false;
+  double to = -1; // seconds; negative: t_s
+  const Segment &at(double bytes) const {
+    const Segment *s = &segments.front();
+    for (const Segment &next : segments)
+      if (bytes >= next.fromBytes)
+        s = &next;
+    return *s;
+  }
 };
 
 /// "152.8ns" or "83.779ps/byte" in seconds.
@@ -61,13 +73,68 @@ double seconds(const std::string &text) {
   return v;
 }
 
-/// COLLC_MPI_MODEL=FILE[:NAME]: a model block as `collc calibrate -o`
-/// writes it (the first in the file without NAME).
-Model loadModel() {
+/// "8KiB" or "4096B" in bytes.
+double bytes(const std::string &text) {
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.erase(0, 1);
+  return unit == "KiB"   ? v * 1024
+         : unit == "MiB" ? v * 1024 * 1024
+         : unit == "GiB" ? v * 1024 * 1024 * 1024
+                         : v;
+}
+
+/// A model block's fields in order, "key: value" between the braces;
+/// `segment:` opens a segment that the `ts` and `tw` after it belong to. None
+/// when the line holds no block.
+std::optional<Model> parseModel(const std::string &line) {
+  const size_t open = line.find('{');
+  const size_t close = line.find('}', open);
+  if (open == std::string::npos || close == std::string::npos)
+    return std::nullopt;
+  auto trim = [](const std::string &t) {
+    const size_t first = t.find_first_not_of(' ');
+    if (first == std::string::npos)
+      return std::string();
+    return t.substr(first, t.find_last_not_of(' ') + 1 - first);
+  };
   Model m;
+  std::istringstream fields(line.substr(open + 1, close - open - 1));
+  std::string field;
+  while (std::getline(fields, field, ',')) {
+    const size_t colon = field.find(':');
+    if (colon == std::string::npos)
+      continue;
+    const std::string key = trim(field.substr(0, colon)),
+                      value = trim(field.substr(colon + 1));
+    if (key == "segment")
+      m.segments.push_back({bytes(value), 0, 0});
+    else if (key == "ts")
+      m.segments.back().ts = seconds(value);
+    else if (key == "tw")
+      m.segments.back().tw = seconds(value);
+    else if (key == "to")
+      m.to = seconds(value);
+    else if (key == "copies")
+      m.receiversCopy = value == "receiver";
+  }
+  return m;
+}
+
+/// The model the build priced with (its model file's first block).
+const char *const buildModel =
+#include "BuildModel.inc"
+    ;
+
+/// COLLC_MPI_MODEL=FILE[:NAME]: a model block as `collc calibrate -o`
+/// writes it (the first in the file without NAME); else the build's.
+Model loadModel() {
+  const Model built = parseModel(buildModel).value_or(Model());
   const char *spec = std::getenv("COLLC_MPI_MODEL");
   if (!spec || !*spec)
-    return m;
+    return built;
   std::string file = spec, name;
   if (size_t colon = file.rfind(':'); colon != std::string::npos) {
     name = file.substr(colon + 1);
@@ -81,42 +148,13 @@ Model loadModel() {
     words >> keyword >> id;
     if (keyword != "model" || (!name.empty() && id != name))
       continue;
-    // A field's value as written, its key whole (not the end of another
-    // key: "ports:" holds "ts:") and spaces allowed around the colon.
-    auto value = [&](const char *key) -> std::optional<std::string> {
-      const size_t open = line.find('{');
-      for (size_t at = line.find(key, open); at != std::string::npos;
-           at = line.find(key, at + 1)) {
-        const char before = line[at - 1];
-        size_t colon = at + std::strlen(key);
-        while (colon < line.size() && line[colon] == ' ')
-          ++colon;
-        if ((before != '{' && before != ',' && before != ' ') ||
-            colon >= line.size() || line[colon] != ':')
-          continue;
-        size_t from = line.find_first_not_of(' ', colon + 1);
-        size_t end = line.find_first_of(",}", from);
-        if (from == std::string::npos || end == std::string::npos)
-          return std::nullopt;
-        size_t last = line.find_last_not_of(' ', end - 1);
-        return line.substr(from, last + 1 - from);
-      }
-      return std::nullopt;
-    };
-    if (auto v = value("ts"))
-      m.ts = seconds(*v);
-    if (auto v = value("tw"))
-      m.tw = seconds(*v);
-    auto to = value("to");
-    m.to = to ? seconds(*to) : -1;
-    auto copies = value("copies");
-    m.receiversCopy = copies && *copies == "receiver";
-    return m;
+    if (std::optional<Model> m = parseModel(line))
+      return *m;
   }
   std::fprintf(stderr, "collc_mpi: COLLC_MPI_MODEL=%s: no model block%s%s; "
                "using the build's model\n", spec, name.empty() ? "" : " ",
                name.c_str());
-  return m;
+  return built;
 }
 
 struct Settings {
@@ -194,8 +232,9 @@ struct Settings {
       const double ts = model.receiversCopy ? cost.receiverTs : cost.ts,
                    to = model.receiversCopy ? cost.receiverTo : 0,
                    tw = model.receiversCopy ? cost.receiverTw : cost.tw;
-      total += ts * model.ts + to * (model.to < 0 ? model.ts : model.to) +
-               tw * static_cast<double>(bytes) * model.tw;
+      const Model::Segment &seg = model.at(static_cast<double>(bytes));
+      total += ts * seg.ts + to * (model.to < 0 ? seg.ts : model.to) +
+               tw * static_cast<double>(bytes) * seg.tw;
     }
     return total;
   }

@@ -235,6 +235,39 @@ TEST_F(CostTest, ReceiversCopy) {
   EXPECT_EQ(served("hypercube_scatter"), "4·t_s + 15·m·t_w");
 }
 
+// On a model of segments each step goes by its largest message: the
+// binomial scatter's steps carry 8, 4, 2 and 1 blocks on 16 ranks, so at
+// m = 1 KiB with a segment from 4 KiB its first two steps pay that
+// segment's start-up and its last two the first segment's.
+TEST_F(CostTest, EachStepGoesByItsLargestMessage) {
+  const ir::Schedule &s = schedule("hypercube_scatter");
+  llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, 16);
+  ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+  llvm::Expected<cost::ScheduleCost> c = cost::costOf(s, *params);
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  for (const Machine &machine :
+       {Machine(), Machine{0, CopyModel::Receiver, 0}}) {
+    const cost::ScheduleCost::Line line = c->line(machine);
+    ASSERT_EQ(line.parts.size(), 4u);
+    EXPECT_EQ(line.parts[0].largest, Fraction(8));
+    EXPECT_EQ(line.parts[3].largest, Fraction(1));
+    const std::vector<MessageCost> segments = {{0, 1e-6, 1e-9},
+                                               {4096, 10e-6, 0.5e-9}};
+    // 2 start-ups of each; words 8 + 4 at 0.5 ns, 2 + 1 at 1 ns.
+    const auto [a, b] = line.coefficients(segments, 1024, std::nullopt);
+    EXPECT_DOUBLE_EQ(a, 2 * 10e-6 + 2 * 1e-6);
+    EXPECT_DOUBLE_EQ(b, 12 * 0.5e-9 + 3 * 1e-9);
+    EXPECT_DOUBLE_EQ(line.seconds(segments, 1024, std::nullopt), a + b * 1024);
+    // The steps change segment where 8, 4, 2 and 1 blocks reach 4 KiB.
+    EXPECT_EQ(line.segmentChanges(segments),
+              (std::vector<double>{512, 1024, 2048, 4096}));
+    // One segment: the port model's line.
+    const std::vector<MessageCost> one = {{0, 1e-6, 1e-9}};
+    EXPECT_DOUBLE_EQ(line.seconds(one, 1024, std::nullopt),
+                     line.seconds(1e-6, 1e-9, 1024, 1e-6));
+  }
+}
+
 // 000 §4.1's naive way for scatter and gather: p - 1 start-ups, and §4.4's
 // bound of m(p - 1) words.
 TEST_F(CostTest, SequentialScatterGather) {

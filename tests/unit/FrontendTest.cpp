@@ -174,7 +174,8 @@ TEST(Frontend, SpecWithEveryFormChecksClean) {
     topology ring8 = ring(8);
     topology m = mesh(2, 3, 4);
     topology net = graph(4) { 0-1, 1-2, 2-3 };
-    model lan = { ts: 10us, tw: 2ns/byte, ports: all };
+    model lan = { ts: 10us, tw: 2ns/byte, ports: all, segment: 8KiB,
+                  ts: 20us, tw: 1ns/byte, segment: 1MiB, ts: 0s, tw: 3ns/byte };
     collective ar = allreduce(op: sum, type: f64) on m;
     schedule s : broadcast(root: 0) on ring8 { step { 0 -> 4 } }
   )");
@@ -186,6 +187,16 @@ TEST(Frontend, SpecWithEveryFormChecksClean) {
   EXPECT_DOUBLE_EQ(c.program->models[0].ts, 10e-6);
   EXPECT_DOUBLE_EQ(c.program->models[0].twPerByte, 2e-9);
   EXPECT_EQ(c.program->models[0].ports, PortModel::All);
+  // Each segment prices from its size up; below the first, the model's own.
+  const CostModel &lan = c.program->models[0];
+  ASSERT_EQ(lan.larger.size(), 2u);
+  EXPECT_EQ(lan.larger[0].fromBytes, 8192);
+  EXPECT_EQ(lan.larger[1].fromBytes, 1 << 20);
+  EXPECT_DOUBLE_EQ(lan.at(8191).ts, 10e-6);
+  EXPECT_DOUBLE_EQ(lan.at(8192).ts, 20e-6);
+  EXPECT_DOUBLE_EQ(lan.at(8192).twPerByte, 1e-9);
+  EXPECT_DOUBLE_EQ(lan.at(1 << 20).ts, 0);
+  EXPECT_DOUBLE_EQ(lan.at(1e9).twPerByte, 3e-9);
   EXPECT_EQ(c.program->collectives[0].collective.op, "sum");
 }
 
