@@ -241,6 +241,23 @@ std::pair<double, double> collc::cost::ScheduleCost::Line::coefficients(
   return {a, b};
 }
 
+std::vector<collc::cost::ScheduleCost::Line::Part>
+collc::cost::ScheduleCost::Line::partsByLargest() const {
+  std::vector<Part> out;
+  for (const Part &part : parts) {
+    auto at = llvm::partition_point(
+        out, [&](const Part &o) { return o.largest < part.largest; });
+    if (at == out.end() || !(at->largest == part.largest)) {
+      out.insert(at, part);
+      continue;
+    }
+    at->startups += part.startups;
+    at->words += part.words;
+    at->overheads += part.overheads;
+  }
+  return out;
+}
+
 std::vector<double> collc::cost::ScheduleCost::Line::segmentChanges(
     llvm::ArrayRef<MessageCost> segments) const {
   std::vector<double> at;

@@ -165,6 +165,9 @@ struct ScheduleCost {
     std::pair<double, double> coefficients(llvm::ArrayRef<MessageCost> segments,
                                            double bytes,
                                            std::optional<double> to) const;
+    /// The parts of one largest message summed, by largest ascending: all
+    /// that pricing by segments needs (the drop-in's price table).
+    std::vector<Part> partsByLargest() const;
     /// The sizes m at which a part's largest message reaches a segment's
     /// first size: between two of them, the time is one line.
     std::vector<double>

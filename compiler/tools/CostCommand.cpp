@@ -243,18 +243,31 @@ int runCost() {
         llvm::json::Object params;
         for (size_t i = 0; i < schedule.params.size(); ++i)
           params[schedule.params[i].name] = c->params[i];
-        llvm::json::Object o{{"schedule", schedule.name},
-                             {"collective",
-                              verify::describeCollective(schedule.collective)},
-                             {"topology",
-                              verify::describeTopology(schedule.topology)},
-                             {"params", std::move(params)},
-                             {"p", c->p},
-                             {"ports", portName},
-                             {"valid", c->valid},
-                             {"ts", c->startups},
-                             {"tw_m", c->words.str()},
-                             {"steps", std::move(steps)}};
+        // Each largest message's start-ups and words: a model of several
+        // segments prices each in its own (Line::coefficients).
+        auto partsOf = [](const cost::ScheduleCost::Line &line) {
+          llvm::json::Array parts;
+          for (const cost::ScheduleCost::Line::Part &part :
+               line.partsByLargest())
+            parts.push_back(
+                llvm::json::Object{{"largest_m", part.largest.str()},
+                                   {"ts", part.startups.str()},
+                                   {"to", part.overheads.str()},
+                                   {"tw_m", part.words.str()}});
+          return parts;
+        };
+        llvm::json::Object o{
+            {"schedule", schedule.name},
+            {"collective", verify::describeCollective(schedule.collective)},
+            {"topology", verify::describeTopology(schedule.topology)},
+            {"params", std::move(params)},
+            {"p", c->p},
+            {"ports", portName},
+            {"valid", c->valid},
+            {"ts", c->startups},
+            {"tw_m", c->words.str()},
+            {"parts", partsOf(c->line(Machine()))},
+            {"steps", std::move(steps)}};
         if (bound)
           o["lower_bound"] = llvm::json::Object{
               {"tw_m", bound->words.str()}, {"source", bound->source}};
@@ -263,13 +276,13 @@ int runCost() {
         // The price on the model's machine: A and B as its cores and
         // copies make them.
         if (seconds)
-          o["time"] = llvm::json::Object{
-              {"model", model->name},
-              {"bytes", costBytes.getValue()},
-              {"seconds", *seconds},
-              {"ts", onMachine->startups.str()},
-              {"to", onMachine->overheads.str()},
-              {"tw_m", onMachine->words.str()}};
+          o["time"] = llvm::json::Object{{"model", model->name},
+                                         {"bytes", costBytes.getValue()},
+                                         {"seconds", *seconds},
+                                         {"ts", onMachine->startups.str()},
+                                         {"to", onMachine->overheads.str()},
+                                         {"tw_m", onMachine->words.str()},
+                                         {"parts", partsOf(*onMachine)}};
         jsonSchedules.push_back(std::move(o));
         continue;
       }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -20,14 +21,25 @@
 namespace collc::mpi {
 namespace {
 
-/// A schedule's price on p ranks: ts·t_s + tw·m·t_w (collc cost), and
-/// where the receivers copy (`copies: receiver`, shared memory)
-/// receiverTs·t_s + receiverTo·t_o + receiverTw·m·t_w.
+/// The start-ups, overheads and words of a schedule's steps whose largest
+/// message is `largest` blocks, ts·t_s + to·t_o + tw·m·t_w: a model of
+/// several segments prices each in the segment of that message (the
+/// compiler's Line::coefficients).
+struct CostPart {
+  double largest, ts, to, tw;
+};
+const CostPart costParts[] = {
+#define COLLC_COST_PARTS
+#include "DropinCosts.inc"
+#undef COLLC_COST_PARTS
+};
+/// A schedule's price on p ranks (collc cost), its parts in costParts:
+/// on the port model, and where the receivers copy (`copies: receiver`,
+/// shared memory).
 struct Cost {
   const char *schedule;
   int p;
-  double ts, tw;
-  double receiverTs, receiverTo, receiverTw;
+  int firstPart, numParts, firstReceiverPart, numReceiverParts;
 };
 // The build writes every schedule's price for every size it proved up to
 // COLLC_MPI_PRICED_RANKS, and above that for the sizes 2^k and 3·2^(k-1)
@@ -229,12 +241,18 @@ struct Settings {
       if (!found)
         return -1;
       const Cost &cost = *found;
-      const double ts = model.receiversCopy ? cost.receiverTs : cost.ts,
-                   to = model.receiversCopy ? cost.receiverTo : 0,
-                   tw = model.receiversCopy ? cost.receiverTw : cost.tw;
-      const Model::Segment &seg = model.at(static_cast<double>(bytes));
-      total += ts * seg.ts + to * (model.to < 0 ? seg.ts : model.to) +
-               tw * static_cast<double>(bytes) * seg.tw;
+      const int first =
+          model.receiversCopy ? cost.firstReceiverPart : cost.firstPart;
+      const int count =
+          model.receiversCopy ? cost.numReceiverParts : cost.numParts;
+      const double m = static_cast<double>(bytes);
+      for (const CostPart &part :
+           std::span(costParts + first, static_cast<size_t>(count))) {
+        const Model::Segment &seg = model.at(part.largest * m);
+        total += part.ts * seg.ts +
+                 part.to * (model.to < 0 ? seg.ts : model.to) +
+                 part.tw * m * seg.tw;
+      }
     }
     return total;
   }
