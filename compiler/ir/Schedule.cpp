@@ -234,6 +234,21 @@ void collc::ir::conjuncts(const ExprRef &e, std::vector<ExprRef> &out) {
   out.push_back(e);
 }
 
+std::map<unsigned, collc::ir::ExprRef>
+collc::ir::partParameters(const TopologyTemplate &composite,
+                          const Schedule &part) {
+  std::map<unsigned, ExprRef> bound;
+  for (size_t i = 0; i < part.topology.dims.size() && i < composite.dims.size();
+       ++i) {
+    const Expr &d = *part.topology.dims[i];
+    if (d.op == ExprOp::Var &&
+        llvm::any_of(part.params,
+                     [&](const Parameter &q) { return q.slot == d.slot; }))
+      bound.emplace(d.slot, composite.dims[i]);
+  }
+  return bound;
+}
+
 void collc::ir::forEachRule(const std::vector<BodyItem> &body,
                             llvm::function_ref<void(const TransferRule &)> fn) {
   for (const BodyItem &item : body) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -270,6 +271,13 @@ enum class ExprRole {
   LoopBound,
   Invariant
 };
+
+/// What a part of a composition (library/Compose.h) takes its parameters
+/// from: each dimension of the part's topology is a parameter or a
+/// constant (sema keeps them so), and the parameter that is the part's
+/// dimension i is the composition's dimension i. By the part's slot.
+std::map<unsigned, ExprRef> partParameters(const TopologyTemplate &composite,
+                                           const Schedule &part);
 
 /// Calls fn on every rule of `body`, in order, loops' bodies once each.
 void forEachRule(const std::vector<BodyItem> &body,

@@ -30,32 +30,12 @@ std::optional<unsigned> blockSlot(CollectiveKind kind) {
   return endsByDest ? ir::SlotDest : ir::SlotOrigin;
 }
 
-const ir::Parameter *paramOfSlot(const ir::Schedule &s, unsigned slot) {
-  for (const ir::Parameter &q : s.params)
-    if (q.slot == slot)
-      return &q;
-  return nullptr;
-}
-
-/// The part's parameters as the composite's expressions: each dimension of
-/// the part's topology is a parameter or a constant (sema keeps them so), and
-/// takes the composite's dimension in the same place.
-std::map<unsigned, ExprRef> bindParameters(const ir::Schedule &composite,
-                                           const ir::Schedule &part) {
-  std::map<unsigned, ExprRef> bound;
-  for (size_t i = 0; i < part.topology.dims.size(); ++i) {
-    const Expr &d = *part.topology.dims[i];
-    if (d.op == ExprOp::Var && paramOfSlot(part, d.slot))
-      bound.emplace(d.slot, composite.topology.dims[i]);
-  }
-  return bound;
-}
-
 /// The chunks per block of `part`, over the composite's slots (null: 1).
 ExprRef partChunks(const ir::Schedule &composite, const ir::Schedule &part) {
   if (!part.chunks)
     return nullptr;
-  std::map<unsigned, ExprRef> bound = bindParameters(composite, part);
+  std::map<unsigned, ExprRef> bound =
+      ir::partParameters(composite.topology, part);
   return ir::fold(ir::substitute(part.chunks, [&](const Expr &v) -> ExprRef {
     auto it = bound.find(v.slot);
     return it == bound.end() ? nullptr : it->second;
@@ -161,7 +141,8 @@ void library::compose(ir::Schedule &composite,
   for (size_t i = 0; i < parts.size() && i < composite.parts.size(); ++i)
     composite.parts[i].schedule = std::make_shared<ir::Schedule>(*parts[i]);
   for (const ir::Schedule *part : parts) {
-    std::map<unsigned, ExprRef> bound = bindParameters(composite, *part);
+    std::map<unsigned, ExprRef> bound =
+        ir::partParameters(composite.topology, *part);
     // Loop variables get fresh slots after the composite's own.
     std::map<unsigned, unsigned> moved;
     // The parts' `contributor` (a reduce-scatter's invariant reads it) is

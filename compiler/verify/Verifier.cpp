@@ -329,25 +329,22 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
       inside->topology.kind = s.topology.kind;
     }
     const ir::Schedule *part = inside ? &*inside : declared;
-    // Each parameter of the part is one of its dimensions, which takes the
-    // composition's dimension in the same place (library/Compose.h).
+    // Each parameter of the part takes the composition's dimension it
+    // stands for (ir::partParameters): a constant, or one of its
+    // parameters, over that one's range.
     partOptions.params.clear();
+    const std::map<unsigned, ir::ExprRef> given =
+        ir::partParameters(s.topology, *part);
     for (const ir::Parameter &q : part->params) {
       std::optional<ParamRange> range;
-      for (size_t i = 0; i < part->topology.dims.size() && !range; ++i) {
-        const ir::Expr &d = *part->topology.dims[i];
-        if (d.op != ir::ExprOp::Var || d.slot != q.slot)
-          continue;
-        const ir::Expr &e = *s.topology.dims[i];
-        if (e.isConst()) {
-          range = ParamRange{q.name, e.value, e.value};
-          continue;
-        }
-        for (size_t j = 0; j < s.params.size(); ++j)
-          if (e.op == ir::ExprOp::Var && s.params[j].slot == e.slot &&
-              j < ranges.size())
+      auto it = given.find(q.slot);
+      if (it != given.end() && it->second->isConst())
+        range = ParamRange{q.name, it->second->value, it->second->value};
+      else if (it != given.end())
+        for (size_t j = 0; j < s.params.size() && j < ranges.size(); ++j)
+          if (it->second->op == ir::ExprOp::Var &&
+              s.params[j].slot == it->second->slot)
             range = ParamRange{q.name, ranges[j].lo, ranges[j].hi};
-      }
       if (!range)
         return whole("'" + part->name + "' has parameter '" + q.name +
                      "', which no dimension of the composition gives");
