@@ -326,8 +326,7 @@ std::vector<FittedSegment> collc::tools::bench::fitSegments(
   const size_t n = points.size();
   std::vector<FittedSegment> best;
   double bestRms = 0;
-  for (size_t k = 1;
-       k <= maxSegments && k * minPoints <= std::max(n, minPoints); ++k) {
+  for (size_t k = 1; k <= maxSegments && (k == 1 || k * minPoints <= n); ++k) {
     std::vector<FittedSegment> bestOfK;
     double bestOfKSum = 0;
     std::vector<size_t> starts(k, 0);
@@ -351,10 +350,7 @@ std::vector<FittedSegment> collc::tools::bench::fitSegments(
         self(self, i + 1);
       }
     };
-    if (k == 1 || n >= k * minPoints)
-      visit(visit, 1);
-    if (bestOfK.empty())
-      break;
+    visit(visit, 1);
     const double rms = std::sqrt(bestOfKSum / n);
     if (best.empty() || rms < bestRms * 0.999)
       best = std::move(bestOfK), bestRms = rms;

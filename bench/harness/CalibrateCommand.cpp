@@ -132,8 +132,7 @@ int runCalibrate() {
                spread.c_str(), predicted, predicted / st.median);
   }
   const double perSample = fit->messagesPerSample;
-  std::vector<MessageCost> segments{{0, model.ts, model.twPerByte}};
-  segments.insert(segments.end(), model.larger.begin(), model.larger.end());
+  const std::vector<MessageCost> segments = model.segments();
   for (const MessageCost &seg : segments)
     os << strf("  fit%s: t_s = %.3f us, t_w = %.4f ns/byte (%.2f GB/s)\n",
                segments.size() == 1

@@ -157,8 +157,8 @@ struct ScheduleCost {
     /// `to`, else that segment's t_s.
     double seconds(llvm::ArrayRef<MessageCost> segments, double bytes,
                    std::optional<double> to) const {
-      return coefficients(segments, bytes, to).first +
-             coefficients(segments, bytes, to).second * bytes;
+      const auto [a, b] = coefficients(segments, bytes, to);
+      return a + b * bytes;
     }
     /// The time as a + b·m, a in seconds and b in seconds a byte, for
     /// every m whose parts fall in the same segments as at `bytes`.
