@@ -284,6 +284,25 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   top.env[ir::SlotSize] = p;
   if (!sizeIsParam)
     top.named.push_back({"p", p});
+  extents = meshExtents(schedule.topology, top.env);
+  for (const Term &extent : extents) // a topology has no empty dimension
+    top.assumptions.push_back(sge(extent, 1));
+  // A shift's amount on a mesh, read in coordinates (prove/MeshRanks.h).
+  if (std::optional<size_t> i = amountParameter(schedule);
+      i && !extents.empty()) {
+    const ir::Parameter &param = schedule.params[*i];
+    auto range = llvm::find_if(
+        options.ranges, [&](const auto &r) { return r.name == param.name; });
+    if (range->lo >= 0) {
+      DigitNumber q = numberVariable(ctx, param.name, width, extents);
+      top.env[param.slot] = q.value;
+      top.assumptions.push_back(q.exact && sge(q.value, range->lo) &&
+                                sle(q.value, range->hi));
+      for (auto &[name, value] : top.named)
+        if (name == param.name)
+          value = q.value;
+    }
+  }
   chunks = ctx.bitVec(1, width);
   if (schedule.chunks) {
     SmtExpr k = ExprToSmt(ctx, top.env).translate(*schedule.chunks);
@@ -301,9 +320,6 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   shift = shiftNeverNegative ? srem(amount, p) : srem(srem(amount, p) + p, p);
   // A permutation reads r (its origin), p and the parameters.
   collectiveEnv = top.env;
-  extents = meshExtents(schedule.topology, top.env);
-  for (const Term &extent : extents) // a topology has no empty dimension
-    top.assumptions.push_back(sge(extent, 1));
   if (coll.kind == CollectiveKind::Shift && shiftNeverNegative)
     radices = extents;
   for (const ir::TransferRule *rule : [&] {

@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <vector>
 
 namespace collc::prove {
@@ -31,5 +32,22 @@ std::vector<smt::Term> meshExtents(const ir::TopologyTemplate &topology,
 /// none it is a plain variable, and the caller states its range either way.
 smt::Term rankVariable(smt::Context &ctx, llvm::StringRef name, unsigned width,
                        llvm::ArrayRef<smt::Term> extents);
+
+/// A fresh number at least 0 that the schedule divides by the extents of
+/// a mesh or a torus (a shift's amount q, read as q % b and q / b % a):
+/// made like a rank, row-major from one coordinate per extent, under a
+/// leading digit that any number at least 0 may take, so that each such
+/// division is a lookup. `exact` says that no product in it wraps, which
+/// the caller assumes; so does the caller's range, which it states on
+/// `value` as for a plain variable.
+/// The index in `schedule.params` of a shift's amount when the collective
+/// takes it from a parameter (`shift(q: q)`).
+std::optional<size_t> amountParameter(const ir::Schedule &schedule);
+
+struct DigitNumber {
+  smt::Term value, exact;
+};
+DigitNumber numberVariable(smt::Context &ctx, llvm::StringRef name,
+                           unsigned width, llvm::ArrayRef<smt::Term> extents);
 
 } // namespace collc::prove

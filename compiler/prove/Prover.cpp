@@ -491,6 +491,16 @@ Prover::State::Frame Prover::State::frameFor(const StepSite &site,
   f.extents = meshExtents(schedule->topology, f.base);
   for (const Term &extent : f.extents) // a topology has no empty dimension
     f.paramAssumptions.push_back(sge(extent, 1));
+  // A shift's amount on a mesh, read in coordinates (prove/MeshRanks.h).
+  if (std::optional<size_t> i = amountParameter(*schedule);
+      i && !f.extents.empty() && paramRange[*i].first >= 0) {
+    DigitNumber q =
+        numberVariable(ctx, schedule->params[*i].name, width, f.extents);
+    f.base[schedule->params[*i].slot] = q.value;
+    f.paramVars[*i] = q.value;
+    f.paramAssumptions[*i] = q.exact && sge(q.value, paramRange[*i].first) &&
+                             sle(q.value, paramRange[*i].second);
+  }
 
   // Loops, outermost first: each one's bounds over the variables outside it.
   std::vector<Term> undefined;

@@ -140,6 +140,15 @@ void Context::knowDigits(const Term &number, const Term &radix,
       {number, radix, high, low, canonical});
 }
 
+void Context::knowBelow(const Term &number, const Term &radix) {
+  if (number.constant() || radix.constant())
+    return;
+  std::vector<Term> &radices = impl->below[toZ3(number).id()];
+  if (radices.empty())
+    radices.push_back(number); // keeps the id from going to another term
+  radices.push_back(radix);
+}
+
 Term Context::bitVec(int64_t v, unsigned width) {
   assert(width >= 1 && width <= 64 && "bit-vector width out of range");
   return Term(this, Sort::BitVec, width, signExtend(u(v), width), nullptr);
@@ -376,12 +385,159 @@ Term sdiv(const Term &a, const Term &b) {
   return bits(a, toZ3(a) / toZ3(b)); // z3++: bvsdiv
 }
 
+namespace {
+/// Whether 0 <= `a` < `b` by Context::knowBelow.
+bool knownBelow(const Term &a, const Term &b) {
+  if (a.constant() || b.constant())
+    return false;
+  auto &below = Access::implOf(*a.context()).below;
+  auto it = below.find(toZ3(a).id());
+  if (it == below.end())
+    return false;
+  return llvm::any_of(llvm::drop_begin(it->second), [&](const Term &r) {
+    return toZ3(r).id() == toZ3(b).id();
+  });
+}
+/// Bounds of a number in a radix R that is at least 1: lo.first * R +
+/// lo.second <= a <= hi.first * R + hi.second for every R.
+struct Span {
+  std::pair<int64_t, int64_t> lo, hi;
+};
+/// `a`'s span in radix `b` from what the query knows: a coordinate lies in
+/// 0 .. R - 1 (Context::knowBelow), R is R, and sums and differences of
+/// these and small constants add up. The width holds them, as it holds the
+/// expressions they come from.
+std::optional<Span> spanIn(const Term &a, const Term &b, bool &vouched,
+                           int depth = 3) {
+  std::optional<int64_t> c = a.constant();
+  if (uint64_t bitsOf = 0; !c && toZ3(a).is_numeral_u64(bitsOf))
+    c = signExtend(bitsOf, a.width()); // a constant inside a Z3 term
+  if (c) {
+    if (*c < -64 || *c > 64)
+      return std::nullopt;
+    return Span{{0, *c}, {0, *c}};
+  }
+  if (toZ3(a).id() == toZ3(b).id())
+    return Span{{1, 0}, {1, 0}};
+  if (knownBelow(a, b)) {
+    vouched = true; // 0 <= a < b: b is at least 1
+    return Span{{0, 0}, {1, -1}};
+  }
+  const z3::expr e = toZ3(a);
+  const Z3_decl_kind kind = e.decl().decl_kind();
+  if (depth == 0)
+    return std::nullopt;
+  if (kind == Z3_OP_ITE) {
+    // Either branch: the wider of the two bounds where they differ.
+    std::optional<Span> x = spanIn(bits(a, e.arg(1)), b, vouched, depth - 1);
+    std::optional<Span> y = spanIn(bits(a, e.arg(2)), b, vouched, depth - 1);
+    if (!x || !y)
+      return std::nullopt;
+    if (x->lo == y->lo && x->hi == y->hi)
+      return x;
+    auto lower = [](auto u, auto v) {
+      // m R + c <= n R + d for every R >= 1 where m <= n and m + c <= n + d.
+      return u.first <= v.first && u.first + u.second <= v.first + v.second;
+    };
+    std::optional<std::pair<int64_t, int64_t>> lo, hi;
+    if (lower(x->lo, y->lo))
+      lo = x->lo;
+    else if (lower(y->lo, x->lo))
+      lo = y->lo;
+    if (lower(x->hi, y->hi))
+      hi = y->hi;
+    else if (lower(y->hi, x->hi))
+      hi = x->hi;
+    if (!lo || !hi)
+      return std::nullopt;
+    return Span{*lo, *hi};
+  }
+  if (e.num_args() != 2 || (kind != Z3_OP_BADD && kind != Z3_OP_BSUB))
+    return std::nullopt;
+  std::optional<Span> x = spanIn(bits(a, e.arg(0)), b, vouched, depth - 1);
+  std::optional<Span> y = spanIn(bits(a, e.arg(1)), b, vouched, depth - 1);
+  if (!x || !y)
+    return std::nullopt;
+  auto plus = [](auto u, auto v) {
+    return std::pair(u.first + v.first, u.second + v.second);
+  };
+  auto minus = [](auto u, auto v) {
+    return std::pair(u.first - v.first, u.second - v.second);
+  };
+  if (kind == Z3_OP_BADD)
+    return Span{plus(x->lo, y->lo), plus(x->hi, y->hi)};
+  return Span{minus(x->lo, y->hi), minus(x->hi, y->lo)};
+}
+/// Whether m * R + c >= 0 (`atLeast`) or < 0 for every R >= 1.
+bool alwaysNonNegative(std::pair<int64_t, int64_t> f) {
+  return f.first >= 0 && f.first + f.second >= 0;
+}
+bool alwaysNegative(std::pair<int64_t, int64_t> f) {
+  return f.first <= 0 && f.first + f.second < 0;
+}
+/// srem(a, b) without a divider where a's span puts it within one radix
+/// of 0 or in 0 .. 2b - 1: a coordinate's neighbour, (c + 1) % b, or a
+/// distance round a ring of coordinates, (x - y + b) % b.
+std::optional<Term> remainderBySpan(const Term &a, const Term &b) {
+  // The bounds hold for divisors of at least 1, which a coordinate below
+  // b vouches for; a divisor of any sign keeps Z3's remainder.
+  bool vouched = false;
+  std::optional<Span> span = spanIn(a, b, vouched);
+  if (!span || !vouched)
+    return std::nullopt;
+  auto below = [&](std::pair<int64_t, int64_t> f, int64_t radices) {
+    return alwaysNegative({f.first - radices, f.second}); // f < radices * R
+  };
+  auto above = [&](std::pair<int64_t, int64_t> f, int64_t radices) {
+    return alwaysNonNegative(
+        {f.first + radices, f.second - 1}); // f > -radices * R
+  };
+  if (above(span->lo, 1) && below(span->hi, 1))
+    return a; // |a| < b: srem is a itself
+  if (alwaysNonNegative(span->lo) && below(span->hi, 2)) {
+    Term r = ite(slt(a, b), a, a - b);
+    a.context()->knowBelow(r, b);
+    return r;
+  }
+  return std::nullopt;
+}
+/// srem(a, A * R), where b = A * R has digits A and 0 in a radix R in
+/// which a has digits h and l: srem(h, A) * R + l, with those digits, and
+/// no divider. Truncation keeps it exact for a of either sign, since
+/// a / (A R) truncated is (a / R truncated) / A truncated. A torus's
+/// (r + b) % (a * b) is then its row plus one, round the column, and its
+/// column, compared as coordinates.
+std::optional<Term> remainderByMultiple(const Term &a, const Term &b) {
+  const std::vector<Digits> *all = digitsOf(b);
+  if (!all)
+    return std::nullopt;
+  for (const Digits &m : *all) {
+    std::optional<int64_t> low = m.low.constant();
+    const Digits *x = digitsOf(a, m.radix);
+    if (!m.canonical || !low || *low != 0 || !x)
+      continue;
+    // Copied: srem below may state digits and grow the table.
+    const Digits radixDigits = m, number = *x;
+    Term high = srem(number.high, radixDigits.high);
+    Term value = high * radixDigits.radix + number.low;
+    a.context()->knowDigits(value, radixDigits.radix, high, number.low,
+                            number.canonical);
+    return value;
+  }
+  return std::nullopt;
+}
+} // namespace
+
 Term srem(const Term &a, const Term &b) {
   assert(sameWidth(a, b));
   if (a.value && b.value)
     return folded(a, foldSrem(*a.value, *b.value));
   if (const Digits *d = digitsOf(a, b))
     return d->low;
+  if (std::optional<Term> r = remainderByMultiple(a, b))
+    return *r;
+  if (std::optional<Term> r = remainderBySpan(a, b))
+    return *r;
   if (isPowerOfTwo(b)) {
     // The low bits of |a| with a's sign, for every a and shift (1 << x
     // that is 0 or the sign bit included): bvsrem's value, without a divider.
@@ -464,6 +620,18 @@ Term operator~(const Term &a) {
   if (a.value)
     return folded(a, ~*a.value);
   return bits(a, ~toZ3(a));
+}
+
+Term umulFits(const Term &a, const Term &b) {
+  assert(sameWidth(a, b));
+  if (a.value && b.value) {
+    const unsigned __int128 product =
+        (unsigned __int128)(u(*a.value) & mask(a.width())) *
+        (u(*b.value) & mask(b.width()));
+    return a.ctx->boolean(product <= mask(a.width()));
+  }
+  return wrap(a.ctx, Sort::Bool,
+              z3::bvmul_no_overflow(toZ3(a), toZ3(b), false));
 }
 
 Term smin(const Term &a, const Term &b) { return ite(sle(a, b), a, b); }

@@ -90,6 +90,8 @@ public:
   friend Term operator~(const Term &a);
   friend Term smin(const Term &a, const Term &b);
   friend Term smax(const Term &a, const Term &b);
+  /// Whether a * b, as unsigned numbers, fits the width (no wrap).
+  friend Term umulFits(const Term &a, const Term &b);
 
   // Comparisons (booleans); == and != also compare booleans.
   friend Term operator==(const Term &a, const Term &b);
@@ -169,6 +171,10 @@ public:
   /// them).
   void knowDigits(const Term &number, const Term &radix, const Term &high,
                   const Term &low, bool canonical);
+  /// States that 0 <= `number` < `radix` wherever the query's assumptions
+  /// hold: a mesh coordinate, so that its neighbour's, (c + 1) % a, is a
+  /// comparison and a subtraction with no divider circuit.
+  void knowBelow(const Term &number, const Term &radix);
   /// Whether knowDigits stated (or carried) `number`'s digits in some radix.
   bool digitsKnown(const Term &number) const;
 

@@ -24,6 +24,9 @@ struct ContextImpl {
     bool canonical; // 0 <= low < radix and high >= 0
   };
   std::map<unsigned, std::vector<Digits>> digits;
+  /// Context::knowBelow: radices each number is known to lie in 0 .. radix
+  /// - 1 of, by the Z3 id of the number, which the first entry holds.
+  std::map<unsigned, std::vector<Term>> below;
 };
 
 struct Model {

@@ -7,6 +7,7 @@
 #include "ir/Expr.h"
 #include "ir/Schedule.h"
 #include "prove/ExprToSmt.h"
+#include "prove/MeshRanks.h"
 #include "prove/Prover.h"
 #include "prove/Width.h"
 #include "smt/Solver.h"
@@ -882,6 +883,64 @@ std::vector<unsigned> queryWidths(const std::string &verbose) {
        it != std::sregex_iterator(); ++it)
     widths.push_back(static_cast<unsigned>(std::stoul((*it)[1].str())));
   return widths;
+}
+
+// A shift's amount on a torus of a x b is made from digits (q / (a * b),
+// then a row and a column) so that q % b and q / b % a need no divider.
+// The digits must be those bvsdiv and bvsrem give wherever `exact` holds,
+// and every amount in range must have them: a number the variable cannot
+// take is an amount the proof would never try.
+TEST(MeshRanks, AmountDividesAsZ3DoesAndTakesEveryValue) {
+  smt::Context ctx;
+  smt::Solver solver(ctx);
+  const unsigned w = 10;
+  smt::Term a = ctx.bitVecVar("a", w), b = ctx.bitVecVar("b", w);
+  std::vector<smt::Term> extents{a, b};
+  prove::DigitNumber q = prove::numberVariable(ctx, "q", w, extents);
+  std::vector<smt::Term> range{q.exact,          sge(a, 1),  sle(a, 12),
+                               sge(b, 1),        sle(b, 12), sge(q.value, 0),
+                               sle(q.value, 500)};
+  struct Case {
+    std::string text;
+    smt::Term mine;
+    std::function<smt::Term(const smt::Term &)> z3;
+  };
+  std::vector<Case> cases = {
+      {"q % b", srem(q.value, b), [&](auto &x) { return srem(x, b); }},
+      {"q / b", sdiv(q.value, b), [&](auto &x) { return sdiv(x, b); }},
+      {"q / b % a", srem(sdiv(q.value, b), a),
+       [&](auto &x) { return srem(sdiv(x, b), a); }},
+      {"q % (a * b)", srem(q.value, a * b),
+       [&](auto &x) { return srem(x, a * b); }},
+      {"q / (a * b)", sdiv(q.value, a * b),
+       [&](auto &x) { return sdiv(x, a * b); }},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(c.mine.print().find("bvsdiv"), std::string::npos);
+    EXPECT_EQ(c.mine.print().find("bvsrem"), std::string::npos);
+    smt::Term same = ctx.bitVecVar("same", w);
+    std::vector<smt::Term> query = range;
+    query.push_back(same == q.value);
+    query.push_back(c.z3(same) != c.mine);
+    smt::Result r = solver.check("amount", query, 0);
+    EXPECT_TRUE(r.isUnsat())
+        << (r.isSat() ? "q = " + std::to_string(r.value(q.value)) +
+                            ", a = " + std::to_string(r.value(a)) +
+                            ", b = " + std::to_string(r.value(b))
+                      : r.reason());
+  }
+  // Every amount in range, on tori small and large for the width.
+  for (int64_t rows : {1, 3, 12})
+    for (int64_t cols : {1, 5, 12})
+      for (int64_t v : {0, 1, 11, 144, 300, 500}) {
+        std::vector<smt::Term> query = range;
+        query.push_back(a == rows);
+        query.push_back(b == cols);
+        query.push_back(q.value == v);
+        EXPECT_TRUE(solver.check("taken", query, 0).isSat())
+            << v << " on " << rows << " x " << cols;
+      }
 }
 
 TEST(Width, RingArithmeticFitsEightBitsAndOverflowNeeds64) {

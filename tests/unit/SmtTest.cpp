@@ -512,6 +512,108 @@ TEST(Smt, DigitsOfMultiplesOfTheRadixAgreeWithDivision) {
                        {{"b", radix}, {"h", h}, {"m", m}, {"l", l0}});
 }
 
+// A remainder that a mesh's coordinates bound needs no divider: a
+// coordinate's neighbour round its extent, (c + 1) % b, a distance round a
+// row, (c - d + b) % b, and a rank one row on round a torus, (x + b) % (a *
+// b), which is its row plus one round the column and its column. Each must
+// agree with Z3's own bvsrem for every extent 1..16, and none may keep one:
+// the dead branch of a divider was what made a torus's steps slow to prove.
+TEST(Smt, RemaindersOfCoordinatesNeedNoDivider) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 10;
+  Term rows = ctx.bitVecVar("a", w), cols = ctx.bitVecVar("b", w);
+  auto coordinate = [&](const char *name, const Term &extent) {
+    Term x = ctx.bitVecVar(name, w);
+    Term c = ite(sge(x, 0) && slt(x, extent), x, ctx.bitVec(0, w));
+    ctx.knowBelow(c, extent);
+    return c;
+  };
+  Term row = coordinate("row", rows), col = coordinate("col", cols),
+       other = coordinate("other", cols);
+  Term rank = row * cols + col, size = rows * cols;
+  ctx.knowDigits(rank, cols, row, col, true);
+  ctx.knowDigits(size, cols, rows, ctx.bitVec(0, w), true);
+  Term one = ctx.bitVec(1, w);
+  Term choice = ctx.boolVar("choice");
+  struct Case {
+    std::string text;
+    Term number, divisor;
+    bool dividerFree = true;
+  };
+  std::vector<Case> cases = {
+      {"(c + 1) % b", col + one, cols},
+      {"(1 + c) % b", one + col, cols},
+      {"(c - d + b) % b", (col - other) + cols, cols},
+      {"(b + c - d) % b", cols + (col - other), cols},
+      {"(c + d) % b", col + other, cols},
+      {"(c - d) % b", col - other, cols},
+      {"c % b", col, cols},
+      {"(choice ? c + 1 : d) % b", ite(choice, col + one, other), cols},
+      {"(row + 1) % a", row + one, rows},
+      {"(x + b) % (a * b)", rank + cols, size},
+      {"x % (a * b)", rank, size},
+      // A step up a column round the torus, from digits that are not
+      // canonical (x - b falls below 0 on row 0): exact, if not always
+      // without a divider.
+      {"(x - b + a * b) % (a * b)", (rank - cols) + size, size, false},
+      {"(x - b) % (a * b)", rank - cols, size, false},
+      {"(x - 1) % (a * b)", rank - one, size, false},
+      {"(c + 1 + 1) % b", (col + one) + one, cols, false},
+  };
+  std::vector<Term> range = {sge(rows, 1), sle(rows, 16), sge(cols, 1),
+                             sle(cols, 16)};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.text);
+    Term r = srem(c.number, c.divisor);
+    if (c.dividerFree) {
+      EXPECT_EQ(r.print().find("bvsrem"), std::string::npos);
+    }
+    Term same = ctx.bitVecVar("same", w), divisor = ctx.bitVecVar("div", w);
+    std::vector<Term> query = range;
+    query.push_back(same == c.number);
+    query.push_back(divisor == c.divisor);
+    query.push_back(srem(same, divisor) != r);
+    Result result = solver.check("remainder", query, 0);
+    EXPECT_TRUE(result.isUnsat())
+        << (result.isSat() ? "a = " + std::to_string(result.value(rows)) +
+                                 ", b = " + std::to_string(result.value(cols))
+                           : result.reason());
+  }
+  // Bounds hold for divisors of at least 1: a divisor that no coordinate
+  // vouches for, of any sign, keeps Z3's own remainder.
+  Term any = ctx.bitVecVar("any", w), same = ctx.bitVecVar("same", w);
+  Term small = ite(choice, one, ctx.bitVec(0, w));
+  Result anySign = solver.check(
+      "any sign", {same == small, srem(same, any) != srem(small, any)}, 0);
+  EXPECT_TRUE(anySign.isUnsat());
+  // A sum the coordinates do not bound keeps Z3's own remainder.
+  EXPECT_NE(srem(col + cols + cols, cols).print().find("bvsrem"),
+            std::string::npos);
+}
+
+// umulFits is Z3's own no-overflow test for unsigned products, folded on
+// constants: at 8 bits 15 * 17 = 255 fits, 16 * 16 does not, and -1 is 255.
+TEST(Smt, UmulFitsSaysWhetherAProductWraps) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 8;
+  Term x = ctx.bitVecVar("x", w), y = ctx.bitVecVar("y", w);
+  for (int64_t a : {0, 1, 3, 15, 16, 17, 100, 127, -128, -1})
+    for (int64_t b : {0, 1, 2, 3, 15, 16, 17, 127, -1}) {
+      const uint64_t product = uint64_t(a & 0xff) * uint64_t(b & 0xff);
+      const bool fits = product <= 0xff;
+      EXPECT_EQ(umulFits(ctx.bitVec(a, w), ctx.bitVec(b, w)).isTrue(), fits)
+          << a << " * " << b;
+      Term test = umulFits(x, y);
+      Result r = solver.check(
+          "fits",
+          {x == ctx.bitVec(a, w), y == ctx.bitVec(b, w), fits ? !test : test},
+          0);
+      EXPECT_TRUE(r.isUnsat()) << a << " * " << b;
+    }
+}
+
 // Two numbers with digits in one radix compare as their digits do (a
 // mesh's ranks by their coordinates), and a choice between two such
 // numbers has digits too; Z3's own comparison of the same values must
