@@ -468,7 +468,7 @@ std::optional<Span> spanIn(const Term &a, const Term &b, bool &vouched,
     return Span{plus(x->lo, y->lo), plus(x->hi, y->hi)};
   return Span{minus(x->lo, y->hi), minus(x->hi, y->lo)};
 }
-/// Whether m * R + c >= 0 (`atLeast`) or < 0 for every R >= 1.
+/// Whether m * R + c >= 0, or < 0, for every R >= 1.
 bool alwaysNonNegative(std::pair<int64_t, int64_t> f) {
   return f.first >= 0 && f.first + f.second >= 0;
 }
