@@ -74,7 +74,7 @@ class Inductor {
 public:
   Inductor(const ir::Schedule &schedule, const InductionOptions &options)
       : schedule(schedule), options(options) {
-    solver.setVerbose(options.verbose);
+    solver.setVerbose(options.verbose, options.dumpSmt);
     solver.rememberIn(options.provedQueries);
   }
 

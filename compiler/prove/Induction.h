@@ -63,6 +63,7 @@ struct InductionOptions {
   std::vector<ir::ParamRange> ranges;
   unsigned timeoutMs = 60000;           // per query; 0: no limit
   llvm::raw_ostream *verbose = nullptr; // one line per query
+  bool dumpSmt = false;                 // with verbose: each in SMT-LIB
   /// Queries proved before, shared with other provers (smt::ProvedQueries);
   /// null: every query goes to Z3.
   smt::ProvedQueries *provedQueries = nullptr;

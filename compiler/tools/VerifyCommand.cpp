@@ -81,6 +81,11 @@ cl::opt<std::string> verifyDraw(
     cl::value_desc("OUT.svg"), cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<bool> verifyVerbose("verbose", cl::desc("Print every solver query"),
                             cl::sub(verifyCommand), cl::cat(category()));
+cl::opt<bool> verifyDumpSmt(
+    "dump-smt",
+    cl::desc("Print every solver query as --verbose does, and before it the "
+             "query itself in SMT-LIB, to study a slow one with z3 alone"),
+    cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<unsigned> verifyJobs(
     "jobs",
     cl::desc("Prove up to N schedules at once, on N threads (default 1; 0: "
@@ -273,8 +278,9 @@ int runVerify() {
   options.ports = verifyAllPort ? PortModel::All : PortModel::Single;
   options.timeoutSeconds = *timeout;
   options.maxSimulatedRanks = verifyMaxSim;
-  if (verifyVerbose)
+  if (verifyVerbose || verifyDumpSmt)
     options.verbose = &llvm::errs();
+  options.dumpSmt = verifyDumpSmt;
   // Schedules that share parts (compositions) share their slow queries.
   ProvedQueriesFile provedQueries;
   if (!provedQueries.open(verifyProvedQueries, diags))

@@ -462,6 +462,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     po.ports = options.ports;
     po.timeoutMs = timeoutMs(options);
     po.verbose = options.verbose;
+    po.dumpSmt = options.dumpSmt;
     po.provedQueries = options.provedQueries;
     llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
     if (!prover)
@@ -490,6 +491,7 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     io.ranges = *ranges;
     io.timeoutMs = timeoutMs(options);
     io.verbose = options.verbose;
+    io.dumpSmt = options.dumpSmt;
     io.provedQueries = options.provedQueries;
     induced = prove::proveByInduction(s, io);
   }

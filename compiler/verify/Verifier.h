@@ -53,6 +53,7 @@ struct VerifyOptions {
   /// Which properties to check (all five when empty).
   std::vector<Property> only;
   llvm::raw_ostream *verbose = nullptr;
+  bool dumpSmt = false; // with verbose: each query in SMT-LIB
   /// Also find which rules' receivers can name their senders
   /// (ScheduleReport::namedSenders), for code generation.
   bool nameSenders = false;
