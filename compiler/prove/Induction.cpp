@@ -265,6 +265,7 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   numSlots = std::max<unsigned>(schedule.numSlots(), ir::NumFixedSlots);
   width = chooseWidth(numRanks);
   top.env.assign(numSlots, ctx.bitVec(0, width));
+  std::vector<size_t> rangeAt; // each parameter's range in top.assumptions
   for (const ir::Parameter &param : schedule.params) {
     auto range = llvm::find_if(options.ranges, [&](const auto &r) {
       return r.name == param.name;
@@ -273,6 +274,7 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
       return "no range for parameter '" + param.name + "'";
     Term v = var(param.name);
     top.env[param.slot] = v;
+    rangeAt.push_back(top.assumptions.size());
     top.assumptions.push_back(sge(v, range->lo) && sle(v, range->hi));
     top.named.push_back({param.name, v});
   }
@@ -296,8 +298,8 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
     if (range->lo >= 0) {
       DigitNumber q = numberVariable(ctx, param.name, width, extents);
       top.env[param.slot] = q.value;
-      top.assumptions.push_back(q.exact && sge(q.value, range->lo) &&
-                                sle(q.value, range->hi));
+      top.assumptions[rangeAt[*i]] =
+          q.exact && sge(q.value, range->lo) && sle(q.value, range->hi);
       for (auto &[name, value] : top.named)
         if (name == param.name)
           value = q.value;
