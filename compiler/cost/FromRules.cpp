@@ -233,7 +233,8 @@ struct RulePlan {
   std::optional<RangePredicate> guard, wholeGuard;
   const RangePredicate *stepGuard = nullptr; // the one this step uses
   /// No selector: every chunk its sender holds, which in a reduction is
-  /// every chunk (each rank starts with its share of all, and deliveries
+  /// every chunk, from a buffer that does not start empty (each rank starts
+  /// with its share of all, and deliveries
   /// replace values, never chunks), and in a broadcast whose every rule
   /// has no selector is every chunk or none (the root holds them all,
   /// and whoever receives gets all a holder has): with causality, all.
@@ -666,8 +667,12 @@ collc::cost::costFromRules(const ir::Schedule &schedule,
       [&](const ir::InstanceStep &step) -> llvm::Error {
         StepCount counted;
         RuleCounter counter(*sem, evaluations);
-        counter.wholeBufferIsUniverse = wholeBufferIsUniverse;
         for (const ir::TransferRule &rule : step.step->rules) {
+          // A buffer that starts empty holds what it has received.
+          counter.wholeBufferIsUniverse =
+              wholeBufferIsUniverse &&
+              !(rule.fromBuffer < schedule.buffers.size() &&
+                schedule.buffers[rule.fromBuffer].startsEmpty);
           auto it = plans.find(&rule);
           if (it == plans.end())
             it = plans.try_emplace(&rule, plan(rule, *sem)).first;

@@ -354,7 +354,12 @@ public:
          << "] = " << ir::printCpp(*to, names) << ";\n";
     os << "  const int64_t chunks = "
        << (s.chunks ? operand(*s.chunks, names) : "1") << ";\n";
-    os << "  if (int rc = eng.start(" << s.buffers.size() << ", chunks))\n"
+    uint64_t startEmpty = 0;
+    for (size_t b = 0; b < s.buffers.size() && b < 64; ++b)
+      if (s.buffers[b].startsEmpty)
+        startEmpty |= uint64_t(1) << b;
+    os << "  if (int rc = eng.start(" << s.buffers.size() << ", chunks"
+       << (startEmpty ? ", " + std::to_string(startEmpty) + "u" : "") << "))\n"
        << "    return rc;\n"
        << "  if (eng.replayed()) // as recorded from the last like call\n"
        << "    return MPI_SUCCESS;\n";

@@ -221,9 +221,13 @@ struct Parameter {
 };
 
 struct Buffer {
+  Buffer(std::string name) : name(std::move(name)) {}
   std::string name;
-  // Every buffer starts as a copy of the collective's input at that rank;
-  // buffer 0 is the one the post-condition is checked on.
+  /// `NAME starts empty;`: the buffer holds nothing at the start. Otherwise
+  /// it starts as a copy of the collective's input at that rank. Buffer 0
+  /// is the one the post-condition is checked on.
+  bool startsEmpty = false;
+  llvm::SMLoc emptyLoc; // where it is said to start empty
 };
 
 struct Schedule;

@@ -93,6 +93,9 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
   if (part.buffers.size() != 1)
     return fail("keeps buffers besides 'result', which would start with the "
                 "composition's input rather than its own");
+  if (part.buffers[0].startsEmpty)
+    return fail("starts its result empty, where a part starts from what "
+                "the part before it left");
 
   // After the first part a rank may hold more pieces than the next part
   // would on its own (a scatter leaves the root holding everything), so

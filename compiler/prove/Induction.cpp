@@ -1009,6 +1009,10 @@ std::vector<PropertyResult> Inductor::run() {
       StateFn init = [this](const Term &r, const Chunk &c, const Term &f) {
         return initial(r, c, f);
       };
+      if (schedule.buffers[b].startsEmpty)
+        init = [this](const Term &, const Chunk &, const Term &) {
+          return ctx.boolean(false);
+        };
       st.push_back({init, reduction ? init : StateFn()});
     }
     walk(schedule.body, top, st);

@@ -169,6 +169,28 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
         }
         schedule.buffers.push_back({name.name});
       }
+    } else if (const ast::StartsEmptyDecl *ed =
+                   boost::get<ast::StartsEmptyDecl>(&item)) {
+      for (const ast::Identifier &name : ed->names) {
+        std::optional<unsigned> b = bufferIndex(schedule, name);
+        if (!b) {
+          ok = false;
+          continue;
+        }
+        ir::Buffer &buffer = schedule.buffers[*b];
+        if (buffer.startsEmpty) {
+          diags.error(locOf(name),
+                      "buffer '" + name.name +
+                          "' is already said to start "
+                          "empty",
+                      rangeOf(name));
+          diags.note(buffer.emptyLoc, "said here");
+          ok = false;
+          continue;
+        }
+        buffer.startsEmpty = true;
+        buffer.emptyLoc = locOf(name);
+      }
     } else if (const ast::ChunksDecl *cd = boost::get<ast::ChunksDecl>(&item)) {
       if (schedule.chunks) {
         diags.error(locOf(*cd), "the chunk count is already given",

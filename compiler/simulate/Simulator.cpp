@@ -293,13 +293,15 @@ llvm::Error Simulator::prepare() {
     }
   }
 
-  // Every buffer starts as a copy of the rank's input (ir/Schedule.h).
+  // Every buffer starts as a copy of the rank's input, unless it starts
+  // empty (ir/Schedule.h).
   held.resize(static_cast<size_t>(inst.p) * numBuffers);
   for (int64_t r = 0; r < inst.p; ++r)
     sem.initial(r, [&](IdRange ids, const Contributions &c) {
       uint32_t value = intern({c, 0});
       for (unsigned b = 0; b < numBuffers; ++b)
-        buffer(r, b).assign(ids.lo, ids.hi, value);
+        if (b >= schedule.buffers.size() || !schedule.buffers[b].startsEmpty)
+          buffer(r, b).assign(ids.lo, ids.hi, value);
     });
 
   arcRouting = topo.numNodes() == inst.p &&

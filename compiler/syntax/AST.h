@@ -187,8 +187,13 @@ struct ChunksDecl : Located {
   Expr count;
 };
 
-struct BodyItem
-    : x3::variant<Step, x3::forward_ast<ForLoop>, BufferDecl, ChunksDecl> {
+/// result, acc starts empty;
+struct StartsEmptyDecl : Located {
+  std::vector<Identifier> names;
+};
+
+struct BodyItem : x3::variant<Step, x3::forward_ast<ForLoop>, BufferDecl,
+                              ChunksDecl, StartsEmptyDecl> {
   using base_type::base_type;
   using base_type::operator=;
 };

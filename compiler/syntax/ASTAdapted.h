@@ -31,6 +31,7 @@ BOOST_FUSION_ADAPT_STRUCT(collc::ast::RuleLoop, var, lo, hi, transfers)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Step, label, transfers)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::BufferDecl, names)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ChunksDecl, count)
+BOOST_FUSION_ADAPT_STRUCT(collc::ast::StartsEmptyDecl, names)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::Invariant, buffer, holds)
 BOOST_FUSION_ADAPT_STRUCT(collc::ast::ForLoop, var, reverse, lo, hi, invariants,
                           body)

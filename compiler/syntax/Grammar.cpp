@@ -95,6 +95,8 @@ COLLC_KEYWORD(kw_where, "where")
 COLLC_KEYWORD(kw_if, "if")
 COLLC_KEYWORD(kw_then, "then")
 COLLC_KEYWORD(kw_invariant, "invariant")
+COLLC_KEYWORD(kw_starts, "starts")
+COLLC_KEYWORD(kw_empty, "empty")
 #undef COLLC_KEYWORD
 
 // Multi-character punctuation, named so errors read "expected '->'".
@@ -165,6 +167,7 @@ struct invariant_class : annotate {};
 struct for_loop_class : annotate {};
 struct buffer_decl_class : annotate {};
 struct chunks_decl_class : annotate {};
+struct starts_empty_decl_class : annotate {};
 struct body_item_class : annotate {};
 struct param_range_class : annotate {};
 struct then_part_class : annotate {};
@@ -241,8 +244,10 @@ const x3::rule<buffer_decl_class, ast::BufferDecl> buffer_decl =
     "a buffer declaration";
 const x3::rule<chunks_decl_class, ast::ChunksDecl> chunks_decl =
     "a chunk count";
+const x3::rule<starts_empty_decl_class, ast::StartsEmptyDecl>
+    starts_empty_decl = "a buffer that starts empty";
 const x3::rule<body_item_class, ast::BodyItem> body_item =
-    "'step', 'for', 'buffer' or 'chunks'";
+    "'step', 'for', 'buffer', 'chunks' or 'BUFFER starts empty'";
 const x3::rule<param_range_class, ast::ParamRange> param_range =
     "a parameter range like d in 1 .. 16";
 const x3::rule<then_part_class, ast::Identifier> then_part =
@@ -393,8 +398,16 @@ const auto for_loop_def = kw_for > identifier > kw_in > x3::matches[kw_reverse] 
 const auto buffer_decl_def = kw_buffer > (identifier % ',') > lit(';');
 /// chunks_decl ::= 'chunks' expr ';'
 const auto chunks_decl_def = kw_chunks > expr > lit(';');
+/// starts_empty_decl ::= identifier (',' identifier)* 'starts' 'empty' ';'
+/// Committed to only once 'starts' follows the names, so a stray transfer
+/// outside a step keeps its own error.
+const auto starts_empty_decl_def = &((identifier % ',') >> kw_starts) >
+                                   (identifier % ',') > kw_starts > kw_empty >
+                                   lit(';');
 /// body_item ::= step | for_loop | buffer_decl | chunks_decl
-const auto body_item_def = step | for_loop | buffer_decl | chunks_decl;
+///             | starts_empty_decl
+const auto body_item_def =
+    step | for_loop | buffer_decl | chunks_decl | starts_empty_decl;
 /// param_range ::= 'where' identifier 'in' expr '..' expr
 const auto param_range_def =
     kw_where > identifier > kw_in > expr > dots > expr;
@@ -419,17 +432,18 @@ const auto schedule_decl_def = kw_schedule > identifier > lit(':') >
 const auto declaration_def =
     topology_decl | model_decl | collective_decl | schedule_decl;
 
-BOOST_SPIRIT_DEFINE(identifier, kind_name, number, expr, conditional, edge_list, branch, or_expr,
-                    or_op, and_expr, and_op, not_expr, cmp_expr, cmp_op,
-                    bor_expr, bor_op, bxor_expr, bxor_op, band_expr, band_op,
-                    shift_expr, shift_op, add_expr, add_op, mul_expr, mul_op,
-                    neg_expr, pow_expr, pow_op, pow_operand, primary, call,
-                    argument, edge, topology_expr, topology_ref, topology_decl,
-                    quantity, field, model_decl, collective_expr,
-                    collective_decl, target, mode, transfer, rule_loop, step_item, step, invariant, for_loop,
-                    buffer_decl, chunks_decl, body_item, param_range,
-                    then_part, then_parts, composition, schedule_body, schedule_decl,
-                    declaration)
+BOOST_SPIRIT_DEFINE(identifier, kind_name, number, expr, conditional, edge_list,
+                    branch, or_expr, or_op, and_expr, and_op, not_expr,
+                    cmp_expr, cmp_op, bor_expr, bor_op, bxor_expr, bxor_op,
+                    band_expr, band_op, shift_expr, shift_op, add_expr, add_op,
+                    mul_expr, mul_op, neg_expr, pow_expr, pow_op, pow_operand,
+                    primary, call, argument, edge, topology_expr, topology_ref,
+                    topology_decl, quantity, field, model_decl, collective_expr,
+                    collective_decl, target, mode, transfer, rule_loop,
+                    step_item, step, invariant, for_loop, buffer_decl,
+                    chunks_decl, starts_empty_decl, body_item, param_range,
+                    then_part, then_parts, composition, schedule_body,
+                    schedule_decl, declaration)
 
 } // namespace collc::grammar
 

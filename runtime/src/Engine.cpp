@@ -368,7 +368,7 @@ char *Engine::writable(int buffer, int64_t block, int64_t skipFrom,
   return to;
 }
 
-int Engine::start(int numBuffers, int64_t numChunks) {
+int Engine::start(int numBuffers, int64_t numChunks, uint64_t startEmpty) {
   if (numChunks < 1 || numChunks > maxChunkIndices)
     return fail(MPI_ERR_ARG, "chunk count outside 1..2^23");
   chunks = numChunks;
@@ -468,6 +468,8 @@ int Engine::start(int numBuffers, int64_t numChunks) {
     const char *input = inputBlock(origin, dest);
     const size_t blk = static_cast<size_t>(blockOf(origin, dest));
     for (size_t b = 0; b < buffers.size(); ++b) {
+      if (b < 64 && (startEmpty >> b & 1))
+        continue;
       Block &block = buffers[b].blocks[blk];
       if (!inputInRecv) {
         block.data = const_cast<char *>(input);

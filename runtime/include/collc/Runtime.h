@@ -137,10 +137,12 @@ public:
   }
 
   /// Loads each rank's input into `buffers` buffers split into `chunks`
-  /// chunk indices per block. Call after the size checks. A call like the
-  /// last ones on its communicator runs whole here, from their recording
-  /// (Trace): then replayed() is true and the steps must not run.
-  int start(int buffers, int64_t chunks);
+  /// chunk indices per block, but for the buffers whose bit is set in
+  /// `startEmpty`, which hold nothing until they receive. Call after the
+  /// size checks. A call like the last ones on its communicator runs whole
+  /// here, from their recording (Trace): then replayed() is true and the
+  /// steps must not run.
+  int start(int buffers, int64_t chunks, uint64_t startEmpty = 0);
   bool replayed() const { return replayedCall; }
 
   /// Prints "collc: NAME: message" to stderr and returns `code`: an
