@@ -103,7 +103,8 @@ const Digits *digitsOf(const Term &a, const Term &b) {
       return &d;
   return nullptr;
 }
-/// Whether `b` is 1 << x for some x (a hypercube's p = 2^d).
+/// Whether `b` is 2^k << x for some constant k and any x (a hypercube's
+/// p = 1 << d, a binomial tree's 2 << i): a power of two, the sign bit or 0.
 bool isPowerOfTwo(const Term &b) {
   if (b.constant())
     return false;
@@ -111,8 +112,8 @@ bool isPowerOfTwo(const Term &b) {
   if (!e.is_app() || e.decl().decl_kind() != Z3_OP_BSHL)
     return false;
   z3::expr base = e.arg(0);
-  uint64_t one = 0;
-  return base.is_numeral_u64(one) && one == 1;
+  uint64_t power = 0;
+  return base.is_numeral_u64(power) && power != 0 && (power & (power - 1)) == 0;
 }
 Term folded(const Term &a, int64_t v) {
   return a.context()->bitVec(v, a.width());
@@ -230,17 +231,39 @@ std::string Term::print() const {
 namespace collc::smt {
 
 namespace {
-/// m when `addend` is m * radix, in either order.
+/// The factors of a product, however it is bracketed: (2^i * b) * c and
+/// 2^i * (b * c) both give 2^i, b and c.
+void factorsOf(const z3::expr &e, std::vector<z3::expr> &out) {
+  if (e.is_app() && e.decl().decl_kind() == Z3_OP_BMUL) {
+    for (unsigned k = 0; k < e.num_args(); ++k)
+      factorsOf(e.arg(k), out);
+    return;
+  }
+  out.push_back(e);
+}
+
+/// m when `addend` is m * radix, the radix being one of its factors or a
+/// product of some: a 3-D mesh's r + 2^i * (b * c) moves the number by
+/// 2^i * b in radix c and by 2^i in radix b * c.
 std::optional<Term> multiplierOf(const Term &addend, const Term &radix) {
   if (addend.constant() || radix.constant())
     return std::nullopt;
-  const z3::expr &e = toZ3(addend);
-  if (!e.is_app() || e.decl().decl_kind() != Z3_OP_BMUL || e.num_args() != 2)
+  std::vector<z3::expr> factors, radixFactors;
+  factorsOf(toZ3(addend), factors);
+  if (factors.size() < 2)
     return std::nullopt;
-  for (unsigned k : {0u, 1u})
-    if (e.arg(k).id() == toZ3(radix).id())
-      return bits(addend, e.arg(1 - k));
-  return std::nullopt;
+  factorsOf(toZ3(radix), radixFactors);
+  for (const z3::expr &f : radixFactors) {
+    auto it = llvm::find_if(
+        factors, [&](const z3::expr &g) { return g.id() == f.id(); });
+    if (it == factors.end())
+      return std::nullopt;
+    factors.erase(it);
+  }
+  std::optional<Term> m;
+  for (const z3::expr &f : factors)
+    m = m ? *m * bits(addend, f) : bits(addend, f);
+  return m ? *m : addend.context()->bitVec(1, addend.width());
 }
 
 /// The digits of `sum` = `x` + `sign` * `addend` from those of x, where the
@@ -539,7 +562,7 @@ Term srem(const Term &a, const Term &b) {
   if (std::optional<Term> r = remainderBySpan(a, b))
     return *r;
   if (isPowerOfTwo(b)) {
-    // The low bits of |a| with a's sign, for every a and shift (1 << x
+    // The low bits of |a| with a's sign, for every a and shift (2^k << x
     // that is 0 or the sign bit included): bvsrem's value, without a divider.
     Term mask = b - 1, zero = a.context()->bitVec(0, a.width());
     return ite(sge(a, zero), a & mask, -((-a) & mask));

@@ -512,6 +512,36 @@ TEST(Smt, DigitsOfMultiplesOfTheRadixAgreeWithDivision) {
                        {{"b", radix}, {"h", h}, {"m", m}, {"l", l0}});
 }
 
+// A 3-D mesh's step across its planes, r + 2^i * (b * c), moves r by
+// 2^i * b in radix c and by 2^i in radix b * c, however the product is
+// bracketed: the digits carry, with no divider.
+TEST(Smt, DigitsOfMultiplesOfAProductRadixAgreeWithDivision) {
+  Context ctx;
+  Solver solver(ctx);
+  const unsigned w = 10;
+  Term b = ctx.bitVecVar("b", w), c = ctx.bitVecVar("c", w),
+       h = ctx.bitVecVar("h", w), l0 = ctx.bitVecVar("l", w),
+       m = ctx.bitVecVar("m", w);
+  Term low = ite(sge(l0, 0) && slt(l0, c), l0, ctx.bitVec(0, w));
+  Term x = h * c + low;
+  ctx.knowDigits(x, c, h, low, true);
+  Term plane = b * c;
+  std::vector<std::pair<std::string, Term>> numbers = {
+      {"x + m * (b * c)", x + m * plane},
+      {"x + (m * b) * c", x + (m * b) * c},
+      {"x - m * (c * b)", x - m * (c * b)},
+      {"x + c * (m * b)", x + c * (m * b)},
+  };
+  for (const auto &[text, y] : numbers)
+    EXPECT_EQ(srem(y, c).print().find("bvsrem"), std::string::npos) << text;
+  // A product that is not a multiple of c keeps the divider.
+  EXPECT_NE(srem(x + m * b, c).print().find("bvsrem"), std::string::npos);
+  expectDivisionAgrees(ctx, solver, c, numbers,
+                       {sge(b, 1), sle(b, 4), sge(c, 1), sle(c, 6), sge(h, 0),
+                        sle(h, 7), sge(m, -3), sle(m, 3)},
+                       {{"b", b}, {"c", c}, {"h", h}, {"m", m}, {"l", l0}});
+}
+
 // A remainder that a mesh's coordinates bound needs no divider: a
 // coordinate's neighbour round its extent, (c + 1) % b, a distance round a
 // row, (c - d + b) % b, and a rank one row on round a torus, (x + b) % (a *
@@ -673,16 +703,24 @@ TEST(Smt, RemainderByAPowerOfTwoIsAMask) {
   Solver solver(ctx);
   const unsigned w = 8;
   Term a = ctx.bitVecVar("a", w), x = ctx.bitVecVar("x", w);
-  Term power = shl(ctx.bitVec(1, w), x);
-  // A variable equal to 1 << x divides through Z3's own circuit.
-  Term same = ctx.bitVecVar("same", w);
-  Result r =
-      solver.check("mask", {same == power, srem(a, same) != srem(a, power)}, 0);
-  EXPECT_TRUE(r.isUnsat()) << (r.isSat()
-                                   ? "a = " + std::to_string(r.value(a)) +
-                                         ", x = " + std::to_string(r.value(x))
-                                   : r.reason());
-  EXPECT_EQ(srem(a, power).print().find("bvsrem"), std::string::npos);
+  // 1 << x, and a binomial tree's 2 << i and 4 << i: each a power of two,
+  // the sign bit or 0 for some x, whose remainder is a mask of |a|.
+  for (int64_t base : {1, 2, 4}) {
+    SCOPED_TRACE(std::to_string(base) + " << x");
+    Term power = shl(ctx.bitVec(base, w), x);
+    // A variable equal to it divides through Z3's own circuit.
+    Term same = ctx.bitVecVar("same", w);
+    Result r = solver.check(
+        "mask", {same == power, srem(a, same) != srem(a, power)}, 0);
+    EXPECT_TRUE(r.isUnsat())
+        << (r.isSat() ? "a = " + std::to_string(r.value(a)) +
+                            ", x = " + std::to_string(r.value(x))
+                      : r.reason());
+    EXPECT_EQ(srem(a, power).print().find("bvsrem"), std::string::npos);
+  }
+  // 3 << x is no power of two: Z3's divider stays.
+  EXPECT_NE(srem(a, shl(ctx.bitVec(3, w), x)).print().find("bvsrem"),
+            std::string::npos);
 }
 
 // A linear query is decided over the integers, with every sum wrapping as its
