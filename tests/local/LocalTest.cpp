@@ -139,6 +139,24 @@ Collective allreduce(AllreduceFn fn, bool scan, bool inPlace) {
           [=](int me, int p, int n) { return sum(0, scan ? me : p - 1, 0, n); }};
 }
 
+// An exclusive scan: rank r ends with the ranks below it. Rank 0's result
+// is not significant (MPI 4.0 §6.11.2), so it is not compared.
+Collective exscan(AllreduceFn fn, bool inPlace) {
+  return {[=](LocalComm &comm, int n, int &rc) {
+            std::vector<int> send = input(comm.rank(), 1, n), recv(n, 7);
+            if (inPlace)
+              rc = fn(MPI_IN_PLACE, send.data(), n, MPI_INT, MPI_SUM, comm);
+            else
+              rc = fn(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm);
+            if (comm.rank() == 0)
+              return std::vector<int>();
+            return inPlace ? send : recv;
+          },
+          [=](int me, int, int n) {
+            return me == 0 ? std::vector<int>() : sum(0, me - 1, 0, n);
+          }};
+}
+
 Collective reduceScatter(AllreduceFn fn) {
   return {[=](LocalComm &comm, int n, int &rc) {
             std::vector<int> send = input(comm.rank(), comm.size(), n),
@@ -357,6 +375,12 @@ TEST(Local, Library) {
         cube);
   check("hypercube_scan", allreduce(lib::hypercube_scan, true, false), cube);
   check("linear_scan", allreduce(lib::linear_scan, true, false), line);
+  // The cube's result starts empty: in place, the input it overwrites must
+  // have been taken for the buffer that does not.
+  check("hypercube_exscan", exscan(lib::hypercube_exscan, false), cube);
+  check("hypercube_exscan in place", exscan(lib::hypercube_exscan, true), cube);
+  check("linear_exscan", exscan(lib::linear_exscan, false), line);
+  check("linear_exscan in place", exscan(lib::linear_exscan, true), line);
   check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
   check("linear_alltoall", allToAll(lib::linear_alltoall, true, false), line);
   check("ring_alltoall_bidirectional",
