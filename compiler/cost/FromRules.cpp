@@ -233,11 +233,11 @@ struct RulePlan {
   std::optional<RangePredicate> guard, wholeGuard;
   const RangePredicate *stepGuard = nullptr; // the one this step uses
   /// No selector: every chunk its sender holds, which in a reduction is
-  /// every chunk, from a buffer that does not start empty (each rank starts
-  /// with its share of all, and deliveries
-  /// replace values, never chunks), and in a broadcast whose every rule
-  /// has no selector is every chunk or none (the root holds them all,
-  /// and whoever receives gets all a holder has): with causality, all.
+  /// every chunk of a buffer that does not start empty (each rank starts
+  /// with its share of all, and deliveries replace values, never chunks),
+  /// and in a broadcast whose every rule has no selector is every chunk or
+  /// none (the root holds them all, and whoever receives gets all a holder
+  /// has): with causality, all.
   bool wholeBuffer = false;
   std::vector<Pin> pins; // at most one per coordinate
   /// The selector without the pins' conjuncts, each exact pin's coordinate

@@ -181,8 +181,7 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
         if (buffer.startsEmpty) {
           diags.error(locOf(name),
                       "buffer '" + name.name +
-                          "' is already said to start "
-                          "empty",
+                          "' is already said to start empty",
                       rangeOf(name));
           diags.note(buffer.emptyLoc, "said here");
           ok = false;
