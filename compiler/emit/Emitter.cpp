@@ -238,6 +238,62 @@ std::string concat(std::initializer_list<llvm::StringRef> pieces) {
   return out;
 }
 
+/// A redistribution's function: the array's move around its exchange.
+struct Redistributing {
+  std::string declaration, definition;
+};
+
+std::string allocationCpp(const Allocation &a) {
+  switch (a.kind) {
+  case Allocation::Kind::Block:
+    return "collc::rt::Distribution::consecutive()";
+  case Allocation::Kind::Cyclic:
+    return "collc::rt::Distribution::cyclic()";
+  case Allocation::Kind::BlockCyclic:
+    return "collc::rt::Distribution::blockCyclic(" + std::to_string(a.block) +
+           ")";
+  }
+  return "";
+}
+
+/// 004 §3: the pairs' shares follow from the allocations, which every rank
+/// knows; collc::rt::redistribute packs, runs the exchange, and unpacks.
+/// MPI only: the shares that differ between pairs go to MPI_Alltoallv.
+Redistributing redistributionFunction(const CollectiveDef &c,
+                                      const std::string &place) {
+  const Redistribution &r = *c.redistribution;
+  const std::string signature =
+      "int " + c.name +
+      "(const void *send, void *recv, long long n, MPI_Datatype type, "
+      "MPI_Comm comm)";
+  const std::string ranks = std::to_string(c.topology.numRanks());
+  const std::string comment = concat(
+      {"// Collective `", c.name, "` (", place,
+       "): redistribute(from: ", r.from.spelling(), ", to: ", r.to.spelling(),
+       "),\n// 004 §3, on ", ranks,
+       " ranks. Moves this rank's part of an n-element array of a\n"
+       "// contiguous `type` (in `send`) to its part in the other allocation "
+       "(in\n// `recv`): where every pair trades as many elements, by `",
+       c.collectiveFunction(),
+       "`,\n// otherwise by MPI_Alltoallv. Returns an MPI error code, the "
+       "same on every\n// rank where any rank's arguments are wrong.\n"});
+  return {
+      comment + signature + ";\n\n",
+      concat({comment, signature,
+              " {\n  // Both ways of exchanging take only the proved "
+              "size.\n  int size = 0;\n  if (comm != MPI_COMM_NULL && "
+              "MPI_Comm_size(comm, &size) == MPI_SUCCESS &&\n      size != ",
+              ranks,
+              ")\n    return MPI_ERR_SIZE;\n  return "
+              "collc::rt::redistribute(send, ",
+              allocationCpp(r.from),
+              ",\n                                 "
+              "recv, ",
+              allocationCpp(r.to),
+              ",\n                                 n, type, comm, &",
+              c.collectiveFunction(), ");\n}\n\n"})};
+}
+
 /// The binding's parameters with the communicator's type replaced.
 std::string commParams(const Binding &b, llvm::StringRef commType) {
   std::string params = b.params;
@@ -836,6 +892,10 @@ collc::emit::emitCpp(const Program &program,
       llvm::any_of(schedules, [](const VerifiedSchedule &v) {
         return v.schedule->collective.kind == ir::CollectiveKind::Alltoallv;
       });
+  bool hasRedistribution =
+      llvm::any_of(program.collectives, [](const CollectiveDef &c) {
+        return c.redistribution.has_value();
+      });
   // Each function also runs on the local backend (collc/Local.h).
   header << banner << "#pragma once\n\n#include <mpi.h>\n\n"
          << "namespace collc::rt {\nclass LocalComm;\n}\n\n"
@@ -844,6 +904,7 @@ collc::emit::emitCpp(const Program &program,
   source << banner << "#include \"" << options.baseName << ".h\"\n\n"
          << "#include \"collc/Runtime.h\"\n"
          << (hasAlltoallvSchedule ? "#include \"collc/Alltoallv.h\"\n" : "")
+         << (hasRedistribution ? "#include \"collc/Redistribute.h\"\n" : "")
          << "\n#include <algorithm>\n"
          << "#include <cstdint>\n\n"
          << nsOpen;
@@ -851,7 +912,7 @@ collc::emit::emitCpp(const Program &program,
   auto location = [&](llvm::SMLoc loc) { return sourcePlace(options, loc); };
 
   std::string localHeaderText, localSourceText, anyRootHeaderText,
-      anyRootSourceText;
+      anyRootSourceText, redistributionHeader, redistributionSource;
   llvm::raw_string_ostream localHeader(localHeaderText),
       localSource(localSourceText), anyRootHeader(anyRootHeaderText),
       anyRootSource(anyRootSourceText);
@@ -922,24 +983,32 @@ collc::emit::emitCpp(const Program &program,
         files.notes.push_back(e->note);
       continue;
     }
+    if (c.redistribution) {
+      Redistributing f = redistributionFunction(c, location(c.loc));
+      redistributionHeader += f.declaration;
+      redistributionSource += f.definition;
+    }
     if (c.resolved.size() < 2)
       continue;
     std::optional<Binding> b = bindingFor(c.collective);
     if (!b)
       continue;
-    std::string comment = "// Collective `" + c.name + "` (" +
-                          location(c.loc) + "): " +
-                          verify::describeCollective(c.collective) +
-                          ", the cheapest proved schedule for the size of "
-                          "its message (m = count elements).\n";
-    header << comment << "int " << c.name << "(" << b->params << ");\n\n";
+    const std::string function = c.collectiveFunction();
+    std::string comment = concat(
+        {"// ",
+         c.redistribution ? "The exchange of collective `" : "Collective `",
+         c.name, "` (", location(c.loc),
+         "): ", verify::describeCollective(c.collective),
+         ", the cheapest proved schedule for the size of "
+         "its message (m = count elements).\n"});
+    header << comment << "int " << function << "(" << b->params << ");\n\n";
     std::string body = blockBytes(c.collective.kind);
     for (size_t i = c.resolved.size(); i-- > 1;)
       body += "  if (bytes >= " + std::to_string(c.resolved[i].fromBytes) +
               "LL)\n    return " + c.resolved[i].schedule + "(" + b->args +
               ");\n";
     body += "  return " + c.resolved[0].schedule + "(" + b->args + ");\n}\n";
-    source << comment << "int " << c.name << "(" << b->params << ") {\n"
+    source << comment << "int " << function << "(" << b->params << ") {\n"
            << body << "\n";
     // Its twin in `local` picks among the schedules' twins there.
     std::string localBody = body;
@@ -947,11 +1016,14 @@ collc::emit::emitCpp(const Program &program,
     if (size_t at = localBody.find(mpiRank); at != std::string::npos)
       localBody.replace(at, mpiRank.size(),
                         "rank = collc::rt::CommRef(comm).rank();");
-    std::string local = "int " + c.name + "(" +
+    std::string local = "int " + function + "(" +
                         commParams(*b, "collc::rt::LocalComm &") + ")";
     localHeader << local << ";\n";
     localSource << local << " {\n" << localBody;
   }
+  // After the exchanges they call, whether one schedule or a choice.
+  header << redistributionHeader;
+  source << redistributionSource;
   if (!anyRootHeader.str().empty()) {
     header << "// The rooted functions above for any root: the ranks are "
               "rotated so that\n// `root` plays the proved root. A rotation "

@@ -995,9 +995,10 @@ bool library::resolveAll(
       continue;
     }
     for (Choice &c : *picked) {
-      // One choice takes the collective's name; several are told apart by
-      // the message size they start at, and the collective's name goes to
-      // the code that picks one at run time.
+      // One choice takes the collective's function name; several are told
+      // apart by the message size they start at, and that name goes to the
+      // code that picks one at run time.
+      c.schedule.name = def.collectiveFunction();
       if (picked->size() > 1)
         c.schedule.name += "_from_" + std::to_string(c.fromBytes) + "_bytes";
       def.resolved.push_back({c.schedule.name, c.fromBytes});

@@ -47,6 +47,8 @@ inline const ast::Located &locatedOf(const ast::Operand &operand) {
 /// in one node per precedence level; those with no operators are looked
 /// through).
 const ast::Identifier *asIdentifier(const ast::Operand &operand);
+/// The operand itself when it is a bare call, `f(a, b)`.
+const ast::Call *asCall(const ast::Operand &operand);
 
 /// Names visible in an expression, with their slots.
 class Scope {
@@ -80,7 +82,10 @@ public:
 
 private:
   // Declarations.
-  void declare(llvm::StringRef name, const ast::Identifier &id);
+  /// Declares `name` at `id`; a later clash notes `note` there (default:
+  /// "NAME declared here").
+  void declare(llvm::StringRef name, const ast::Identifier &id,
+               llvm::StringRef note = "");
   void topologyDecl(const ast::TopologyDecl &decl);
   void modelDecl(const ast::ModelDecl &decl);
   void collectiveDecl(const ast::CollectiveDecl &decl);
@@ -107,10 +112,15 @@ private:
   /// Whether `to` is a bijection of 0 .. p - 1; else an error at `at`
   /// naming the rank sent outside or the two that meet.
   bool isBijection(const ir::Expr &to, int64_t p, const ast::Located &at);
-  std::optional<ir::Collective> collective(const ast::CollectiveExpr &expr,
-                                           std::optional<int64_t> ranks,
-                                           ir::Schedule *schedule = nullptr,
-                                           Scope *scope = nullptr);
+  /// A collective as declared or in a schedule's header. A declaration
+  /// passes `redistribution`, where `redistribute(from:, to:)` leaves its
+  /// allocations (the collective is then the alltoall it runs).
+  std::optional<ir::Collective>
+  collective(const ast::CollectiveExpr &expr, std::optional<int64_t> ranks,
+             ir::Schedule *schedule = nullptr, Scope *scope = nullptr,
+             std::optional<Redistribution> *redistribution = nullptr);
+  /// `block`, `cyclic` or `block_cyclic(b)`.
+  std::optional<Allocation> allocation(const ast::Operand &value);
 
   // Schedule bodies.
   bool body(const std::vector<ast::BodyItem> &items, ir::Schedule &schedule,
@@ -146,7 +156,11 @@ private:
 
   DiagnosticEngine &diags;
   Program program;
-  llvm::StringMap<llvm::SMLoc> names; // every declared name
+  struct Declared {
+    llvm::SMLoc loc;
+    std::string note; // what a clash's note says of it
+  };
+  llvm::StringMap<Declared> names; // every declared name
   // Topologies whose declaration has been reported as wrong: their uses
   // say nothing more.
   llvm::StringSet<> badTopologies;

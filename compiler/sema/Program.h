@@ -51,10 +51,36 @@ struct TopologyDef {
   llvm::SMLoc loc;
 };
 
+/// How an array of n elements is dealt over the ranks (004 §3, HPF's
+/// names): what each means, element by element, is the runtime's
+/// collc::rt::Distribution; the compiler only names it.
+struct Allocation {
+  enum class Kind { Block, Cyclic, BlockCyclic };
+  Kind kind = Kind::Block;
+  int64_t block = 1; // BlockCyclic only
+  /// As written: block, cyclic, block_cyclic(3).
+  std::string spelling() const;
+};
+
+/// `redistribute(from: block, to: cyclic)`: an all-to-all personalized
+/// exchange whose pairs' shares follow from the two allocations (004 §3).
+/// The collective is resolved and proved as the all-to-all it runs.
+struct Redistribution {
+  Allocation from, to;
+};
+
 /// `collective bc = broadcast(root: 0) on cube using recursive_doubling;`
 struct CollectiveDef {
   std::string name;
   ir::Collective collective;
+  /// A redistribution runs `collective` (an alltoall) under the name
+  /// collectiveFunction() and takes `name` itself for the array's move.
+  std::optional<Redistribution> redistribution;
+  /// The function that runs `collective`: the name, or for a redistribution
+  /// NAME_exchange.
+  std::string collectiveFunction() const {
+    return redistribution ? name + "_exchange" : name;
+  }
   Topology topology;
   std::string algorithm; // empty or "auto": chosen by cost
   llvm::SMLoc loc;

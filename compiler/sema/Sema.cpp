@@ -17,6 +17,18 @@ using namespace collc;
 // Program-level tables
 //===----------------------------------------------------------------------===//
 
+std::string Allocation::spelling() const {
+  switch (kind) {
+  case Kind::Block:
+    return "block";
+  case Kind::Cyclic:
+    return "cyclic";
+  case Kind::BlockCyclic:
+    return "block_cyclic(" + std::to_string(block) + ")";
+  }
+  return "";
+}
+
 const ir::Schedule *Program::findSchedule(llvm::StringRef name) const {
   for (const ir::Schedule &s : schedules)
     if (s.name == name)

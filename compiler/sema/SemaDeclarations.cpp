@@ -11,11 +11,15 @@
 
 namespace collc::sema {
 
-void Analyzer::declare(llvm::StringRef name, const ast::Identifier &id) {
-  auto [it, inserted] = names.try_emplace(name, locOf(id));
+void Analyzer::declare(llvm::StringRef name, const ast::Identifier &id,
+                       llvm::StringRef note) {
+  auto [it, inserted] = names.try_emplace(
+      name,
+      Declared{locOf(id), note.empty() ? "'" + name.str() + "' declared here"
+                                       : note.str()});
   if (!inserted) {
     diags.error(locOf(id), "'" + name + "' is already declared", rangeOf(id));
-    diags.note(it->second, "'" + name + "' declared here");
+    diags.note(it->second.loc, it->second.note);
   }
 }
 
@@ -216,7 +220,7 @@ Analyzer::concreteTopology(const ast::TopologyRef &ref) {
     if (names.count(id->name)) {
       diags.error(locOf(*id), "'" + id->name + "' is not a topology",
                   rangeOf(*id));
-      diags.note(names.lookup(id->name), "'" + id->name + "' declared here");
+      diags.note(names.lookup(id->name).loc, names.lookup(id->name).note);
     } else {
       diags.error(locOf(*id), "unknown topology '" + id->name + "'",
                   rangeOf(*id));
@@ -309,22 +313,41 @@ ExprRef Analyzer::familyShift(const ast::Operand &value, ir::Schedule &s,
 std::optional<ir::Collective>
 Analyzer::collective(const ast::CollectiveExpr &expr,
                      std::optional<int64_t> ranks, ir::Schedule *schedule,
-                     Scope *scope) {
-  std::optional<ir::CollectiveKind> kind =
-      ir::parseCollectiveKind(expr.kind.name);
-  if (!kind) {
+                     Scope *scope,
+                     std::optional<Redistribution> *redistribution) {
+  using CK = ir::CollectiveKind;
+  // 004 §3: a redistribution is an all-to-all personalized exchange.
+  const bool redistributes = expr.kind.name == "redistribute";
+  if (redistributes && !redistribution) {
     diags.error(locOf(expr.kind),
-                "unknown collective '" + expr.kind.name + "'; expected " +
-                    ir::collectiveKindList(),
+                "a schedule runs the all-to-all of a redistribution: write "
+                "it for alltoall, and declare `collective NAME = "
+                "redistribute(from: ..., to: ...) on T using SCHEDULE`",
                 rangeOf(expr.kind));
     return std::nullopt;
   }
-  using CK = ir::CollectiveKind;
+  std::optional<ir::CollectiveKind> kind =
+      redistributes ? CK::Alltoall : ir::parseCollectiveKind(expr.kind.name);
+  if (!kind) {
+    std::string kinds = ir::collectiveKindList();
+    if (redistribution) // "..., shift, permute or redistribute"
+      kinds = kinds.replace(kinds.rfind(" or "), 4, ", ") + " or redistribute";
+    diags.error(locOf(expr.kind),
+                "unknown collective '" + expr.kind.name + "'; expected " +
+                    kinds,
+                rangeOf(expr.kind));
+    return std::nullopt;
+  }
   ir::Collective c;
   c.kind = *kind;
+  Redistribution moves;
   bool hasRoot = ir::isRooted(c.kind);
   bool hasOp = ir::isReduction(c.kind);
   std::vector<std::string> allowed = {"type"};
+  if (redistributes) {
+    allowed.push_back("from");
+    allowed.push_back("to");
+  }
   if (hasRoot)
     allowed.push_back("root");
   if (hasOp) {
@@ -405,6 +428,13 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
       }
       continue;
     }
+    if (redistributes) { // `from` or `to`
+      std::optional<Allocation> a = allocation(arg.value);
+      if (a)
+        (key == "from" ? moves.from : moves.to) = *a;
+      ok &= a.has_value();
+      continue;
+    }
     if (key == "to") {
       // A map of the rank r, over p and a family's parameters; a
       // declaration's has r and p alone. Instantiation refuses one that
@@ -480,6 +510,15 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
                 rangeOf(expr));
     ok = false;
   }
+  if (redistributes && (!seen.count("from") || !seen.count("to")) && ok) {
+    diags.error(locOf(expr),
+                "redistribute needs the allocation it moves from and the one "
+                "it moves to, as in redistribute(from: block, to: cyclic)",
+                rangeOf(expr));
+    ok = false;
+  }
+  if (redistributes)
+    *redistribution = moves;
   if (c.op == "user" && !seen.count("commutative") && ok) {
     // A user operator's algebra is unknown: assume the weaker case.
     c.commutative = false;
@@ -730,16 +769,64 @@ bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
   return true;
 }
 
+std::optional<Allocation> Analyzer::allocation(const ast::Operand &value) {
+  const ast::Located &at = locatedOf(value);
+  auto expected = [&]() -> std::optional<Allocation> {
+    diags.error(locOf(at),
+                "expected an allocation: block, cyclic or block_cyclic(b)",
+                rangeOf(at));
+    return std::nullopt;
+  };
+  using Kind = Allocation::Kind;
+  if (const ast::Identifier *word = asIdentifier(value)) {
+    if (word->name == "block")
+      return Allocation{Kind::Block, 1};
+    if (word->name == "cyclic")
+      return Allocation{Kind::Cyclic, 1};
+    return expected();
+  }
+  const ast::Call *call = asCall(value);
+  if (!call || call->function.name != "block_cyclic")
+    return expected();
+  if (call->args.size() != 1) {
+    diags.error(locOf(*call),
+                "block_cyclic takes one argument, the elements in a block",
+                rangeOf(*call));
+    return std::nullopt;
+  }
+  std::optional<int64_t> b = constant(call->args[0], "the block");
+  if (!b)
+    return std::nullopt;
+  // A rank's share is an MPI count, an int.
+  constexpr int64_t largest = std::numeric_limits<int>::max();
+  if (*b < 1 || *b > largest) {
+    const ast::Located &arg = locatedOf(call->args[0]);
+    diags.error(locOf(arg),
+                "a block of block_cyclic holds 1.." + std::to_string(largest) +
+                    " elements, not " + std::to_string(*b),
+                rangeOf(arg));
+    return std::nullopt;
+  }
+  return Allocation{Kind::BlockCyclic, *b};
+}
+
 void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
   declare(decl.name.name, decl.name);
   std::optional<Topology> topo = concreteTopology(decl.on);
+  std::optional<Redistribution> redistribution;
   std::optional<ir::Collective> c = collective(
-      decl.what, topo ? std::optional(topo->numRanks()) : std::nullopt);
+      decl.what, topo ? std::optional(topo->numRanks()) : std::nullopt, nullptr,
+      nullptr, &redistribution);
   if (!topo || !c)
     return;
   CollectiveDef def;
   def.name = decl.name.name;
   def.collective = *c;
+  def.redistribution = redistribution;
+  if (redistribution) // the all-to-all it runs has a function of its own
+    declare(def.collectiveFunction(), decl.name,
+            "'" + def.collectiveFunction() + "' runs the exchange of '" +
+                def.name + "', declared here");
   def.topology = *topo;
   def.loc = locOf(decl);
   // `using auto` is the same as no `using`: chosen by cost.

@@ -11,30 +11,36 @@
 
 namespace collc::sema {
 
-/// The operand itself when it is a bare name (the grammar wraps every operand
-/// in one node per precedence level; those with no operators are looked
-/// through).
-const ast::Identifier *asIdentifier(const ast::Operand &operand) {
+/// The operand with the nodes that carry no operator looked through (the
+/// grammar wraps every operand in one node per precedence level).
+static const ast::Operand &bare(const ast::Operand &operand) {
   const ast::Operand *o = &operand;
   while (true) {
-    if (const auto *id = boost::get<ast::Identifier>(o))
-      return id;
     if (const auto *c = boost::get<x3::forward_ast<ast::Conditional>>(o)) {
       if (!c->get().branches.empty())
-        return nullptr;
+        return *o;
       o = &c->get().condition;
     } else if (const auto *ch = boost::get<x3::forward_ast<ast::Chain>>(o)) {
       if (!ch->get().rest.empty())
-        return nullptr;
+        return *o;
       o = &ch->get().first;
     } else if (const auto *u = boost::get<x3::forward_ast<ast::Unary>>(o)) {
       if (!u->get().ops.empty())
-        return nullptr;
+        return *o;
       o = &u->get().operand;
     } else {
-      return nullptr;
+      return *o;
     }
   }
+}
+
+const ast::Identifier *asIdentifier(const ast::Operand &operand) {
+  return boost::get<ast::Identifier>(&bare(operand));
+}
+
+const ast::Call *asCall(const ast::Operand &operand) {
+  const auto *call = boost::get<x3::forward_ast<ast::Call>>(&bare(operand));
+  return call ? &call->get() : nullptr;
 }
 
 std::optional<int64_t> Analyzer::number(const ast::Number &n) {

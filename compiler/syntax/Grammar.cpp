@@ -326,10 +326,11 @@ const auto call_def = identifier >> lit('(') >> (expr % ',') > lit(')');
 
 // Declarations.
 
-/// argument ::= [identifier ':'] expr
+/// argument ::= [kind_name ':'] expr
 // X3 does not undo a failed alternative's attribute, so look ahead first.
+// A key may be a reserved word: `redistribute(from: block, to: cyclic)`.
 const auto argument_def =
-    -(&(identifier >> ':' >> !lit(':')) >> identifier >> ':') >> expr;
+    -(&(kind_name >> ':' >> !lit(':')) >> kind_name >> ':') >> expr;
 /// edge ::= number '-' number
 const auto edge_def = number > lit('-') > number;
 /// topology_expr ::= kind '(' [argument (',' argument)*] ')'

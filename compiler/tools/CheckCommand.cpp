@@ -52,8 +52,13 @@ int runCheck() {
       for (const CollectiveDef::Resolved &r : c.resolved)
         resolved.push_back(llvm::json::Object{{"schedule", r.schedule},
                                               {"from_bytes", r.fromBytes}});
-      resolutions.push_back(llvm::json::Object{
-          {"file", file}, {"name", c.name}, {"resolved", std::move(resolved)}});
+      llvm::json::Object resolution{
+          {"file", file}, {"name", c.name}, {"resolved", std::move(resolved)}};
+      if (c.redistribution)
+        resolution["redistribute"] =
+            llvm::json::Object{{"from", c.redistribution->from.spelling()},
+                               {"to", c.redistribution->to.spelling()}};
+      resolutions.push_back(std::move(resolution));
     }
   }
   if (json) {

@@ -290,9 +290,17 @@ int runCost() {
       llvm::raw_ostream &os = llvm::outs();
       for (const auto &[collective, picked] : file.choices)
         for (const library::Choice &c : picked)
-          if (c.schedule.name == schedule.name)
+          if (c.schedule.name == schedule.name) {
             os << "collective " << collective << ": " << library::describe(c)
                << "\n";
+            for (const CollectiveDef &def : program->collectives)
+              if (def.name == collective && def.redistribution)
+                os << "  the exchange of redistribute(from: "
+                   << def.redistribution->from.spelling()
+                   << ", to: " << def.redistribution->to.spelling()
+                   << "): m is what each pair trades, n/p^2 elements where "
+                      "every pair trades as many\n";
+          }
       os << "schedule " << schedule.name << " : "
          << verify::describeCollective(schedule.collective) << " on "
          << verify::describeTopology(schedule.topology) << ", "

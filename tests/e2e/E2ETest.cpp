@@ -26,9 +26,11 @@
 #include "basics.h"
 #include "e2e.h"
 #include "hypercube.h"
+#include "redistribute.h"
 #include "ring.h"
 #include "twin.h"
 
+#include "collc/Redistribute.h"
 #include "collc/Runtime.h"
 
 #include <mpi.h>
@@ -40,6 +42,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -933,6 +936,103 @@ int runErrorRule(const std::string &which) {
   return 1;
 }
 
+// ---------------------------------------------------------------------------
+// Redistributions declared in the language (tests/e2e/redistribute.coll):
+// element i of the array is a value of i alone, so each rank knows what its
+// part must hold after the move; MPI's own all-to-all under the same packing
+// (collc::rt::redistribute without an exchange) must agree too. Sizes where
+// every pair trades as many elements take the proved exchange, the others
+// MPI_Alltoallv. At a size the collective is not declared for, every rank
+// gets MPI_ERR_SIZE. Returns the collectives that ran and were refused.
+
+namespace {
+
+using collc::rt::Distribution;
+
+struct Redistributing {
+  const char *name;
+  int (*move)(const void *, void *, long long, MPI_Datatype, MPI_Comm);
+  Distribution from, to;
+  int ranks;
+};
+
+const Redistributing redistributions[] = {
+    {"cube_block_to_cyclic", redistribution::cube_block_to_cyclic,
+     Distribution::consecutive(), Distribution::cyclic(), 4},
+    {"cube_cyclic_to_block", redistribution::cube_cyclic_to_block,
+     Distribution::cyclic(), Distribution::consecutive(), 4},
+    {"cube_block_to_threes", redistribution::cube_block_to_threes,
+     Distribution::consecutive(), Distribution::blockCyclic(3), 4},
+    {"six_block_to_cyclic", redistribution::six_block_to_cyclic,
+     Distribution::consecutive(), Distribution::cyclic(), 6},
+    {"six_twos_to_block", redistribution::six_twos_to_block,
+     Distribution::blockCyclic(2), Distribution::consecutive(), 6},
+};
+
+double elementValue(int64_t i) { return 0.25 * static_cast<double>(i) + 3; }
+
+/// This rank's part of the n-element array under `d`.
+std::vector<double> partOf(const Distribution &d, int64_t n) {
+  std::vector<double> part(static_cast<size_t>(d.count(rank, n, size)));
+  d.forEachOwned(rank, n, size, [&](int64_t i) {
+    part[static_cast<size_t>(d.local(i, n, size))] = elementValue(i);
+  });
+  return part;
+}
+
+std::pair<int, int> runRedistributions() {
+  int ran = 0, refused = 0;
+  const int64_t p = size;
+  for (const Redistributing &r : redistributions) {
+    if (r.ranks != size) {
+      std::vector<double> in(4), out(64);
+      check(r.move(in.data(), out.data(), 4, MPI_DOUBLE, MPI_COMM_WORLD) ==
+                MPI_ERR_SIZE,
+            std::string(r.name) + " refuses " + std::to_string(size) +
+                " ranks");
+      ++refused;
+      continue;
+    }
+    // Every pair alike (p^2 divides n, and for blocks of 3, 3 p^2 does),
+    // pairs unlike, fewer elements than ranks, none.
+    for (int64_t n : {48 * p * p, 48 * p * p + 5, p - 1, int64_t(0)}) {
+      const std::string what =
+          std::string(r.name) + " of " + std::to_string(n) + " elements";
+      const std::vector<double> in = partOf(r.from, n), want = partOf(r.to, n);
+      std::vector<double> out(want.size() + 1, -1.0), mpi(want.size() + 1);
+      check(r.move(in.data(), out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD) ==
+                MPI_SUCCESS,
+            what + " returns MPI_SUCCESS");
+      check(std::equal(want.begin(), want.end(), out.begin()) &&
+                out.back() == -1.0,
+            what + " leaves each element where `to` puts it, and no more");
+      check(collc::rt::redistribute(in.data(), r.from, mpi.data(), r.to, n,
+                                    MPI_DOUBLE,
+                                    MPI_COMM_WORLD) == MPI_SUCCESS &&
+                std::equal(want.begin(), want.end(), mpi.begin()),
+            what + " agrees with MPI's all-to-all");
+    }
+    // One rank alone passes a type that is not contiguous: every rank
+    // returns the same error, agreed before any message.
+    MPI_Datatype strided;
+    MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided);
+    MPI_Type_commit(&strided);
+    std::vector<double> in(64 * p * p), out(64 * p * p);
+    const int rc =
+        r.move(in.data(), out.data(), 16 * p * p,
+               rank == size - 1 ? strided : MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Type_free(&strided);
+    check(rc == MPI_ERR_TYPE, std::string(r.name) +
+                                  " with one rank's type strided returns "
+                                  "MPI_ERR_TYPE, not " +
+                                  std::to_string(rc));
+    ++ran;
+  }
+  return {ran, refused};
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -951,6 +1051,8 @@ int main(int argc, char **argv) {
   if (spec.rfind("errors:", 0) == 0)
     return runErrorRule(spec.substr(7));
   int ran = 0, refused = 0;
+  if (spec == "redistribute")
+    std::tie(ran, refused) = runRedistributions();
   for (const Schedule &s : schedules) {
     if (spec != s.spec)
       continue;
