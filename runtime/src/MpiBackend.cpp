@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace collc::rt {
@@ -384,11 +385,24 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
     backend = last.backend;
     return MPI_SUCCESS;
   }
-  int &dupKeyval = dupKeyvals[c];
-  if (dupKeyval == MPI_KEYVAL_INVALID)
-    if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeDuplicate,
-                                        &dupKeyval, nullptr))
-      return rc;
+  int dupKeyval = MPI_KEYVAL_INVALID;
+  {
+    // Under MPI_THREAD_MULTIPLE several threads' first calls come at once.
+    // Open MPI writes a new keyval by counting up from 0 in place, through
+    // the predefined keyvals (MPI_TAG_UB's and the like): a thread reading
+    // it meanwhile took such an attribute for a Duplicate and crashed. So
+    // it is made once, into a local, and read under the same lock.
+    static std::mutex making;
+    std::lock_guard<std::mutex> hold(making);
+    if (dupKeyvals[c] == MPI_KEYVAL_INVALID) {
+      int made = MPI_KEYVAL_INVALID;
+      if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                          freeDuplicate, &made, nullptr))
+        return rc;
+      dupKeyvals[c] = made;
+    }
+    dupKeyval = dupKeyvals[c];
+  }
   void *attribute = nullptr;
   int found = 0;
   if (int rc = MPI_Comm_get_attr(comm, dupKeyval, &attribute, &found))
