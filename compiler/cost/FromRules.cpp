@@ -670,9 +670,7 @@ collc::cost::costFromRules(const ir::Schedule &schedule,
         for (const ir::TransferRule &rule : step.step->rules) {
           // A buffer that starts empty holds what it has received.
           counter.wholeBufferIsUniverse =
-              wholeBufferIsUniverse &&
-              !(rule.fromBuffer < schedule.buffers.size() &&
-                schedule.buffers[rule.fromBuffer].startsEmpty);
+              wholeBufferIsUniverse && !schedule.startsEmpty(rule.fromBuffer);
           auto it = plans.find(&rule);
           if (it == plans.end())
             it = plans.try_emplace(&rule, plan(rule, *sem)).first;

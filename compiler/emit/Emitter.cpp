@@ -412,7 +412,7 @@ public:
        << (s.chunks ? operand(*s.chunks, names) : "1") << ";\n";
     uint64_t startEmpty = 0;
     for (size_t b = 0; b < s.buffers.size() && b < 64; ++b)
-      if (s.buffers[b].startsEmpty)
+      if (s.startsEmpty(b))
         startEmpty |= uint64_t(1) << b;
     os << "  if (int rc = eng.start(" << s.buffers.size() << ", chunks"
        << (startEmpty ? ", " + std::to_string(startEmpty) + "u" : "") << "))\n"

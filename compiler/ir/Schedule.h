@@ -263,6 +263,11 @@ struct Schedule {
 
   unsigned numSlots() const { return static_cast<unsigned>(slotNames.size()); }
   bool isSymbolic() const { return !params.empty(); }
+  /// Whether buffer `b` starts empty (`NAME starts empty;`); a buffer the
+  /// schedule does not declare starts as the input, as every buffer does.
+  bool startsEmpty(size_t b) const {
+    return b < buffers.size() && buffers[b].startsEmpty;
+  }
 };
 
 /// Which expression of a body a rewrite is given.

@@ -93,7 +93,7 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
   if (part.buffers.size() != 1)
     return fail("keeps buffers besides 'result', which would start with the "
                 "composition's input rather than its own");
-  if (part.buffers[0].startsEmpty)
+  if (part.startsEmpty(0))
     return fail("starts its result empty, where a part starts from what "
                 "the part before it left");
 

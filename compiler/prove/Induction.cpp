@@ -387,7 +387,7 @@ std::vector<PropertyResult> Inductor::run() {
       StateFn init = [this](const Term &r, const Chunk &c, const Term &f) {
         return initial(r, c, f);
       };
-      if (schedule.buffers[b].startsEmpty)
+      if (schedule.startsEmpty(b))
         init = [this](const Term &, const Chunk &, const Term &) {
           return ctx.boolean(false);
         };

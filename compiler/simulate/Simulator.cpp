@@ -145,7 +145,7 @@ llvm::Error Simulator::prepare() {
     sem.initial(r, [&](IdRange ids, const Contributions &c) {
       uint32_t value = intern({c, 0});
       for (unsigned b = 0; b < numBuffers; ++b)
-        if (b >= schedule.buffers.size() || !schedule.buffers[b].startsEmpty)
+        if (!schedule.startsEmpty(b))
           buffer(r, b).assign(ids.lo, ids.hi, value);
     });
 
