@@ -119,6 +119,15 @@ private:
   collective(const ast::CollectiveExpr &expr, std::optional<int64_t> ranks,
              ir::Schedule *schedule = nullptr, Scope *scope = nullptr,
              std::optional<Redistribution> *redistribution = nullptr);
+  /// A collective's `op`, `type` or `commutative` argument into `c`;
+  /// false after reporting what is wrong with it.
+  bool wordArgument(const std::string &key, const ast::Argument &arg,
+                    ir::Collective &c);
+  /// permute's `to:` into `c`: lowered, spelled for messages, and on a
+  /// topology of known size checked to be a bijection.
+  bool permutationArgument(const ast::Argument &arg,
+                           std::optional<int64_t> ranks, Scope *scope,
+                           ir::Collective &c);
   /// `block`, `cyclic` or `block_cyclic(b)`.
   std::optional<Allocation> allocation(const ast::Operand &value);
 

@@ -390,42 +390,8 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
       ok = false;
       continue;
     }
-    const ast::Identifier *word = asIdentifier(arg.value);
     if (key == "op" || key == "type" || key == "commutative") {
-      if (!word) {
-        diags.error(locOf(locatedOf(arg.value)),
-                    "expected a name for '" + key + "'",
-                    rangeOf(locatedOf(arg.value)));
-        ok = false;
-        continue;
-      }
-      if (key == "op") {
-        if (!isKnownOperator(word->name)) {
-          diags.error(locOf(*word),
-                      "unknown operator '" + word->name +
-                          "'; expected sum, prod, min, max, land, lor, lxor, "
-                          "band, bor, bxor, maxloc, minloc or user",
-                      rangeOf(*word));
-          ok = false;
-        }
-        c.op = word->name;
-      } else if (key == "type") {
-        if (!isKnownType(word->name)) {
-          diags.error(locOf(*word),
-                      "unknown type '" + word->name +
-                          "'; expected i8, i16, i32, i64, u8, u16, u32, u64, "
-                          "f32, f64, f80, c64, c128 or byte",
-                      rangeOf(*word));
-          ok = false;
-        }
-        c.type = word->name;
-      } else {
-        if (word->name != "true" && word->name != "false") {
-          diags.error(locOf(*word), "expected true or false", rangeOf(*word));
-          ok = false;
-        }
-        c.commutative = word->name == "true";
-      }
+      ok &= wordArgument(key, arg, c);
       continue;
     }
     if (redistributes) { // `from` or `to`
@@ -436,27 +402,7 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
       continue;
     }
     if (key == "to") {
-      // A map of the rank r, over p and a family's parameters; a
-      // declaration's has r and p alone. Instantiation refuses one that
-      // is not a bijection, and the prover proves a family's is.
-      Scope ranksOnly;
-      ranksOnly.add("r", ir::SlotRank);
-      ranksOnly.add("p", ir::SlotSize);
-      c.permuteTo = lower(arg.value, scope ? *scope : ranksOnly);
-      if (!c.permuteTo)
-        ok = false;
-      else
-        c.permuteTo = ir::fold(c.permuteTo);
-      // gray() and the like are expanded: messages quote the source.
-      const ast::Located &at = locatedOf(arg.value);
-      if (c.permuteTo && ranks && !isFamily(*c.permuteTo, scope) &&
-          !isBijection(*c.permuteTo, *ranks, at))
-        ok = false;
-      for (const char *ch = at.begin; ch != at.end; ++ch)
-        if (!std::isspace(static_cast<unsigned char>(*ch)))
-          c.permuteSpelling += *ch;
-        else if (!c.permuteSpelling.empty() && c.permuteSpelling.back() != ' ')
-          c.permuteSpelling += ' ';
+      ok &= permutationArgument(arg, ranks, scope, c);
       continue;
     }
     if (key == "q" && schedule && scope) {
@@ -767,6 +713,74 @@ bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
     return false;
   }
   return true;
+}
+
+bool Analyzer::wordArgument(const std::string &key, const ast::Argument &arg,
+                            ir::Collective &c) {
+  const ast::Identifier *word = asIdentifier(arg.value);
+  bool ok = true;
+  if (!word) {
+    diags.error(locOf(locatedOf(arg.value)),
+                "expected a name for '" + key + "'",
+                rangeOf(locatedOf(arg.value)));
+    return false;
+  }
+  if (key == "op") {
+    if (!isKnownOperator(word->name)) {
+      diags.error(locOf(*word),
+                  "unknown operator '" + word->name +
+                      "'; expected sum, prod, min, max, land, lor, lxor, "
+                      "band, bor, bxor, maxloc, minloc or user",
+                  rangeOf(*word));
+      ok = false;
+    }
+    c.op = word->name;
+  } else if (key == "type") {
+    if (!isKnownType(word->name)) {
+      diags.error(locOf(*word),
+                  "unknown type '" + word->name +
+                      "'; expected i8, i16, i32, i64, u8, u16, u32, u64, "
+                      "f32, f64, f80, c64, c128 or byte",
+                  rangeOf(*word));
+      ok = false;
+    }
+    c.type = word->name;
+  } else {
+    if (word->name != "true" && word->name != "false") {
+      diags.error(locOf(*word), "expected true or false", rangeOf(*word));
+      ok = false;
+    }
+    c.commutative = word->name == "true";
+  }
+  return ok;
+}
+
+bool Analyzer::permutationArgument(const ast::Argument &arg,
+                                   std::optional<int64_t> ranks, Scope *scope,
+                                   ir::Collective &c) {
+  bool ok = true;
+  // A map of the rank r, over p and a family's parameters; a
+  // declaration's has r and p alone. Instantiation refuses one that
+  // is not a bijection, and the prover proves a family's is.
+  Scope ranksOnly;
+  ranksOnly.add("r", ir::SlotRank);
+  ranksOnly.add("p", ir::SlotSize);
+  c.permuteTo = lower(arg.value, scope ? *scope : ranksOnly);
+  if (!c.permuteTo)
+    ok = false;
+  else
+    c.permuteTo = ir::fold(c.permuteTo);
+  // gray() and the like are expanded: messages quote the source.
+  const ast::Located &at = locatedOf(arg.value);
+  if (c.permuteTo && ranks && !isFamily(*c.permuteTo, scope) &&
+      !isBijection(*c.permuteTo, *ranks, at))
+    ok = false;
+  for (const char *ch = at.begin; ch != at.end; ++ch)
+    if (!std::isspace(static_cast<unsigned char>(*ch)))
+      c.permuteSpelling += *ch;
+    else if (!c.permuteSpelling.empty() && c.permuteSpelling.back() != ' ')
+      c.permuteSpelling += ' ';
+  return ok;
 }
 
 std::optional<Allocation> Analyzer::allocation(const ast::Operand &value) {
