@@ -52,6 +52,19 @@ struct TransferRef {
   friend bool operator==(const TransferRef &, const TransferRef &) = default;
 };
 
+/// " (i = 0, j = 1)": a step's loop values as messages print them after its
+/// number; empty when the step is in no loop.
+inline std::string
+loopValuesText(const std::vector<std::pair<std::string, int64_t>> &loopVars) {
+  if (loopVars.empty())
+    return "";
+  std::string out = " (";
+  for (size_t i = 0; i < loopVars.size(); ++i)
+    out += (i ? ", " : "") + loopVars[i].first + " = " +
+           std::to_string(loopVars[i].second);
+  return out + ")";
+}
+
 /// A concrete instance that violates a property. Fields that do not apply to
 /// the property are left empty.
 struct Counterexample {

@@ -25,15 +25,8 @@ std::string channelText(const Channel &c) {
 }
 
 std::string stepText(const verify::Counterexample &cex) {
-  std::string s = cex.step > 0 ? "step " + std::to_string(cex.step) : "a step";
-  if (!cex.loopVars.empty()) {
-    s += " (";
-    for (size_t i = 0; i < cex.loopVars.size(); ++i)
-      s += (i ? ", " : "") + cex.loopVars[i].first + " = " +
-           std::to_string(cex.loopVars[i].second);
-    s += ")";
-  }
-  return s;
+  return (cex.step > 0 ? "step " + std::to_string(cex.step) : "a step") +
+         verify::loopValuesText(cex.loopVars);
 }
 
 } // namespace

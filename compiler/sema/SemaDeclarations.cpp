@@ -725,25 +725,23 @@ bool Analyzer::wordArgument(const std::string &key, const ast::Argument &arg,
                 rangeOf(locatedOf(arg.value)));
     return false;
   }
-  if (key == "op") {
-    if (!isKnownOperator(word->name)) {
+  // A name from the language's list, else an error that gives the list.
+  auto known = [&](bool isKnown, llvm::StringRef what, llvm::StringRef list) {
+    if (!isKnown)
       diags.error(locOf(*word),
-                  "unknown operator '" + word->name +
-                      "'; expected sum, prod, min, max, land, lor, lxor, "
-                      "band, bor, bxor, maxloc, minloc or user",
+                  "unknown " + what + " '" + word->name + "'; expected " + list,
                   rangeOf(*word));
-      ok = false;
-    }
+    ok &= isKnown;
+  };
+  if (key == "op") {
+    known(isKnownOperator(word->name), "operator",
+          "sum, prod, min, max, land, lor, lxor, band, bor, bxor, maxloc, "
+          "minloc or user");
     c.op = word->name;
   } else if (key == "type") {
-    if (!isKnownType(word->name)) {
-      diags.error(locOf(*word),
-                  "unknown type '" + word->name +
-                      "'; expected i8, i16, i32, i64, u8, u16, u32, u64, "
-                      "f32, f64, f80, c64, c128 or byte",
-                  rangeOf(*word));
-      ok = false;
-    }
+    known(isKnownType(word->name), "type",
+          "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f80, c64, c128 or "
+          "byte");
     c.type = word->name;
   } else {
     if (word->name != "true" && word->name != "false") {

@@ -103,12 +103,5 @@ std::string collc::tools::stepHeading(const ir::InstanceStep &step) {
   std::string out = "step " + std::to_string(step.number);
   if (!step.step->name.empty())
     out += " " + step.step->name;
-  if (!step.loopVars.empty()) {
-    out += " (";
-    for (size_t i = 0; i < step.loopVars.size(); ++i)
-      out += (i ? ", " : "") + step.loopVars[i].first + " = " +
-             std::to_string(step.loopVars[i].second);
-    out += ")";
-  }
-  return out;
+  return out + verify::loopValuesText(step.loopVars);
 }
