@@ -51,7 +51,10 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
   using CK = ir::CollectiveKind;
   using TK = TopologyKind;
   static const std::vector<AlgorithmInfo> table = {
-      {"recursive_doubling", {CK::Broadcast, CK::Reduce}, {}, "000 §4.1"},
+      {"recursive_doubling",
+       {CK::Broadcast, CK::Reduce, CK::Scan, CK::Exscan},
+       {},
+       "000 §4.1; §4.3's prefix sums at doubling distances"},
       {"ring",
        {CK::Allgather, CK::ReduceScatter, CK::Allreduce, CK::Alltoall,
         CK::Shift},

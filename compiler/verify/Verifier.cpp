@@ -713,6 +713,11 @@ std::string paramsText(const Counterexample &c) {
   return s;
 }
 
+// A family over p (full(p), ring(p)) names the rank count already.
+bool paramsNameRankCount(const Counterexample &c) {
+  return llvm::any_of(c.params, [](const auto &v) { return v.first == "p"; });
+}
+
 void printTrace(const ir::Schedule &s, const Counterexample &c,
                 llvm::raw_ostream &os) {
   std::optional<ir::Instance> instance = instanceFor(s, c);
@@ -769,7 +774,7 @@ void collc::verify::printText(const ir::Schedule &s,
   }
   for (const Counterexample &w : report.warnings) {
     std::string where = paramsText(w);
-    if (!llvm::any_of(w.params, [](const auto &v) { return v.first == "p"; }))
+    if (!paramsNameRankCount(w))
       where += (where.empty() ? "" : ", ") + std::string("p = ") +
                std::to_string(w.p);
     os << "WARNING: " << w.message << " (" << where << ")\n";
@@ -787,7 +792,8 @@ void collc::verify::printText(const ir::Schedule &s,
     os << "Example:\n";
     if (!c.params.empty())
       os << "  " << paramsText(c) << "\n";
-    os << "  p = " << c.p << "\n";
+    if (!paramsNameRankCount(c))
+      os << "  p = " << c.p << "\n";
     if (c.step > 0) {
       os << "  step " << c.step;
       for (const auto &[name, value] : c.loopVars)

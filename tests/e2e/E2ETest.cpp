@@ -227,6 +227,8 @@ const Schedule schedules[] = {
   {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8},
   {"allreduce_scan", "hypercube_exscan",         Kind::Exscan,        erase(library::hypercube_exscan),         cube1to3},
   {"allreduce_scan", "linear_exscan",            Kind::Exscan,        erase(library::linear_exscan),            ranks2to8},
+  {"allreduce_scan", "full_scan",                Kind::Scan,          erase(library::full_scan),                ranks2to8},
+  {"allreduce_scan", "full_exscan",              Kind::Exscan,        erase(library::full_exscan),              ranks2to8},
   // runtime/mpi/ordered.coll: declared commutative: false, proved to fold in
   // rank order, so non-commutative operators run them.
   {"ordered",      "linear_reduce_ordered",      Kind::Reduce,        erase(library::linear_reduce_ordered),    ranks2to8,  0, 0, true},
@@ -235,6 +237,8 @@ const Schedule schedules[] = {
   {"ordered",      "hypercube_scan_ordered",     Kind::Scan,          erase(library::hypercube_scan_ordered),   cube1to3,   0, 0, true},
   {"ordered",      "linear_exscan_ordered",      Kind::Exscan,        erase(library::linear_exscan_ordered),    ranks2to8,  0, 0, true},
   {"ordered",      "hypercube_exscan_ordered",   Kind::Exscan,        erase(library::hypercube_exscan_ordered), cube1to3,   0, 0, true},
+  {"ordered",      "full_scan_ordered",          Kind::Scan,          erase(library::full_scan_ordered),        ranks2to8,  0, 0, true},
+  {"ordered",      "full_exscan_ordered",        Kind::Exscan,        erase(library::full_exscan_ordered),      ranks2to8,  0, 0, true},
   {"alltoall",     "ring_alltoall",              Kind::Alltoall,      erase(library::ring_alltoall),            ranks2to8},
   {"alltoall",     "linear_alltoall",            Kind::Alltoall,      erase(library::linear_alltoall),          ranks2to8},
   {"alltoall",     "mesh_alltoall",              Kind::Alltoall,      erase(library::mesh_alltoall),            meshAB},

@@ -381,6 +381,10 @@ TEST(Local, Library) {
   check("hypercube_exscan in place", exscan(lib::hypercube_exscan, true), cube);
   check("linear_exscan", exscan(lib::linear_exscan, false), line);
   check("linear_exscan in place", exscan(lib::linear_exscan, true), line);
+  check("full_scan", allreduce(lib::full_scan, true, false), line);
+  check("full_scan in place", allreduce(lib::full_scan, true, true), line);
+  check("full_exscan", exscan(lib::full_exscan, false), line);
+  check("full_exscan in place", exscan(lib::full_exscan, true), line);
   check("ring_alltoall", allToAll(lib::ring_alltoall, true, false), line);
   check("linear_alltoall", allToAll(lib::linear_alltoall, true, false), line);
   check("ring_alltoall_bidirectional",

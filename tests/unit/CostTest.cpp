@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <ostream>
 
 using namespace collc;
@@ -395,6 +396,17 @@ TEST_F(CostTest, Sec4_3_AllreduceAsReductionAndBroadcast) {
 TEST_F(CostTest, Sec4_3_LinearPrefixSums) {
   for (int64_t p : {2, 3, 4, 8, 16, 64, 100})
     expectCost("linear_scan", p, p - 1, p - 1);
+}
+
+// §4.3's prefix sums at doubling distances where every pair is linked:
+// ceil(log2 p) steps of one m-word message for any p, Eq. 4.5's cost, the
+// exclusive scan no more.
+TEST_F(CostTest, Sec4_3_PrefixSumsAtDoublingDistances) {
+  for (int64_t p : {2, 3, 5, 6, 8, 12, 100, 1000}) {
+    int64_t steps = std::bit_width(uint64_t(p - 1));
+    expectCost("full_scan", p, steps, steps);
+    expectCost("full_exscan", p, steps, steps);
+  }
 }
 
 // Eq. 4.6: scatter and gather, t_s log p + t_w m (p - 1), on the hypercube,

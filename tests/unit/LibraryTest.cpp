@@ -83,10 +83,13 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"shift(q: 7) on ring(9)", "ring_shift", ""},
       {"shift(q: 7) on hypercube(dim: 3)", "hypercube_shift_ecube", ""},
       {"reduce_scatter(op: max) on full(6)", "ring_reduce_scatter", ""},
-      // Algorithm 4.9 where the cube's pattern fits; the chain elsewhere.
+      // Algorithm 4.9 where the cube's pattern fits; the doubling distances
+      // where every pair is linked; the chain on a ring.
       {"scan(op: sum) on hypercube(dim: 3)", "hypercube_scan", ""},
       {"scan(op: sum) on ring(6)", "linear_scan", ""},
-      {"scan(op: max) on full(12)", "linear_scan", ""},
+      {"scan(op: max) on full(12)", "full_scan", ""},
+      {"exscan(op: sum) on full(12)", "full_exscan", ""},
+      {"exscan(op: sum) on ring(12)", "linear_exscan", ""},
       // Problem 4.12: the ring's algorithms without the wraparound.
       {"allgather on linear(6)", "linear_allgather", ""},
       {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
