@@ -52,9 +52,9 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
   using TK = TopologyKind;
   static const std::vector<AlgorithmInfo> table = {
       {"recursive_doubling",
-       {CK::Broadcast, CK::Reduce, CK::Scan, CK::Exscan},
+       {CK::Broadcast, CK::Reduce, CK::Allreduce, CK::Scan, CK::Exscan},
        {},
-       "000 §4.1; §4.3's prefix sums at doubling distances"},
+       "000 §4.1; §4.3's all-reduce and prefix sums at doubling distances"},
       {"ring",
        {CK::Allgather, CK::ReduceScatter, CK::Allreduce, CK::Alltoall,
         CK::Shift},

@@ -222,6 +222,7 @@ const Schedule schedules[] = {
   {"allgather",    "hypercube_allgather",        Kind::Allgather,     erase(library::hypercube_allgather),      cube1to3},
   {"allgather",    "hypercube_reduce_scatter",   Kind::ReduceScatter, erase(library::hypercube_reduce_scatter), cube1to3},
   {"allreduce_scan", "hypercube_allreduce",      Kind::Allreduce,     erase(library::hypercube_allreduce),      cube1to3},
+  {"allreduce_scan", "full_allreduce",           Kind::Allreduce,     erase(library::full_allreduce),           ranks2to8},
   {"allreduce_scan", "tree_allreduce",           Kind::Allreduce,     erase(library::tree_allreduce),           cube1to3},
   {"allreduce_scan", "hypercube_scan",           Kind::Scan,          erase(library::hypercube_scan),           cube1to3},
   {"allreduce_scan", "linear_scan",              Kind::Scan,          erase(library::linear_scan),              ranks2to8},

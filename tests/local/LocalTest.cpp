@@ -373,6 +373,9 @@ TEST(Local, Library) {
         {2, 4, 8, 16, 32});
   check("hypercube_allreduce", allreduce(lib::hypercube_allreduce, false, false),
         cube);
+  check("full_allreduce", allreduce(lib::full_allreduce, false, false), line);
+  check("full_allreduce in place", allreduce(lib::full_allreduce, false, true),
+        line);
   check("hypercube_scan", allreduce(lib::hypercube_scan, true, false), cube);
   check("linear_scan", allreduce(lib::linear_scan, true, false), line);
   // The cube's result starts empty: in place, the input it overwrites must

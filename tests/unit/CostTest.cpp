@@ -384,6 +384,17 @@ TEST_F(CostTest, Eq4_5_HypercubeAllReduceAndPrefixSums) {
   }
 }
 
+// Eq. 4.5 for any p where every pair is linked: floor(log2 p) steps among
+// the largest power of two, and one step each way for the ranks above it.
+TEST_F(CostTest, Eq4_5_AllReduceForAnyP) {
+  for (int64_t p : {2, 3, 5, 6, 8, 12, 100, 1024, 1025}) {
+    int64_t below = std::bit_width(uint64_t(p)) - 1, steps = below;
+    if (p != int64_t(1) << below)
+      steps += 2;
+    expectCost("full_allreduce", p, steps, steps);
+  }
+}
+
 // §4.3's all-reduce as a reduction and a broadcast, on a balanced tree:
 // 2 log p (t_s + t_w m).
 TEST_F(CostTest, Sec4_3_AllreduceAsReductionAndBroadcast) {

@@ -90,6 +90,10 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"scan(op: max) on full(12)", "full_scan", ""},
       {"exscan(op: sum) on full(12)", "full_exscan", ""},
       {"exscan(op: sum) on ring(12)", "linear_exscan", ""},
+      // Eq. 4.5 for any p: the ranks above the largest power of two fold in
+      // first and take the sum back last.
+      {"allreduce(op: sum) on full(6) using recursive_doubling",
+       "full_allreduce", ""},
       // Problem 4.12: the ring's algorithms without the wraparound.
       {"allgather on linear(6)", "linear_allgather", ""},
       {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
