@@ -407,6 +407,18 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
   auto isAmount = [&](const ir::Parameter &param) {
     return schedule.collective.isShiftAmount(param.slot);
   };
+  // A permutation's own parameter: no size says which member is meant.
+  for (const ir::Parameter &param : schedule.params)
+    if (schedule.isGiven(param.slot) && !isAmount(param)) {
+      std::string every;
+      for (const ir::Parameter &other : schedule.params)
+        every += (every.empty() ? "--param " : " --param ") + other.name + "=N";
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "the size does not set its parameter '%s'; give every parameter "
+          "(%s)",
+          param.name.c_str(), every.c_str());
+    }
   auto noMember = [&](llvm::StringRef why) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

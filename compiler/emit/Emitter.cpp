@@ -649,6 +649,24 @@ collc::emit::emitCpp(const Program &program,
           "schedule '" + s.name + "': " +
               ir::collectiveKindName(s.collective.kind).str() +
               " has no runtime support yet");
+    // The function finds its member from the communicator's size; a
+    // parameter that the size does not set must have one proved value.
+    for (const ir::Parameter &param : s.params) {
+      auto range = llvm::find_if(
+          v.report.ranges, [&](const auto &r) { return r.name == param.name; });
+      if (s.isGiven(param.slot) && !s.collective.isShiftAmount(param.slot) &&
+          range != v.report.ranges.end() && range->lo != range->hi)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "schedule '" + s.name +
+                "': the communicator's size does not set "
+                "its parameter '" +
+                param.name + "' (" + std::to_string(range->lo) + ".." +
+                std::to_string(range->hi) +
+                "); declare a collective that uses it, or compile one member "
+                "(--param " +
+                param.name + "=N..N)");
+    }
     std::string comment = proofComment(s, v.report, location(s.loc));
     header << comment << "int " << s.name << "(" << b->params << ");\n\n";
     // The same function on the local backend, in the nested namespace

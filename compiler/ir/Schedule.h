@@ -17,6 +17,7 @@
 
 #include "collc/Meaning.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -267,6 +268,13 @@ struct Schedule {
   /// schedule does not declare starts as the input, as every buffer does.
   bool startsEmpty(size_t b) const {
     return b < buffers.size() && buffers[b].startsEmpty;
+  }
+  /// The parameter in `slot` that the communicator's size does not set: a
+  /// family's shift amount or a permutation's own (`shuffle(r, k % d, d)`'s
+  /// k). Each stage gets such a value from its caller, not from p.
+  bool isGiven(unsigned slot) const {
+    return !llvm::any_of(topology.dims,
+                         [&](const ExprRef &d) { return reads(*d, slot); });
   }
 };
 

@@ -399,6 +399,43 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
     env[amount->slot] = want.shift;
     bound[amount->slot] = true;
   }
+  // A permutation family implements the declared map when the two agree
+  // on every rank of this member (the library's proof is of its own).
+  const ir::ExprRef &to = family.collective.permuteTo;
+  auto permutesAsDeclared = [&] {
+    const int64_t p = target.numRanks();
+    std::vector<int64_t> member = env, declared(ir::NumFixedSlots, 0);
+    member[ir::SlotSize] = declared[ir::SlotSize] = p;
+    for (int64_t r = 0; r < p; ++r) {
+      member[ir::SlotRank] = declared[ir::SlotRank] = r;
+      ir::EvalResult ours = ir::evaluate(*to, member);
+      ir::EvalResult theirs = ir::evaluate(*want.permuteTo, declared);
+      if (!ours.ok() || !theirs.ok() || ours.value != theirs.value)
+        return false;
+    }
+    return true;
+  };
+  // A parameter of the map alone (`shuffle(r, k % d, d)`'s k) takes the
+  // first value of its range that gives the declared map.
+  if (to && want.permuteTo)
+    for (const ir::Parameter &param : family.params) {
+      if (bound[param.slot] || !param.range || !ir::reads(*to, param.slot) ||
+          llvm::any_of(family.params, [&](const ir::Parameter &other) {
+            return other.slot != param.slot && !bound[other.slot];
+          }))
+        continue;
+      for (int64_t v = param.range->first;
+           v <= param.range->second && !bound[param.slot]; ++v) {
+        env[param.slot] = v;
+        bound[param.slot] = permutesAsDeclared();
+      }
+      if (!bound[param.slot])
+        return fail("it permutes by " + family.collective.permutationText() +
+                    ", which no " + param.name + " in " +
+                    llvm::Twine(param.range->first) + ".." +
+                    llvm::Twine(param.range->second) + " makes " +
+                    want.permutationText());
+    }
   std::vector<int64_t> params;
   for (const ir::Parameter &param : family.params) {
     if (!bound[param.slot]) {
@@ -422,22 +459,8 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
             want.shift)
       return fail("it shifts by " + ir::print(*amount));
   }
-  // A permutation family implements the declared map when the two agree
-  // on every rank of this member (the library's proof is of its own).
-  if (const ir::ExprRef &to = family.collective.permuteTo) {
-    const int64_t p = target.numRanks();
-    env[ir::SlotSize] = p;
-    std::vector<int64_t> declared(ir::NumFixedSlots, 0);
-    declared[ir::SlotSize] = p;
-    for (int64_t r = 0; r < p; ++r) {
-      env[ir::SlotRank] = declared[ir::SlotRank] = r;
-      ir::EvalResult ours = ir::evaluate(*to, env);
-      ir::EvalResult theirs = ir::evaluate(*want.permuteTo, declared);
-      if (!ours.ok() || !theirs.ok() || ours.value != theirs.value)
-        return fail("it permutes by " + family.collective.permutationText());
-    }
-    env[ir::SlotRank] = 0;
-  }
+  if (to && !permutesAsDeclared())
+    return fail("it permutes by " + family.collective.permutationText());
   if (family.topology.kind == target.kind() &&
       (target.kind() == TopologyKind::Graph ||
        target.kind() == TopologyKind::Tree)) {

@@ -54,7 +54,7 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
       {"recursive_doubling",
        {CK::Broadcast, CK::Reduce, CK::Allreduce, CK::Scan, CK::Exscan},
        {},
-       "000 §4.1; §4.3's all-reduce and prefix sums at doubling distances"},
+       "000 §4.1, §4.3"},
       {"ring",
        {CK::Allgather, CK::ReduceScatter, CK::Allreduce, CK::Alltoall,
         CK::Shift},

@@ -55,9 +55,28 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
   }
   s.topology = *topo;
 
+  // A permutation family may range over more than its topology: a name its
+  // `where` bounds and the topology does not (`shuffle(r, k % d, d)` over
+  // k) is a parameter of the map (004 §5's k-step shuffles).
+  std::vector<std::pair<unsigned, const ast::Identifier *>> mapParams;
+  if (decl.what.kind.name == "permute" && !ranks)
+    for (const ast::ParamRange &range : decl.ranges)
+      if (!scope.find(range.name.name)) {
+        newParameter(range.name, s, scope);
+        mapParams.push_back({s.params.back().slot, &range.name});
+      }
   std::optional<ir::Collective> c = collective(decl.what, ranks, &s, &scope);
   if (!c)
     return;
+  for (const auto &[slot, name] : mapParams)
+    if (!c->permuteTo || !ir::reads(*c->permuteTo, slot)) {
+      diags.error(locOf(*name),
+                  "'" + name->name +
+                      "' is not a parameter of this schedule: neither its "
+                      "topology nor its permutation reads it",
+                  rangeOf(*name));
+      return;
+    }
   s.collective = *c;
   if (decl.algorithm) {
     if (!libraryAlgorithm(*decl.algorithm, c->kind, topo->kind,

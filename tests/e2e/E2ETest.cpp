@@ -28,6 +28,7 @@
 #include "hypercube.h"
 #include "redistribute.h"
 #include "ring.h"
+#include "shuffle.h"
 #include "twin.h"
 
 #include "collc/Redistribute.h"
@@ -140,6 +141,7 @@ bool meshAB(int p) { return productOf(p, {{1, 4}, {2, 4}}); }
 bool meshABC(int p) { return productOf(p, {{1, 4}, {1, 4}, {2, 3}}); }
 bool torusAB(int p) { return productOf(p, {{2, 4}, {2, 4}}); }
 bool exactly8(int p) { return p == 8; }
+bool exactly16(int p) { return p == 16; }
 bool exactly6(int p) { return p == 6; }
 
 // Where a permutation sends rank r's block on p ranks: the reference's
@@ -159,6 +161,11 @@ int bitReverse(int r, int p) {
 }
 int shuffleOne(int r, int p) {
   return ((r << 1) | (r >> (log2Of(p) - 1))) & (p - 1);
+}
+// The k-step shuffle with k = 2 (mod the dimension, as the family's map).
+int shuffleTwo(int r, int p) {
+  const int d = log2Of(p), k = d ? 2 % d : 0;
+  return d ? ((r << k) | (r >> (d - k))) & (p - 1) : 0;
 }
 int unshuffleOne(int r, int p) {
   return (r >> 1) | ((r & 1) << (log2Of(p) - 1));
@@ -286,6 +293,8 @@ const Schedule schedules[] = {
   {"permute",      "hypercube_bitreverse_exchange", Kind::Permute,    erase(library::hypercube_bitreverse_exchange), cube1to3, 0, 0, false, bitReverse},
   {"permute",      "hypercube_shuffle_exchange", Kind::Permute,       erase(library::hypercube_shuffle_exchange), cube1to3, 0, 0, false, shuffleOne},
   {"permute",      "hypercube_unshuffle_exchange", Kind::Permute,     erase(library::hypercube_unshuffle_exchange), cube1to3, 0, 0, false, unshuffleOne},
+  // Compiled for k = 2 alone (a size does not set k).
+  {"permute",      "hypercube_shuffle_k_exchange", Kind::Permute,     erase(library::hypercube_shuffle_k_exchange), cube1to3, 0, 0, false, shuffleTwo},
   {"permute",      "hypercube_gray_exchange",    Kind::Permute,       erase(library::hypercube_gray_exchange),  cube1to3,   0, 0, false, grayOf},
   {"permute",      "hypercube_gray_inverse_exchange", Kind::Permute,  erase(library::hypercube_gray_inverse_exchange), cube1to3, 0, 0, false, grayInverse},
   {"permute",      "hypercube_invert_direct",    Kind::Permute,       erase(library::hypercube_invert_direct),  cube1to3,   0, 0, false, invert},
@@ -327,6 +336,7 @@ const Schedule schedules[] = {
   {"e2e",          "graph_chain_exscan",         Kind::Exscan,        erase(collc_test::graph_chain_exscan),    exactly6},
   {"e2e",          "cube_bitreverse",            Kind::Permute,       erase(collc_test::cube_bitreverse),       exactly8,   0, 0, false, bitReverse},
   {"e2e",          "full_reverse",               Kind::Permute,       erase(collc_test::full_reverse),          exactly6,   0, 0, false, reverseOrder},
+  {"shuffle",      "cube_shuffle_2",             Kind::Permute,       erase(shuffle::cube_shuffle_2),           exactly16,  0, 0, false, shuffleTwo},
 };
 // clang-format on
 
