@@ -293,6 +293,7 @@ const Schedule schedules[] = {
   {"permute",      "hypercube_bitreverse_exchange", Kind::Permute,    erase(library::hypercube_bitreverse_exchange), cube1to3, 0, 0, false, bitReverse},
   {"permute",      "hypercube_shuffle_exchange", Kind::Permute,       erase(library::hypercube_shuffle_exchange), cube1to3, 0, 0, false, shuffleOne},
   {"permute",      "hypercube_unshuffle_exchange", Kind::Permute,     erase(library::hypercube_unshuffle_exchange), cube1to3, 0, 0, false, unshuffleOne},
+  {"permute",      "hypercube_shuffle_fixed_exchange", Kind::Permute, erase(library::hypercube_shuffle_fixed_exchange), cube2to3, 0, 0, false, shuffleOne},
   // Compiled for k = 2 alone (a size does not set k).
   {"permute",      "hypercube_shuffle_k_exchange", Kind::Permute,     erase(library::hypercube_shuffle_k_exchange), cube1to3, 0, 0, false, shuffleTwo},
   {"permute",      "hypercube_gray_exchange",    Kind::Permute,       erase(library::hypercube_gray_exchange),  cube1to3,   0, 0, false, grayOf},
