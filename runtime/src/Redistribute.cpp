@@ -102,13 +102,22 @@ int collc::rt::redistribute(const void *send, Distribution from, void *recv,
                                    [&](int c) { return c == same; }) &&
                        std::all_of(recvCounts.begin(), recvCounts.end(),
                                    [&](int c) { return c == same; });
-  int agreed[4] = {error, regular ? 0 : 1, same, -same};
-  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 4, MPI_INT, MPI_MAX, comm);
+  const int largestShare =
+      *std::max_element(sendCounts.begin(), sendCounts.end());
+  int agreed[5] = {error, regular ? 0 : 1, same, -same, largestShare};
+  int rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 5, MPI_INT, MPI_MAX, comm);
   if (rc != MPI_SUCCESS)
     return rc;
   if (agreed[0] != MPI_SUCCESS)
     return agreed[0];
   const bool everyPairSame = agreed[1] == 0 && agreed[2] == -agreed[3];
+  // Shares that differ little (block <-> cyclic with p^2 not dividing n)
+  // still take the regular exchange given, each pair's share in a slot of
+  // the largest, while that sends at most twice what a rank holds; every
+  // rank decides from the agreed figures alike.
+  const int64_t slot = agreed[4];
+  const bool padded = !everyPairSame && alltoall &&
+                      slot * p <= 2 * (n / p + 1) && slot * p <= INT_MAX;
 
   // Bucket t holds, in increasing i, the elements bound for rank t.
   std::vector<int> sendDispls(size, 0), recvDispls(size, 0);
@@ -132,6 +141,21 @@ int collc::rt::redistribute(const void *send, Distribution from, void *recv,
       rc = (alltoall ? alltoall : MPI_Alltoall)(packed.data(), agreed[2], type,
                                                 arrived.data(), agreed[2], type,
                                                 comm);
+  } else if (padded) {
+    // Bucket t to slot t, and slot s back to where bucket s belongs.
+    const size_t slotBytes = static_cast<size_t>(slot) * bytes;
+    std::vector<char> slots(static_cast<size_t>(size) * slotBytes);
+    std::vector<char> slotsIn(slots.size());
+    for (int t = 0; t < size; ++t)
+      std::memcpy(slots.data() + t * slotBytes,
+                  packed.data() + static_cast<size_t>(sendDispls[t]) * bytes,
+                  static_cast<size_t>(sendCounts[t]) * bytes);
+    rc = alltoall(slots.data(), static_cast<int>(slot), type, slotsIn.data(),
+                  static_cast<int>(slot), type, comm);
+    for (int s = 0; rc == MPI_SUCCESS && s < size; ++s)
+      std::memcpy(arrived.data() + static_cast<size_t>(recvDispls[s]) * bytes,
+                  slotsIn.data() + s * slotBytes,
+                  static_cast<size_t>(recvCounts[s]) * bytes);
   } else {
     rc = (alltoallv ? alltoallv : MPI_Alltoallv)(
         packed.data(), sendCounts.data(), sendDispls.data(), type,

@@ -957,9 +957,9 @@ int runErrorRule(const std::string &which) {
 // element i of the array is a value of i alone, so each rank knows what its
 // part must hold after the move; MPI's own all-to-all under the same packing
 // (collc::rt::redistribute without an exchange) must agree too. Sizes where
-// every pair trades as many elements take the proved exchange, the others
-// MPI_Alltoallv. At a size the collective is not declared for, every rank
-// gets MPI_ERR_SIZE. Returns the collectives that ran and were refused.
+// every pair trades as many elements, or nearly, take the proved exchange,
+// the others MPI_Alltoallv. At a size the collective is not declared for, every
+// rank gets MPI_ERR_SIZE. Returns the collectives that ran and were refused.
 
 namespace {
 
@@ -986,6 +986,24 @@ const Redistributing redistributions[] = {
 };
 
 double elementValue(int64_t i) { return 0.25 * static_cast<double>(i) + 3; }
+
+// MPI's own exchanges, counted: which one a move took.
+int regularCalls = 0, irregularCalls = 0;
+int countedAlltoall(const void *send, int sendCount, MPI_Datatype sendType,
+                    void *recv, int recvCount, MPI_Datatype recvType,
+                    MPI_Comm comm) {
+  ++regularCalls;
+  return MPI_Alltoall(send, sendCount, sendType, recv, recvCount, recvType,
+                      comm);
+}
+int countedAlltoallv(const void *send, const int *sendCounts,
+                     const int *sendDispls, MPI_Datatype sendType, void *recv,
+                     const int *recvCounts, const int *recvDispls,
+                     MPI_Datatype recvType, MPI_Comm comm) {
+  ++irregularCalls;
+  return MPI_Alltoallv(send, sendCounts, sendDispls, sendType, recv, recvCounts,
+                       recvDispls, recvType, comm);
+}
 
 /// This rank's part of the n-element array under `d`.
 std::vector<double> partOf(const Distribution &d, int64_t n) {
@@ -1027,6 +1045,25 @@ std::pair<int, int> runRedistributions() {
                                     MPI_COMM_WORLD) == MPI_SUCCESS &&
                 std::equal(want.begin(), want.end(), mpi.begin()),
             what + " agrees with MPI's all-to-all");
+      // Block to cyclic with p^2 not dividing n: each pair trades floor or
+      // ceil of n/p^2, so the regular exchange runs, shares padded; with
+      // fewer elements than ranks the padding would outweigh them.
+      const bool dealt = r.from.kind == Distribution::Kind::Block &&
+                         r.to.kind == Distribution::Kind::Cyclic;
+      if (dealt && (n == 48 * p * p + 5 || n == p - 1) && p > 2) {
+        regularCalls = irregularCalls = 0;
+        std::fill(mpi.begin(), mpi.end(), -1.0);
+        const int rc = collc::rt::redistribute(
+            in.data(), r.from, mpi.data(), r.to, n, MPI_DOUBLE, MPI_COMM_WORLD,
+            countedAlltoall, countedAlltoallv);
+        const bool padded = n != p - 1;
+        check(rc == MPI_SUCCESS &&
+                  std::equal(want.begin(), want.end(), mpi.begin()) &&
+                  regularCalls == (padded ? 1 : 0) &&
+                  irregularCalls == (padded ? 0 : 1),
+              what + (padded ? " pads the shares into the regular exchange"
+                             : " takes the irregular exchange"));
+      }
     }
     // One rank alone passes a type that is not contiguous: every rank
     // returns the same error, agreed before any message.

@@ -7,7 +7,9 @@
 // Every rank works the sizes out alike, so when each pair exchanges the same
 // number of elements (block to cyclic with p^2 dividing n, and the like) the
 // exchange is a regular all-to-all: a collc-emitted one (a proved schedule)
-// or MPI_Alltoall. Otherwise it takes an MPI_Alltoallv-shaped function.
+// or MPI_Alltoall. Shares that differ little still take a given regular
+// one, each in a slot of the largest; the rest an MPI_Alltoallv-shaped
+// function.
 // Elements travel in increasing global index, so neither side sends indices.
 
 #include <mpi.h>
@@ -48,9 +50,11 @@ using AlltoallvFn = int (*)(const void *, const int *, const int *,
 /// Moves this rank's part of an n-element array of a contiguous `type` from
 /// allocation `from` (in `send`, from.count(rank) elements) to `to` (into
 /// `recv`, to.count(rank) elements). A regular exchange goes through
-/// `alltoall`, an irregular one through `alltoallv` (MPI_Alltoall and
-/// MPI_Alltoallv when null). Returns an MPI error code, the same on every
-/// rank for arguments every rank can see wrong.
+/// `alltoall`, an irregular one too, padded to the largest pair's share,
+/// when that sends at most twice n/p + 1 elements a rank, and otherwise
+/// through `alltoallv` (MPI_Alltoall and MPI_Alltoallv when null). Returns
+/// an MPI error code, the same on every rank for arguments every rank can
+/// see wrong.
 int redistribute(const void *send, Distribution from, void *recv,
                  Distribution to, int64_t n, MPI_Datatype type, MPI_Comm comm,
                  AlltoallFn alltoall = nullptr,
