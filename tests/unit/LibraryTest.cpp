@@ -94,6 +94,7 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       // first and take the sum back last.
       {"allreduce(op: sum) on full(6) using recursive_doubling",
        "full_allreduce", ""},
+      {"allgather on full(6) using recursive_doubling", "full_allgather", ""},
       // Problem 4.12: the ring's algorithms without the wraparound.
       {"allgather on linear(6)", "linear_allgather", ""},
       {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
