@@ -52,8 +52,8 @@ llvm::ArrayRef<AlgorithmInfo> collc::knownAlgorithms() {
   using TK = TopologyKind;
   static const std::vector<AlgorithmInfo> table = {
       {"recursive_doubling",
-       {CK::Broadcast, CK::Reduce, CK::Allgather, CK::Allreduce, CK::Scan,
-        CK::Exscan},
+       {CK::Broadcast, CK::Reduce, CK::Allgather, CK::ReduceScatter,
+        CK::Allreduce, CK::Scan, CK::Exscan},
        {},
        "000 §4.1, §4.3"},
       {"ring",

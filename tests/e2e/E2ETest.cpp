@@ -224,6 +224,7 @@ const Schedule schedules[] = {
   {"allgather",    "ring_reduce_scatter",        Kind::ReduceScatter, erase(library::ring_reduce_scatter),      ranks2to8},
   {"allgather",    "linear_allgather",           Kind::Allgather,     erase(library::linear_allgather),         ranks2to8},
   {"allgather",    "full_allgather",             Kind::Allgather,     erase(library::full_allgather),           ranks2to8},
+  {"allgather",    "full_reduce_scatter",        Kind::ReduceScatter, erase(library::full_reduce_scatter),      ranks2to8},
   {"allgather",    "linear_reduce_scatter",      Kind::ReduceScatter, erase(library::linear_reduce_scatter),    ranks2to8},
   {"allgather",    "mesh_allgather",             Kind::Allgather,     erase(library::mesh_allgather),           meshAB},
   {"allgather",    "mesh_reduce_scatter",        Kind::ReduceScatter, erase(library::mesh_reduce_scatter),      meshAB},

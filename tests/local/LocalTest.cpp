@@ -362,6 +362,7 @@ TEST(Local, Library) {
   check("linear_allgather", allToAll(lib::linear_allgather, false, false),
         line);
   check("full_allgather", allToAll(lib::full_allgather, false, false), line);
+  check("full_reduce_scatter", reduceScatter(lib::full_reduce_scatter), line);
   check("linear_reduce_scatter", reduceScatter(lib::linear_reduce_scatter),
         line);
   check("mesh_allgather", allToAll(lib::mesh_allgather, false, false), mesh);

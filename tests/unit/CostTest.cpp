@@ -377,10 +377,13 @@ TEST_F(CostTest, Eq4_4_HypercubeAllToAllBroadcast) {
 }
 
 // Eq. 4.4's cost for any p where every pair is linked: ceil(log2 p) steps,
-// p - 1 blocks in all.
+// p - 1 blocks in all; the all-to-all reduction reversed costs the same.
 TEST_F(CostTest, Eq4_4_AllToAllBroadcastForAnyP) {
-  for (int64_t p : {2, 3, 5, 6, 8, 12, 100})
+  for (int64_t p : {2, 3, 5, 6, 8, 12, 100}) {
     expectCost("full_allgather", p, std::bit_width(uint64_t(p - 1)), p - 1);
+    expectCost("full_reduce_scatter", p, std::bit_width(uint64_t(p - 1)),
+               p - 1);
+  }
 }
 
 // Eq. 4.5: all-reduce, (t_s + t_w m) log p; Algorithm 4.9 costs the same.

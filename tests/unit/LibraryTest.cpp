@@ -82,7 +82,8 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"shift(q: 6) on torus(4, 4)", "torus_shift", ""},
       {"shift(q: 7) on ring(9)", "ring_shift", ""},
       {"shift(q: 7) on hypercube(dim: 3)", "hypercube_shift_ecube", ""},
-      {"reduce_scatter(op: max) on full(6)", "ring_reduce_scatter", ""},
+      {"reduce_scatter(op: max) on full(6) using ring", "ring_reduce_scatter",
+       ""},
       // Algorithm 4.9 where the cube's pattern fits; the doubling distances
       // where every pair is linked; the chain on a ring.
       {"scan(op: sum) on hypercube(dim: 3)", "hypercube_scan", ""},
@@ -95,6 +96,8 @@ TEST_F(LibraryTest, ChoosesTheScheduleThatFits) {
       {"allreduce(op: sum) on full(6) using recursive_doubling",
        "full_allreduce", ""},
       {"allgather on full(6) using recursive_doubling", "full_allgather", ""},
+      {"reduce_scatter(op: sum) on full(6) using recursive_doubling",
+       "full_reduce_scatter", ""},
       // Problem 4.12: the ring's algorithms without the wraparound.
       {"allgather on linear(6)", "linear_allgather", ""},
       {"reduce_scatter(op: sum) on linear(6)", "linear_reduce_scatter", ""},
