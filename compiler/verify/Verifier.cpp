@@ -111,7 +111,13 @@ resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
     auto given = llvm::find_if(options.params, [&](const ParamRange &r) {
       return r.name == param.name;
     });
-    if (given != options.params.end())
+    // A value the schedule fixes and its size does not set (a member the
+    // library resolved for a declaration, whose topology is concrete) is
+    // no family's range for a --param to move.
+    const bool fixed = param.range &&
+                       param.range->first == param.range->second &&
+                       s.isGiven(param.slot);
+    if (given != options.params.end() && !fixed)
       range = *given;
     else if (param.range && !ranks)
       range = {param.name, param.range->first, param.range->second};
