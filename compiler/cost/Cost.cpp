@@ -409,7 +409,7 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
   };
   // A permutation's own parameter: no size says which member is meant.
   for (const ir::Parameter &param : schedule.params)
-    if (schedule.isGiven(param.slot) && !isAmount(param)) {
+    if (schedule.isMemberChoice(param.slot)) {
       std::string every;
       for (const ir::Parameter &other : schedule.params)
         every += (every.empty() ? "--param " : " --param ") + other.name + "=N";

@@ -654,8 +654,8 @@ collc::emit::emitCpp(const Program &program,
     for (const ir::Parameter &param : s.params) {
       auto range = llvm::find_if(
           v.report.ranges, [&](const auto &r) { return r.name == param.name; });
-      if (s.isGiven(param.slot) && !s.collective.isShiftAmount(param.slot) &&
-          range != v.report.ranges.end() && range->lo != range->hi)
+      if (s.isMemberChoice(param.slot) && range != v.report.ranges.end() &&
+          range->lo != range->hi)
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "schedule '" + s.name +

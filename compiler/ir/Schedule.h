@@ -276,6 +276,11 @@ struct Schedule {
     return !llvm::any_of(topology.dims,
                          [&](const ExprRef &d) { return reads(*d, slot); });
   }
+  /// A given parameter other than a shift's amount: a permutation's own,
+  /// which no caller's argument sets either, so a member needs its value.
+  bool isMemberChoice(unsigned slot) const {
+    return isGiven(slot) && !collective.isShiftAmount(slot);
+  }
 };
 
 /// Which expression of a body a rewrite is given.

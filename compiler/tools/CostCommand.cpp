@@ -118,6 +118,249 @@ std::string formula(int64_t startups, const cost::Fraction &words) {
   return std::to_string(startups) + "·t_s + " + words.str() + "·m·t_w";
 }
 
+/// The model --model names for `program`: one the file declares, or a
+/// model in another file (FILE or FILE:NAME, as `collc calibrate -o` writes
+/// one), kept in `external`; null without --model.
+llvm::Expected<const CostModel *> modelFor(const Program &program,
+                                           llvm::StringRef path,
+                                           std::optional<CostModel> &external) {
+  if (costModel.empty())
+    return nullptr;
+  for (const CostModel &m : program.models)
+    if (m.name == costModel)
+      return &m;
+  if (llvm::StringRef(costModel).contains(".coll")) {
+    llvm::Expected<CostModel> loaded = loadModel(costModel);
+    if (!loaded)
+      return loaded.takeError();
+    external = std::move(*loaded);
+    return &*external;
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 path.str() + " declares no model '" +
+                                     costModel + "'");
+}
+
+/// One member priced, with what the options add: the seeds' lower bound
+/// and, under a model, its price on the model's machine.
+struct Priced {
+  const ir::Schedule &schedule;
+  cost::ScheduleCost cost;
+  std::optional<cost::LowerBound> bound;
+  const CostModel *model = nullptr;
+  std::optional<cost::ScheduleCost::Line> onMachine;
+  std::optional<double> seconds;
+  const char *portName = "";
+};
+
+/// Each largest message's start-ups and words: a model of several segments
+/// prices each in its own (Line::coefficients).
+llvm::json::Array partsOf(const cost::ScheduleCost::Line &line) {
+  llvm::json::Array parts;
+  for (const cost::ScheduleCost::Line::Part &part : line.partsByLargest())
+    parts.push_back(llvm::json::Object{{"largest_m", part.largest.str()},
+                                       {"ts", part.startups.str()},
+                                       {"to", part.overheads.str()},
+                                       {"tw_m", part.words.str()}});
+  return parts;
+}
+
+llvm::json::Object costJson(const Priced &priced) {
+  const ir::Schedule &schedule = priced.schedule;
+  const cost::ScheduleCost &c = priced.cost;
+  llvm::json::Array steps;
+  for (const cost::StepCost &s : c.steps) {
+    llvm::json::Object vars;
+    for (const auto &[name, value] : s.loopVars)
+      vars[name] = value;
+    llvm::json::Object step{{"step", s.step},
+                            {"loop", std::move(vars)},
+                            {"messages", s.messages},
+                            {"max_load", s.maxLoad},
+                            {"tw_m", s.words.str()}};
+    // A run of steps alike (a cost from the rules): its last step, loop
+    // values and fewest messages.
+    if (s.count > 1) {
+      llvm::json::Object last;
+      for (const auto &[name, value] : s.loopVarsLast)
+        last[name] = value;
+      step["last_step"] = s.step + s.count - 1;
+      step["last_loop"] = std::move(last);
+      step["fewest_messages"] = s.fewestMessages;
+    }
+    steps.push_back(std::move(step));
+  }
+  llvm::json::Object params;
+  for (size_t i = 0; i < schedule.params.size(); ++i)
+    params[schedule.params[i].name] = c.params[i];
+  llvm::json::Object o{
+      {"schedule", schedule.name},
+      {"collective", verify::describeCollective(schedule.collective)},
+      {"topology", verify::describeTopology(schedule.topology)},
+      {"params", std::move(params)},
+      {"p", c.p},
+      {"ports", priced.portName},
+      {"valid", c.valid},
+      {"ts", c.startups},
+      {"tw_m", c.words.str()},
+      {"parts", partsOf(c.line(Machine()))},
+      {"steps", std::move(steps)}};
+  if (priced.bound)
+    o["lower_bound"] = llvm::json::Object{{"tw_m", priced.bound->words.str()},
+                                          {"source", priced.bound->source}};
+  if (!c.reliesOn.empty())
+    o["relies_on"] = c.reliesOn;
+  // The price on the model's machine: A and B as its cores and copies
+  // make them.
+  if (priced.seconds)
+    o["time"] = llvm::json::Object{{"model", priced.model->name},
+                                   {"bytes", costBytes.getValue()},
+                                   {"seconds", *priced.seconds},
+                                   {"ts", priced.onMachine->startups.str()},
+                                   {"to", priced.onMachine->overheads.str()},
+                                   {"tw_m", priced.onMachine->words.str()},
+                                   {"parts", partsOf(*priced.onMachine)}};
+  return o;
+}
+
+/// "  time: 1.2e-05 s (model NAME, m = 1024 bytes)"
+void printTime(llvm::raw_ostream &os, double seconds, const CostModel &model) {
+  os << "  time: " << llvm::format("%.4g", seconds) << " s (model "
+     << model.name << ", m = " << llvm::format("%.0f", costBytes.getValue())
+     << " bytes)\n";
+}
+
+void printCost(llvm::raw_ostream &os, const LoadedFile &file,
+               const Priced &priced) {
+  const ir::Schedule &schedule = priced.schedule;
+  const cost::ScheduleCost &c = priced.cost;
+  for (const auto &[collective, picked] : file.choices)
+    for (const library::Choice &choice : picked)
+      if (choice.schedule.name == schedule.name) {
+        os << "collective " << collective << ": " << library::describe(choice)
+           << "\n";
+        for (const CollectiveDef &def : file.program.collectives)
+          if (def.name == collective && def.redistribution)
+            os << "  the exchange of redistribute(from: "
+               << def.redistribution->from.spelling()
+               << ", to: " << def.redistribution->to.spelling()
+               << "): m is what each pair trades, n/p^2 elements where "
+                  "every pair trades as many\n";
+      }
+  os << "schedule " << schedule.name << " : "
+     << verify::describeCollective(schedule.collective) << " on "
+     << verify::describeTopology(schedule.topology) << ", "
+     << describeMember(schedule, c) << ", " << priced.portName << "\n";
+  if (!c.valid)
+    os << "  warning: the schedule does not simulate correctly; run "
+          "collc verify\n";
+  if (!c.reliesOn.empty())
+    os << "  priced from its rules, too large to simulate, relying on "
+       << c.reliesOn << "\n";
+  os << "  step  messages  max load  words (m)\n";
+  // A run of steps alike shows its first and last.
+  auto span = [&](int64_t first, int64_t last) {
+    return first == last ? std::to_string(first)
+                         : std::to_string(first) + ".." + std::to_string(last);
+  };
+  for (const cost::StepCost &s : c.steps) {
+    os << "  " << llvm::right_justify(span(s.step, s.step + s.count - 1), 4)
+       << "  "
+       << llvm::right_justify(
+              span(s.count > 1 ? s.fewestMessages : s.messages, s.messages), 8)
+       << "  " << llvm::right_justify(std::to_string(s.maxLoad), 8) << "  "
+       << s.words.str();
+    if (!s.loopVars.empty()) {
+      os << "   (";
+      for (size_t i = 0; i < s.loopVars.size(); ++i) {
+        os << (i ? ", " : "") << s.loopVars[i].first << " = "
+           << s.loopVars[i].second;
+        if (s.count > 1 && i < s.loopVarsLast.size() &&
+            s.loopVarsLast[i].second != s.loopVars[i].second)
+          os << ".." << s.loopVarsLast[i].second;
+      }
+      os << ")";
+    }
+    os << "\n";
+  }
+  os << "  total: " << formula(c.startups, c.words) << "\n";
+  if (priced.bound)
+    os << "  lower bound: " << priced.bound->words.str() << "·m·t_w ("
+       << priced.bound->source << ")\n";
+  // Cores shared, or receivers copying, price it otherwise.
+  const std::optional<cost::ScheduleCost::Line> &onMachine = priced.onMachine;
+  if (onMachine && !(onMachine->startups == cost::Fraction(c.startups) &&
+                     onMachine->overheads == cost::Fraction() &&
+                     onMachine->words == c.words))
+    os << "  on model " << priced.model->name
+       << "'s machine: " << onMachine->str() << "\n";
+  if (priced.seconds)
+    printTime(os, *priced.seconds, *priced.model);
+}
+
+/// An alltoallv collective (001 §3): the flat model of Theorem 2 / Table 3,
+/// each stage's traffic taken as many times as its most loaded channel on
+/// the declared topology carries messages; m = L_max / P. Written to the
+/// text output or, with --format json, appended to `json`.
+llvm::Error priceAlltoallv(const CollectiveDef &def,
+                           alltoallv::Algorithm algorithm,
+                           const CostModel *model, llvm::json::Array &json) {
+  const int64_t p = def.topology.numRanks();
+  llvm::Expected<alltoallv::Pattern> pattern =
+      alltoallv::buildPattern(algorithm, p);
+  if (!pattern)
+    return pattern.takeError();
+  llvm::Expected<std::vector<int64_t>> loads =
+      alltoallv::stageLoads(*pattern, def.topology);
+  if (!loads)
+    return loads.takeError();
+  alltoallv::ModelCost c = alltoallv::modelCost(algorithm, p, *loads);
+  std::optional<double> seconds;
+  if (model) {
+    const MessageCost seg = model->at(costBytes);
+    seconds =
+        c.startups * seg.ts + c.traffic * costBytes.getValue() * seg.twPerByte;
+  }
+  if (costFormat == Format::Json) {
+    llvm::json::Array stages;
+    for (size_t i = 0; i < loads->size(); ++i)
+      stages.push_back(llvm::json::Object{
+          {"stage", pattern->stages[i].name},
+          {"steps", static_cast<int64_t>(pattern->stages[i].numSteps())},
+          {"max_load", (*loads)[i]}});
+    llvm::json::Object o{{"collective", def.name},
+                         {"algorithm", alltoallv::algorithmName(algorithm)},
+                         {"topology", def.topology.describe()},
+                         {"p", p},
+                         {"ts", c.startups},
+                         {"tw_m", c.traffic},
+                         {"m", "L_max/P"},
+                         {"source", c.source},
+                         {"stages", std::move(stages)}};
+    if (seconds)
+      o["time"] = llvm::json::Object{{"model", model->name},
+                                     {"bytes", costBytes.getValue()},
+                                     {"seconds", *seconds}};
+    json.push_back(std::move(o));
+    return llvm::Error::success();
+  }
+  llvm::raw_ostream &os = llvm::outs();
+  os << "collective " << def.name << " : alltoallv on "
+     << def.topology.describe() << ", by "
+     << alltoallv::algorithmName(algorithm) << " (001 §3), p = " << p << "\n";
+  os << "  stage  steps  max load\n";
+  for (size_t i = 0; i < loads->size(); ++i)
+    os << "  " << llvm::left_justify(pattern->stages[i].name, 5)
+       << llvm::right_justify(std::to_string(pattern->stages[i].numSteps()), 6)
+       << llvm::right_justify(std::to_string((*loads)[i]), 10) << "\n";
+  os << "  total: " << c.startups << "·t_s + " << c.traffic
+     << "·m·t_w, m = L_max/P (" << c.source
+     << "; each stage's traffic times its most loaded channel)\n";
+  if (seconds)
+    printTime(os, *seconds, *model);
+  return llvm::Error::success();
+}
+
 int runCost() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
@@ -135,31 +378,15 @@ int runCost() {
   llvm::json::Array jsonSchedules, jsonAlltoallv, jsonUnpriced;
   for (const LoadedFile &file : selection->files) {
     const Program *program = &file.program;
-    const std::string &path = file.path;
-    const CostModel *model = nullptr;
     std::optional<CostModel> externalModel;
-    if (!costModel.empty()) {
-      for (const CostModel &m : program->models)
-        if (m.name == costModel)
-          model = &m;
-      // Else a model block in another file: FILE or FILE:NAME, as
-      // `collc calibrate -o` writes one.
-      if (!model && llvm::StringRef(costModel).contains(".coll")) {
-        llvm::Expected<CostModel> loaded = loadModel(costModel);
-        if (!loaded) {
-          diags.error(llvm::toString(loaded.takeError()));
-          exitCode = ExitInputError;
-          continue;
-        }
-        externalModel = std::move(*loaded);
-        model = &*externalModel;
-      }
-      if (!model) {
-        diags.error(path + " declares no model '" + costModel + "'");
-        exitCode = ExitInputError;
-        continue;
-      }
+    llvm::Expected<const CostModel *> found =
+        modelFor(*program, file.path, externalModel);
+    if (!found) {
+      diags.error(llvm::toString(found.takeError()));
+      exitCode = ExitInputError;
+      continue;
     }
+    const CostModel *model = *found;
     // As verify judges them: the file's model's ports unless told.
     PortModel ports = model ? model->ports : portsFor(*program, costAllPort);
     for (const ir::Schedule &schedule : program->schedules) {
@@ -209,154 +436,23 @@ int runCost() {
       ++priced;
       std::optional<cost::LowerBound> bound =
           cost::lowerBound(c->collective, schedule.topology.kind, c->p, ports);
-      std::optional<double> seconds;
-      std::optional<cost::ScheduleCost::Line> onMachine;
+      Priced result{schedule,
+                    std::move(*c),
+                    std::move(bound),
+                    model,
+                    {},
+                    {},
+                    ports == PortModel::All ? "all-port" : "single-port"};
       if (model) {
-        onMachine = c->line(model->machine);
-        seconds = onMachine->seconds(model->segments(), costBytes, model->to);
+        result.onMachine = result.cost.line(model->machine);
+        result.seconds =
+            result.onMachine->seconds(model->segments(), costBytes, model->to);
       }
-      const char *portName = ports == PortModel::All ? "all-port" : "single-port";
-
-      if (costFormat == Format::Json) {
-        llvm::json::Array steps;
-        for (const cost::StepCost &s : c->steps) {
-          llvm::json::Object vars;
-          for (const auto &[name, value] : s.loopVars)
-            vars[name] = value;
-          llvm::json::Object step{{"step", s.step},
-                                  {"loop", std::move(vars)},
-                                  {"messages", s.messages},
-                                  {"max_load", s.maxLoad},
-                                  {"tw_m", s.words.str()}};
-          // A run of steps alike (a cost from the rules): its last step,
-          // loop values and fewest messages.
-          if (s.count > 1) {
-            llvm::json::Object last;
-            for (const auto &[name, value] : s.loopVarsLast)
-              last[name] = value;
-            step["last_step"] = s.step + s.count - 1;
-            step["last_loop"] = std::move(last);
-            step["fewest_messages"] = s.fewestMessages;
-          }
-          steps.push_back(std::move(step));
-        }
-        llvm::json::Object params;
-        for (size_t i = 0; i < schedule.params.size(); ++i)
-          params[schedule.params[i].name] = c->params[i];
-        // Each largest message's start-ups and words: a model of several
-        // segments prices each in its own (Line::coefficients).
-        auto partsOf = [](const cost::ScheduleCost::Line &line) {
-          llvm::json::Array parts;
-          for (const cost::ScheduleCost::Line::Part &part :
-               line.partsByLargest())
-            parts.push_back(
-                llvm::json::Object{{"largest_m", part.largest.str()},
-                                   {"ts", part.startups.str()},
-                                   {"to", part.overheads.str()},
-                                   {"tw_m", part.words.str()}});
-          return parts;
-        };
-        llvm::json::Object o{
-            {"schedule", schedule.name},
-            {"collective", verify::describeCollective(schedule.collective)},
-            {"topology", verify::describeTopology(schedule.topology)},
-            {"params", std::move(params)},
-            {"p", c->p},
-            {"ports", portName},
-            {"valid", c->valid},
-            {"ts", c->startups},
-            {"tw_m", c->words.str()},
-            {"parts", partsOf(c->line(Machine()))},
-            {"steps", std::move(steps)}};
-        if (bound)
-          o["lower_bound"] = llvm::json::Object{
-              {"tw_m", bound->words.str()}, {"source", bound->source}};
-        if (!c->reliesOn.empty())
-          o["relies_on"] = c->reliesOn;
-        // The price on the model's machine: A and B as its cores and
-        // copies make them.
-        if (seconds)
-          o["time"] = llvm::json::Object{{"model", model->name},
-                                         {"bytes", costBytes.getValue()},
-                                         {"seconds", *seconds},
-                                         {"ts", onMachine->startups.str()},
-                                         {"to", onMachine->overheads.str()},
-                                         {"tw_m", onMachine->words.str()},
-                                         {"parts", partsOf(*onMachine)}};
-        jsonSchedules.push_back(std::move(o));
-        continue;
-      }
-
-      llvm::raw_ostream &os = llvm::outs();
-      for (const auto &[collective, picked] : file.choices)
-        for (const library::Choice &c : picked)
-          if (c.schedule.name == schedule.name) {
-            os << "collective " << collective << ": " << library::describe(c)
-               << "\n";
-            for (const CollectiveDef &def : program->collectives)
-              if (def.name == collective && def.redistribution)
-                os << "  the exchange of redistribute(from: "
-                   << def.redistribution->from.spelling()
-                   << ", to: " << def.redistribution->to.spelling()
-                   << "): m is what each pair trades, n/p^2 elements where "
-                      "every pair trades as many\n";
-          }
-      os << "schedule " << schedule.name << " : "
-         << verify::describeCollective(schedule.collective) << " on "
-         << verify::describeTopology(schedule.topology) << ", "
-         << describeMember(schedule, *c) << ", " << portName << "\n";
-      if (!c->valid)
-        os << "  warning: the schedule does not simulate correctly; run "
-              "collc verify\n";
-      if (!c->reliesOn.empty())
-        os << "  priced from its rules, too large to simulate, relying on "
-           << c->reliesOn << "\n";
-      os << "  step  messages  max load  words (m)\n";
-      for (const cost::StepCost &s : c->steps) {
-        // A run of steps alike shows its first and last.
-        auto span = [&](int64_t first, int64_t last) {
-          return first == last
-                     ? std::to_string(first)
-                     : std::to_string(first) + ".." + std::to_string(last);
-        };
-        os << "  " << llvm::right_justify(span(s.step, s.step + s.count - 1), 4)
-           << "  "
-           << llvm::right_justify(
-                  span(s.count > 1 ? s.fewestMessages : s.messages, s.messages),
-                  8)
-           << "  " << llvm::right_justify(std::to_string(s.maxLoad), 8) << "  "
-           << s.words.str();
-        if (!s.loopVars.empty()) {
-          os << "   (";
-          for (size_t i = 0; i < s.loopVars.size(); ++i) {
-            os << (i ? ", " : "") << s.loopVars[i].first << " = "
-               << s.loopVars[i].second;
-            if (s.count > 1 && i < s.loopVarsLast.size() &&
-                s.loopVarsLast[i].second != s.loopVars[i].second)
-              os << ".." << s.loopVarsLast[i].second;
-          }
-          os << ")";
-        }
-        os << "\n";
-      }
-      os << "  total: " << formula(c->startups, c->words) << "\n";
-      if (bound)
-        os << "  lower bound: " << bound->words.str() << "·m·t_w ("
-           << bound->source << ")\n";
-      // Cores shared, or receivers copying, price it otherwise.
-      if (onMachine && !(onMachine->startups == cost::Fraction(c->startups) &&
-                         onMachine->overheads == cost::Fraction() &&
-                         onMachine->words == c->words))
-        os << "  on model " << model->name << "'s machine: "
-           << onMachine->str() << "\n";
-      if (seconds)
-        os << "  time: " << llvm::format("%.4g", *seconds) << " s (model "
-           << model->name << ", m = " << llvm::format("%.0f", costBytes.getValue())
-           << " bytes)\n";
+      if (costFormat == Format::Json)
+        jsonSchedules.push_back(costJson(result));
+      else
+        printCost(llvm::outs(), file, result);
     }
-    // An alltoallv collective (001 §3): the flat model of Theorem 2 / Table
-    // 3, each stage's traffic taken as many times as its most loaded
-    // channel on the declared topology carries messages; m = L_max / P.
     for (const CollectiveDef &def : program->collectives) {
       if (def.collective.kind != ir::CollectiveKind::Alltoallv ||
           program->findSchedule(def.algorithm) ||
@@ -366,69 +462,13 @@ int runCost() {
           def.algorithm.empty() ? "four_stage" : def.algorithm);
       if (!algorithm)
         continue; // sema has reported it
-      const int64_t p = def.topology.numRanks();
-      llvm::Expected<alltoallv::Pattern> pattern =
-          alltoallv::buildPattern(*algorithm, p);
-      llvm::Expected<std::vector<int64_t>> loads =
-          pattern ? alltoallv::stageLoads(*pattern, def.topology)
-                  : llvm::Expected<std::vector<int64_t>>(pattern.takeError());
-      if (!loads) {
-        reportFailure(diags, loads.takeError(), "price", def.name,
-                      def.loc);
+      if (llvm::Error e =
+              priceAlltoallv(def, *algorithm, model, jsonAlltoallv)) {
+        reportFailure(diags, std::move(e), "price", def.name, def.loc);
         exitCode = ExitInputError;
         continue;
       }
       ++priced;
-      alltoallv::ModelCost c = alltoallv::modelCost(*algorithm, p, *loads);
-      std::optional<double> seconds;
-      if (model) {
-        const MessageCost seg = model->at(costBytes);
-        seconds = c.startups * seg.ts +
-                  c.traffic * costBytes.getValue() * seg.twPerByte;
-      }
-      if (costFormat == Format::Json) {
-        llvm::json::Array stages;
-        for (size_t i = 0; i < loads->size(); ++i)
-          stages.push_back(llvm::json::Object{
-              {"stage", pattern->stages[i].name},
-              {"steps", static_cast<int64_t>(pattern->stages[i].numSteps())},
-              {"max_load", (*loads)[i]}});
-        llvm::json::Object o{
-            {"collective", def.name},
-            {"algorithm", alltoallv::algorithmName(*algorithm)},
-            {"topology", def.topology.describe()},
-            {"p", p},
-            {"ts", c.startups},
-            {"tw_m", c.traffic},
-            {"m", "L_max/P"},
-            {"source", c.source},
-            {"stages", std::move(stages)}};
-        if (seconds)
-          o["time"] = llvm::json::Object{{"model", model->name},
-                                         {"bytes", costBytes.getValue()},
-                                         {"seconds", *seconds}};
-        jsonAlltoallv.push_back(std::move(o));
-        continue;
-      }
-      llvm::raw_ostream &os = llvm::outs();
-      os << "collective " << def.name << " : alltoallv on "
-         << def.topology.describe() << ", by "
-         << alltoallv::algorithmName(*algorithm) << " (001 §3), p = " << p
-         << "\n";
-      os << "  stage  steps  max load\n";
-      for (size_t i = 0; i < loads->size(); ++i)
-        os << "  " << llvm::left_justify(pattern->stages[i].name, 5)
-           << llvm::right_justify(std::to_string(pattern->stages[i].numSteps()),
-                                  6)
-           << llvm::right_justify(std::to_string((*loads)[i]), 10) << "\n";
-      os << "  total: " << c.startups << "·t_s + " << c.traffic
-         << "·m·t_w, m = L_max/P (" << c.source
-         << "; each stage's traffic times its most loaded channel)\n";
-      if (seconds)
-        os << "  time: " << llvm::format("%.4g", *seconds) << " s (model "
-           << model->name
-           << ", m = " << llvm::format("%.0f", costBytes.getValue())
-           << " bytes)\n";
     }
   }
   if (!anySize && priced == 0 && !jsonUnpriced.empty() && exitCode == ExitOk) {

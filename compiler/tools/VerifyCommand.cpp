@@ -229,16 +229,14 @@ int verifyAlltoallv(const CollectiveDef &c, alltoallv::Algorithm algorithm,
   return code;
 }
 
-int runVerify() {
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  JsonDocument json(diags, verifyFormat == Format::Json);
-  json.members["schedules"] = llvm::json::Array();
+/// The options every schedule is verified under, from the command line;
+/// nothing, with the error reported, when one is malformed.
+std::optional<verify::VerifyOptions> optionsFromFlags(DiagnosticEngine &diags) {
   verify::VerifyOptions options;
   if (verifyP.getNumOccurrences()) {
     if (verifyP < 1) {
       diags.error("--p needs a positive number of ranks");
-      return ExitInputError;
+      return std::nullopt;
     }
     options.p = verifyP;
   }
@@ -246,18 +244,18 @@ int runVerify() {
     options.ranks = parseRange(verifyRange);
     if (!options.ranks) {
       diags.error("--range needs LO..HI, got '" + verifyRange + "'");
-      return ExitInputError;
+      return std::nullopt;
     }
   }
   for (const std::string &param : verifyParams) {
     std::optional<verify::ParamRange> r = parseParamOption(param, diags);
     if (!r)
-      return ExitInputError;
+      return std::nullopt;
     options.params.push_back(*r);
   }
   std::optional<double> timeout = timeoutOption(verifyTimeout, diags);
   if (!timeout)
-    return ExitInputError;
+    return std::nullopt;
   if (!verifyOnly.empty()) {
     llvm::SmallVector<llvm::StringRef, 5> names;
     llvm::StringRef(verifyOnly).split(names, ',');
@@ -270,7 +268,7 @@ int runVerify() {
           found = p;
       if (!found) {
         diags.error("unknown property '" + name + "'");
-        return ExitInputError;
+        return std::nullopt;
       }
       options.only.push_back(*found);
     }
@@ -281,6 +279,43 @@ int runVerify() {
   if (verifyVerbose || verifyDumpSmt)
     options.verbose = &llvm::errs();
   options.dumpSmt = verifyDumpSmt;
+  return options;
+}
+
+/// Draws the first counterexample of `report` that can be drawn into
+/// --draw's file; `counterexamples` records that one was found. Whether
+/// one was drawn; a counterexample too large to draw is said so once.
+bool drawCounterexampleOf(const ir::Schedule &schedule,
+                          const verify::ScheduleReport &report, PortModel ports,
+                          DiagnosticEngine &diags, bool &counterexamples,
+                          bool &written) {
+  for (const verify::PropertyResult &r : report.properties) {
+    if (!r.counterexample)
+      continue;
+    counterexamples = true;
+    llvm::Expected<std::string> svg = drawCounterexample(
+        schedule, *r.counterexample, verify::propertyName(r.property), ports);
+    if (!svg) {
+      diags.warning(schedule.loc, "cannot draw the counterexample of '" +
+                                      schedule.name +
+                                      "': " + llvm::toString(svg.takeError()));
+      return false;
+    }
+    written = writeFile(verifyDraw, *svg, diags);
+    return true;
+  }
+  return false;
+}
+
+int runVerify() {
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, verifyFormat == Format::Json);
+  json.members["schedules"] = llvm::json::Array();
+  std::optional<verify::VerifyOptions> parsed = optionsFromFlags(diags);
+  if (!parsed)
+    return ExitInputError;
+  verify::VerifyOptions options = std::move(*parsed);
   // Schedules that share parts (compositions) share their slow queries.
   ProvedQueriesFile provedQueries;
   if (!provedQueries.open(verifyProvedQueries, diags))
@@ -362,29 +397,14 @@ int runVerify() {
         worsen(ExitInputError);
         continue;
       }
+      // A counterexample that cannot be drawn (too many ranks) leaves the
+      // verdict and its exit code as they are; the next one is tried.
+      bool written = true;
       if (!verifyDraw.empty() && !drawn)
-        for (const verify::PropertyResult &r : report->properties) {
-          if (!r.counterexample)
-            continue;
-          // A counterexample that cannot be drawn (too many ranks) is
-          // said so once; the verdict and its exit code stand, and the
-          // next schedule's counterexample is tried.
-          counterexamples = true;
-          llvm::Expected<std::string> svg = drawCounterexample(
-              schedule, *r.counterexample, verify::propertyName(r.property),
-              own.ports);
-          if (!svg) {
-            diags.warning(schedule.loc,
-                          "cannot draw the counterexample of '" +
-                              schedule.name +
-                              "': " + llvm::toString(svg.takeError()));
-            break;
-          }
-          drawn = true;
-          if (!writeFile(verifyDraw, *svg, diags))
-            worsen(ExitInputError);
-          break;
-        }
+        drawn = drawCounterexampleOf(schedule, *report, own.ports, diags,
+                                     counterexamples, written);
+      if (!written)
+        worsen(ExitInputError);
       switch (report->verdict()) {
       case verify::Status::Proved:
         break;

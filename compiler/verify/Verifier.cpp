@@ -444,6 +444,215 @@ Status ScheduleReport::verdict() const {
   return unknown ? Status::Unknown : Status::Proved;
 }
 
+namespace {
+
+/// What simulating a family's members, smallest first, found: the
+/// independent check of what Z3 proves, and the verdict where it cannot.
+struct SimulationRun {
+  std::vector<std::optional<PropertyResult>> firstFailure =
+      std::vector<std::optional<PropertyResult>>(5);
+  std::vector<bool> holdsEverywhere = std::vector<bool>(5, true);
+  size_t simulated = 0;
+  bool complete = false;
+  std::string stopReason;
+  std::string covered; // "d = 1..4 (up to p = 16)", or "no size"
+  std::vector<Counterexample> warnings;
+
+  PropertyResult verdict(Property p) const {
+    size_t i = static_cast<size_t>(p);
+    if (firstFailure[i])
+      return *firstFailure[i];
+    PropertyResult r;
+    r.property = p;
+    r.method = "simulation";
+    if (simulated > 0 && (complete || holdsEverywhere[i])) {
+      r.status = complete ? Status::Proved : Status::Unknown;
+      r.detail = complete ? "every size simulated: " + covered
+                          : "simulated " + covered + "; " + stopReason;
+    } else {
+      r.status = Status::Unknown;
+      r.detail = "nothing simulated; " + stopReason;
+    }
+    return r;
+  }
+};
+
+/// Every member of the family, smallest first, at most 100000 of them
+/// (`cut` says the list was cut, so no run over it can be complete).
+std::vector<std::vector<int64_t>>
+membersBySize(const ir::Schedule &s, llvm::ArrayRef<ParamRange> ranges,
+              bool &cut) {
+  std::vector<std::vector<int64_t>> members{{}};
+  cut = false;
+  for (const ParamRange &r : ranges) {
+    std::vector<std::vector<int64_t>> next;
+    for (const auto &m : members)
+      for (int64_t v = r.lo; v <= r.hi; ++v) {
+        if (next.size() == 100000) {
+          cut = true;
+          break;
+        }
+        next.push_back(m);
+        next.back().push_back(v);
+      }
+    members = std::move(next);
+  }
+  std::sort(members.begin(), members.end(), [&](const auto &a, const auto &b) {
+    return ranksFor(s, a).value_or(0) < ranksFor(s, b).value_or(0);
+  });
+  return members;
+}
+
+/// Simulates the members of `ranges` until a budget, a size limit or a
+/// failure of every property stops it. After a proof by induction
+/// (`inducedAll`) it is a cross-check of the smaller sizes only.
+llvm::Expected<SimulationRun> simulateMembers(const ir::Schedule &s,
+                                              llvm::ArrayRef<ParamRange> ranges,
+                                              const VerifyOptions &options,
+                                              bool inducedAll) {
+  SimulationRun run;
+  const int64_t simulationBudget = options.simulationBudgetTransfers;
+  int64_t transfersSimulated = 0;
+  uint64_t workSpent = 0;
+  const uint64_t workBudget =
+      inducedAll ? crossCheckWork : options.simulationBudgetWork;
+  const std::string workOut =
+      (inducedAll ? "the cross-check of a proof by induction stops at "
+                  : "the simulation budget of ") +
+      std::to_string(workBudget) + " selector evaluations" +
+      (inducedAll ? "" : " ran out");
+  bool cut = false;
+  std::vector<std::vector<int64_t>> members = membersBySize(s, ranges, cut);
+
+  simulate::SimulateOptions so;
+  so.ports = options.ports;
+  int64_t largestP = 0;
+  // Asked only for what Z3 decides: it is the verdict of record, so skip the
+  // (possibly long) cross-checking simulation.
+  const bool wantedHere = wanted(options, Property::Causality) ||
+                          wanted(options, Property::Correctness);
+  if (!wantedHere)
+    run.stopReason = "simulation not requested";
+  for (size_t m = 0; wantedHere && m < members.size(); ++m) {
+    const std::vector<int64_t> &member = members[m];
+    std::optional<int64_t> n = ranksFor(s, member);
+    if (n && *n > options.maxSimulatedRanks) {
+      run.stopReason = "sizes above " +
+                       std::to_string(options.maxSimulatedRanks) +
+                       " ranks are not simulated";
+      break;
+    }
+    if (inducedAll && n && *n > crossCheckRanks) {
+      run.stopReason = "the cross-check of a proof by induction stops at " +
+                       std::to_string(crossCheckRanks) + " ranks";
+      break;
+    }
+    // A budget of work, not of seconds: how far simulation gets, and so
+    // the verdict, is the same on any machine under any load.
+    if (run.simulated > 0 && transfersSimulated > simulationBudget) {
+      run.stopReason = "the simulation budget of " +
+                       std::to_string(simulationBudget) + " transfers ran out";
+      break;
+    }
+    if (workSpent >= workBudget) {
+      run.stopReason = workOut;
+      break;
+    }
+    so.workLimit = workBudget - workSpent;
+    llvm::Expected<simulate::SimulationResult> result =
+        simulate::simulate(s, member, so);
+    if (!result)
+      return result.takeError();
+    workSpent += result->work;
+    if (result->unfinished) {
+      run.stopReason = workOut;
+      break;
+    }
+    ++run.simulated;
+    for (const simulate::StepStats &step : result->steps)
+      transfersSimulated += static_cast<int64_t>(step.messageChunks.size());
+    largestP = std::max(largestP, n.value_or(0));
+    if (run.warnings.empty())
+      run.warnings = result->warnings;
+    for (const PropertyResult &r : result->properties) {
+      size_t i = static_cast<size_t>(r.property);
+      if (r.status != Status::Proved) {
+        run.holdsEverywhere[i] = false;
+        if (!run.firstFailure[i])
+          run.firstFailure[i] = r;
+      }
+    }
+    // Once every property has failed somewhere, larger sizes add nothing.
+    if (llvm::all_of(run.firstFailure,
+                     [](const auto &f) { return f.has_value(); }))
+      break;
+  }
+  run.complete = !cut && run.simulated == members.size();
+  if (cut && run.stopReason.empty())
+    run.stopReason = "the family has more than 100000 members, of which "
+                     "100000 are simulated";
+  std::vector<ParamRange> coveredRanges = ranges.vec();
+  // Members run smallest first, so a cut-off range ends at the last one's
+  // value (a complete run covers every range whole, whatever the order).
+  if (!coveredRanges.empty() && run.simulated && !run.complete)
+    coveredRanges.back().hi = members[run.simulated - 1].back();
+  // A cut-off run over several parameters covers no range whole: count it.
+  std::string covered =
+      !run.complete && ranges.size() > 1
+          ? "the first " + std::to_string(run.simulated) + " members by size"
+          : rangeText(coveredRanges);
+  run.covered =
+      run.simulated == 0
+          ? "no size"
+          : (ranges.empty()
+                 ? "p = " + std::to_string(largestP)
+                 : covered + " (up to p = " + std::to_string(largestP) + ")");
+  return run;
+}
+
+/// The verdict on one property from Z3's (`z3`) and the simulator's
+/// (`sim`): the two checkers are independent, so a disagreement is an
+/// error, and where Z3 cannot decide, an exhaustive or failing simulation
+/// does.
+PropertyResult reconcile(PropertyResult z3, PropertyResult sim, bool symbolic,
+                         const SimulationRun &run) {
+  if (!symbolic && z3.status == Status::Proved &&
+      sim.status != Status::Counterexample)
+    z3.detail = "for every size; " +
+                (run.simulated == 0 ? "not simulated: " + run.stopReason
+                                    : "simulation agrees on " + run.covered);
+  if (!symbolic && z3.status == Status::Unknown &&
+      sim.status == Status::Unknown) {
+    // Neither decides: say what each got to.
+    sim.detail += "; z3 (induction): " + z3.detail;
+    z3 = sim;
+  }
+  if (z3.status == Status::Proved && sim.status == Status::Counterexample) {
+    z3.status = Status::Error;
+    z3.detail = "the prover and the simulator disagree: simulation found " +
+                (sim.counterexample ? sim.counterexample->message
+                                    : std::string("a violation"));
+    z3.counterexample = sim.counterexample;
+  } else if (z3.status == Status::Counterexample &&
+             sim.status == Status::Proved) {
+    z3.status = Status::Error;
+    z3.detail = "the prover and the simulator disagree: the simulator "
+                "finds no violation of the prover's counterexample";
+  } else if (z3.status != Status::Proved &&
+             z3.status != Status::Counterexample) {
+    if (sim.status == Status::Counterexample || sim.status == Status::Proved) {
+      sim.detail += (sim.detail.empty() ? "" : "; ") +
+                    std::string(symbolic ? "z3: " : "z3 (induction): ") +
+                    z3.detail;
+      z3 = sim;
+    }
+  }
+  z3.maxLoad = std::max(z3.maxLoad, sim.maxLoad);
+  return z3;
+}
+
+} // namespace
+
 llvm::Expected<ScheduleReport>
 collc::verify::verifySchedule(const ir::Schedule &s,
                               const VerifyOptions &options) {
@@ -505,144 +714,13 @@ collc::verify::verifySchedule(const ir::Schedule &s,
       !induced.empty() && llvm::all_of(induced, [](const PropertyResult &r) {
         return r.status == Status::Proved;
       });
-  const int64_t simulationBudget = options.simulationBudgetTransfers;
-  int64_t transfersSimulated = 0;
-  uint64_t workSpent = 0;
-  const uint64_t workBudget =
-      inducedAll ? crossCheckWork : options.simulationBudgetWork;
-  const std::string workOut =
-      (inducedAll ? "the cross-check of a proof by induction stops at "
-                  : "the simulation budget of ") +
-      std::to_string(workBudget) + " selector evaluations" +
-      (inducedAll ? "" : " ran out");
 
-  // Simulation: every member of the family, smallest first.
-  // At most 100000 of them: past that the list is cut, and the run cannot
-  // be complete.
-  std::vector<std::vector<int64_t>> members{{}};
-  bool cut = false;
-  for (const ParamRange &r : *ranges) {
-    std::vector<std::vector<int64_t>> next;
-    for (const auto &m : members)
-      for (int64_t v = r.lo; v <= r.hi; ++v) {
-        if (next.size() == 100000) {
-          cut = true;
-          break;
-        }
-        next.push_back(m);
-        next.back().push_back(v);
-      }
-    members = std::move(next);
-  }
-  std::sort(members.begin(), members.end(), [&](const auto &a, const auto &b) {
-    return ranksFor(s, a).value_or(0) < ranksFor(s, b).value_or(0);
-  });
-
-  simulate::SimulateOptions so;
-  so.ports = options.ports;
-  std::vector<std::optional<PropertyResult>> firstFailure(5);
-  std::vector<bool> holdsEverywhere(5, true);
-  size_t simulated = 0;
-  int64_t largestP = 0;
-  std::string stopReason;
-  // Asked only for what Z3 decides: it is the verdict of record, so skip the
-  // (possibly long) cross-checking simulation.
-  bool simulationWanted = wanted(options, Property::Causality) ||
-                          wanted(options, Property::Correctness);
-  if (!simulationWanted)
-    stopReason = "simulation not requested";
-  for (const std::vector<int64_t> &member : simulationWanted
-                                                ? members
-                                                : std::vector<std::vector<int64_t>>{}) {
-    std::optional<int64_t> n = ranksFor(s, member);
-    if (n && *n > options.maxSimulatedRanks) {
-      stopReason = "sizes above " + std::to_string(options.maxSimulatedRanks) +
-                   " ranks are not simulated";
-      break;
-    }
-    if (inducedAll && n && *n > crossCheckRanks) {
-      stopReason = "the cross-check of a proof by induction stops at " +
-                   std::to_string(crossCheckRanks) + " ranks";
-      break;
-    }
-    // A budget of work, not of seconds: how far simulation gets, and so
-    // the verdict, is the same on any machine under any load.
-    if (simulated > 0 && transfersSimulated > simulationBudget) {
-      stopReason = "the simulation budget of " +
-                   std::to_string(simulationBudget) + " transfers ran out";
-      break;
-    }
-    if (workSpent >= workBudget) {
-      stopReason = workOut;
-      break;
-    }
-    so.workLimit = workBudget - workSpent;
-    llvm::Expected<simulate::SimulationResult> result =
-        simulate::simulate(s, member, so);
-    if (!result)
-      return result.takeError();
-    workSpent += result->work;
-    if (result->unfinished) {
-      stopReason = workOut;
-      break;
-    }
-    ++simulated;
-    for (const simulate::StepStats &step : result->steps)
-      transfersSimulated += static_cast<int64_t>(step.messageChunks.size());
-    largestP = std::max(largestP, n.value_or(0));
-    if (report.warnings.empty())
-      report.warnings = result->warnings;
-    for (const PropertyResult &r : result->properties) {
-      size_t i = static_cast<size_t>(r.property);
-      if (r.status != Status::Proved) {
-        holdsEverywhere[i] = false;
-        if (!firstFailure[i])
-          firstFailure[i] = r;
-      }
-    }
-    // Once every property has failed somewhere, larger sizes add nothing.
-    if (llvm::all_of(firstFailure, [](const auto &f) { return f.has_value(); }))
-      break;
-  }
-  bool complete = !cut && simulated == members.size();
-  if (cut && stopReason.empty())
-    stopReason = "the family has more than 100000 members, of which 100000 "
-                 "are simulated";
-  std::vector<int64_t> lastMember =
-      simulated ? members[simulated - 1] : std::vector<int64_t>{};
-  std::vector<ParamRange> coveredRanges = *ranges;
-  // Members run smallest first, so a cut-off range ends at the last one's
-  // value (a complete run covers every range whole, whatever the order).
-  if (!coveredRanges.empty() && simulated && !complete)
-    coveredRanges.back().hi = lastMember.back();
-  // A cut-off run over several parameters covers no range whole: count it.
-  std::string covered =
-      !complete && ranges->size() > 1
-          ? "the first " + std::to_string(simulated) + " members by size"
-          : rangeText(coveredRanges);
-  report.simulated =
-      simulated == 0 ? "no size"
-                     : (ranges->empty() ? "p = " + std::to_string(largestP)
-                                        : covered + " (up to p = " +
-                                              std::to_string(largestP) + ")");
-
-  auto simulationVerdict = [&](Property p) {
-    size_t i = static_cast<size_t>(p);
-    if (firstFailure[i])
-      return *firstFailure[i];
-    PropertyResult r;
-    r.property = p;
-    r.method = "simulation";
-    if (simulated > 0 && (complete || holdsEverywhere[i])) {
-      r.status = complete ? Status::Proved : Status::Unknown;
-      r.detail = complete ? "every size simulated: " + report.simulated
-                          : "simulated " + report.simulated + "; " + stopReason;
-    } else {
-      r.status = Status::Unknown;
-      r.detail = "nothing simulated; " + stopReason;
-    }
-    return r;
-  };
+  llvm::Expected<SimulationRun> run =
+      simulateMembers(s, *ranges, options, inducedAll);
+  if (!run)
+    return run.takeError();
+  report.simulated = run->covered;
+  report.warnings = run->warnings;
 
   for (Property p : {Property::Causality, Property::Contention,
                      Property::Congestion, Property::Matching,
@@ -655,52 +733,13 @@ collc::verify::verifySchedule(const ir::Schedule &s,
     auto byZ3 = llvm::find_if(
         fromZ3, [&](const PropertyResult &r) { return r.property == p; });
     if (byZ3 == fromZ3.end()) {
-      report.properties.push_back(simulationVerdict(p));
+      report.properties.push_back(run->verdict(p));
       continue;
     }
-    PropertyResult z3 = *byZ3;
-    PropertyResult sim = simulationVerdict(p);
-    if (!symbolic && z3.status == Status::Proved &&
-        sim.status != Status::Counterexample)
-      z3.detail = "for every size; " +
-                  (simulated == 0 ? "not simulated: " + stopReason
-                                  : "simulation agrees on " + report.simulated);
-    if (!symbolic && z3.status == Status::Unknown &&
-        sim.status == Status::Unknown) {
-      // Neither decides: say what each got to.
-      sim.detail += "; z3 (induction): " + z3.detail;
-      z3 = sim;
-    }
-    if (z3.status == Status::Proved &&
-        sim.status == Status::Counterexample) {
-      // The two checkers are independent; if they disagree one is wrong,
-      // and no verdict can be trusted.
-      z3.status = Status::Error;
-      z3.detail = "the prover and the simulator disagree: simulation found " +
-                  (sim.counterexample ? sim.counterexample->message
-                                      : std::string("a violation"));
-      z3.counterexample = sim.counterexample;
-    } else if (z3.status == Status::Counterexample &&
-               sim.status == Status::Proved) {
-      z3.status = Status::Error;
-      z3.detail = "the prover and the simulator disagree: the simulator "
-                  "finds no violation of the prover's counterexample";
-    } else if (z3.status != Status::Proved &&
-               z3.status != Status::Counterexample) {
-      // Z3 could not decide: an exhaustive simulation of a finite range
-      // still decides; otherwise the simulator's concrete violation does.
-      if (sim.status == Status::Counterexample ||
-          sim.status == Status::Proved) {
-        sim.detail += (sim.detail.empty() ? "" : "; ") +
-                      std::string(symbolic ? "z3: " : "z3 (induction): ") +
-                      z3.detail;
-        z3 = sim;
-      }
-    }
-    if (p == Property::Congestion && z3.counterexample)
-      showMostLoadedChannel(s, *z3.counterexample);
-    z3.maxLoad = std::max(z3.maxLoad, sim.maxLoad);
-    report.properties.push_back(z3);
+    PropertyResult verdict = reconcile(*byZ3, run->verdict(p), symbolic, *run);
+    if (p == Property::Congestion && verdict.counterexample)
+      showMostLoadedChannel(s, *verdict.counterexample);
+    report.properties.push_back(verdict);
   }
   report.seconds = secondsSince(start);
   return report;

@@ -119,15 +119,21 @@ int collc::rt::redistribute(const void *send, Distribution from, void *recv,
   const bool padded = !everyPairSame && alltoall &&
                       slot * p <= 2 * (n / p + 1) && slot * p <= INT_MAX;
 
-  // Bucket t holds, in increasing i, the elements bound for rank t.
+  // Bucket t holds, in increasing i, the elements bound for rank t; padded,
+  // bucket t starts at slot t on both sides.
   std::vector<int> sendDispls(size, 0), recvDispls(size, 0);
   for (int t = 1; t < size; ++t) {
-    sendDispls[t] = sendDispls[t - 1] + sendCounts[t - 1];
-    recvDispls[t] = recvDispls[t - 1] + recvCounts[t - 1];
+    sendDispls[t] = padded ? static_cast<int>(slot * t)
+                           : sendDispls[t - 1] + sendCounts[t - 1];
+    recvDispls[t] = padded ? static_cast<int>(slot * t)
+                           : recvDispls[t - 1] + recvCounts[t - 1];
   }
   const size_t bytes = static_cast<size_t>(typeSize);
-  std::vector<char> packed(static_cast<size_t>(from.count(me, n, p)) * bytes);
-  std::vector<char> arrived(static_cast<size_t>(to.count(me, n, p)) * bytes);
+  const size_t slotsBytes = static_cast<size_t>(slot * p) * bytes;
+  std::vector<char> packed(
+      padded ? slotsBytes : static_cast<size_t>(from.count(me, n, p)) * bytes);
+  std::vector<char> arrived(
+      padded ? slotsBytes : static_cast<size_t>(to.count(me, n, p)) * bytes);
   std::vector<int> cursor = sendDispls;
   const char *in = static_cast<const char *>(send);
   from.forEachOwned(me, n, p, [&](int64_t i) {
@@ -142,20 +148,8 @@ int collc::rt::redistribute(const void *send, Distribution from, void *recv,
                                                 arrived.data(), agreed[2], type,
                                                 comm);
   } else if (padded) {
-    // Bucket t to slot t, and slot s back to where bucket s belongs.
-    const size_t slotBytes = static_cast<size_t>(slot) * bytes;
-    std::vector<char> slots(static_cast<size_t>(size) * slotBytes);
-    std::vector<char> slotsIn(slots.size());
-    for (int t = 0; t < size; ++t)
-      std::memcpy(slots.data() + t * slotBytes,
-                  packed.data() + static_cast<size_t>(sendDispls[t]) * bytes,
-                  static_cast<size_t>(sendCounts[t]) * bytes);
-    rc = alltoall(slots.data(), static_cast<int>(slot), type, slotsIn.data(),
+    rc = alltoall(packed.data(), static_cast<int>(slot), type, arrived.data(),
                   static_cast<int>(slot), type, comm);
-    for (int s = 0; rc == MPI_SUCCESS && s < size; ++s)
-      std::memcpy(arrived.data() + static_cast<size_t>(recvDispls[s]) * bytes,
-                  slotsIn.data() + s * slotBytes,
-                  static_cast<size_t>(recvCounts[s]) * bytes);
   } else {
     rc = (alltoallv ? alltoallv : MPI_Alltoallv)(
         packed.data(), sendCounts.data(), sendDispls.data(), type,
