@@ -98,8 +98,11 @@ function(collc_add_mpi_library)
               ${dir}/Choice.cpp ${table} ${costs})
   target_include_directories(${ARG_NAME} PRIVATE ${dir} ${gen})
   target_compile_features(${ARG_NAME} PRIVATE cxx_std_20)
-  # Its thread-local state is read several times a call (as the runtime's).
-  target_compile_options(${ARG_NAME} PRIVATE -ftls-model=initial-exec)
+  # Its thread-local state is read several times a call (as the runtime's);
+  # only MPI's names leave it (exports.map), so its own functions may be
+  # inlined into each other although it is position-independent.
+  target_compile_options(${ARG_NAME} PRIVATE -ftls-model=initial-exec
+                                             -fno-semantic-interposition)
   target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_PRICED_RANKS=${ARG_PRICED_RANKS})
   if(ARG_GENERATED)
     string(REPLACE ".h" ".cpp" sources "${headers}")

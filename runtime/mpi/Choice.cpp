@@ -470,6 +470,11 @@ Choice chooseAnew(Coll coll, int ranks, int64_t bytes, bool ordered) {
 
 bool reporting() { return settings().report; }
 
+std::atomic<uint64_t> &callsOf(Coll coll, const Candidate &candidate) {
+  Tally &t = (mine ? *mine : enrol())[static_cast<size_t>(coll)];
+  return t.bySchedule[&candidate - candidates];
+}
+
 void count(Coll coll, const Choice &choice, double seconds) {
   Tally &t = (mine ? *mine : enrol())[static_cast<size_t>(coll)];
   if (choice.candidate) {

@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <atomic>
+
 #include <cstdint>
 
 namespace collc::mpi {
@@ -114,6 +116,10 @@ bool pinnedToMpi(Coll coll);
 
 /// Counts a call for the report (COLLC_MPI_REPORT=1), with its time.
 void count(Coll coll, const Choice &choice, double seconds);
+/// This thread's count of `coll`'s calls run by `candidate`, which
+/// count() adds to: a call remembered with its decision adds to it
+/// directly. Valid while the calling thread lives.
+std::atomic<uint64_t> &callsOf(Coll coll, const Candidate &candidate);
 bool reporting();
 /// Prints the report at rank 0 of MPI_COMM_WORLD (MPI_Finalize).
 void printReport();

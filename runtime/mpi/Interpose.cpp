@@ -437,14 +437,19 @@ int reduceThenMove(const Candidate &k, Args a, const Comm &c, int root,
 /// A reduction call remembered with its decision. Zero-initialised, not
 /// MPI_COMM_NULL and the like (addresses in the MPI library under Open
 /// MPI), so the thread-local table needs no initialiser call at each use;
-/// an entry without a candidate matches nothing.
+/// an entry without a candidate matches nothing. What the whole path would
+/// work out again from the key is kept: whether this rank's receive buffer
+/// is significant, and the counter the call adds to.
 struct FastReduction {
-  uint64_t freed = 0;
   MPI_Comm comm{};
-  int size = 0, rank = 0, count = -1, root = 0;
   MPI_Datatype type{};
   MPI_Op op{};
-  Choice choice;
+  int count = -1, root = 0;
+  uint64_t freed = 0;
+  int size = 0;
+  bool output = false;
+  const Candidate *candidate = nullptr;
+  std::atomic<uint64_t> *calls = nullptr;
 };
 constexpr unsigned fastWays = 4; // a program cycles through a few calls
 thread_local FastReduction fastReductions[static_cast<int>(Coll::Count)]
@@ -458,33 +463,13 @@ bool hasOutput(Coll coll, int rank, int root) {
                               : coll != Coll::Exscan || rank != 0;
 }
 
-int reduction(Coll coll, const void *send, void *recv, int count,
-              MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-              int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
-                            int, MPI_Comm)) {
-  for (const FastReduction &fast : fastReductions[static_cast<int>(coll)]) {
-    if (fast.comm != comm || fast.count != count || fast.type != type ||
-        fast.op != op || fast.root != root || !fast.choice.candidate ||
-        fast.freed != commsFreed || reporting())
-      continue;
-    int size = 0;
-    PMPI_Comm_size(comm, &size);
-    if (size == fast.size) {
-      const bool output = hasOutput(coll, fast.rank, root);
-      Args a;
-      a.send = send;
-      a.recv = output || send == MPI_IN_PLACE ? recv : nullptr;
-      a.count = count;
-      a.type = type;
-      a.op = op;
-      a.root = root < 0 ? 0 : root;
-      a.comm = comm;
-      collc::mpi::count(coll, fast.choice, 0);
-      if (int rc = fast.choice.candidate->run(a))
-        return ran(comm, rc, "a reduction's schedule failed");
-      return MPI_SUCCESS;
-    }
-  }
+/// The whole path of a reduction: screen, choose, stage and run, or hand
+/// on. Out of line, so that the remembered call's path below stays short.
+[[gnu::noinline]] int
+decideReduction(Coll coll, const void *send, void *recv, int count,
+                MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                              int, MPI_Comm)) {
   Comm c;
   TypeInfo info;
   int64_t bytes = 0;
@@ -505,10 +490,21 @@ int reduction(Coll coll, const void *send, void *recv, int count,
   const Choice choice = why == Reason::Count
                             ? choose(coll, c.size, bytes, fold.ordered)
                             : refuse(why);
-  if (choice.candidate && info.named && fold.type == type && !moved) {
+  // Timed calls (the report) take the whole path.
+  if (choice.candidate && info.named && fold.type == type && !moved &&
+      !reporting()) {
     unsigned &next = fastNext[static_cast<int>(coll)];
     fastReductions[static_cast<int>(coll)][next] = {
-        commsFreed, comm, c.size, c.rank, count, root, type, op, choice};
+        comm,
+        type,
+        op,
+        count,
+        root,
+        commsFreed,
+        c.size,
+        hasOutput(coll, c.rank, root),
+        choice.candidate,
+        &callsOf(coll, *choice.candidate)};
     next = (next + 1) % fastWays;
   }
   return route(
@@ -558,6 +554,36 @@ int reduction(Coll coll, const void *send, void *recv, int count,
               return theirs(s, r, count * per, basic.base, op, root, comm);
             });
       });
+}
+
+int reduction(Coll coll, const void *send, void *recv, int count,
+              MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+              int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
+                            int, MPI_Comm)) {
+  for (const FastReduction &fast : fastReductions[static_cast<int>(coll)]) {
+    if (fast.comm != comm || fast.count != count || fast.type != type ||
+        fast.op != op || fast.root != root || !fast.candidate ||
+        fast.freed != commsFreed.load(std::memory_order_relaxed))
+      continue;
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    if (size != fast.size)
+      break;
+    Args a;
+    a.send = send;
+    a.recv = fast.output || send == MPI_IN_PLACE ? recv : nullptr;
+    a.count = count;
+    a.type = type;
+    a.op = op;
+    a.root = root < 0 ? 0 : root;
+    a.comm = comm;
+    fast.calls->store(fast.calls->load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+    if (int rc = fast.candidate->run(a))
+      return ran(comm, rc, "a reduction's schedule failed");
+    return MPI_SUCCESS;
+  }
+  return decideReduction(coll, send, recv, count, type, op, root, comm, theirs);
 }
 
 } // namespace
