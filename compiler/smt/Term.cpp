@@ -308,6 +308,28 @@ void carryDigits(const Term &sum, const Term &x, const Term &addend, int sign) {
           ite(down, d.low - d.radix, ite(up, d.low + d.radix, d.low)), false);
       continue;
     }
+    if (!d.canonical && (step == 1 || step == -1)) {
+      // Truncated digits of either sign (a neighbour of x - b, which may
+      // fall below 0): h and l share x's sign. Past a radix's end the
+      // carry goes into h; at 0 from below, x + 1 = (h + 1) * R + 1 - R.
+      const Term nonNegative = sge(d.high, zero) && sge(d.low, zero);
+      if (step == 1) {
+        Term carry = nonNegative && d.low + one == d.radix;
+        Term rise = !nonNegative && d.low == zero;
+        ctx.knowDigits(sum, d.radix, ite(carry || rise, d.high + one, d.high),
+                       ite(carry, zero, ite(rise, one - d.radix, d.low + one)),
+                       false);
+      } else {
+        // x > 0 borrows at l = 0; x <= 0 at l = 1 - R, x - 1 = (h - 1) * R.
+        Term positive = nonNegative && !(d.high == zero && d.low == zero);
+        Term borrow = positive && d.low == zero;
+        Term fall = !positive && d.low == one - d.radix;
+        ctx.knowDigits(sum, d.radix, ite(borrow || fall, d.high - one, d.high),
+                       ite(borrow, d.radix - one, ite(fall, zero, d.low - one)),
+                       false);
+      }
+      continue;
+    }
     if (!d.canonical)
       continue;
     if (step == 1) {

@@ -833,11 +833,16 @@ ExprRef symbolic::isChannel(TopologyKind kind, llvm::ArrayRef<ExprRef> dims,
             both(eq(to, add(from, stride[i])), lt(add(c, lit(1)), dims[i])),
             both(eq(add(to, stride[i]), from), lt(lit(0), c)));
       } else {
-        ExprRef moved = sub(to, from);
-        ExprRef up = mul(sub(succMod(c, dims[i]), c), stride[i]);
-        ExprRef down =
-            mul(sub(mod(add(c, sub(dims[i], lit(1))), dims[i]), c), stride[i]);
-        alongI = either(eq(moved, up), eq(moved, down));
+        // One stride on, or back, and round by dims[i] strides (the
+        // stride of the coordinate above) at the ends: sums of the products
+        // the rank count is made of, never a coordinate times a stride,
+        // which Z3 would have to multiply out.
+        ExprRef round = i == 0 ? mul(stride[0], dims[0]) : stride[i - 1];
+        ExprRef up = select(lt(add(c, lit(1)), dims[i]), add(from, stride[i]),
+                            sub(add(from, stride[i]), round));
+        ExprRef down = select(lt(lit(0), c), sub(from, stride[i]),
+                              add(sub(from, stride[i]), round));
+        alongI = either(eq(to, up), eq(to, down));
       }
       any = either(any, alongI);
     }

@@ -462,6 +462,12 @@ TEST(Smt, DigitsAgreeWithDivision) {
       {"x - 1 - b", (x - one) - radix},
       {"x - b - b", (x - radix) - radix},
       {"x - b - 1 + b", ((x - radix) - one) + radix},
+      {"x - b + 1", (x - radix) + one},
+      {"x - b + 1 + 1", ((x - radix) + one) + one},
+      {"x - b - 1", (x - radix) - one},
+      {"x - b - b + 1", ((x - radix) - radix) + one},
+      {"x - b - b - 1", ((x - radix) - radix) - one},
+      {"x - 1 - 1 - 1", ((x - one) - one) - one},
   };
   expectDivisionAgrees(ctx, solver, radix, numbers,
                        {sge(radix, 1), sle(radix, 32), sge(h, 0), sle(h, 31)},
@@ -470,13 +476,15 @@ TEST(Smt, DigitsAgreeWithDivision) {
   EXPECT_EQ(sdiv(x, radix).print(), h.print());
   EXPECT_EQ(srem(x + radix, radix).print(), low.print());
   // And asked for: the induction makes a sender from coordinates only
-  // where its digits are not carried (x - 1 - 1: a step by one is carried
-  // from canonical digits alone, and x - 1's are not).
+  // where its digits are not carried (a step by one or by the radix is
+  // carried from digits of either sign: the sender x - b + 1 of a torus
+  // row's wrap needs no multiplier).
   EXPECT_TRUE(ctx.digitsKnown(x));
   EXPECT_TRUE(ctx.digitsKnown(x - one));
   EXPECT_TRUE(ctx.digitsKnown(x - radix));
   EXPECT_TRUE(ctx.digitsKnown((x - one) + radix));
-  EXPECT_FALSE(ctx.digitsKnown((x - one) - one));
+  EXPECT_TRUE(ctx.digitsKnown((x - one) - one));
+  EXPECT_TRUE(ctx.digitsKnown((x - radix) + one));
   EXPECT_FALSE(ctx.digitsKnown(l0));
   // (x - y) + y and (x + y) - y are x itself.
   EXPECT_EQ(((x - radix) + radix).print(), x.print());
