@@ -82,6 +82,8 @@ int runCompile() {
     return ExitInputError;
   options.timeoutSeconds = *timeout;
   options.nameSenders = true;
+  // A --param names one family's parameter; the others keep their own.
+  options.paramsWithinDeclared = true;
   // Schedules that share parts (compositions) share their slow queries.
   ProvedQueriesFile provedQueries;
   if (!provedQueries.open(compileProvedQueries, diags))
@@ -121,24 +123,8 @@ int runCompile() {
   std::vector<emit::VerifiedSchedule> verified;
   int exitCode = ExitOk;
   for (const ir::Schedule &schedule : program->schedules) {
-    // A --param names one family's parameter; others keep their own range,
-    // and a declared range limits the one given (the code is for what the
-    // spec declares, and a build may prove less of it).
-    verify::VerifyOptions own = options;
-    llvm::erase_if(own.params, [&](verify::ParamRange &r) {
-      auto q = llvm::find_if(schedule.params, [&](const ir::Parameter &q) {
-        return q.name == r.name;
-      });
-      if (q == schedule.params.end())
-        return true;
-      if (q->range) {
-        r.lo = std::max(r.lo, q->range->first);
-        r.hi = std::min(r.hi, q->range->second);
-      }
-      return false;
-    });
     llvm::Expected<verify::ScheduleReport> report =
-        verify::verifySchedule(schedule, own);
+        verify::verifySchedule(schedule, options);
     if (!report) {
       reportFailure(diags, report.takeError(), "verify", schedule.name,
                       schedule.loc);

@@ -93,7 +93,7 @@ resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
     ranks = std::make_pair(*options.p, *options.p);
 
   if (s.params.empty()) {
-    if (!options.params.empty())
+    if (!options.params.empty() && !options.paramsWithinDeclared)
       return inputError("schedule '" + s.name + "' has no parameters");
     if (ranks) {
       std::optional<int64_t> n = ranksFor(s, {});
@@ -117,14 +117,19 @@ resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
     const bool fixed = param.range &&
                        param.range->first == param.range->second &&
                        s.isGiven(param.slot);
-    if (given != options.params.end() && !fixed)
+    if (given != options.params.end() && !fixed) {
       range = *given;
-    else if (param.range && !ranks)
+      if (options.paramsWithinDeclared && param.range) {
+        range.lo = std::max(range.lo, param.range->first);
+        range.hi = std::min(range.hi, param.range->second);
+      }
+    } else if (param.range && !ranks)
       range = {param.name, param.range->first, param.range->second};
     ranges.push_back(range);
   }
   for (const ParamRange &given : options.params)
-    if (llvm::none_of(s.params, [&](const ir::Parameter &p) {
+    if (!options.paramsWithinDeclared &&
+        llvm::none_of(s.params, [&](const ir::Parameter &p) {
           return p.name == given.name;
         }))
       return inputError("schedule '" + s.name + "' has no parameter '" +

@@ -39,6 +39,11 @@ struct VerifyOptions {
   std::optional<std::pair<int64_t, int64_t>> ranks;
   /// Explicit parameter ranges (`--param d=1..16`); override the spec's.
   std::vector<ParamRange> params;
+  /// `params` asked of a whole file's schedules at once (a build): a range
+  /// applies to the schedules that have its parameter, within the range
+  /// each declares (the code is for what the spec declares, and a build
+  /// may prove less of it). Otherwise a schedule without one is an error.
+  bool paramsWithinDeclared = false;
   PortModel ports = PortModel::Single;
   double timeoutSeconds = 60; // per solver query; 0: no limit
   int64_t maxSimulatedRanks = 4096;
