@@ -8,14 +8,14 @@
 // under those names: its handles made C's (MPI_Comm_f2c, MPI_Type_f2c,
 // MPI_Op_f2c), Fortran's MPI_IN_PLACE and MPI_BOTTOM made C's, and the C
 // entry point called, so that a Fortran call is decided, run and counted as
-// the same C call is. MPI_Comm_free and MPI_Finalize come along: the
-// drop-in forgets what it kept of a communicator when it is freed, and
-// prints its report at MPI_Finalize.
+// the same C call is. MPI_Finalize comes along: the drop-in prints its
+// report there. (A freed communicator needs no entry point: MPI frees the
+// schedules' duplicate on it by its attribute, whichever call frees it.)
 //
 // MPICH 4.0's Fortran bindings call MPI_X themselves (mpif.h, `use mpi` and
 // `use mpi_f08`'s collectives), so its collectives need nothing here; its
-// mpi_f08 alone calls PMPI_Comm_free and PMPI_Finalize, which is why those
-// two are defined for every MPI.
+// mpi_f08 alone calls PMPI_Finalize, which is why that one is defined for
+// every MPI.
 
 #include <mpi.h>
 
@@ -49,14 +49,6 @@ void result(MPI_Fint *ierr, int rc) {
   void name##_f08_ params
 
 extern "C" {
-
-COLLC_FORTRAN(mpi_comm_free, MPI_COMM_FREE, (MPI_Fint * comm, MPI_Fint *ierr)) {
-  MPI_Comm c = PMPI_Comm_f2c(*comm);
-  const int rc = MPI_Comm_free(&c);
-  if (rc == MPI_SUCCESS)
-    *comm = PMPI_Comm_c2f(c);
-  result(ierr, rc);
-}
 
 COLLC_FORTRAN(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr)) {
   result(ierr, MPI_Finalize());

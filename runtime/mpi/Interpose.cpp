@@ -393,12 +393,12 @@ namespace {
 /// Reduce, Allreduce and Scan: `root` < 0 for the unrooted ones.
 /// The last reduction of each kind that ran a schedule on a predefined,
 /// contiguous type and operator: a call with the same arguments (but its
-/// buffers) on a communicator of the same size runs that schedule at once,
-/// as the whole path would decide again (every input to the decision is in
-/// the key, and a predefined type or operator never changes).
-/// Bumped by MPI_Comm_free (below): a freed communicator's handle may
-/// come back for another communicator, which must not find a fast entry.
-std::atomic<uint64_t> commsFreed{0};
+/// buffers) on the same communicator runs that schedule at once, as the
+/// whole path would decide again (every input to the decision is in the
+/// key, and a predefined type or operator never changes). A freed
+/// communicator's handle may come back for another one: freeing it, by
+/// any call, frees the schedules' duplicate on it too, which
+/// mpiDuplicatesFreed() counts.
 
 /// A reduce by a schedule that keeps rank order (proved for root 0) to any
 /// `root`: the schedule runs unrotated to rank 0, into scratch there, then
@@ -445,8 +445,7 @@ struct FastReduction {
   MPI_Datatype type{};
   MPI_Op op{};
   int count = -1, root = 0;
-  uint64_t freed = 0;
-  int size = 0;
+  uint64_t freed = 0; // mpiDuplicatesFreed() when remembered
   bool output = false;
   const Candidate *candidate = nullptr;
   std::atomic<uint64_t> *calls = nullptr;
@@ -491,8 +490,13 @@ decideReduction(Coll coll, const void *send, void *recv, int count,
                             ? choose(coll, c.size, bytes, fold.ordered)
                             : refuse(why);
   // Timed calls (the report) take the whole path.
-  if (choice.candidate && info.named && fold.type == type && !moved &&
-      !reporting()) {
+  const bool remembered = choice.candidate && info.named && fold.type == type &&
+                          !moved && !reporting() && collc::rt::predefinedOp(op);
+  // Once the schedule has run, so that the communicator has the duplicate
+  // whose freeing ends the entry (any rank alone may find it has not).
+  auto remember = [&] {
+    if (!remembered || !collc::rt::hasMpiBackend(comm))
+      return;
     unsigned &next = fastNext[static_cast<int>(coll)];
     fastReductions[static_cast<int>(coll)][next] = {
         comm,
@@ -500,13 +504,12 @@ decideReduction(Coll coll, const void *send, void *recv, int count,
         op,
         count,
         root,
-        commsFreed,
-        c.size,
+        collc::rt::mpiDuplicatesFreed(),
         hasOutput(coll, c.rank, root),
         choice.candidate,
         &callsOf(coll, *choice.candidate)};
     next = (next + 1) % fastWays;
-  }
+  };
   return route(
       coll, choice,
       [&](const Candidate &k) {
@@ -540,6 +543,7 @@ decideReduction(Coll coll, const void *send, void *recv, int count,
         } else if (int rc = k.run(a)) {
           return ran(comm, rc, "a reduction's schedule failed");
         }
+        remember();
         return ran(comm, b.out.finish(comm), "cannot unpack a reduction");
       },
       [&] {
@@ -556,19 +560,17 @@ decideReduction(Coll coll, const void *send, void *recv, int count,
       });
 }
 
-int reduction(Coll coll, const void *send, void *recv, int count,
-              MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-              int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
-                            int, MPI_Comm)) {
+// Inlined into each MPI_X, whose constant kind and root fold away.
+[[gnu::always_inline]] inline int
+reduction(Coll coll, const void *send, void *recv, int count, MPI_Datatype type,
+          MPI_Op op, int root, MPI_Comm comm,
+          int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op, int,
+                        MPI_Comm)) {
   for (const FastReduction &fast : fastReductions[static_cast<int>(coll)]) {
     if (fast.comm != comm || fast.count != count || fast.type != type ||
         fast.op != op || fast.root != root || !fast.candidate ||
-        fast.freed != commsFreed.load(std::memory_order_relaxed))
+        fast.freed != collc::rt::mpiDuplicatesFreed())
       continue;
-    int size = 0;
-    PMPI_Comm_size(comm, &size);
-    if (size != fast.size)
-      break;
     Args a;
     a.send = send;
     a.recv = fast.output || send == MPI_IN_PLACE ? recv : nullptr;
@@ -954,11 +956,6 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
         return PMPI_Allgatherv(send, sendcount, sendtype, recv, recvcounts,
                                displs, recvtype, comm);
       });
-}
-
-int MPI_Comm_free(MPI_Comm *comm) {
-  ++commsFreed;
-  return PMPI_Comm_free(comm);
 }
 
 int MPI_Finalize(void) {

@@ -342,6 +342,7 @@ struct Duplicate {
 };
 
 int dupKeyvals[2] = {MPI_KEYVAL_INVALID, MPI_KEYVAL_INVALID}; // by channel
+std::mutex keyvalMaking; // makeMpiBackend's, below
 
 /// Each thread remembers the communicator it used last and its backend, so
 /// that a program calling collectives on one communicator skips the
@@ -370,6 +371,26 @@ int freeDuplicate(MPI_Comm, int, void *attribute, void *) {
 
 uint64_t mpiDuplicatesFreed() { return duplicatesFreed.load(); }
 
+bool hasMpiBackend(MPI_Comm comm, MpiChannel channel) {
+  if (comm == MPI_COMM_NULL)
+    return false;
+  const int c = channel == MpiChannel::Schedules ? 0 : 1;
+  if (lastUsed[c].comm == comm &&
+      lastUsed[c].generation == duplicatesFreed.load())
+    return true;
+  int dupKeyval = MPI_KEYVAL_INVALID;
+  {
+    std::lock_guard<std::mutex> hold(keyvalMaking);
+    dupKeyval = dupKeyvals[c];
+  }
+  void *attribute = nullptr;
+  int found = 0;
+  return dupKeyval != MPI_KEYVAL_INVALID &&
+         MPI_Comm_get_attr(comm, dupKeyval, &attribute, &found) ==
+             MPI_SUCCESS &&
+         found;
+}
+
 size_t mpiBackendHeld(MPI_Comm comm) {
   Backend *backend = nullptr;
   return makeMpiBackend(comm, backend) == MPI_SUCCESS ? backend->held() : 0;
@@ -392,8 +413,7 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
     // the predefined keyvals (MPI_TAG_UB's and the like): a thread reading
     // it meanwhile took such an attribute for a Duplicate and crashed. So
     // it is made once, into a local, and read under the same lock.
-    static std::mutex making;
-    std::lock_guard<std::mutex> hold(making);
+    std::lock_guard<std::mutex> hold(keyvalMaking);
     if (dupKeyvals[c] == MPI_KEYVAL_INVALID) {
       int made = MPI_KEYVAL_INVALID;
       if (int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,

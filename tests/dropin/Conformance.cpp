@@ -707,6 +707,38 @@ int main(int argc, char **argv) {
             rank, nullptr);
     }
   }
+  // A communicator freed where the drop-in cannot see it (PMPI_Comm_free, as
+  // a tool or another library may free one): the next, of another size, may
+  // get its handle, and must not run what was remembered for the old one.
+  if (p >= 3) {
+    int reused = 0;
+    MPI_Comm before = MPI_COMM_NULL;
+    for (int round = 0; round < 6; ++round) {
+      const int size = round % 2 == 0 ? p : p - 1;
+      MPI_Comm sub = MPI_COMM_NULL;
+      PMPI_Comm_split(MPI_COMM_WORLD, rank < size ? 0 : MPI_UNDEFINED, rank,
+                      &sub);
+      reused += sub != MPI_COMM_NULL && sub == before;
+      for (int again = 0; sub != MPI_COMM_NULL && again < 3; ++again) {
+        std::vector<long> in(5, rank + 1), a(5, -1), b(5, -1);
+        int rc1 = MPI_Allreduce(in.data(), a.data(), 5, MPI_LONG, MPI_SUM, sub);
+        int rc2 =
+            PMPI_Allreduce(in.data(), b.data(), 5, MPI_LONG, MPI_SUM, sub);
+        char what[96];
+        std::snprintf(what, sizeof what,
+                      "allreduce on %d of %d ranks, after an unseen free", size,
+                      p);
+        check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, sub,
+              rank, nullptr);
+      }
+      before = sub;
+      if (sub != MPI_COMM_NULL)
+        PMPI_Comm_free(&sub);
+      PMPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (rank == 0)
+      std::printf("a freed communicator's handle came back %d times\n", reused);
+  }
   unsigned long long ours = 0, theirs = 0;
   collc_mpi_counts(&ours, &theirs);
   unsigned long long sums[2] = {ours, theirs}, totals[2] = {0, 0};

@@ -146,6 +146,11 @@ size_t mpiBackendHeld(MPI_Comm comm);
 /// (and the backend) it named before.
 uint64_t mpiDuplicatesFreed();
 
+/// Whether `comm` has makeMpiBackend's duplicate already (local, so one rank
+/// alone may ask): then freeing `comm`, by whatever call, counts in
+/// mpiDuplicatesFreed().
+bool hasMpiBackend(MPI_Comm comm, MpiChannel channel = MpiChannel::Schedules);
+
 /// In-memory channels between the threads of a local::run (Local.h).
 int makeLocalBackend(LocalComm &comm, std::unique_ptr<Backend> &backend);
 
