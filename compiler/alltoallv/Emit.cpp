@@ -65,6 +65,22 @@ bool PatternVerdict::proved() const {
   return llvm::all_of(stages, [](const StageVerdict &s) { return s.proved(); });
 }
 
+verify::Status PatternVerdict::verdict() const {
+  verify::Status worst = verify::Status::Proved;
+  for (const StageVerdict &s : stages)
+    for (const verify::PropertyResult &r : s.report.properties)
+      if (r.property != verify::Property::Congestion)
+        worst = verify::worse(worst, r.status);
+  return worst;
+}
+
+double PatternVerdict::seconds() const {
+  double total = 0;
+  for (const StageVerdict &s : stages)
+    total += s.report.seconds;
+  return total;
+}
+
 int64_t PatternVerdict::maxLoad() const {
   int64_t load = 1;
   for (const StageVerdict &s : stages)
@@ -132,13 +148,10 @@ alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
 }
 
 llvm::Expected<EmittedCollective>
-alltoallv::emitCollective(llvm::StringRef name, Algorithm algorithm,
-                          const Topology &topology, llvm::StringRef where,
-                          double timeoutSeconds) {
-  llvm::Expected<PatternVerdict> verdict =
-      verifyPattern(name, algorithm, topology, timeoutSeconds);
-  if (!verdict)
-    return verdict.takeError();
+alltoallv::emitCollective(llvm::StringRef name, const PatternVerdict &v,
+                          llvm::StringRef where) {
+  const PatternVerdict *verdict = &v;
+  const Algorithm algorithm = v.pattern.algorithm;
   const Pattern *pattern = &verdict->pattern;
   const Layout &l = pattern->layout;
 

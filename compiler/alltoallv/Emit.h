@@ -1,7 +1,8 @@
 #pragma once
 // The irregular all-to-all of a `collective x = alltoallv on T using ALGO;`
 // as C++: the pattern of ALGO for T's size is proved stage by stage on T
-// (verify, as any schedule), then printed as step tables with a function of
+// (verify, as any schedule; pipeline/Pipeline.h checks it with the file's
+// schedules), then printed as step tables with a function of
 // MPI_Alltoallv's signature that runs them on collc_runtime
 // (runtime/include/collc/Alltoallv.h).
 
@@ -44,6 +45,10 @@ struct PatternVerdict {
   std::vector<StageVerdict> stages;
 
   bool proved() const;
+  /// The worst of the stages' contention and matching verdicts (congestion
+  /// is measured, not required).
+  verify::Status verdict() const;
+  double seconds() const; // the stages' proofs, in all
   int64_t maxLoad() const;
   /// The flat model (Theorem 2, Table 3) with each stage's load.
   ModelCost cost() const;
@@ -75,14 +80,11 @@ struct EmittedCollective {
   std::string note;
 };
 
-/// Proves every stage of `algorithm`'s pattern on `topology` (contention
-/// and matching; congestion measured, see StageVerdict) and prints the
-/// function `name`. Errors: those of verifyPattern, a stage that is not
-/// proved contention-free and matched (with the verifier's verdict).
+/// The function `name` that runs the pattern of `verdict`, declared at
+/// `where`. Errors: a stage that is not proved contention-free and matched
+/// (with the verifier's verdict).
 llvm::Expected<EmittedCollective> emitCollective(llvm::StringRef name,
-                                                 Algorithm algorithm,
-                                                 const Topology &topology,
-                                                 llvm::StringRef where,
-                                                 double timeoutSeconds);
+                                                 const PatternVerdict &verdict,
+                                                 llvm::StringRef where);
 
 } // namespace collc::alltoallv

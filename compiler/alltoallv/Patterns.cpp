@@ -74,6 +74,10 @@ std::optional<Algorithm> alltoallv::parseAlgorithm(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<Algorithm> alltoallv::algorithmFor(llvm::StringRef usingName) {
+  return usingName.empty() ? Algorithm::FourStage : parseAlgorithm(usingName);
+}
+
 llvm::StringRef alltoallv::stageKindName(StageKind kind) {
   switch (kind) {
   case StageKind::RowDistribute:

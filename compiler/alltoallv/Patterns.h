@@ -55,6 +55,10 @@ Layout layoutFor(int64_t p);
 enum class Algorithm { Direct, TwoStageRandom, TwoStageMesh, FourStage };
 llvm::StringRef algorithmName(Algorithm a); // the name `using` takes
 std::optional<Algorithm> parseAlgorithm(llvm::StringRef name);
+/// What `collective x = alltoallv on T [using NAME];` runs: NAME's pattern,
+/// or without `using` A4, the paper's algorithm for any P (001 §3.2), since
+/// the message sizes that would decide otherwise are known only at run time.
+std::optional<Algorithm> algorithmFor(llvm::StringRef usingName);
 
 /// What a stage's messages carry, so that the runtime can fill each bucket.
 enum class StageKind {

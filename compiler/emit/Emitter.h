@@ -12,6 +12,7 @@
 // this rank, so both ends agree on every message without a model of each
 // other's state (messages carry their chunk list; see Runtime.h).
 
+#include "alltoallv/Emit.h"
 #include "sema/Program.h"
 #include "verify/Verifier.h"
 
@@ -27,6 +28,13 @@ namespace collc::emit {
 struct VerifiedSchedule {
   const ir::Schedule *schedule = nullptr;
   verify::ScheduleReport report; // must be proved
+};
+
+/// An alltoallv collective that runs a library pattern (001 §3), and that
+/// pattern's stages checked on its topology.
+struct VerifiedPattern {
+  const CollectiveDef *collective = nullptr;
+  alltoallv::PatternVerdict verdict; // must be proved
 };
 
 struct EmitOptions {
@@ -45,12 +53,14 @@ struct EmittedFiles {
   std::vector<std::string> notes;
 };
 
-/// Emits one function per schedule of `schedules`, and one per collective
-/// declaration of `program` whose `using` names one of them. Errors: a
-/// collective kind the runtime does not run (alltoallv), a report that is
-/// not a proof.
+/// Emits one function per schedule of `schedules`, one per collective
+/// declaration of `program` whose `using` names one of them, and one per
+/// alltoallv collective of `patterns`. Errors: a collective kind the runtime
+/// does not run, a report that is not a proof, an alltoallv collective
+/// without its pattern.
 llvm::Expected<EmittedFiles> emitCpp(const Program &program,
                                      llvm::ArrayRef<VerifiedSchedule> schedules,
+                                     llvm::ArrayRef<VerifiedPattern> patterns,
                                      const EmitOptions &options);
 
 } // namespace collc::emit

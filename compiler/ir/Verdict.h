@@ -46,6 +46,18 @@ inline const char *statusName(Status s) {
   return "?";
 }
 
+/// The worse of two verdicts, for a whole made of parts: an error, then a
+/// counterexample, then unknown, then proved.
+inline Status worse(Status a, Status b) {
+  auto rank = [](Status s) {
+    return s == Status::Error            ? 3
+           : s == Status::Counterexample ? 2
+           : s == Status::Unknown        ? 1
+                                         : 0;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
 struct TransferRef {
   int64_t src = 0;
   int64_t dst = 0;

@@ -101,6 +101,9 @@ struct Program {
   std::vector<ir::Schedule> schedules;
 
   const ir::Schedule *findSchedule(llvm::StringRef name) const;
+  /// An alltoallv collective whose `using` names no schedule of the file:
+  /// it runs a pattern built for its P (001 §3, alltoallv/Patterns.h).
+  bool runsPattern(const CollectiveDef &c) const;
   /// Whether `name` names `schedule`: its own name, or that of a collective
   /// it was resolved for (`x` names x_from_0_bytes and x_from_N_bytes).
   bool names(llvm::StringRef name, const ir::Schedule &schedule) const;

@@ -36,6 +36,11 @@ const ir::Schedule *Program::findSchedule(llvm::StringRef name) const {
   return nullptr;
 }
 
+bool Program::runsPattern(const CollectiveDef &c) const {
+  return c.collective.kind == ir::CollectiveKind::Alltoallv &&
+         !findSchedule(c.algorithm);
+}
+
 bool Program::names(llvm::StringRef name, const ir::Schedule &schedule) const {
   if (schedule.name == name)
     return true;

@@ -4,6 +4,7 @@
 // driver runs the one the command line selects. Adding a subcommand is
 // adding a file.
 
+#include "alltoallv/Emit.h"
 #include "library/Frontend.h"
 #include "library/Library.h"
 #include "sema/Program.h"
@@ -31,6 +32,21 @@ enum ExitCode {
   ExitInputError = 2,
   ExitUnknown = 3,
 };
+
+/// The exit code of a verdict: a counterexample 1, unknown 3, an error 2.
+inline ExitCode exitCodeOf(verify::Status verdict) {
+  switch (verdict) {
+  case verify::Status::Proved:
+    return ExitOk;
+  case verify::Status::Counterexample:
+    return ExitCounterexample;
+  case verify::Status::Unknown:
+    return ExitUnknown;
+  case verify::Status::Error:
+    return ExitInputError;
+  }
+  return ExitInputError;
+}
 
 /// The category every collc option belongs to (others are hidden).
 llvm::cl::OptionCategory &category();
@@ -135,6 +151,15 @@ private:
 /// compile): its verdict, each property's, and their counterexamples.
 llvm::json::Object reportJson(const verify::ScheduleReport &report);
 llvm::json::Value counterexampleJson(const verify::Counterexample &c);
+
+/// An alltoallv collective's checked pattern (pipeline::checkPattern) as
+/// verify and compile print it: each stage's contention and matching, the
+/// load measured, the cost with that load, the verdict; and as JSON.
+void printPattern(const CollectiveDef &c,
+                  const alltoallv::PatternVerdict &verdict,
+                  llvm::raw_ostream &os);
+llvm::json::Object patternJson(const CollectiveDef &c,
+                               const alltoallv::PatternVerdict &verdict);
 
 /// `--timeout`'s help, for every command that proves.
 extern const char timeoutHelp[];

@@ -5,6 +5,7 @@
 #include "tools/Commands.h"
 
 #include "emit/Emitter.h"
+#include "pipeline/Pipeline.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
@@ -71,11 +72,6 @@ int runCompile() {
   JsonDocument json(diags, compileFormat == Format::Json);
   llvm::json::Array &reports = json.list("schedules");
   json.members["written"] = false;
-  // Every report goes in the document, whichever way the compile ends.
-  auto keep = [&](const verify::ScheduleReport &report) {
-    if (json)
-      reports.push_back(reportJson(report));
-  };
   verify::VerifyOptions options;
   std::optional<double> timeout = timeoutOption(compileTimeout, diags);
   if (!timeout)
@@ -119,37 +115,30 @@ int runCompile() {
     return ExitInputError;
   options.ports = portsFor(*program, compileAllPort);
 
-  // No code for a schedule that is not proved: verify all, then emit.
-  std::vector<emit::VerifiedSchedule> verified;
-  int exitCode = ExitOk;
-  for (const ir::Schedule &schedule : program->schedules) {
-    llvm::Expected<verify::ScheduleReport> report =
-        verify::verifySchedule(schedule, options);
-    if (!report) {
-      reportFailure(diags, report.takeError(), "verify", schedule.name,
-                      schedule.loc);
-      return ExitInputError;
-    }
-    keep(*report);
-    const verify::Status verdict = report->verdict();
-    if (verdict != verify::Status::Proved && !json)
-      verify::printText(schedule, *report, llvm::outs());
-    switch (verdict) {
-    case verify::Status::Proved:
-      verified.push_back({&schedule, std::move(*report)});
-      continue;
-    case verify::Status::Counterexample:
-      exitCode = ExitCounterexample;
-      continue;
-    case verify::Status::Unknown:
-      if (exitCode == ExitOk)
-        exitCode = ExitUnknown;
-      continue;
-    case verify::Status::Error:
-      return ExitInputError;
-    }
-  }
-  if (exitCode != ExitOk) {
+  // No code for a schedule or pattern that is not proved: check all, then
+  // emit. Every report goes in the document, whichever way the compile ends.
+  pipeline::CheckEvents events;
+  events.schedule = [&](const ir::Schedule &schedule,
+                        const verify::ScheduleReport &report) {
+    if (json)
+      reports.push_back(reportJson(report));
+    else if (report.verdict() != verify::Status::Proved)
+      verify::printText(schedule, report, llvm::outs());
+  };
+  events.pattern = [&](const CollectiveDef &c,
+                       const alltoallv::PatternVerdict &verdict) {
+    if (json)
+      json.list("alltoallv").push_back(patternJson(c, verdict));
+    else if (verdict.verdict() != verify::Status::Proved)
+      printPattern(c, verdict, llvm::outs());
+  };
+  events.failure = [&](llvm::Error e, llvm::StringRef name, llvm::SMLoc loc) {
+    reportFailure(diags, std::move(e), "verify", name, loc);
+  };
+  const pipeline::Checked checked = pipeline::check(*program, options, events);
+  if (const int exitCode = exitCodeOf(checked.verdict)) {
+    if (exitCode == ExitInputError)
+      return exitCode;
     diags.error(llvm::SMLoc(), std::string("no code written: ") +
                                    (exitCode == ExitCounterexample
                                         ? "a schedule has a counterexample"
@@ -163,7 +152,7 @@ int runCompile() {
   emitOptions.specName = llvm::sys::path::filename(compileFile).str();
   emitOptions.sourceMgr = &sourceMgr;
   llvm::Expected<emit::EmittedFiles> files =
-      emit::emitCpp(*program, verified, emitOptions);
+      emit::emitCpp(*program, checked.schedules, checked.patterns, emitOptions);
   if (!files) {
     diags.error(llvm::SMLoc(), llvm::toString(files.takeError()));
     return ExitInputError;
@@ -192,7 +181,7 @@ int runCompile() {
   for (const std::string &note : files->notes)
     llvm::outs() << "collc: note: " << note << "\n";
   llvm::outs() << "collc: wrote " << header << " and " << source << " ("
-               << plural(verified.size(), "schedule") << ")\n";
+               << plural(checked.schedules.size(), "schedule") << ")\n";
   return ExitOk;
 }
 

@@ -454,12 +454,10 @@ int runCost() {
         printCost(llvm::outs(), file, result);
     }
     for (const CollectiveDef &def : program->collectives) {
-      if (def.collective.kind != ir::CollectiveKind::Alltoallv ||
-          program->findSchedule(def.algorithm) ||
-          !selection->selects(def.name))
+      if (!program->runsPattern(def) || !selection->selects(def.name))
         continue;
-      std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
-          def.algorithm.empty() ? "four_stage" : def.algorithm);
+      std::optional<alltoallv::Algorithm> algorithm =
+          alltoallv::algorithmFor(def.algorithm);
       if (!algorithm)
         continue; // sema has reported it
       if (llvm::Error e =

@@ -2,7 +2,7 @@
 
 #include "tools/Commands.h"
 
-#include "alltoallv/Emit.h"
+#include "pipeline/Pipeline.h"
 #include "sema/Sema.h"
 #include "support/Diagnostics.h"
 #include "verify/Verifier.h"
@@ -94,140 +94,6 @@ cl::opt<unsigned> verifyJobs(
     cl::cat(category()));
 cl::alias verifyJobsShort("j", cl::desc("Alias for --jobs"),
                           cl::aliasopt(verifyJobs));
-
-/// "proved          (z3)": the status column as printText aligns it.
-std::string statusColumn(const verify::PropertyResult &r) {
-  std::string status = verify::statusName(r.status);
-  status.resize(std::max<size_t>(status.size(), 15), ' ');
-  return status + " (" + r.method + (r.detail.empty() ? "" : "; " + r.detail) +
-         ")";
-}
-
-/// An alltoallv collective (001 §3): its pattern's stages on the declared
-/// topology, contention-free and matched as proved properties, the load on
-/// the most loaded channel as a measurement, and the flat model's cost with
-/// that load. Returns the exit code it earns.
-int verifyAlltoallv(const CollectiveDef &c, alltoallv::Algorithm algorithm,
-                    DiagnosticEngine &diags, llvm::raw_ostream &os,
-                    llvm::json::Array *json) {
-  llvm::Expected<alltoallv::PatternVerdict> verdict =
-      alltoallv::verifyPattern(c.name, algorithm, c.topology, verifyTimeout);
-  if (!verdict) {
-    diags.error(c.loc, "cannot verify alltoallv '" + c.name +
-                           "': " + llvm::toString(verdict.takeError()));
-    return ExitInputError;
-  }
-  int code = ExitOk;
-  double seconds = 0;
-  for (const alltoallv::StageVerdict &v : verdict->stages) {
-    seconds += v.report.seconds;
-    for (const verify::PropertyResult &r : v.report.properties) {
-      if (r.property == verify::Property::Congestion)
-        continue;
-      if (r.status == verify::Status::Counterexample)
-        code = ExitCounterexample;
-      else if (r.status == verify::Status::Unknown && code == ExitOk)
-        code = ExitUnknown;
-      else if (r.status == verify::Status::Error)
-        return ExitInputError;
-    }
-  }
-  const alltoallv::Pattern &pattern = verdict->pattern;
-  const alltoallv::Layout &l = pattern.layout;
-  const alltoallv::ModelCost cost = verdict->cost();
-  std::string loads;
-  for (const alltoallv::StageVerdict &v : verdict->stages)
-    loads += (loads.empty() ? "" : ", ") + std::to_string(v.maxLoad);
-  const std::string costText =
-      std::to_string(cost.startups) + "·t_s + " + std::to_string(cost.traffic) +
-      "·m·t_w, m = L_max/P (" + cost.source +
-      "; each stage's traffic times its most loaded channel: " + loads + ")";
-
-  if (json) {
-    llvm::json::Array stages;
-    for (const alltoallv::StageVerdict &v : verdict->stages) {
-      llvm::json::Array properties;
-      for (const verify::PropertyResult &r : v.report.properties)
-        if (r.property != verify::Property::Congestion)
-          properties.push_back(
-              llvm::json::Object{{"property", verify::propertyName(r.property)},
-                                 {"status", verify::statusName(r.status)},
-                                 {"method", r.method}});
-      llvm::json::Object o{{"stage", v.stage.name},
-                           {"kind", alltoallv::stageKindName(v.stage.kind)},
-                           {"steps", static_cast<int64_t>(v.stage.numSteps())},
-                           {"properties", std::move(properties)},
-                           {"max_load", v.maxLoad}};
-      if (v.congestion)
-        o["congestion"] = counterexampleJson(*v.congestion);
-      stages.push_back(std::move(o));
-    }
-    json->push_back(llvm::json::Object{
-        {"collective", c.name},
-        {"algorithm", alltoallv::algorithmName(algorithm)},
-        {"topology", verdict->topology},
-        {"p", l.p},
-        {"verdict", code == ExitOk        ? "proved"
-                    : code == ExitUnknown ? "unknown"
-                                          : "counterexample"},
-        {"max_load", verdict->maxLoad()},
-        {"stages", std::move(stages)},
-        {"cost", llvm::json::Object{{"ts", cost.startups},
-                                    {"tw_m", cost.traffic},
-                                    {"m", "L_max/P"},
-                                    {"source", cost.source}}},
-        {"seconds", seconds}});
-    return code;
-  }
-
-  os << "collective " << c.name << " : alltoallv on " << verdict->topology
-     << ", by " << alltoallv::algorithmName(algorithm) << " (001 §3)";
-  if (algorithm == alltoallv::Algorithm::FourStage ||
-      algorithm == alltoallv::Algorithm::TwoStageMesh)
-    os << ": C = " << l.columns << " columns, R = " << l.rows
-       << " rows, r = " << l.r << (l.rearranged ? " (rearranged)" : "");
-  os << "\n";
-  for (const alltoallv::StageVerdict &v : verdict->stages) {
-    os << "  stage " << v.stage.name << " ("
-       << alltoallv::stageKindName(v.stage.kind) << "), "
-       << plural(v.stage.numSteps(), "step") << "\n";
-    for (const verify::PropertyResult &r : v.report.properties)
-      if (r.property != verify::Property::Congestion)
-        os << "    " << llvm::left_justify(verify::propertyName(r.property), 12)
-           << " " << statusColumn(r) << "\n";
-    os << "    congestion   "
-       << llvm::left_justify(v.congestion ? "congests" : "none", 15) << " ("
-       << (v.congestion ? v.congestionText() + "; measured, not required"
-                        : "most loaded channel: 1 message")
-       << ")\n";
-    if (!v.proved()) {
-      // The failed proof in full: what, where, and the steps before.
-      verify::ScheduleReport failed = v.report;
-      llvm::erase_if(failed.properties, [](const verify::PropertyResult &r) {
-        return r.property == verify::Property::Congestion;
-      });
-      verify::printText(v.schedule, failed, os);
-    }
-  }
-  os << "  cost: " << costText << "\n";
-  switch (code) {
-  case ExitOk:
-    os << "PROVED";
-    if (verdict->maxLoad() > 1)
-      os << ": contention-free and matched; congests on " << verdict->topology
-         << " (up to " << verdict->maxLoad()
-         << " messages on a channel), which the cost counts";
-    break;
-  case ExitUnknown:
-    os << "UNKNOWN";
-    break;
-  default:
-    os << "COUNTEREXAMPLE";
-    break;
-  }
-  os << llvm::format(" (%.2f s)\n", seconds);
-  return code;
-}
 
 /// The options every schedule is verified under, from the command line;
 /// nothing, with the error reported, when one is malformed.
@@ -405,19 +271,7 @@ int runVerify() {
                                      counterexamples, written);
       if (!written)
         worsen(ExitInputError);
-      switch (report->verdict()) {
-      case verify::Status::Proved:
-        break;
-      case verify::Status::Counterexample:
-        worsen(ExitCounterexample);
-        break;
-      case verify::Status::Unknown:
-        worsen(ExitUnknown);
-        break;
-      case verify::Status::Error:
-        worsen(ExitInputError);
-        break;
-      }
+      worsen(exitCodeOf(report->verdict()));
       if (verifyFormat == Format::Text) {
         for (const auto &[collective, picked] : file.choices)
           for (const library::Choice &c : picked)
@@ -433,16 +287,20 @@ int runVerify() {
     // An alltoallv collective is a pattern built for its P (compiler/
     // alltoallv), not a schedule of the file: its stages are checked here.
     for (const CollectiveDef &c : program.collectives) {
-      if (c.collective.kind != ir::CollectiveKind::Alltoallv ||
-          program.findSchedule(c.algorithm) || !selection->selects(c.name))
+      if (!program.runsPattern(c) || !selection->selects(c.name))
         continue;
-      std::optional<alltoallv::Algorithm> algorithm = alltoallv::parseAlgorithm(
-          c.algorithm.empty() ? "four_stage" : c.algorithm);
-      if (!algorithm)
-        continue; // sema has reported it
-      worsen(verifyAlltoallv(c, *algorithm, diags, llvm::outs(),
-                             verifyFormat == Format::Json ? &jsonAlltoallv
-                                                          : nullptr));
+      llvm::Expected<alltoallv::PatternVerdict> verdict =
+          pipeline::checkPattern(c, options);
+      if (!verdict) {
+        reportFailure(diags, verdict.takeError(), "verify", c.name, c.loc);
+        worsen(ExitInputError);
+        continue;
+      }
+      worsen(exitCodeOf(verdict->verdict()));
+      if (verifyFormat == Format::Json)
+        jsonAlltoallv.push_back(patternJson(c, *verdict));
+      else
+        printPattern(c, *verdict, llvm::outs());
     }
   }
   if (!verifyDraw.empty() && !drawn)

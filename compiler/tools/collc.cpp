@@ -102,9 +102,7 @@ collc::tools::loadSelection(llvm::ArrayRef<std::string> files,
     for (const collc::ir::Schedule &schedule : l.program.schedules)
       known.insert(schedule.name);
     for (const collc::CollectiveDef &c : l.program.collectives)
-      if (!c.resolved.empty() ||
-          (c.collective.kind == collc::ir::CollectiveKind::Alltoallv &&
-           !l.program.findSchedule(c.algorithm)))
+      if (!c.resolved.empty() || l.program.runsPattern(c))
         known.insert(c.name); // its schedules, or an alltoallv's pattern
     out.files.push_back(std::move(l));
   }

@@ -225,11 +225,24 @@ TEST(Alltoallv, Sec313_TwoStageMeshNeedsPerfectSquare) {
 
 namespace {
 
+/// What `collc compile` does for one collective: check its pattern
+/// (pipeline::check), then print it.
+llvm::Expected<EmittedCollective> checkAndEmit(llvm::StringRef name,
+                                               Algorithm algorithm,
+                                               const Topology &topology,
+                                               llvm::StringRef where) {
+  llvm::Expected<PatternVerdict> verdict =
+      verifyPattern(name, algorithm, topology, 60);
+  if (!verdict)
+    return verdict.takeError();
+  return emitCollective(name, *verdict, where);
+}
+
 // What `collc compile` prints for `collective x = alltoallv on full(5) using
 // four_stage;`: the proved tables and MPI_Alltoallv's signature.
 TEST(Alltoallv, EmitsProvedTablesWithAlltoallvSignature) {
   llvm::Expected<EmittedCollective> e =
-      emitCollective("x", Algorithm::FourStage, full(5), "f.coll:3", 60);
+      checkAndEmit("x", Algorithm::FourStage, full(5), "f.coll:3");
   ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
   EXPECT_NE(e->declaration.find(
                 "int x(const void *sendbuf, const int *sendcounts, const int "
@@ -267,7 +280,7 @@ TEST(Alltoallv, EmitsProvedTablesWithAlltoallvSignature) {
             std::string::npos);
 
   llvm::Expected<EmittedCollective> a3 =
-      emitCollective("y", Algorithm::TwoStageMesh, full(61), "f.coll:4", 60);
+      checkAndEmit("y", Algorithm::TwoStageMesh, full(61), "f.coll:4");
   ASSERT_FALSE(static_cast<bool>(a3));
   EXPECT_NE(llvm::toString(a3.takeError()).find("perfect square"),
             std::string::npos);
@@ -327,8 +340,7 @@ TEST(Alltoallv, StagesOnDeclaredTopologyReportTheirLoad) {
   ASSERT_TRUE(static_cast<bool>(simulated));
   EXPECT_EQ(*simulated, loads);
 
-  llvm::Expected<EmittedCollective> e =
-      emitCollective("x", Algorithm::FourStage, ring8, "f.coll:3", 60);
+  llvm::Expected<EmittedCollective> e = emitCollective("x", *v, "f.coll:3");
   ASSERT_TRUE(static_cast<bool>(e)) << llvm::toString(e.takeError());
   EXPECT_NE(e->note.find("congests on ring(8): stage II: channel 2->3 "
                          "carries 3 messages at step 1"),
@@ -341,11 +353,26 @@ TEST(Alltoallv, StagesOnDeclaredTopologyReportTheirLoad) {
       << e->declaration;
 
   llvm::Expected<EmittedCollective> flat =
-      emitCollective("y", Algorithm::FourStage, full(8), "f.coll:4", 60);
+      checkAndEmit("y", Algorithm::FourStage, full(8), "f.coll:4");
   ASSERT_TRUE(static_cast<bool>(flat)) << llvm::toString(flat.takeError());
   EXPECT_EQ(flat->note, "");
   EXPECT_NE(flat->declaration.find("congestion-free on full(8)"),
             std::string::npos);
+
+  // A stage whose matching is not proved: the pattern's verdict says so,
+  // and no code is printed for it. The congestion measured stays apart.
+  EXPECT_EQ(v->verdict(), verify::Status::Proved);
+  PatternVerdict unproved = *v;
+  for (verify::PropertyResult &r : unproved.stages[1].report.properties)
+    if (r.property == verify::Property::Matching)
+      r.status = verify::Status::Unknown;
+  EXPECT_EQ(unproved.verdict(), verify::Status::Unknown);
+  llvm::Expected<EmittedCollective> refused =
+      emitCollective("x", unproved, "f.coll:3");
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(
+      llvm::toString(refused.takeError()).find("stage II of `x` is not proved"),
+      std::string::npos);
 }
 
 } // namespace
