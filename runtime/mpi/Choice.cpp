@@ -282,10 +282,6 @@ struct Tally {
 };
 using Tallies = std::array<Tally, collCount>;
 
-template <typename T> void add(std::atomic<T> &to, T n) {
-  to.store(to.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
 /// Every thread counts in its own tallies (MPI_THREAD_MULTIPLE: two
 /// threads may call collectives at once); those of a thread that ended
 /// are folded into `ended` and its block kept for the next thread.
@@ -470,15 +466,21 @@ Choice chooseAnew(Coll coll, int ranks, int64_t bytes, bool ordered) {
 
 bool reporting() { return settings().report; }
 
+namespace {
+/// This thread's tally of `coll`.
+Tally &tallyOf(Coll coll) {
+  return (mine ? *mine : enrol())[static_cast<size_t>(coll)];
+}
+} // namespace
+
 std::atomic<uint64_t> &callsOf(Coll coll, const Candidate &candidate) {
-  Tally &t = (mine ? *mine : enrol())[static_cast<size_t>(coll)];
-  return t.bySchedule[&candidate - candidates];
+  return tallyOf(coll).bySchedule[&candidate - candidates];
 }
 
 void count(Coll coll, const Choice &choice, double seconds) {
-  Tally &t = (mine ? *mine : enrol())[static_cast<size_t>(coll)];
+  Tally &t = tallyOf(coll);
   if (choice.candidate) {
-    add(t.bySchedule[choice.candidate - candidates], uint64_t{1});
+    add(callsOf(coll, *choice.candidate), uint64_t{1});
     if (seconds)
       add(t.collcSeconds, seconds);
   } else {

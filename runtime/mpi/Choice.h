@@ -114,6 +114,12 @@ Choice choose(Coll coll, int ranks, int64_t bytes, bool ordered = false);
 /// environment sends every call of `coll` to MPI).
 bool pinnedToMpi(Coll coll);
 
+/// Adds `n` to a tally that only its own thread writes: no locked
+/// instruction, and the report may read it at any time.
+template <typename T> void add(std::atomic<T> &to, T n) {
+  to.store(to.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
 /// Counts a call for the report (COLLC_MPI_REPORT=1), with its time.
 void count(Coll coll, const Choice &choice, double seconds);
 /// This thread's count of `coll`'s calls run by `candidate`, which

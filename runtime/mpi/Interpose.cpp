@@ -579,8 +579,7 @@ reduction(Coll coll, const void *send, void *recv, int count, MPI_Datatype type,
     a.op = op;
     a.root = root < 0 ? 0 : root;
     a.comm = comm;
-    fast.calls->store(fast.calls->load(std::memory_order_relaxed) + 1,
-                      std::memory_order_relaxed);
+    add(*fast.calls, uint64_t{1});
     if (int rc = fast.candidate->run(a))
       return ran(comm, rc, "a reduction's schedule failed");
     return MPI_SUCCESS;

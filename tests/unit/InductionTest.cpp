@@ -4,6 +4,7 @@
 // wrong.
 
 #include "prove/Induction.h"
+#include "SourceTextTest.h"
 #include "library/Compose.h"
 #include "sema/Sema.h"
 #include "verify/Verifier.h"
@@ -24,20 +25,8 @@ using verify::Status;
 
 namespace {
 
-class InductionTest : public ::testing::Test {
+class InductionTest : public test::SourceTextTest {
 protected:
-  /// The schedules of `text`, analysed.
-  Program load(const std::string &text) {
-    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, "test.coll");
-    llvm::Expected<Program> program = loadSource(std::move(buffer), diags);
-    EXPECT_TRUE(static_cast<bool>(program)) << errors;
-    if (!program) {
-      llvm::consumeError(program.takeError());
-      return {};
-    }
-    return std::move(*program);
-  }
-
   /// Causality and correctness of the first schedule of `text`, for
   /// parameter p in lo .. hi.
   std::vector<PropertyResult> induce(const std::string &text, int64_t lo,
@@ -69,10 +58,6 @@ protected:
         last ? program.schedules.back() : program.schedules.front(), options);
   }
 
-  std::string errors;
-  llvm::raw_string_ostream errorStream{errors};
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags{sourceMgr, errorStream, false};
   Program program;
 };
 

@@ -2,11 +2,7 @@
 // then emitted only when proved (pipeline/Pipeline.h, emit/Emitter.h).
 
 #include "pipeline/Pipeline.h"
-#include "sema/Sema.h"
-
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
+#include "SourceTextTest.h"
 
 #include <gtest/gtest.h>
 
@@ -17,19 +13,8 @@ using namespace collc;
 
 namespace {
 
-class PipelineTest : public ::testing::Test {
+class PipelineTest : public test::SourceTextTest {
 protected:
-  Program load(const std::string &text) {
-    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, "test.coll");
-    llvm::Expected<Program> program = loadSource(std::move(buffer), diags);
-    EXPECT_TRUE(static_cast<bool>(program)) << errors;
-    if (!program) {
-      llvm::consumeError(program.takeError());
-      return {};
-    }
-    return std::move(*program);
-  }
-
   /// check() of `program`, recording the names of the schedules and
   /// collectives it reported, in order.
   pipeline::Checked check(const Program &program) {
@@ -46,10 +31,6 @@ protected:
   }
 
   std::vector<std::string> reported;
-  std::string errors;
-  llvm::raw_string_ostream errorStream{errors};
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags{sourceMgr, errorStream, false};
 };
 
 const char *const kGood = R"(
