@@ -88,6 +88,15 @@ private:
                llvm::StringRef note = "");
   void topologyDecl(const ast::TopologyDecl &decl);
   void modelDecl(const ast::ModelDecl &decl);
+  /// The size a model's `segment: SIZE` starts at, above `after`; reports
+  /// why not.
+  std::optional<int64_t> segmentBytes(const ast::Field &field, int64_t after);
+  /// A model's `ports`, `copies`, `serve` or `cores` set in `model`: true,
+  /// or false with the error reported; nothing for another field.
+  std::optional<bool> machineField(const ast::Field &field, CostModel &model);
+  /// A model's `ts`, `tw` or `to` in seconds (per byte for `tw`); reports
+  /// a missing or wrong unit.
+  std::optional<double> modelTime(const ast::Field &field);
   void collectiveDecl(const ast::CollectiveDecl &decl);
   /// Whether `algo` names a library algorithm for `kind` on `topology`;
   /// reports why not.

@@ -474,6 +474,118 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
   return c;
 }
 
+std::optional<int64_t> Analyzer::segmentBytes(const ast::Field &field,
+                                              int64_t after) {
+  // A size in bytes: 8KiB, 4096B.
+  const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
+  const double n = q ? std::strtod(q->number.c_str(), nullptr) : -1;
+  const double unit = !q ? -1
+                         : llvm::StringSwitch<double>(q->unit)
+                               .Case("B", 1)
+                               .Case("KiB", 1024)
+                               .Case("MiB", 1024 * 1024)
+                               .Case("GiB", 1024.0 * 1024 * 1024)
+                               .Default(-1);
+  const double bytes = n * unit;
+  if (!q || unit < 0 || bytes != std::floor(bytes) || bytes > 1e18) {
+    diags.error(locOf(field),
+                "'segment' needs the size it starts at in bytes, such "
+                "as 8KiB (B, KiB, MiB or GiB)",
+                rangeOf(field));
+    return std::nullopt;
+  }
+  if (bytes <= static_cast<double>(after)) {
+    diags.error(locOf(field),
+                "segment sizes must increase, each above 0; this one is " +
+                    llvm::Twine(static_cast<int64_t>(bytes)) +
+                    " bytes, after " + llvm::Twine(after),
+                rangeOf(field));
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+std::optional<bool> Analyzer::machineField(const ast::Field &field,
+                                           CostModel &model) {
+  const std::string &key = field.key.name;
+  const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
+  const ast::Identifier *word = boost::get<ast::Identifier>(&field.value);
+  auto refuse = [&](const char *message) {
+    diags.error(locOf(field), message, rangeOf(field));
+    return false;
+  };
+  if (key == "ports") {
+    if (!word || (word->name != "single" && word->name != "all"))
+      return refuse("ports must be 'single' or 'all'");
+    model.ports = word->name == "all" ? PortModel::All : PortModel::Single;
+    return true;
+  }
+  if (key == "copies") {
+    if (!word || (word->name != "sender" && word->name != "receiver"))
+      return refuse("copies must be 'sender' or 'receiver'");
+    model.machine.copies =
+        word->name == "receiver" ? CopyModel::Receiver : CopyModel::Sender;
+    return true;
+  }
+  if (key == "serve") {
+    const double x = q ? std::strtod(q->number.c_str(), nullptr) : -1;
+    if (!q || !q->unit.empty() || !(x >= 0 && x <= 1))
+      return refuse("'serve' must be a number from 0 to 1, such as 0.2");
+    model.machine.serve = x;
+    return true;
+  }
+  if (key == "cores") {
+    const double n = q ? std::strtod(q->number.c_str(), nullptr) : 0;
+    if (!q || !q->unit.empty() || n < 1 || n > (1 << 20) || n != std::floor(n))
+      return refuse("'cores' must be a whole number from 1 to 1048576, "
+                    "such as 2");
+    model.machine.cores = static_cast<int64_t>(n);
+    return true;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Analyzer::modelTime(const ast::Field &field) {
+  const std::string &key = field.key.name;
+  const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
+  if (!q) {
+    diags.error(locOf(field),
+                "expected a quantity such as " +
+                    llvm::Twine(key != "tw" ? "10us" : "2ns/byte"),
+                rangeOf(field));
+    return std::nullopt;
+  }
+  double value = std::strtod(q->number.c_str(), nullptr);
+  llvm::StringRef unit = q->unit;
+  llvm::StringRef time = unit, per;
+  if (unit.contains('/'))
+    std::tie(time, per) = unit.split('/');
+  double scale = llvm::StringSwitch<double>(time)
+                     .Case("s", 1)
+                     .Case("ms", 1e-3)
+                     .Case("us", 1e-6)
+                     .Case("ns", 1e-9)
+                     .Case("ps", 1e-12)
+                     .Default(-1);
+  bool perByte = per == "byte" || per == "B";
+  bool unitOk = scale > 0 && (key != "tw" ? per.empty() : perByte);
+  if (!unitOk) {
+    diags.error(
+        llvm::SMLoc::getFromPointer(q->begin),
+        key != "tw"
+            ? "'" + key + "' needs a time unit: s, ms, us, ns or ps"
+            : std::string("'tw' needs a time per byte, such as 2ns/byte"),
+        rangeOf(*q));
+    return std::nullopt;
+  }
+  if (!std::isfinite(value * scale)) {
+    diags.error(llvm::SMLoc::getFromPointer(q->begin), "quantity out of range",
+                rangeOf(*q));
+    return std::nullopt;
+  }
+  return value * scale;
+}
+
 void Analyzer::modelDecl(const ast::ModelDecl &decl) {
   declare(decl.name.name, decl.name);
   CostModel model;
@@ -495,46 +607,20 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
   llvm::StringMap<llvm::SMLoc> seen;
   for (const ast::Field &field : decl.fields) {
     const std::string &key = field.key.name;
-    const ast::Quantity *q = boost::get<ast::Quantity>(&field.value);
     if (key == "segment") {
-      // A size in bytes: 8KiB, 4096B.
-      const double n = q ? std::strtod(q->number.c_str(), nullptr) : -1;
-      const double unit = !q ? -1
-                             : llvm::StringSwitch<double>(q->unit)
-                                   .Case("B", 1)
-                                   .Case("KiB", 1024)
-                                   .Case("MiB", 1024 * 1024)
-                                   .Case("GiB", 1024.0 * 1024 * 1024)
-                                   .Default(-1);
-      const double bytes = n * unit;
-      const double after =
-          model.larger.empty()
-              ? 0
-              : static_cast<double>(model.larger.back().fromBytes);
-      // A segment in error still takes the fields after it, so that they
-      // are not mistaken for the previous segment's.
-      bool valid = false;
-      if (!q || unit < 0 || bytes != std::floor(bytes) || bytes > 1e18)
-        diags.error(locOf(field),
-                    "'segment' needs the size it starts at in bytes, such "
-                    "as 8KiB (B, KiB, MiB or GiB)",
-                    rangeOf(field));
-      else if (bytes <= after)
-        diags.error(locOf(field),
-                    "segment sizes must increase, each above 0; this one is " +
-                        llvm::Twine(static_cast<int64_t>(bytes)) +
-                        " bytes, after " +
-                        llvm::Twine(static_cast<int64_t>(after)),
-                    rangeOf(field));
-      else if (!segmentStart && (!hasTs || !hasTw))
+      const int64_t after =
+          model.larger.empty() ? 0 : model.larger.back().fromBytes;
+      std::optional<int64_t> bytes = segmentBytes(field, after);
+      if (bytes && !segmentStart && (!hasTs || !hasTw)) {
         diags.error(locOf(field),
                     "give the first segment's 'ts' and 'tw' before 'segment'",
                     rangeOf(field));
-      else
-        valid = true;
-      ok = segmentComplete() && valid && ok;
-      model.larger.push_back(
-          {static_cast<int64_t>(valid ? bytes : after + 1), 0, 0});
+        bytes.reset();
+      }
+      ok = segmentComplete() && bytes && ok;
+      // A segment in error still takes the fields after it, so that they
+      // are not mistaken for the previous segment's.
+      model.larger.push_back({bytes.value_or(after + 1), 0, 0});
       segmentStart = &field;
       hasTs = hasTw = false;
       continue;
@@ -552,53 +638,8 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       ok = false;
       continue;
     }
-    const ast::Identifier *word = boost::get<ast::Identifier>(&field.value);
-    if (key == "ports") {
-      if (!word || (word->name != "single" && word->name != "all")) {
-        diags.error(locOf(field), "ports must be 'single' or 'all'",
-                    rangeOf(field));
-        ok = false;
-        continue;
-      }
-      model.ports = word->name == "all" ? PortModel::All : PortModel::Single;
-      continue;
-    }
-    if (key == "copies") {
-      if (!word || (word->name != "sender" && word->name != "receiver")) {
-        diags.error(locOf(field), "copies must be 'sender' or 'receiver'",
-                    rangeOf(field));
-        ok = false;
-        continue;
-      }
-      model.machine.copies =
-          word->name == "receiver" ? CopyModel::Receiver : CopyModel::Sender;
-      continue;
-    }
-    if (key == "serve") {
-      const double x = q ? std::strtod(q->number.c_str(), nullptr) : -1;
-      if (!q || !q->unit.empty() || !(x >= 0 && x <= 1)) {
-        diags.error(locOf(field),
-                    "'serve' must be a number from 0 to 1, such as 0.2",
-                    rangeOf(field));
-        ok = false;
-        continue;
-      }
-      model.machine.serve = x;
-      continue;
-    }
-    if (key == "cores") {
-      char *end = nullptr;
-      const double n = q ? std::strtod(q->number.c_str(), &end) : 0;
-      if (!q || !q->unit.empty() || n < 1 || n > (1 << 20) ||
-          n != std::floor(n)) {
-        diags.error(locOf(field),
-                    "'cores' must be a whole number from 1 to 1048576, "
-                    "such as 2",
-                    rangeOf(field));
-        ok = false;
-        continue;
-      }
-      model.machine.cores = static_cast<int64_t>(n);
+    if (std::optional<bool> set = machineField(field, model)) {
+      ok = *set && ok;
       continue;
     }
     if (key != "ts" && key != "tw" && key != "to") {
@@ -610,52 +651,19 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
       ok = false;
       continue;
     }
-    if (!q) {
-      diags.error(locOf(field),
-                  "expected a quantity such as " +
-                      llvm::Twine(key != "tw" ? "10us" : "2ns/byte"),
-                  rangeOf(field));
-      ok = false;
-      continue;
-    }
-    double value = std::strtod(q->number.c_str(), nullptr);
-    llvm::StringRef unit = q->unit;
-    llvm::StringRef time = unit, per;
-    if (unit.contains('/'))
-      std::tie(time, per) = unit.split('/');
-    double scale = llvm::StringSwitch<double>(time)
-                       .Case("s", 1)
-                       .Case("ms", 1e-3)
-                       .Case("us", 1e-6)
-                       .Case("ns", 1e-9)
-                       .Case("ps", 1e-12)
-                       .Default(-1);
-    bool perByte = per == "byte" || per == "B";
-    bool unitOk = scale > 0 && (key != "tw" ? per.empty() : perByte);
-    if (!unitOk) {
-      diags.error(
-          llvm::SMLoc::getFromPointer(q->begin),
-          key != "tw"
-              ? "'" + key + "' needs a time unit: s, ms, us, ns or ps"
-              : std::string("'tw' needs a time per byte, such as 2ns/byte"),
-          rangeOf(*q));
-      ok = false;
-      continue;
-    }
-    if (!std::isfinite(value * scale)) {
-      diags.error(llvm::SMLoc::getFromPointer(q->begin),
-                  "quantity out of range", rangeOf(*q));
+    std::optional<double> seconds = modelTime(field);
+    if (!seconds) {
       ok = false;
       continue;
     }
     if (key == "to") {
-      model.to = value * scale;
+      model.to = *seconds;
       continue;
     }
     double &ts = model.larger.empty() ? model.ts : model.larger.back().ts;
     double &tw =
         model.larger.empty() ? model.twPerByte : model.larger.back().twPerByte;
-    (key == "ts" ? ts : tw) = value * scale;
+    (key == "ts" ? ts : tw) = *seconds;
     (key == "ts" ? hasTs : hasTw) = true;
   }
   if (segmentStart)
