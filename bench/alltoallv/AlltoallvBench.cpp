@@ -120,35 +120,10 @@ double pingPong(int bytes, int rounds, int me) {
   return t;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  int p = 0, me = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  int mmax = 1024, runs = 20;
-  std::string csvPath;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--mmax")
-      mmax = std::atoi(argv[i + 1]);
-    else if (a == "--runs")
-      runs = std::atoi(argv[i + 1]);
-    else if (a == "--csv")
-      csvPath = argv[i + 1];
-  }
-  if (p < 2 || mmax < 0 || runs < 1) {
-    if (me == 0)
-      std::fprintf(stderr, "alltoallv_bench needs at least 2 ranks, "
-                           "--mmax >= 0 and --runs >= 1\n");
-    MPI_Finalize();
-    return 2;
-  }
-  const int elementBytes = 8; // MPI_INT64_T
-  double td = pingPong(0, 200, me);
-  double perByte = std::max(0.0, (pingPong(1 << 20, 20, me) - td) / (1 << 20));
-
+/// The variants timed: MPI_Alltoallv, then each algorithm in each mode
+/// that applies to `p` ranks (A3 on perfect squares only), its plan kept
+/// in `plans`.
+std::vector<Variant> variantsFor(int p, std::deque<OwnedPlan> &plans) {
   std::vector<Variant> variants;
   variants.push_back(
       {"MPI_Alltoallv", std::nullopt,
@@ -157,7 +132,6 @@ int main(int argc, char **argv) {
           MPI_Comm comm, rt::AlltoallvStats *) {
          return MPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
        }});
-  std::deque<OwnedPlan> plans; // the calls point into them
   using A = alltoallv::Algorithm;
   using M = rt::AlltoallvMode;
   struct Spec {
@@ -191,6 +165,121 @@ int main(int argc, char **argv) {
                                 mode, stats);
          }});
   }
+  return variants;
+}
+
+/// This rank's side of one count matrix: its counts and displacements,
+/// what it sends (each element names its sender, receiver and index), and
+/// what MPI_Alltoallv delivers to it.
+struct Exchange {
+  std::vector<int> sc, sd, rc, rd;
+  std::vector<int64_t> send, expected;
+  int64_t lmax = 0; // L_max: the most any node sends or receives, elements
+};
+
+Exchange exchangeFor(const std::vector<int> &m, int p, int me) {
+  Exchange x;
+  for (int i = 0; i < p; ++i) {
+    int64_t out = 0, in = 0;
+    for (int j = 0; j < p; ++j)
+      out += m[static_cast<size_t>(i) * p + j],
+          in += m[static_cast<size_t>(j) * p + i];
+    x.lmax = std::max({x.lmax, out, in});
+  }
+  x.sc.resize(p), x.sd.resize(p), x.rc.resize(p), x.rd.resize(p);
+  for (int j = 0, s = 0, r = 0; j < p; ++j) {
+    x.sc[j] = m[static_cast<size_t>(me) * p + j], x.sd[j] = s, s += x.sc[j];
+    x.rc[j] = m[static_cast<size_t>(j) * p + me], x.rd[j] = r, r += x.rc[j];
+  }
+  x.send.resize(static_cast<size_t>(x.sd[p - 1]) + x.sc[p - 1] + 1);
+  x.expected.assign(static_cast<size_t>(x.rd[p - 1]) + x.rc[p - 1] + 1, -1);
+  for (int j = 0; j < p; ++j)
+    for (int k = 0; k < x.sc[j]; ++k)
+      x.send[static_cast<size_t>(x.sd[j]) + k] =
+          (int64_t(me) << 40) | (int64_t(j) << 24) | k;
+  MPI_Alltoallv(x.send.data(), x.sc.data(), x.sd.data(), MPI_INT64_T,
+                x.expected.data(), x.rc.data(), x.rd.data(), MPI_INT64_T,
+                MPI_COMM_WORLD);
+  return x;
+}
+
+/// One variant timed on one exchange: the slowest rank's time of each run
+/// after two of warm-up (private communicator, buffers), sorted; and, the
+/// most over the ranks, its start-ups, largest buffer and longest message
+/// (-1: not observable, MPI's) and whether any result was wrong.
+struct Timing {
+  std::vector<double> times;
+  int64_t startups = -1, largestBuffer = -1, longestMessage = -1;
+  bool wrong = false;
+};
+
+Timing timeVariant(const Variant &v, const Exchange &x, int runs,
+                   int elementBytes) {
+  Timing out;
+  rt::AlltoallvStats stats;
+  std::vector<int64_t> recv(x.expected.size());
+  int64_t wrong = 0;
+  for (int run = 0; run < runs + 2; ++run) {
+    std::fill(recv.begin(), recv.end(), -1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    int code = v.call(x.send.data(), x.sc.data(), x.sd.data(), MPI_INT64_T,
+                      recv.data(), x.rc.data(), x.rd.data(), MPI_INT64_T,
+                      MPI_COMM_WORLD, &stats);
+    double t = MPI_Wtime() - t0, slowest = 0;
+    wrong |= code != MPI_SUCCESS || recv != x.expected;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (run >= 2)
+      out.times.push_back(slowest);
+  }
+  std::sort(out.times.begin(), out.times.end());
+  int64_t longest = 0;
+  for (const rt::AlltoallvStageStats &st : stats.stages)
+    longest = std::max(longest, st.longestReceived * elementBytes);
+  int64_t counts[4] = {stats.messages, stats.largestBuffer, longest, wrong},
+          most[4];
+  if (!v.algorithm)
+    counts[0] = counts[1] = counts[2] = -1;
+  MPI_Allreduce(counts, most, 4, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  out.startups = most[0];
+  out.largestBuffer = most[1];
+  out.longestMessage = most[2];
+  out.wrong = most[3] != 0;
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+
+  MPI_Init(&argc, &argv);
+  int p = 0, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  int mmax = 1024, runs = 20;
+  std::string csvPath;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--mmax")
+      mmax = std::atoi(argv[i + 1]);
+    else if (a == "--runs")
+      runs = std::atoi(argv[i + 1]);
+    else if (a == "--csv")
+      csvPath = argv[i + 1];
+  }
+  if (p < 2 || mmax < 0 || runs < 1) {
+    if (me == 0)
+      std::fprintf(stderr, "alltoallv_bench needs at least 2 ranks, "
+                           "--mmax >= 0 and --runs >= 1\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const int elementBytes = 8; // MPI_INT64_T
+  double td = pingPong(0, 200, me);
+  double perByte = std::max(0.0, (pingPong(1 << 20, 20, me) - td) / (1 << 20));
+
+  std::deque<OwnedPlan> plans; // the variants' calls point into them
+  const std::vector<Variant> variants = variantsFor(p, plans);
 
   FILE *csv = nullptr;
   if (me == 0 && !csvPath.empty()) {
@@ -215,32 +304,9 @@ int main(int argc, char **argv) {
   };
   int mismatches = 0;
   for (const char *pattern : {"regular", "spike", "transpose", "random"}) {
-    std::vector<int> m = sizes(pattern, p, mmax);
-    int64_t lmax = 0;
-    for (int i = 0; i < p; ++i) {
-      int64_t out = 0, in = 0;
-      for (int j = 0; j < p; ++j)
-        out += m[static_cast<size_t>(i) * p + j],
-            in += m[static_cast<size_t>(j) * p + i];
-      lmax = std::max({lmax, out, in});
-    }
-    const double lmaxBytes = double(lmax) * elementBytes;
+    const Exchange x = exchangeFor(sizes(pattern, p, mmax), p, me);
+    const double lmaxBytes = double(x.lmax) * elementBytes;
     const double theorem2Us = modelUs(theorem2, lmaxBytes);
-    std::vector<int> sc(p), sd(p), rc(p), rd(p);
-    for (int j = 0, s = 0, r = 0; j < p; ++j) {
-      sc[j] = m[static_cast<size_t>(me) * p + j], sd[j] = s, s += sc[j];
-      rc[j] = m[static_cast<size_t>(j) * p + me], rd[j] = r, r += rc[j];
-    }
-    std::vector<int64_t> send(static_cast<size_t>(sd[p - 1]) + sc[p - 1] + 1),
-        recv(static_cast<size_t>(rd[p - 1]) + rc[p - 1] + 1),
-        expected(recv.size(), -1);
-    for (int j = 0; j < p; ++j)
-      for (int k = 0; k < sc[j]; ++k)
-        send[static_cast<size_t>(sd[j]) + k] =
-            (int64_t(me) << 40) | (int64_t(j) << 24) | k;
-    MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_INT64_T,
-                  expected.data(), rc.data(), rd.data(), MPI_INT64_T,
-                  MPI_COMM_WORLD);
     if (me == 0)
       std::printf("\n%-10s L_max = %.0f bytes, Theorem 2: %.1f us\n"
                   "%-14s %10s %10s %10s %10s %14s %12s %10s\n",
@@ -248,33 +314,9 @@ int main(int argc, char **argv) {
                   "max", "start-ups", "largest buffer", "longest msg",
                   "model us");
     for (const Variant &v : variants) {
-      std::vector<double> times;
-      rt::AlltoallvStats stats;
-      int wrong = 0;
-      for (int run = 0; run < runs + 2; ++run) {
-        std::fill(recv.begin(), recv.end(), -1);
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        int code =
-            v.call(send.data(), sc.data(), sd.data(), MPI_INT64_T, recv.data(),
-                   rc.data(), rd.data(), MPI_INT64_T, MPI_COMM_WORLD, &stats);
-        double t = MPI_Wtime() - t0, slowest = 0;
-        wrong |= code != MPI_SUCCESS || recv != expected;
-        MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (run >= 2) // warm-up: private communicator, buffers
-          times.push_back(slowest);
-      }
-      std::sort(times.begin(), times.end());
-      int64_t longest = 0;
-      for (const rt::AlltoallvStageStats &st : stats.stages)
-        longest = std::max(longest, st.longestReceived * elementBytes);
-      // The most over the ranks; -1: not observable (MPI's).
-      int64_t counts[4] = {stats.messages, stats.largestBuffer, longest, wrong},
-              maxCounts[4];
-      if (!v.algorithm)
-        counts[0] = counts[1] = counts[2] = -1;
-      MPI_Allreduce(counts, maxCounts, 4, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-      mismatches += maxCounts[3] != 0;
+      const Timing timing = timeVariant(v, x, runs, elementBytes);
+      const std::vector<double> &times = timing.times;
+      mismatches += timing.wrong;
       double us = times[times.size() / 2] * 1e6;
       if (me != 0)
         continue;
@@ -292,19 +334,20 @@ int main(int argc, char **argv) {
       auto shown = [](const std::string &s) { return s.empty() ? "-" : s; };
       std::printf("%-14s %10.1f %10.1f %10.1f %10s %14s %12s %10s%s\n",
                   v.label.c_str(), us, times.front() * 1e6, times.back() * 1e6,
-                  shown(number(maxCounts[0])).c_str(),
-                  shown(number(maxCounts[1])).c_str(),
-                  shown(number(maxCounts[2])).c_str(), shown(model).c_str(),
-                  maxCounts[3] ? "  WRONG RESULT" : "");
+                  shown(number(timing.startups)).c_str(),
+                  shown(number(timing.largestBuffer)).c_str(),
+                  shown(number(timing.longestMessage)).c_str(),
+                  shown(model).c_str(), timing.wrong ? "  WRONG RESULT" : "");
       if (csv)
         std::fprintf(csv,
                      "%d,%s,%d,%d,%s,%.2f,%.2f,%.2f,%s,%s,%s,%.0f,%s,%s,"
                      "%.2f\n",
                      p, pattern, mmax, elementBytes, v.label.c_str(), us,
                      times.front() * 1e6, times.back() * 1e6,
-                     number(maxCounts[0]).c_str(), number(maxCounts[1]).c_str(),
-                     number(maxCounts[2]).c_str(), lmaxBytes, model.c_str(),
-                     source.c_str(), theorem2Us);
+                     number(timing.startups).c_str(),
+                     number(timing.largestBuffer).c_str(),
+                     number(timing.longestMessage).c_str(), lmaxBytes,
+                     model.c_str(), source.c_str(), theorem2Us);
     }
   }
   if (csv)
