@@ -173,6 +173,73 @@ bool drawCounterexampleOf(const ir::Schedule &schedule,
   return false;
 }
 
+/// The selected schedules of every file, proved on up to --jobs threads
+/// (each prover has its own Z3 context), their reports taken in the files'
+/// order as they come in.
+class Proofs {
+public:
+  struct Job {
+    const ir::Schedule *schedule;
+    verify::VerifyOptions options;
+    std::string log; // --verbose's lines, when jobs run at once
+    std::optional<llvm::Expected<verify::ScheduleReport>> report;
+  };
+
+  Proofs(const Selection &selection, const verify::VerifyOptions &options)
+      : options(options), jobsOf(selection.files.size()),
+        doneOf(selection.files.size()) {
+    for (size_t f = 0; f < selection.files.size(); ++f) {
+      const LoadedFile &file = selection.files[f];
+      verify::VerifyOptions own = options;
+      own.ports = portsFor(file.program, verifyAllPort);
+      for (const ir::Schedule &schedule : file.program.schedules)
+        if (selection.selects(file, schedule))
+          jobsOf[f].push_back({&schedule, own, {}, std::nullopt});
+    }
+    threads = verifyJobs == 0
+                  ? llvm::hardware_concurrency().compute_thread_count()
+                  : verifyJobs.getValue();
+    if (threads <= 1)
+      return;
+    pool.emplace(llvm::hardware_concurrency(threads));
+    for (size_t f = 0; f < jobsOf.size(); ++f)
+      for (Job &job : jobsOf[f])
+        doneOf[f].push_back(pool->async([this, &job] { prove(job); }));
+  }
+
+  size_t count(size_t file) const { return jobsOf[file].size(); }
+
+  /// File `f`'s `j`-th job, proved, its --verbose lines printed.
+  Job &take(size_t f, size_t j) {
+    Job &job = jobsOf[f][j];
+    // get() throws what the job threw, here and in order, as a serial run
+    // would.
+    if (pool)
+      doneOf[f][j].get();
+    else
+      prove(job);
+    llvm::errs() << job.log;
+    return job;
+  }
+
+private:
+  void prove(Job &job) {
+    std::optional<llvm::raw_string_ostream> log;
+    if (job.options.verbose && threads > 1) {
+      log.emplace(job.log);
+      job.options.verbose = &*log;
+    }
+    job.report.emplace(verify::verifySchedule(*job.schedule, job.options));
+    job.options.verbose = options.verbose; // not the stream that ends here
+  }
+
+  const verify::VerifyOptions &options;
+  unsigned threads = 1;
+  std::vector<std::vector<Job>> jobsOf;
+  std::optional<llvm::ThreadPool> pool;
+  std::vector<std::vector<std::shared_future<void>>> doneOf;
+};
+
 int runVerify() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
@@ -189,95 +256,45 @@ int runVerify() {
   options.provedQueries = provedQueries.queries();
 
   bool drawn = false, counterexamples = false;
-  int exitCode = ExitOk;
-  auto worsen = [&](int code) {
-    // Input error > counterexample > unknown > ok.
-    static const int rank[] = {0, 2, 3, 1};
-    if (rank[code] > rank[exitCode])
-      exitCode = code;
-  };
+  // The worst of every verdict, an input error worst of all.
+  verify::Status worst = verify::Status::Proved;
+  auto worsen = [&](verify::Status s) { worst = verify::worse(worst, s); };
   llvm::json::Array jsonSchedules, jsonAlltoallv;
   std::optional<Selection> selection =
       loadSelection(verifyFiles, verifySchedules, diags);
   if (!selection)
     return ExitInputError;
   if (selection->failed)
-    worsen(ExitInputError);
-  // Every selected schedule is a job; the jobs run on up to --jobs threads
-  // (each prover has its own Z3 context), and their reports are printed in
-  // the files' order as they come in.
-  struct Job {
-    const ir::Schedule *schedule;
-    verify::VerifyOptions options;
-    std::string log; // --verbose's lines, when jobs run at once
-    std::optional<llvm::Expected<verify::ScheduleReport>> report;
-  };
-  std::vector<std::vector<Job>> jobsOf(selection->files.size());
-  for (size_t f = 0; f < selection->files.size(); ++f) {
-    const LoadedFile &file = selection->files[f];
-    verify::VerifyOptions own = options;
-    own.ports = portsFor(file.program, verifyAllPort);
-    for (const ir::Schedule &schedule : file.program.schedules)
-      if (selection->selects(file, schedule))
-        jobsOf[f].push_back({&schedule, own, {}, std::nullopt});
-  }
-  const unsigned threads =
-      verifyJobs == 0 ? llvm::hardware_concurrency().compute_thread_count()
-                      : verifyJobs.getValue();
-  auto prove = [&options, threads](Job &job) {
-    std::optional<llvm::raw_string_ostream> log;
-    if (job.options.verbose && threads > 1) {
-      log.emplace(job.log);
-      job.options.verbose = &*log;
-    }
-    job.report.emplace(verify::verifySchedule(*job.schedule, job.options));
-    job.options.verbose = options.verbose; // not the stream that ends here
-  };
-  std::optional<llvm::ThreadPool> pool;
-  std::vector<std::vector<std::shared_future<void>>> doneOf(jobsOf.size());
-  if (threads > 1) {
-    pool.emplace(llvm::hardware_concurrency(threads));
-    for (size_t f = 0; f < jobsOf.size(); ++f)
-      for (Job &job : jobsOf[f])
-        doneOf[f].push_back(pool->async([&job, &prove] { prove(job); }));
-  }
-
+    worsen(verify::Status::Error);
+  Proofs proofs(*selection, options);
   for (size_t f = 0; f < selection->files.size(); ++f) {
     const LoadedFile &file = selection->files[f];
     const Program &program = file.program;
-    for (size_t j = 0; j < jobsOf[f].size(); ++j) {
-      Job &job = jobsOf[f][j];
-      // get() throws what the job threw, here and in order, as a serial
-      // run would.
-      if (pool)
-        doneOf[f][j].get();
-      else
-        prove(job);
-      llvm::errs() << job.log;
+    for (size_t j = 0; j < proofs.count(f); ++j) {
+      Proofs::Job &job = proofs.take(f, j);
       const ir::Schedule &schedule = *job.schedule;
-      const verify::VerifyOptions &own = job.options;
       llvm::Expected<verify::ScheduleReport> report = std::move(*job.report);
       if (!report) {
         reportFailure(diags, report.takeError(), "verify", schedule.name,
                       schedule.loc);
-        worsen(ExitInputError);
+        worsen(verify::Status::Error);
         continue;
       }
       // A counterexample that cannot be drawn (too many ranks) leaves the
       // verdict and its exit code as they are; the next one is tried.
       bool written = true;
       if (!verifyDraw.empty() && !drawn)
-        drawn = drawCounterexampleOf(schedule, *report, own.ports, diags,
-                                     counterexamples, written);
+        drawn = drawCounterexampleOf(schedule, *report, job.options.ports,
+                                     diags, counterexamples, written);
       if (!written)
-        worsen(ExitInputError);
-      worsen(exitCodeOf(report->verdict()));
+        worsen(verify::Status::Error);
+      worsen(report->verdict());
       if (verifyFormat == Format::Text) {
         for (const auto &[collective, picked] : file.choices)
           for (const library::Choice &c : picked)
             if (c.schedule.name == schedule.name)
               llvm::outs() << "collective " << collective << ": "
-                 << library::describe(c) << "\n";
+                           << library::describe(c) << "\n";
         verify::printText(schedule, *report, llvm::outs());
         llvm::outs().flush(); // each verdict as it comes, after its queries
         continue;
@@ -293,10 +310,10 @@ int runVerify() {
           pipeline::checkPattern(c, options);
       if (!verdict) {
         reportFailure(diags, verdict.takeError(), "verify", c.name, c.loc);
-        worsen(ExitInputError);
+        worsen(verify::Status::Error);
         continue;
       }
-      worsen(exitCodeOf(verdict->verdict()));
+      worsen(verdict->verdict());
       if (verifyFormat == Format::Json)
         jsonAlltoallv.push_back(patternJson(c, *verdict));
       else
@@ -316,8 +333,8 @@ int runVerify() {
   // A collective that did not resolve is an error of its file, reported
   // where it is declared, though the file's other schedules are proved.
   if (diags.hasErrors())
-    worsen(ExitInputError);
-  return exitCode;
+    worsen(verify::Status::Error);
+  return exitCodeOf(worst);
 }
 
 CommandRegistration registration(verifyCommand, runVerify,
