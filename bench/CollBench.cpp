@@ -8,8 +8,9 @@
 //
 //   coll_bench --list
 //   coll_bench --collective NAME --schedule S [--root R] --bytes 8,64,...
-//              [--iterations K]
+//              [--iterations K] [--repeat R]
 //   coll_bench --collective NAME --dropin [--root R] --bytes 8,64,...
+//              [--repeat R]
 //   coll_bench --pingpong --bytes 8,64,... [--iterations K]
 //   coll_bench --ring --bytes 8,64,... [--iterations K]
 //   coll_bench --copy --bytes 8,64,... [--iterations K]
@@ -18,6 +19,9 @@
 // --dropin times the program's own call (MPI_Allreduce ...: a preloaded
 // drop-in such as libcollc_mpi answers it) against the MPI library's, called
 // by its profiling name (PMPI_Allreduce ...), which a drop-in leaves alone.
+// --repeat R times R calls back to back in each sample (their mean), as a
+// loop of collectives runs them; by default each call is timed alone after
+// a barrier.
 //
 // Output (rank 0, one line each, tab-separated):
 //   schedule COLLECTIVE SCHEDULE SPEC_FILE MCA     (--list; MCA: Open MPI's
@@ -212,6 +216,10 @@ const std::vector<Row> &rows() {
 }
 
 int rank = 0, size = 1;
+/// Calls timed back to back in each sample (--repeat): one call's time is
+/// their mean, with the caches and predictors as a loop of calls leaves
+/// them.
+int repeat = 1;
 
 [[noreturn]] void die(const std::string &message) {
   if (rank == 0)
@@ -335,8 +343,10 @@ long long runCollective(const Row &row, const char *oursName, Fn ours, Fn mpi,
         prepare(row.shape, b, root);
         MPI_Barrier(MPI_COMM_WORLD);
         const double start = MPI_Wtime();
-        int rc = which == 0 ? ours(args) : mpi(args);
-        t[which] = MPI_Wtime() - start;
+        int rc = MPI_SUCCESS;
+        for (int r = 0; r < repeat && rc == MPI_SUCCESS; ++r)
+          rc = which == 0 ? ours(args) : mpi(args);
+        t[which] = (MPI_Wtime() - start) / repeat;
         if (rc != MPI_SUCCESS) {
           std::fprintf(stderr, "coll_bench: rank %d: %s returned error %d\n",
                        rank, which == 0 ? oursName : "MPI", rc);
@@ -538,6 +548,8 @@ int main(int argc, char **argv) {
       iterations = std::atoi(value());
     else if (a == "--root")
       root = std::atoi(value());
+    else if (a == "--repeat")
+      repeat = std::atoi(value());
     else
       die("unknown argument '" + a + "'");
   }
@@ -564,6 +576,8 @@ int main(int argc, char **argv) {
   }
   if (sizes.empty())
     die("--bytes is required");
+  if (repeat < 1)
+    die("--repeat needs a positive number of calls");
   if (pingpong || ring || copy || fanout) {
     if (pingpong)
       runPingPong(sizes, iterations);

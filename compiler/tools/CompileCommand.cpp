@@ -41,7 +41,8 @@ cl::opt<std::string> compileNamespace("namespace",
 cl::list<std::string> compileParams(
     "param",
     cl::desc("Emit for this range of a schedule parameter only, e.g. "
-             "d=1..4 (proved over that range, within the declared one)"),
+             "d=1..4 (proved over that range, within the declared one; a "
+             "family without it keeps its own)"),
     cl::value_desc("NAME=LO..HI"), cl::sub(compileCommand),
     cl::cat(category()));
 cl::opt<bool> compileAllPort("all-port",

@@ -44,9 +44,10 @@ cl::opt<std::string> verifyRange("range",
                                  cl::sub(verifyCommand),
                                  cl::cat(category()));
 cl::list<std::string> verifyParams(
-    "param", cl::desc("Range of a schedule parameter, e.g. d=1..16"),
-    cl::value_desc("NAME=LO..HI"), cl::sub(verifyCommand),
-    cl::cat(category()));
+    "param",
+    cl::desc("Range of a schedule parameter, e.g. d=1..16 (an error for a "
+             "selected schedule without it)"),
+    cl::value_desc("NAME=LO..HI"), cl::sub(verifyCommand), cl::cat(category()));
 cl::opt<std::string> verifyOnly(
     "properties",
     cl::desc("Comma-separated subset of causality, contention, congestion, "

@@ -201,6 +201,100 @@ struct Buffers {
   Staged in, out;
 };
 
+/// A call's arguments but its buffers: every input to the decision whether
+/// and how a schedule runs it (the rank and size follow from the
+/// communicator).
+struct CallKey {
+  MPI_Comm comm{};
+  MPI_Datatype sendtype{}, recvtype{};
+  MPI_Op op{};
+  int sendcount = 0, recvcount = 0, root = 0;
+  bool sendInPlace = false, recvInPlace = false;
+  friend bool operator==(const CallKey &, const CallKey &) = default;
+};
+
+/// A call that a schedule ran, remembered with its decision, so that the
+/// same call again (but its buffers) runs that schedule at once. Only a
+/// call whose types and operator are predefined is remembered (they never
+/// change; a freed derived type's handle may come back for another type),
+/// and only where its buffers go to the schedule as they are. A freed
+/// communicator's handle may come back too: freeing it, by any call, frees
+/// the schedules' duplicate on it, which mpiDuplicatesFreed() counts.
+/// Zero-initialised, not MPI_COMM_NULL and the like (addresses in the MPI
+/// library under Open MPI), so the thread-local tables need no initialiser
+/// call at each use; an entry without a candidate matches nothing.
+struct Remembered {
+  CallKey key;
+  uint64_t freed = 0; // mpiDuplicatesFreed() when remembered
+  // The schedule's arguments but the buffers, and where those go: the
+  // user's pointer, or else MPI_IN_PLACE (inPlace) or null.
+  int count = 0, root = 0;
+  MPI_Datatype type{};
+  MPI_Op op{};
+  bool passSend = false, passRecv = false, inPlace = false;
+  const Candidate *candidate = nullptr;
+  std::atomic<uint64_t> *calls = nullptr;
+  const char *failure = nullptr; // what the whole path says when it fails
+};
+constexpr unsigned rememberedWays = 4; // a program cycles through a few
+thread_local Remembered rememberedCalls[static_cast<int>(Coll::Count)]
+                                       [rememberedWays];
+thread_local unsigned rememberedNext[static_cast<int>(Coll::Count)];
+
+/// The remembered call `key` of `coll`, or null. Inlined into each MPI_X.
+[[gnu::always_inline]] inline const Remembered *recall(Coll coll,
+                                                       const CallKey &key) {
+  for (const Remembered &r : rememberedCalls[static_cast<int>(coll)])
+    if (r.candidate && r.key == key &&
+        r.freed == collc::rt::mpiDuplicatesFreed())
+      return &r;
+  return nullptr;
+}
+
+/// A remembered call run again on this call's buffers.
+int runRemembered(const Remembered &r, const void *send, void *recv) {
+  Args a;
+  a.send = r.passSend ? send : (r.inPlace ? MPI_IN_PLACE : nullptr);
+  a.recv = r.passRecv ? recv : (r.inPlace ? MPI_IN_PLACE : nullptr);
+  a.count = r.count;
+  a.type = r.type;
+  a.op = r.op;
+  a.root = r.root;
+  a.comm = r.key.comm;
+  add(*r.calls, uint64_t{1});
+  if (int rc = r.candidate->run(a))
+    return ran(a.comm, rc, r.failure);
+  return MPI_SUCCESS;
+}
+
+/// Remembers the call `key` that candidate `k` just ran with `a`, whose
+/// buffers were the user's own where `passSend` and `passRecv` say; the
+/// call again fails with `failure`, as this one would have. Timed calls
+/// (the report) always take the whole path. Once the schedule has run, the
+/// communicator has the duplicate whose freeing ends the entry (any rank
+/// alone may find that it has not).
+void remember(Coll coll, const CallKey &key, const Args &a, bool passSend,
+              bool passRecv, bool inPlace, const Candidate &k,
+              const char *failure) {
+  if (reporting() || !collc::rt::hasMpiBackend(key.comm))
+    return;
+  unsigned &next = rememberedNext[static_cast<int>(coll)];
+  Remembered &r = rememberedCalls[static_cast<int>(coll)][next];
+  next = (next + 1) % rememberedWays;
+  r.key = key;
+  r.freed = collc::rt::mpiDuplicatesFreed();
+  r.count = a.count;
+  r.root = a.root;
+  r.type = a.type;
+  r.op = a.op;
+  r.passSend = passSend;
+  r.passRecv = passRecv;
+  r.inPlace = inPlace;
+  r.candidate = &k;
+  r.calls = &callsOf(coll, k);
+  r.failure = failure;
+}
+
 /// One side of an irregular exchange as bytes: p blocks of `counts[j]`
 /// elements at `displs[j]` extents, each block where the user put it when
 /// the type lies in one piece (the block's bytes and offset fit an int),
@@ -356,8 +450,11 @@ int alltoallvBy(const Candidate &k, const void *send, const int *sendcounts,
 
 extern "C" {
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
-              MPI_Comm comm) {
+namespace {
+
+/// MPI_Bcast's whole path, out of line, as decideReduction's.
+[[gnu::noinline]] int decideBcast(const CallKey &key, void *buf, int count,
+                                  MPI_Datatype type, int root, MPI_Comm comm) {
   Comm c;
   TypeInfo info;
   int64_t bytes = 0;
@@ -383,9 +480,22 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
         a.comm = comm;
         if (int rc = k.run(a))
           return ran(comm, rc, "MPI_Bcast: the schedule failed");
+        if (info.named && data.bytes() == buf)
+          remember(Coll::Bcast, key, a, false, true, false, k,
+                   "MPI_Bcast: the schedule failed");
         return ran(comm, data.finish(comm), "MPI_Bcast: cannot unpack");
       },
       [&] { return PMPI_Bcast(buf, count, type, root, comm); });
+}
+
+} // namespace
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
+              MPI_Comm comm) {
+  const CallKey key{comm, type, type, {}, count, count, root};
+  if (const Remembered *r = recall(Coll::Bcast, key))
+    return runRemembered(*r, nullptr, buf);
+  return decideBcast(key, buf, count, type, root, comm);
 }
 
 namespace {
@@ -434,27 +544,6 @@ int reduceThenMove(const Candidate &k, Args a, const Comm &c, int root,
   return got == resultBytes ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
 }
 
-/// A reduction call remembered with its decision. Zero-initialised, not
-/// MPI_COMM_NULL and the like (addresses in the MPI library under Open
-/// MPI), so the thread-local table needs no initialiser call at each use;
-/// an entry without a candidate matches nothing. What the whole path would
-/// work out again from the key is kept: whether this rank's receive buffer
-/// is significant, and the counter the call adds to.
-struct FastReduction {
-  MPI_Comm comm{};
-  MPI_Datatype type{};
-  MPI_Op op{};
-  int count = -1, root = 0;
-  uint64_t freed = 0; // mpiDuplicatesFreed() when remembered
-  bool output = false;
-  const Candidate *candidate = nullptr;
-  std::atomic<uint64_t> *calls = nullptr;
-};
-constexpr unsigned fastWays = 4; // a program cycles through a few calls
-thread_local FastReduction fastReductions[static_cast<int>(Coll::Count)]
-                                         [fastWays];
-thread_local unsigned fastNext[static_cast<int>(Coll::Count)];
-
 /// Whether `rank`'s receive buffer is significant: a reduce's at its root
 /// alone, an exclusive scan's everywhere but rank 0 (MPI 4.0 §6.11.2).
 bool hasOutput(Coll coll, int rank, int root) {
@@ -465,8 +554,9 @@ bool hasOutput(Coll coll, int rank, int root) {
 /// The whole path of a reduction: screen, choose, stage and run, or hand
 /// on. Out of line, so that the remembered call's path below stays short.
 [[gnu::noinline]] int
-decideReduction(Coll coll, const void *send, void *recv, int count,
-                MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
+                int count, MPI_Datatype type, MPI_Op op, int root,
+                MPI_Comm comm,
                 int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op,
                               int, MPI_Comm)) {
   Comm c;
@@ -489,27 +579,10 @@ decideReduction(Coll coll, const void *send, void *recv, int count,
   const Choice choice = why == Reason::Count
                             ? choose(coll, c.size, bytes, fold.ordered)
                             : refuse(why);
-  // Timed calls (the report) take the whole path.
-  const bool remembered = choice.candidate && info.named && fold.type == type &&
-                          !moved && !reporting() && collc::rt::predefinedOp(op);
-  // Once the schedule has run, so that the communicator has the duplicate
-  // whose freeing ends the entry (any rank alone may find it has not).
-  auto remember = [&] {
-    if (!remembered || !collc::rt::hasMpiBackend(comm))
-      return;
-    unsigned &next = fastNext[static_cast<int>(coll)];
-    fastReductions[static_cast<int>(coll)][next] = {
-        comm,
-        type,
-        op,
-        count,
-        root,
-        collc::rt::mpiDuplicatesFreed(),
-        hasOutput(coll, c.rank, root),
-        choice.candidate,
-        &callsOf(coll, *choice.candidate)};
-    next = (next + 1) % fastWays;
-  };
+  // Remembered only where the buffers go to the schedule as they are.
+  const bool rememberable = choice.candidate && info.named &&
+                            fold.type == type && !moved &&
+                            collc::rt::predefinedOp(op);
   return route(
       coll, choice,
       [&](const Candidate &k) {
@@ -543,7 +616,10 @@ decideReduction(Coll coll, const void *send, void *recv, int count,
         } else if (int rc = k.run(a)) {
           return ran(comm, rc, "a reduction's schedule failed");
         }
-        remember();
+        if (rememberable && (inPlace || a.send == send) &&
+            (!(output || inPlace) || a.recv == recv))
+          remember(coll, key, a, true, output || inPlace, false, k,
+                   "a reduction's schedule failed");
         return ran(comm, b.out.finish(comm), "cannot unpack a reduction");
       },
       [&] {
@@ -566,25 +642,12 @@ reduction(Coll coll, const void *send, void *recv, int count, MPI_Datatype type,
           MPI_Op op, int root, MPI_Comm comm,
           int (*theirs)(const void *, void *, int, MPI_Datatype, MPI_Op, int,
                         MPI_Comm)) {
-  for (const FastReduction &fast : fastReductions[static_cast<int>(coll)]) {
-    if (fast.comm != comm || fast.count != count || fast.type != type ||
-        fast.op != op || fast.root != root || !fast.candidate ||
-        fast.freed != collc::rt::mpiDuplicatesFreed())
-      continue;
-    Args a;
-    a.send = send;
-    a.recv = fast.output || send == MPI_IN_PLACE ? recv : nullptr;
-    a.count = count;
-    a.type = type;
-    a.op = op;
-    a.root = root < 0 ? 0 : root;
-    a.comm = comm;
-    add(*fast.calls, uint64_t{1});
-    if (int rc = fast.candidate->run(a))
-      return ran(comm, rc, "a reduction's schedule failed");
-    return MPI_SUCCESS;
-  }
-  return decideReduction(coll, send, recv, count, type, op, root, comm, theirs);
+  const CallKey key{comm,  type,  type, op,
+                    count, count, root, send == MPI_IN_PLACE};
+  if (const Remembered *r = recall(coll, key))
+    return runRemembered(*r, send, recv);
+  return decideReduction(coll, key, send, recv, count, type, op, root, comm,
+                         theirs);
 }
 
 } // namespace
@@ -621,9 +684,13 @@ int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type,
 
 namespace {
 
-int reduceScatterBlock(const void *send, void *recv, int count,
-                       MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                       const int *counts) {
+/// MPI_Reduce_scatter_block, or MPI_Reduce_scatter where `counts` is
+/// given; only the former is remembered under `key` (the latter's counts
+/// are an array, which no key holds).
+[[gnu::noinline]] int reduceScatterBlock(const CallKey &key, const void *send,
+                                         void *recv, int count,
+                                         MPI_Datatype type, MPI_Op op,
+                                         MPI_Comm comm, const int *counts) {
   Comm c;
   TypeInfo info;
   int64_t bytes = 0;
@@ -668,6 +735,11 @@ int reduceScatterBlock(const void *send, void *recv, int count,
         a.comm = comm;
         if (int rc = k.run(a))
           return ran(comm, rc, "MPI_Reduce_scatter: the schedule failed");
+        if (!counts && info.named && fold.type == type &&
+            collc::rt::predefinedOp(op) && (inPlace || a.send == send) &&
+            a.recv == recv)
+          remember(Coll::ReduceScatter, key, a, true, true, false, k,
+                   "MPI_Reduce_scatter: the schedule failed");
         return ran(comm, b.out.finish(comm),
                    "MPI_Reduce_scatter: cannot unpack");
       },
@@ -692,26 +764,34 @@ int reduceScatterBlock(const void *send, void *recv, int count,
 
 int MPI_Reduce_scatter_block(const void *send, void *recv, int count,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return reduceScatterBlock(send, recv, count, type, op, comm, nullptr);
+  const CallKey key{comm,  type,  type, op,
+                    count, count, -1,   send == MPI_IN_PLACE};
+  if (const Remembered *r = recall(Coll::ReduceScatter, key))
+    return runRemembered(*r, send, recv);
+  return reduceScatterBlock(key, send, recv, count, type, op, comm, nullptr);
 }
 
 int MPI_Reduce_scatter(const void *send, void *recv, const int counts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!counts)
     return PMPI_Reduce_scatter(send, recv, counts, type, op, comm);
-  return reduceScatterBlock(send, recv, 0, type, op, comm, counts);
+  return reduceScatterBlock({}, send, recv, 0, type, op, comm, counts);
 }
 
 namespace {
 
+using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
+                           MPI_Datatype, int, MPI_Comm);
+
 /// Allgather, Alltoall, Gather and Scatter: blocks of bytes. `root` < 0
 /// for the unrooted ones. The side of a block that is significant at this
-/// rank gives its size (MPI requires the signatures to match).
-int blocks(Coll coll, const void *send, int sendcount, MPI_Datatype sendtype,
-           void *recv, int recvcount, MPI_Datatype recvtype, int root,
-           MPI_Comm comm, int (*theirs)(const void *, int, MPI_Datatype,
-                                        void *, int, MPI_Datatype, int,
-                                        MPI_Comm)) {
+/// rank gives its size (MPI requires the signatures to match). The whole
+/// path, out of line, as decideReduction's.
+[[gnu::noinline]] int decideBlocks(Coll coll, const CallKey &key,
+                                   const void *send, int sendcount,
+                                   MPI_Datatype sendtype, void *recv,
+                                   int recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, BlocksCall theirs) {
   Comm c;
   TypeInfo sendInfo, recvInfo;
   int64_t bytes = 0;
@@ -783,12 +863,37 @@ int blocks(Coll coll, const void *send, int sendcount, MPI_Datatype sendtype,
         a.comm = comm;
         if (int rc = k.run(a))
           return ran(comm, rc, "a collective's schedule failed");
+        // Remembered where the buffers went to the schedule as they are.
+        if ((!usesSend || (sendInfo.named && a.send == send)) &&
+            (!usesRecv || (recvInfo.named && a.recv == recv)))
+          remember(coll, key, a, usesSend, usesRecv, inPlace, k,
+                   "a collective's schedule failed");
         return ran(comm, b.out.finish(comm), "cannot unpack a collective");
       },
       [&] {
         return theirs(send, sendcount, sendtype, recv, recvcount, recvtype,
                       root, comm);
       });
+}
+
+[[gnu::always_inline]] inline int blocks(Coll coll, const void *send,
+                                         int sendcount, MPI_Datatype sendtype,
+                                         void *recv, int recvcount,
+                                         MPI_Datatype recvtype, int root,
+                                         MPI_Comm comm, BlocksCall theirs) {
+  const CallKey key{comm,
+                    sendtype,
+                    recvtype,
+                    {},
+                    sendcount,
+                    recvcount,
+                    root,
+                    send == MPI_IN_PLACE,
+                    recv == MPI_IN_PLACE};
+  if (const Remembered *r = recall(coll, key))
+    return runRemembered(*r, send, recv);
+  return decideBlocks(coll, key, send, sendcount, sendtype, recv, recvcount,
+                      recvtype, root, comm, theirs);
 }
 
 } // namespace

@@ -719,17 +719,29 @@ int main(int argc, char **argv) {
       PMPI_Comm_split(MPI_COMM_WORLD, rank < size ? 0 : MPI_UNDEFINED, rank,
                       &sub);
       reused += sub != MPI_COMM_NULL && sub == before;
+      // Each call three times, the later ones remembered, on new buffers.
       for (int again = 0; sub != MPI_COMM_NULL && again < 3; ++again) {
-        std::vector<long> in(5, rank + 1), a(5, -1), b(5, -1);
+        std::vector<long> in(5, rank + 1 + again), a(5, -1), b(5, -1);
         int rc1 = MPI_Allreduce(in.data(), a.data(), 5, MPI_LONG, MPI_SUM, sub);
         int rc2 =
             PMPI_Allreduce(in.data(), b.data(), 5, MPI_LONG, MPI_SUM, sub);
-        char what[96];
+        std::vector<long> c(5, rank == 1 ? 7 + again : -1), d = c;
+        rc1 |= MPI_Bcast(c.data(), 5, MPI_LONG, 1, sub);
+        rc2 |= PMPI_Bcast(d.data(), 5, MPI_LONG, 1, sub);
+        std::vector<long> e(3 * size, -1), f = e;
+        rc1 |=
+            MPI_Allgather(in.data(), 3, MPI_LONG, e.data(), 3, MPI_LONG, sub);
+        rc2 |=
+            PMPI_Allgather(in.data(), 3, MPI_LONG, f.data(), 3, MPI_LONG, sub);
+        char what[128];
         std::snprintf(what, sizeof what,
-                      "allreduce on %d of %d ranks, after an unseen free", size,
-                      p);
-        check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, sub,
-              rank, nullptr);
+                      "allreduce, bcast and allgather on %d of %d ranks, "
+                      "after an unseen free",
+                      size, p);
+        check(what,
+              rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b && c == d &&
+                  e == f,
+              sub, rank, nullptr);
       }
       before = sub;
       if (sub != MPI_COMM_NULL)
