@@ -500,16 +500,6 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root,
 
 namespace {
 
-/// Reduce, Allreduce and Scan: `root` < 0 for the unrooted ones.
-/// The last reduction of each kind that ran a schedule on a predefined,
-/// contiguous type and operator: a call with the same arguments (but its
-/// buffers) on the same communicator runs that schedule at once, as the
-/// whole path would decide again (every input to the decision is in the
-/// key, and a predefined type or operator never changes). A freed
-/// communicator's handle may come back for another one: freeing it, by
-/// any call, frees the schedules' duplicate on it too, which
-/// mpiDuplicatesFreed() counts.
-
 /// A reduce by a schedule that keeps rank order (proved for root 0) to any
 /// `root`: the schedule runs unrotated to rank 0, into scratch there, then
 /// rank 0 sends the result to the root's `out`, one message more. It goes
@@ -551,8 +541,9 @@ bool hasOutput(Coll coll, int rank, int root) {
                               : coll != Coll::Exscan || rank != 0;
 }
 
-/// The whole path of a reduction: screen, choose, stage and run, or hand
-/// on. Out of line, so that the remembered call's path below stays short.
+/// The whole path of a reduction (Reduce, Allreduce, Scan, Exscan; `root`
+/// < 0 for the unrooted ones): screen, choose, stage and run, or hand on.
+/// Out of line, so that the remembered call's path below stays short.
 [[gnu::noinline]] int
 decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
                 int count, MPI_Datatype type, MPI_Op op, int root,
