@@ -39,7 +39,7 @@ ExprToSmt::Entry ExprToSmt::get(const ir::Expr &e) {
   if (it != cache.end())
     return it->second;
   Entry entry = build(e);
-  cache.try_emplace(&e, entry);
+  cache.insert({&e, entry});
   return entry;
 }
 

@@ -25,7 +25,7 @@
 #include "smt/Term.h"
 
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace collc::prove {
 
@@ -63,7 +63,10 @@ private:
   smt::Context &ctx;
   std::vector<smt::Term> slots;
   unsigned width = smt::DefaultWidth;
-  llvm::DenseMap<const ir::Expr *, Entry> cache;
+  // In the order built, which is the order its terms are let go: Z3 gives
+  // a freed term's id to the next term made, and its search follows ids, so
+  // an order by address would make a query's work differ from run to run.
+  llvm::MapVector<const ir::Expr *, Entry> cache;
 };
 
 /// The value of `e` with `slots[i]` for variable slot i. `slots` must not

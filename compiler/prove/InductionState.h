@@ -132,6 +132,22 @@ private:
   State afterStep(const ir::Step &step, const Frame &fr, const State &st);
   void walk(const std::vector<ir::BodyItem> &body, const Frame &fr, State &st);
   void loop(const ir::Loop &loop, const Frame &fr, State &st);
+  /// A loop as its entry sees it: the frame, the state before it, and
+  /// whether its body only copies.
+  struct LoopEntry {
+    const ir::Loop &loop;
+    const Frame &frame;
+    const State before;
+    bool copiesOnly;
+  };
+  /// What invariant `inv` says the buffer holds at loop value k.
+  BufferState invariantAt(const LoopEntry &at, const ir::Invariant &inv,
+                          const Term &k);
+  /// The loop's invariants at value k against `actual`: each claims only
+  /// what is held and, for a reduction, leaves nothing out.
+  bool invariantsMatch(const LoopEntry &at, const Frame &where, const Term &k,
+                       const State &actual, const std::string &claimsTooMuch,
+                       const std::string &leavesOut);
   void checkResult(const Frame &fr, const State &st);
 
   // --- queries --------------------------------------------------------------

@@ -252,112 +252,109 @@ void Inductor::walk(const std::vector<ir::BodyItem> &body, const Frame &fr,
   }
 }
 
-void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
+/// A buffer the loop writes that no invariant of it describes, if any.
+static std::optional<unsigned> bufferWithoutInvariant(const ir::Loop &loop) {
   std::set<unsigned> written;
-  std::function<void(const std::vector<ir::BodyItem> &)> collect =
-      [&](const std::vector<ir::BodyItem> &body) {
-        for (const ir::BodyItem &item : body) {
-          if (const auto *step = std::get_if<ir::Step>(&item)) {
-            for (const ir::TransferRule &rule : step->rules)
-              for (const ir::Delivery &d : rule.into)
-                written.insert(d.buffer);
-            continue;
-          }
-          collect(std::get<std::shared_ptr<ir::Loop>>(item)->body);
-        }
-      };
-  collect(loop.body);
+  ir::forEachRule(loop.body, [&](const ir::TransferRule &rule) {
+    for (const ir::Delivery &d : rule.into)
+      written.insert(d.buffer);
+  });
   for (unsigned b : written)
     if (!llvm::any_of(loop.invariants,
                       [&](const ir::Invariant &i) { return i.buffer == b; }))
-      return unsupported("the loop over '" + loop.var + "' writes buffer '" +
-                         schedule.buffers[b].name +
-                         "' and has no invariant for it");
+      return b;
+  return std::nullopt;
+}
 
-  ExprToSmt outer(ctx, fr.env);
-  SmtExpr lo = outer.translate(*loop.lo), hi = outer.translate(*loop.hi);
-  Term nonEmpty = lo.defined && hi.defined && sle(lo.value, hi.value);
-  Term first = loop.reverse ? hi.value : lo.value;
-  Term past = loop.reverse ? lo.value - 1 : hi.value + 1;
+BufferState Inductor::invariantAt(const LoopEntry &at, const ir::Invariant &inv,
+                                  const Term &k) {
+  Frame fr = at.frame;
+  fr.env[at.loop.slot] = k;
+  const ExprRef holdsExpr = inv.holds;
+  StateFn stated = [this, fr, holdsExpr](const Term &r, const Chunk &c,
+                                         const Term &f) {
+    return holds(*holdsExpr, envAt(fr, &r, &c, &f));
+  };
+  if (!reduction || !at.copiesOnly ||
+      (schedule.contributorSlot &&
+       ir::reads(*holdsExpr, *schedule.contributorSlot)))
+    return {stated, stated};
   // In a reduction, an invariant that does not read `contributor` on a loop
   // that only copies (the all-gather or gather after a reduce-scatter in a
   // composition) names chunks whose value is final (the collective's
   // result). Like a copy collective's, it may name fewer than are: any
   // other chunk holds either the value it had before the loop or the final
   // one, so it surely has what both have, and at most what either has.
+  BufferState entry = at.before[inv.buffer];
+  auto finalOr = [this, stated](StateFn otherwise, bool surely) -> StateFn {
+    return [this, stated, otherwise, surely](const Term &r, const Chunk &c,
+                                             const Term &f) {
+      Term final = wanted(r, f), kept = otherwise(r, c, f);
+      return ite(stated(r, c, f), final,
+                 surely ? kept && final : kept || final);
+    };
+  };
+  return {finalOr(entry.under, true), finalOr(entry.over, false)};
+}
+
+bool Inductor::invariantsMatch(const LoopEntry &at, const Frame &where,
+                               const Term &k, const State &actual,
+                               const std::string &claimsTooMuch,
+                               const std::string &leavesOut) {
+  const std::string name =
+      "the invariant of the loop over '" + at.loop.var + "'";
+  for (const ir::Invariant &inv : at.loop.invariants) {
+    Term r = rankVar("r"), f = rankVar("contributor");
+    Chunk c = freshChunk();
+    auto shown = chunkShown(c);
+    shown.insert(shown.begin(), {"rank", r});
+    if (reduction)
+      shown.push_back({"contributor", f});
+    BufferState stated = invariantAt(at, inv, k);
+    std::vector<Term> base = {isRank(r), universe(c)};
+    if (reduction)
+      base.push_back(isRank(f));
+    std::vector<Term> claims = base;
+    claims.push_back(stated.under(r, c, f));
+    claims.push_back(!actual[inv.buffer].under(r, c, f));
+    if (!obligation(Concern::Causality, name + claimsTooMuch, where, claims,
+                    shown))
+      return false;
+    if (!reduction)
+      continue;
+    std::vector<Term> misses = base;
+    misses.push_back(actual[inv.buffer].over(r, c, f));
+    misses.push_back(!stated.over(r, c, f));
+    if (!obligation(Concern::Causality, name + leavesOut, where, misses, shown))
+      return false;
+  }
+  return true;
+}
+
+void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
+  if (std::optional<unsigned> b = bufferWithoutInvariant(loop))
+    return unsupported("the loop over '" + loop.var + "' writes buffer '" +
+                       schedule.buffers[*b].name +
+                       "' and has no invariant for it");
+
+  ExprToSmt outer(ctx, fr.env);
+  SmtExpr lo = outer.translate(*loop.lo), hi = outer.translate(*loop.hi);
+  Term nonEmpty = lo.defined && hi.defined && sle(lo.value, hi.value);
+  Term first = loop.reverse ? hi.value : lo.value;
+  Term past = loop.reverse ? lo.value - 1 : hi.value + 1;
   bool copiesOnly = true;
   ir::forEachRule(loop.body, [&](const ir::TransferRule &rule) {
     copiesOnly &= rule.mode == ir::TransferMode::Copy;
   });
-  const State before = st;
-  auto invariantAt = [this, &fr, &loop, &before,
-                      copiesOnly](const ir::Invariant &inv,
-                                  const Term &k) -> BufferState {
-    Frame at = fr;
-    at.env[loop.slot] = k;
-    const ExprRef holdsExpr = inv.holds;
-    StateFn stated = [this, at, holdsExpr](const Term &r, const Chunk &c,
-                                           const Term &f) {
-      return holds(*holdsExpr, envAt(at, &r, &c, &f));
-    };
-    if (!reduction || !copiesOnly ||
-        (schedule.contributorSlot &&
-         ir::reads(*holdsExpr, *schedule.contributorSlot)))
-      return {stated, stated};
-    BufferState entry = before[inv.buffer];
-    auto finalOr = [this, stated](StateFn otherwise, bool surely) -> StateFn {
-      return [this, stated, otherwise, surely](const Term &r, const Chunk &c,
-                                               const Term &f) {
-        Term final = wanted(r, f), kept = otherwise(r, c, f);
-        return ite(stated(r, c, f), final,
-                   surely ? kept && final : kept || final);
-      };
-    };
-    return {finalOr(entry.under, true), finalOr(entry.over, false)};
-  };
-  std::string name = "the invariant of the loop over '" + loop.var + "'";
-
-  // The invariant at loop value `at` against the state `actual`: it claims
-  // only what is held and, for a reduction, leaves nothing out.
-  auto matches = [&](const Frame &where, const Term &at, const State &actual,
-                     const std::string &claimsTooMuch,
-                     const std::string &leavesOut) {
-    for (const ir::Invariant &inv : loop.invariants) {
-      Term r = rankVar("r"), f = rankVar("contributor");
-      Chunk c = freshChunk();
-      auto shown = chunkShown(c);
-      shown.insert(shown.begin(), {"rank", r});
-      if (reduction)
-        shown.push_back({"contributor", f});
-      BufferState stated = invariantAt(inv, at);
-      std::vector<Term> base = {isRank(r), universe(c)};
-      if (reduction)
-        base.push_back(isRank(f));
-      std::vector<Term> claims = base;
-      claims.push_back(stated.under(r, c, f));
-      claims.push_back(!actual[inv.buffer].under(r, c, f));
-      if (!obligation(Concern::Causality, name + claimsTooMuch, where, claims,
-                      shown))
-        return false;
-      if (!reduction)
-        continue;
-      std::vector<Term> misses = base;
-      misses.push_back(actual[inv.buffer].over(r, c, f));
-      misses.push_back(!stated.over(r, c, f));
-      if (!obligation(Concern::Causality, name + leavesOut, where, misses,
-                      shown))
-        return false;
-    }
-    return true;
-  };
+  const LoopEntry at{loop, fr, st, copiesOnly};
 
   // Entry.
   Frame entry = fr;
   entry.assumptions.push_back(nonEmpty);
   entry.named.push_back({loop.var, first});
-  if (!matches(entry, first, st,
-               " claims a chunk the rank does not hold on entry",
-               " leaves out a contribution on entry"))
+  if (!invariantsMatch(at, entry, first, st,
+                       " claims a chunk the rank does not hold on entry",
+                       " leaves out a contribution on entry"))
     return;
 
   // One iteration, from the invariant at k.
@@ -369,22 +366,22 @@ void Inductor::loop(const ir::Loop &loop, const Frame &fr, State &st) {
   body.named.push_back({loop.var, k});
   State inside = st;
   for (const ir::Invariant &inv : loop.invariants)
-    inside[inv.buffer] = invariantAt(inv, k);
+    inside[inv.buffer] = invariantAt(at, inv, k);
   walk(loop.body, body, inside);
   if (failed())
     return;
-  if (!matches(body, loop.reverse ? k - 1 : k + 1, inside,
-               " is not preserved: after an iteration it claims a chunk the "
-               "rank does not hold",
-               " is not preserved: after an iteration it leaves out a "
-               "contribution"))
+  if (!invariantsMatch(at, body, loop.reverse ? k - 1 : k + 1, inside,
+                       " is not preserved: after an iteration it claims a "
+                       "chunk the rank does not hold",
+                       " is not preserved: after an iteration it leaves out a "
+                       "contribution"))
     return;
 
   // After the loop: the invariant past the last value, unless it ran no
   // iteration.
   for (const ir::Invariant &inv : loop.invariants) {
-    BufferState end = invariantAt(inv, past);
-    BufferState entry = before[inv.buffer];
+    BufferState end = invariantAt(at, inv, past);
+    BufferState entry = at.before[inv.buffer];
     st[inv.buffer].under = [=](const Term &r, const Chunk &c, const Term &f) {
       return ite(nonEmpty, end.under(r, c, f), entry.under(r, c, f));
     };

@@ -67,6 +67,33 @@ cl::opt<double> compileTimeout("timeout", cl::desc(timeoutHelp),
                                cl::value_desc("SECONDS"), cl::init(60),
                                cl::sub(compileCommand), cl::cat(category()));
 
+/// Whether `ns` can name the emitted code's namespace: empty, or
+/// identifiers joined by "::" (it becomes C++ source).
+bool isCppNamespace(llvm::StringRef ns) {
+  if (ns.empty())
+    return true;
+  return llvm::all_of(llvm::split(ns, "::"), [](llvm::StringRef part) {
+    return !part.empty() &&
+           (std::isalpha(static_cast<unsigned char>(part[0])) ||
+            part[0] == '_') &&
+           llvm::all_of(part, [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+           });
+  });
+}
+
+/// The emitted header and source, written under compileOut.
+bool writeEmitted(const emit::EmittedFiles &files, llvm::StringRef header,
+                  llvm::StringRef source, DiagnosticEngine &diags) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(compileOut)) {
+    diags.error(llvm::SMLoc(),
+                "cannot create '" + compileOut + "': " + ec.message());
+    return false;
+  }
+  return writeFile(header, files.header, diags) &&
+         writeFile(source, files.source, diags);
+}
+
 int runCompile() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
@@ -86,19 +113,10 @@ int runCompile() {
   if (!provedQueries.open(compileProvedQueries, diags))
     return ExitInputError;
   options.provedQueries = provedQueries.queries();
-  // The namespace becomes C++ source: it must be a qualified identifier.
-  for (llvm::StringRef part : llvm::split(compileNamespace, "::")) {
-    if (compileNamespace.empty())
-      break;
-    if (part.empty() || !(std::isalpha(static_cast<unsigned char>(part[0])) ||
-                          part[0] == '_') ||
-        !llvm::all_of(part, [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-        })) {
-      diags.error(llvm::SMLoc(), "--namespace '" + compileNamespace +
-                                     "' is not a C++ namespace name");
-      return ExitInputError;
-    }
+  if (!isCppNamespace(compileNamespace)) {
+    diags.error(llvm::SMLoc(), "--namespace '" + compileNamespace +
+                                   "' is not a C++ namespace name");
+    return ExitInputError;
   }
   for (const std::string &param : compileParams) {
     std::optional<verify::ParamRange> r = parseParamOption(param, diags);
@@ -158,16 +176,10 @@ int runCompile() {
     diags.error(llvm::SMLoc(), llvm::toString(files.takeError()));
     return ExitInputError;
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(compileOut)) {
-    diags.error(llvm::SMLoc(),
-                "cannot create '" + compileOut + "': " + ec.message());
-    return ExitInputError;
-  }
   llvm::SmallString<256> header(compileOut), source(compileOut);
   llvm::sys::path::append(header, emitOptions.baseName + ".h");
   llvm::sys::path::append(source, emitOptions.baseName + ".cpp");
-  if (!writeFile(header, files->header, diags) ||
-      !writeFile(source, files->source, diags))
+  if (!writeEmitted(*files, header, source, diags))
     return ExitInputError;
   if (json) {
     json.members["written"] = true;

@@ -377,53 +377,73 @@ int Engine::start(int numBuffers, int64_t numChunks, uint64_t startEmpty) {
   bufferMask = numBuffers >= 64 ? ~uint64_t(0)
                                 : (uint64_t(1) << numBuffers) - 1;
   blockBytes = static_cast<size_t>(extent) * static_cast<size_t>(call.count);
+  if (std::optional<int> rc = replayRecorded(numBuffers))
+    return *rc;
+  if (call.kind == Kind::Permute)
+    if (int rc = checkPermutation(); rc != MPI_SUCCESS)
+      return rc;
+  if (int rc = layOutBlocks(numBuffers); rc != MPI_SUCCESS)
+    return rc;
+  // A call like an earlier one but for its type, operator or use of
+  // MPI_IN_PLACE is recorded too, unless recordings of it were too large.
+  if (recall && recall->refused < maxRefused)
+    beginTrace();
+  placeInputs(startEmpty);
+  return MPI_SUCCESS;
+}
+
+std::optional<int> Engine::replayRecorded(int numBuffers) {
   // The last like call's headers, where the communicator keeps them.
   remembering = backend->outlivesCalls();
   memory = nullptr;
   recall = nullptr;
   recalled = resent = 0;
-  if (remembering) {
-    if (!backend->engineMemory)
-      backend->engineMemory = std::make_shared<Memory>();
-    memory = static_cast<Memory *>(backend->engineMemory.get());
-    const Signature signature{call.name, call.kind,  call.count, chunks,
-                              call.root, call.shift, extent,     numBuffers};
-    for (const CallRecord &r : memory->calls)
-      if (r.signature == signature) {
-        recall = &r;
-        break;
-      }
-    const Trace *fitting =
-        recall ? recall->recordingFor(call, commutative) : nullptr;
-    if (fitting) {
-      replayedCall = true;
-      const int rc = runTrace(*fitting, call, *backend, *workspace);
-      if (rc == MPI_SUCCESS)
-        remember();
-      else
-        backend->reset(); // as replayLast: no request outlives the call
-      return rc;
+  if (!remembering)
+    return std::nullopt;
+  if (!backend->engineMemory)
+    backend->engineMemory = std::make_shared<Memory>();
+  memory = static_cast<Memory *>(backend->engineMemory.get());
+  const Signature signature{call.name, call.kind,  call.count, chunks,
+                            call.root, call.shift, extent,     numBuffers};
+  for (const CallRecord &r : memory->calls)
+    if (r.signature == signature) {
+      recall = &r;
+      break;
     }
+  const Trace *fitting =
+      recall ? recall->recordingFor(call, commutative) : nullptr;
+  if (!fitting) {
     memory->recording.clear();
     memory->recording.signature = signature;
+    return std::nullopt;
   }
-  if (call.kind == Kind::Permute) {
-    // The table every rank computed alike; checked, so a wrong one fails
-    // on every rank rather than losing a block.
-    std::vector<int64_t> &to = workspace->permutationTo,
-                         &from = workspace->permutationFrom;
-    from.assign(static_cast<size_t>(p), -1);
-    bool bijection = to.size() == static_cast<size_t>(p);
-    for (size_t o = 0; bijection && o < to.size(); ++o) {
-      bijection =
-          to[o] >= 0 && to[o] < p && from[static_cast<size_t>(to[o])] < 0;
-      if (bijection)
-        from[static_cast<size_t>(to[o])] = static_cast<int64_t>(o);
-    }
-    if (!bijection)
-      return fail(MPI_ERR_ARG,
-                  "the permutation is not a bijection of the ranks");
+  replayedCall = true;
+  const int rc = runTrace(*fitting, call, *backend, *workspace);
+  if (rc == MPI_SUCCESS)
+    remember();
+  else
+    backend->reset(); // as replayLast: no request outlives the call
+  return rc;
+}
+
+int Engine::checkPermutation() {
+  // The table every rank computed alike; checked, so a wrong one fails on
+  // every rank rather than losing a block.
+  std::vector<int64_t> &to = workspace->permutationTo,
+                       &from = workspace->permutationFrom;
+  from.assign(static_cast<size_t>(p), -1);
+  bool bijection = to.size() == static_cast<size_t>(p);
+  for (size_t o = 0; bijection && o < to.size(); ++o) {
+    bijection = to[o] >= 0 && to[o] < p && from[static_cast<size_t>(to[o])] < 0;
+    if (bijection)
+      from[static_cast<size_t>(to[o])] = static_cast<int64_t>(o);
   }
+  return bijection ? MPI_SUCCESS
+                   : fail(MPI_ERR_ARG,
+                          "the permutation is not a bijection of the ranks");
+}
+
+int Engine::layOutBlocks(int numBuffers) {
   // Every block of the collective, by blockOf's numbering.
   blockOrigin.clear();
   blockDest.clear();
@@ -447,21 +467,21 @@ int Engine::start(int numBuffers, int64_t numChunks, uint64_t startEmpty) {
   }
   maxMessageBytes = headerBytes + numSlots * sizeof(Record) +
                     numBlocks * blockBytes;
-  // A call like an earlier one but for its type, operator or use of
-  // MPI_IN_PLACE is recorded too, unless recordings of it were too large.
-  if (recall && recall->refused < maxRefused)
-    beginTrace();
+  return MPI_SUCCESS;
+}
+
+void Engine::placeInputs(uint64_t startEmpty) {
   // The result goes straight where this rank outputs it.
-  for (size_t blk = 0; blk < numBlocks; ++blk)
-    buffers[0].blocks[blk].home = nullptr;
+  for (Block &block : buffers[0].blocks)
+    block.home = nullptr;
   forEachOutput([&](int64_t o, int64_t d) {
     if (char *home = outputBlock(o, d))
       buffers[0].blocks[static_cast<size_t>(blockOf(o, d))].home = home;
   });
-  // What each rank starts with (collc/Meaning.h). Input in
-  // the output buffer (MPI_IN_PLACE, a broadcast's root) is read in place
-  // only by the block it is the home of; any other copy is taken now, before
-  // results overwrite it.
+  // What each rank starts with (collc/Meaning.h). Input in the output
+  // buffer (MPI_IN_PLACE, a broadcast's root) is read in place only by the
+  // block it is the home of; any other copy is taken now, before results
+  // overwrite it.
   const bool inputInRecv =
       call.kind == Kind::Broadcast || call.send == MPI_IN_PLACE;
   forEachInput([&](int64_t origin, int64_t dest) {
@@ -490,7 +510,6 @@ int Engine::start(int numBuffers, int64_t numChunks, uint64_t startEmpty) {
       }
     }
   });
-  return MPI_SUCCESS;
 }
 
 void Engine::receive(int64_t sender, uint64_t intoMask, bool reduce) {

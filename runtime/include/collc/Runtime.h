@@ -440,6 +440,12 @@ private:
   /// with the last like call's record (finish()).
   void beginTrace();
   void keepTrace();
+  // start()'s parts. A call like the last recorded one runs its recording
+  // (its return code; none: this call runs the schedule, and is recorded).
+  std::optional<int> replayRecorded(int numBuffers);
+  int checkPermutation();
+  int layOutBlocks(int numBuffers); // blockOrigin, blockDest, buffers
+  void placeInputs(uint64_t startEmpty);
   /// Runs a recorded call's effects on `call`'s buffers, with `w`'s lists.
   static int runTrace(const Trace &t, const Call &call, Backend &backend,
                       Workspace &w);
