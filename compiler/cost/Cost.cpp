@@ -271,54 +271,65 @@ std::vector<double> collc::cost::ScheduleCost::Line::segmentChanges(
   return at;
 }
 
-collc::cost::ScheduleCost::Line
-collc::cost::ScheduleCost::line(const Machine &machine) const {
-  const int64_t cores = machine.cores;
-  const bool receiversCopy = machine.copies == CopyModel::Receiver;
-  // serve in thousandths, so that the line stays exact.
-  const Fraction serve(static_cast<int64_t>(std::llround(machine.serve * 1000)),
-                       1000);
-  // A cost from a formula (no steps), or from the rules (no messages), is
-  // the port model's.
-  auto largestOf = [](const StepCost &s) {
-    Fraction largest;
-    for (const Fraction &w : s.messageWords)
-      if (largest < w)
-        largest = w;
-    return largest;
-  };
-  if ((cores <= 0 && !receiversCopy) || steps.empty() || !reliesOn.empty()) {
-    Line l{Fraction(startups), words, Fraction(), {}};
-    // A step a part, where the steps say what their messages carry.
-    const bool detailed =
-        !steps.empty() && reliesOn.empty() &&
-        llvm::all_of(steps, [](const StepCost &s) { return s.count == 1; });
-    if (!detailed) {
-      l.parts.push_back({l.startups, l.words, Fraction(), Fraction(1)});
-      return l;
-    }
-    for (const StepCost &s : steps)
-      if (s.messages > 0)
-        l.parts.push_back({Fraction(1), s.words, Fraction(), largestOf(s)});
-    return l;
+namespace {
+
+/// A step's largest message, in words.
+Fraction largestMessage(const StepCost &s) {
+  Fraction largest;
+  for (const Fraction &w : s.messageWords)
+    if (largest < w)
+      largest = w;
+  return largest;
+}
+
+/// Steps priced as one (ScheduleCost::line): its port-model cost, its
+/// busiest channel's words in any one step, its words, the ranks taking
+/// part, those that received in it, and the messages and words each sent
+/// and received.
+class StepGroup {
+public:
+  StepGroup(int64_t p, int64_t cores, bool receiversCopy, Fraction serve)
+      : cores(cores), receiversCopy(receiversCopy), serve(serve),
+        active(static_cast<size_t>(p), false),
+        received(static_cast<size_t>(p), false),
+        sentWords(static_cast<size_t>(p)),
+        receivedWords(static_cast<size_t>(p)),
+        sentMessages(static_cast<size_t>(p), 0),
+        receivedMessages(static_cast<size_t>(p), 0) {}
+
+  /// Whether `s` sends what a rank received within the group: it waits for
+  /// the group, so starts the next.
+  bool waitsFor(const StepCost &s) const {
+    for (size_t i = 0; i < s.senders.size(); ++i)
+      if (received[static_cast<size_t>(s.senders[i])] && !s.fresh[i])
+        return true;
+    return false;
   }
-  Line l;
-  // The group of steps being priced as one: its port-model cost, its
-  // busiest channel's words in any one step, its words, the ranks taking
-  // part, those that received in it, and the messages and words each sent
-  // and received.
-  Line portCost;
-  Fraction busiestChannel, totalWords, largest;
-  std::vector<bool> active(static_cast<size_t>(p), false),
-      received(static_cast<size_t>(p), false);
-  std::vector<Fraction> sentWords(static_cast<size_t>(p)),
-      receivedWords(static_cast<size_t>(p));
-  std::vector<int64_t> sentMessages(static_cast<size_t>(p), 0),
-      receivedMessages(static_cast<size_t>(p), 0);
-  auto close = [&] {
+
+  void add(const StepCost &s) {
+    portCost.startups += Fraction(1);
+    portCost.words += s.words;
+    if (busiestChannel < s.words)
+      busiestChannel = s.words;
+    totalWords += s.totalWords;
+    if (largest < largestMessage(s))
+      largest = largestMessage(s);
+    for (size_t i = 0; i < s.senders.size(); ++i) {
+      const size_t from = static_cast<size_t>(s.senders[i]),
+                   to = static_cast<size_t>(s.receivers[i]);
+      active[from] = active[to] = received[to] = true;
+      sentWords[from] += s.messageWords[i];
+      receivedWords[to] += s.messageWords[i];
+      ++sentMessages[from];
+      ++receivedMessages[to];
+    }
+  }
+
+  /// What the group adds to the line (none: no rank took part), leaving it
+  /// empty.
+  std::optional<ScheduleCost::Line::Part> close() {
     const int64_t ranks = std::count(active.begin(), active.end(), true);
-    // What this group adds to the line: its part.
-    Line::Part part;
+    ScheduleCost::Line::Part part;
     part.largest = largest;
     if (receiversCopy && (cores <= 0 || ranks <= cores)) {
       // Congestion on a channel is still priced, one step at a time.
@@ -350,11 +361,14 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
       part.startups = Fraction(ranks, cores);
       part.words = words;
     }
-    l.startups += part.startups;
-    l.overheads += part.overheads;
-    l.words += part.words;
-    if (ranks > 0)
-      l.parts.push_back(part);
+    clear();
+    if (ranks == 0)
+      return std::nullopt;
+    return part;
+  }
+
+private:
+  void clear() {
     portCost = {};
     busiestChannel = {};
     totalWords = {};
@@ -365,31 +379,61 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
     received.assign(received.size(), false);
     sentWords.assign(sentWords.size(), Fraction());
     receivedWords.assign(receivedWords.size(), Fraction());
+  }
+
+  const int64_t cores;
+  const bool receiversCopy;
+  const Fraction serve;
+  ScheduleCost::Line portCost;
+  Fraction busiestChannel, totalWords, largest;
+  std::vector<bool> active, received;
+  std::vector<Fraction> sentWords, receivedWords;
+  std::vector<int64_t> sentMessages, receivedMessages;
+};
+
+} // namespace
+
+collc::cost::ScheduleCost::Line
+collc::cost::ScheduleCost::line(const Machine &machine) const {
+  const int64_t cores = machine.cores;
+  const bool receiversCopy = machine.copies == CopyModel::Receiver;
+  // serve in thousandths, so that the line stays exact.
+  const Fraction serve(static_cast<int64_t>(std::llround(machine.serve * 1000)),
+                       1000);
+  // A cost from a formula (no steps), or from the rules (no messages), is
+  // the port model's.
+  if ((cores <= 0 && !receiversCopy) || steps.empty() || !reliesOn.empty()) {
+    Line l{Fraction(startups), words, Fraction(), {}};
+    // A step a part, where the steps say what their messages carry.
+    const bool detailed =
+        !steps.empty() && reliesOn.empty() &&
+        llvm::all_of(steps, [](const StepCost &s) { return s.count == 1; });
+    if (!detailed) {
+      l.parts.push_back({l.startups, l.words, Fraction(), Fraction(1)});
+      return l;
+    }
+    for (const StepCost &s : steps)
+      if (s.messages > 0)
+        l.parts.push_back(
+            {Fraction(1), s.words, Fraction(), largestMessage(s)});
+    return l;
+  }
+  Line l;
+  StepGroup group(p, cores, receiversCopy, serve);
+  auto close = [&] {
+    if (std::optional<Line::Part> part = group.close()) {
+      l.startups += part->startups;
+      l.overheads += part->overheads;
+      l.words += part->words;
+      l.parts.push_back(*part);
+    }
   };
   for (const StepCost &s : steps) {
     if (s.messages == 0)
       continue;
-    for (size_t i = 0; i < s.senders.size(); ++i)
-      if (received[static_cast<size_t>(s.senders[i])] && !s.fresh[i]) {
-        close();
-        break;
-      }
-    portCost.startups += Fraction(1);
-    portCost.words += s.words;
-    if (busiestChannel < s.words)
-      busiestChannel = s.words;
-    totalWords += s.totalWords;
-    if (largest < largestOf(s))
-      largest = largestOf(s);
-    for (size_t i = 0; i < s.senders.size(); ++i) {
-      const size_t from = static_cast<size_t>(s.senders[i]),
-                   to = static_cast<size_t>(s.receivers[i]);
-      active[from] = active[to] = received[to] = true;
-      sentWords[from] += s.messageWords[i];
-      receivedWords[to] += s.messageWords[i];
-      ++sentMessages[from];
-      ++receivedMessages[to];
-    }
+    if (group.waitsFor(s))
+      close();
+    group.add(s);
   }
   close();
   return l;
