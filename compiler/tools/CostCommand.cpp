@@ -361,6 +361,40 @@ llvm::Error priceAlltoallv(const CollectiveDef &def,
   return llvm::Error::success();
 }
 
+/// A schedule priced for `params`: its proof, cost and lower bound, and on
+/// a model its line and time for --bytes.
+llvm::Expected<Priced> priceSchedule(const LoadedFile &file,
+                                     const ir::Schedule &schedule,
+                                     llvm::ArrayRef<int64_t> params,
+                                     const CostModel *model, PortModel ports) {
+  cost::CostOptions options;
+  options.ports = ports;
+  llvm::Expected<std::string> provedBy =
+      proofForPricing(file, schedule, params, ports);
+  if (!provedBy)
+    return provedBy.takeError();
+  options.provedBy = std::move(*provedBy);
+  llvm::Expected<cost::ScheduleCost> c =
+      cost::costOf(schedule, params, options);
+  if (!c)
+    return c.takeError();
+  std::optional<cost::LowerBound> bound =
+      cost::lowerBound(c->collective, schedule.topology.kind, c->p, ports);
+  Priced result{schedule,
+                std::move(*c),
+                std::move(bound),
+                model,
+                {},
+                {},
+                ports == PortModel::All ? "all-port" : "single-port"};
+  if (model) {
+    result.onMachine = result.cost.line(model->machine);
+    result.seconds =
+        result.onMachine->seconds(model->segments(), costBytes, model->to);
+  }
+  return result;
+}
+
 int runCost() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
@@ -414,44 +448,19 @@ int runCost() {
         exitCode = ExitInputError;
         continue;
       }
-      cost::CostOptions options;
-      options.ports = ports;
-      llvm::Expected<std::string> provedBy =
-          proofForPricing(file, schedule, *params, ports);
-      if (!provedBy) {
-        reportFailure(diags, provedBy.takeError(), "price", schedule.name,
-                      schedule.loc);
-        exitCode = ExitInputError;
-        continue;
-      }
-      options.provedBy = std::move(*provedBy);
-      llvm::Expected<cost::ScheduleCost> c =
-          cost::costOf(schedule, *params, options);
-      if (!c) {
-        reportFailure(diags, c.takeError(), "price", schedule.name,
+      llvm::Expected<Priced> result =
+          priceSchedule(file, schedule, *params, model, ports);
+      if (!result) {
+        reportFailure(diags, result.takeError(), "price", schedule.name,
                       schedule.loc);
         exitCode = ExitInputError;
         continue;
       }
       ++priced;
-      std::optional<cost::LowerBound> bound =
-          cost::lowerBound(c->collective, schedule.topology.kind, c->p, ports);
-      Priced result{schedule,
-                    std::move(*c),
-                    std::move(bound),
-                    model,
-                    {},
-                    {},
-                    ports == PortModel::All ? "all-port" : "single-port"};
-      if (model) {
-        result.onMachine = result.cost.line(model->machine);
-        result.seconds =
-            result.onMachine->seconds(model->segments(), costBytes, model->to);
-      }
       if (costFormat == Format::Json)
-        jsonSchedules.push_back(costJson(result));
+        jsonSchedules.push_back(costJson(*result));
       else
-        printCost(llvm::outs(), file, result);
+        printCost(llvm::outs(), file, *result);
     }
     for (const CollectiveDef &def : program->collectives) {
       if (!program->runsPattern(def) || !selection->selects(def.name))
