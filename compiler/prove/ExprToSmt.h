@@ -63,7 +63,7 @@ private:
   smt::Context &ctx;
   std::vector<smt::Term> slots;
   unsigned width = smt::DefaultWidth;
-  // In the order built, which is the order its terms are let go: Z3 gives
+  // In the order built, so its terms are let go in one order: Z3 gives
   // a freed term's id to the next term made, and its search follows ids, so
   // an order by address would make a query's work differ from run to run.
   llvm::MapVector<const ir::Expr *, Entry> cache;

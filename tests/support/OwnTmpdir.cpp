@@ -23,7 +23,8 @@ struct OwnTmpdir {
       setenv("TMPDIR", dir.c_str(), 1);
     }
   }
-  // Constructed before main, so destroyed after MPI's own exit handler.
+  // Constructed before main, so destroyed after the exit handler that
+  // finalizes MPI (registered by local::run).
   ~OwnTmpdir() {
     std::error_code ignored;
     if (!dir.empty())

@@ -441,10 +441,10 @@ private:
   void beginTrace();
   void keepTrace();
   // start()'s parts. A call like the last recorded one runs its recording
-  // (its return code; none: this call runs the schedule, and is recorded).
+  // (its return code; none: this call runs the schedule).
   std::optional<int> replayRecorded(int numBuffers);
   int checkPermutation();
-  int layOutBlocks(int numBuffers); // blockOrigin, blockDest, buffers
+  int layOutBlocks(int numBuffers); // blocks, buffers, maxMessageBytes
   void placeInputs(uint64_t startEmpty);
   /// Runs a recorded call's effects on `call`'s buffers, with `w`'s lists.
   static int runTrace(const Trace &t, const Call &call, Backend &backend,
