@@ -231,10 +231,9 @@ TEST_F(LibraryTest, EveryRootIsProvedAfterRenaming) {
               << llvm::toString(run.takeError());
           EXPECT_TRUE(run->allHold());
           if (root == c.roots.back()) {
-            // Provable, whatever the machine's load: no time limit (the
-            // queries' work varies from run to run with the order Z3 sees
-            // their terms in, and a loaded machine once took one past 60 s,
-            // which fell back to simulation). ctest's limit bounds the test.
+            // Provable, whatever the machine's load: no time limit (a loaded
+            // machine once took one query past 60 s, which fell back to
+            // simulation). ctest's limit bounds the test.
             verify::VerifyOptions options;
             options.timeoutSeconds = 0;
             llvm::Expected<verify::ScheduleReport> report =
