@@ -43,6 +43,19 @@ bool readsChunk(const Expr &e) {
   return false;
 }
 
+/// Sorts `ids` and merges the ranges that touch.
+void coalesce(std::vector<IdRange> &ids) {
+  llvm::sort(ids,
+             [](const IdRange &a, const IdRange &b) { return a.lo < b.lo; });
+  size_t n = 0;
+  for (const IdRange &r : ids)
+    if (n > 0 && ids[n - 1].hi + 1 >= r.lo)
+      ids[n - 1].hi = std::max(ids[n - 1].hi, r.hi);
+    else
+      ids[n++] = r;
+  ids.resize(n);
+}
+
 void collectPins(const Expr &e, RulePlan &plan) {
   if (e.op == ExprOp::And) {
     collectPins(*e.args[0], plan);
@@ -125,6 +138,10 @@ llvm::Error Simulator::prepare() {
       if (rule.selector) {
         collectPins(*rule.selector, plan);
         plan.selector.emplace(*rule.selector);
+        plan.readsCoords =
+            (ir::reads(*rule.selector, ir::SlotOrigin) ? 1u : 0u) |
+            (ir::reads(*rule.selector, ir::SlotDest) ? 2u : 0u) |
+            (ir::reads(*rule.selector, ir::SlotIndex) ? 4u : 0u);
       }
       for (const ir::Delivery &d : rule.into) {
         if (d.buffer >= numBuffers)
@@ -249,7 +266,7 @@ llvm::Error Simulator::runStep(const ir::InstanceStep &step, StepStats &stats) {
 }
 
 bool Simulator::select(const RangePredicate &ranges, const Expr &predicate,
-                       const Semantics::Box &box,
+                       unsigned readsCoords, const Semantics::Box &box,
                        std::vector<int64_t> &env, std::vector<IdRange> &out,
                        std::pair<ChunkKey, ir::EvalResult> &failure) {
   ++work;
@@ -267,21 +284,26 @@ bool Simulator::select(const RangePredicate &ranges, const Expr &predicate,
   if (!v.mayFail && v.isZero())
     return true;
   bool follows = sem.destFollowsOrigin();
+  // Only along a coordinate the selector reads does a split decide more
+  // (a dest that follows its origin is split with the origin).
+  const bool readsOrigin = readsCoords & (follows ? 3u : 1u),
+             readsDest = !follows && (readsCoords & 2u),
+             readsIndex = readsCoords & 4u;
   Semantics::Box left = box, right = box;
-  if (box.oLo < box.oHi) { // split by origin first: ids stay in order
+  if (readsOrigin && box.oLo < box.oHi) { // origin first: ids stay in order
     left.oHi = box.oLo + (box.oHi - box.oLo) / 2;
     right.oLo = left.oHi + 1;
     if (follows) {
       std::tie(left.dLo, left.dHi) = sem.destBounds(left.oLo, left.oHi);
       std::tie(right.dLo, right.dHi) = sem.destBounds(right.oLo, right.oHi);
     }
-  } else if (!follows && box.dLo < box.dHi) {
+  } else if (readsDest && box.dLo < box.dHi) {
     left.dHi = box.dLo + (box.dHi - box.dLo) / 2;
     right.dLo = left.dHi + 1;
-  } else if (box.kLo < box.kHi) {
+  } else if (readsIndex && box.kLo < box.kHi) {
     left.kHi = box.kLo + (box.kHi - box.kLo) / 2;
     right.kLo = left.kHi + 1;
-  } else { // one chunk: evaluate it
+  } else { // the selector is constant over the box: evaluate one chunk
     env[ir::SlotOrigin] = box.oLo;
     env[ir::SlotDest] = box.dLo;
     env[ir::SlotIndex] = box.kLo;
@@ -294,8 +316,8 @@ bool Simulator::select(const RangePredicate &ranges, const Expr &predicate,
       sem.appendIds(box, out);
     return true;
   }
-  return select(ranges, predicate, left, env, out, failure) &&
-         select(ranges, predicate, right, env, out, failure);
+  return select(ranges, predicate, readsCoords, left, env, out, failure) &&
+         select(ranges, predicate, readsCoords, right, env, out, failure);
 }
 
 llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
@@ -361,9 +383,15 @@ llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
     boxLo = env;
     boxHi = env;
     std::pair<ChunkKey, ir::EvalResult> failure;
-    if (!select(*plan.selector, *rule.selector, box, env, selected, failure))
+    if (!select(*plan.selector, *rule.selector, plan.readsCoords, box, env,
+                selected, failure))
       return evalError(*rule.selector, failure.second, "selector", step, t,
                        failure.first, rule.loc);
+    // A box left whole along the origin or dest puts its ids out of order.
+    if (!std::is_sorted(
+            selected.begin(), selected.end(),
+            [](const IdRange &a, const IdRange &b) { return a.lo < b.lo; }))
+      coalesce(selected);
   }
   if (selected.empty() && warnedEmpty.try_emplace(&rule, true).second) {
     // Not a violation (the message is matched and the result unaffected),

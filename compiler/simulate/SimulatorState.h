@@ -62,6 +62,9 @@ struct RulePlan {
   /// The selector and the delivery conditions, for box evaluation.
   std::optional<RangePredicate> selector;
   std::vector<std::optional<RangePredicate>> when;
+  /// The chunk coordinates the selector reads (bits: 1 origin, 2 dest, 4
+  /// index); a box is split only along those.
+  unsigned readsCoords = 0;
 };
 
 class Simulator {
@@ -92,8 +95,8 @@ private:
   /// with the chunk and the failure, at the first chunk (in id order) where
   /// the predicate cannot be evaluated.
   bool select(const RangePredicate &ranges, const Expr &predicate,
-              const Semantics::Box &box, std::vector<int64_t> &env,
-              std::vector<IdRange> &out,
+              unsigned readsCoords, const Semantics::Box &box,
+              std::vector<int64_t> &env, std::vector<IdRange> &out,
               std::pair<ChunkKey, ir::EvalResult> &failure);
   /// Lands `value` on `ids` of the receiver's buffer `b` (copy or fold).
   void land(const ir::InstanceStep &step, size_t ti, unsigned b, IdRange ids,

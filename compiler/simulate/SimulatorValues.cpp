@@ -190,7 +190,8 @@ llvm::Error Simulator::deliver(const ir::InstanceStep &step,
         std::optional<std::pair<ChunkKey, ir::EvalResult>> failure;
         sem.boxesOf(item.ids, [&](const Semantics::Box &box) {
           std::pair<ChunkKey, ir::EvalResult> f;
-          if (!failure && !select(when, *delivery.when, box, env, accepted, f))
+          if (!failure &&
+              !select(when, *delivery.when, 7u, box, env, accepted, f))
             failure = f;
         });
         if (failure)
