@@ -62,11 +62,12 @@ std::string StageVerdict::congestionText() const {
 }
 
 bool PatternVerdict::proved() const {
-  return llvm::all_of(stages, [](const StageVerdict &s) { return s.proved(); });
+  return routes.proved() &&
+         llvm::all_of(stages, [](const StageVerdict &s) { return s.proved(); });
 }
 
 verify::Status PatternVerdict::verdict() const {
-  verify::Status worst = verify::Status::Proved;
+  verify::Status worst = routes.report.verdict();
   for (const StageVerdict &s : stages)
     for (const verify::PropertyResult &r : s.report.properties)
       if (r.property != verify::Property::Congestion)
@@ -75,7 +76,7 @@ verify::Status PatternVerdict::verdict() const {
 }
 
 double PatternVerdict::seconds() const {
-  double total = 0;
+  double total = routes.report.seconds;
   for (const StageVerdict &s : stages)
     total += s.report.seconds;
   return total;
@@ -144,6 +145,16 @@ alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
       }
     out.stages.push_back(std::move(v));
   }
+  out.routes.schedule =
+      patternSchedule(out.pattern, (name + "_routes").str(), &topology);
+  verify::VerifyOptions options;
+  options.timeoutSeconds = timeoutSeconds;
+  options.only = {verify::Property::Causality, verify::Property::Correctness};
+  llvm::Expected<verify::ScheduleReport> report =
+      verify::verifySchedule(out.routes.schedule, options);
+  if (!report)
+    return report.takeError();
+  out.routes.report = std::move(*report);
   return out;
 }
 
@@ -191,6 +202,18 @@ alltoallv::emitCollective(llvm::StringRef name, const PatternVerdict &v,
       c << ", congestion-free on " << verdict->topology;
     c << ".\n";
   }
+
+  if (!verdict->routes.proved()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    verify::printText(verdict->routes.schedule, verdict->routes.report, os);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the routes of `" + name +
+                                       "` are not proved:\n" + os.str());
+  }
+  c << "// Routes: every block reaches its destination, and a node forwards "
+       "only what\n// reached it (correctness, causality: "
+    << verdict->routes.report.properties.front().method << ").\n";
 
   EmittedCollective out;
   const std::string mpiSignature = signature("MPI_Comm"),

@@ -1,9 +1,9 @@
 #pragma once
 // The irregular all-to-all of a `collective x = alltoallv on T using ALGO;`
-// as C++: the pattern of ALGO for T's size is proved stage by stage on T
-// (verify, as any schedule; pipeline/Pipeline.h checks it with the file's
-// schedules), then printed as step tables with a function of
-// MPI_Alltoallv's signature that runs them on collc_runtime
+// as C++: the pattern of ALGO for T's size is proved stage by stage on T,
+// and its routes as one schedule (verify, as any schedule; pipeline/
+// Pipeline.h checks it with the file's schedules), then printed as step tables
+// with a function of MPI_Alltoallv's signature that runs them on collc_runtime
 // (runtime/include/collc/Alltoallv.h).
 
 #include "alltoallv/Patterns.h"
@@ -39,16 +39,27 @@ struct StageVerdict {
   std::string congestionText() const;
 };
 
+/// The whole pattern's routes (patternSchedule): every node forwards only
+/// what reached it (causality) and every block ends at its destination
+/// (correctness), through the node each element is dealt to.
+struct RoutesVerdict {
+  ir::Schedule schedule;         // what was checked
+  verify::ScheduleReport report; // causality, correctness
+
+  bool proved() const { return report.verdict() == verify::Status::Proved; }
+};
+
 struct PatternVerdict {
   Pattern pattern;
   std::string topology; // as declared, e.g. "ring(8)"
   std::vector<StageVerdict> stages;
+  RoutesVerdict routes;
 
   bool proved() const;
   /// The worst of the stages' contention and matching verdicts (congestion
-  /// is measured, not required).
+  /// is measured, not required) and the routes' verdict.
   verify::Status verdict() const;
-  double seconds() const; // the stages' proofs, in all
+  double seconds() const; // the stages' proofs and the routes', in all
   int64_t maxLoad() const;
   /// The flat model (Theorem 2, Table 3) with each stage's load.
   ModelCost cost() const;
@@ -59,9 +70,10 @@ struct PatternVerdict {
 llvm::Expected<std::vector<int64_t>> stageLoads(const Pattern &pattern,
                                                 const Topology &topology);
 
-/// Builds `algorithm`'s pattern for `topology`'s ranks and checks every
-/// stage on `topology`. Errors: an algorithm that does not apply
-/// (two_stage_mesh off a perfect square), a stage verify cannot check.
+/// Builds `algorithm`'s pattern for `topology`'s ranks, checks every
+/// stage on `topology` and the routes of the whole. Errors: an algorithm that
+/// does not apply (two_stage_mesh off a perfect square), a stage verify cannot
+/// check.
 llvm::Expected<PatternVerdict> verifyPattern(llvm::StringRef name,
                                              Algorithm algorithm,
                                              const Topology &topology,
@@ -81,8 +93,8 @@ struct EmittedCollective {
 };
 
 /// The function `name` that runs the pattern of `verdict`, declared at
-/// `where`. Errors: a stage that is not proved contention-free and matched
-/// (with the verifier's verdict).
+/// `where`. Errors: a stage that is not proved contention-free and matched,
+/// routes that are not proved (with the verifier's verdict).
 llvm::Expected<EmittedCollective> emitCollective(llvm::StringRef name,
                                                  const PatternVerdict &verdict,
                                                  llvm::StringRef where);

@@ -4,6 +4,7 @@
 #include "alltoallv/Patterns.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -268,11 +269,10 @@ ModelCost alltoallv::modelCost(Algorithm algorithm, int64_t p,
   return cost;
 }
 
-ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
-                                      llvm::StringRef name,
-                                      const Topology *topology) {
-  using ir::Expr;
-  using ir::ExprOp;
+/// A schedule of the pattern's collective on `topology` (full(P) when
+/// null), without steps.
+static ir::Schedule emptySchedule(const Pattern &pattern, llvm::StringRef name,
+                                  const Topology *topology) {
   ir::Schedule s;
   s.name = name.str();
   s.collective.kind = ir::CollectiveKind::Alltoallv;
@@ -280,31 +280,137 @@ ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
     s.topology = collc::templateOf(*topology);
   } else {
     s.topology.kind = TopologyKind::Full;
-    s.topology.dims.push_back(Expr::constant(pattern.layout.p));
+    s.topology.dims.push_back(ir::Expr::constant(pattern.layout.p));
   }
   s.buffers.push_back({"result"});
   s.slotNames = {"r", "p", "origin", "dest", "index"};
+  return s;
+}
+
+/// Appends `st`'s steps to `s`: one transfer x -> sendTo[s][x] per sender,
+/// carrying the chunks `selector(x, y)` names.
+static void
+appendSteps(ir::Schedule &s, const Stage &st, int64_t p,
+            llvm::function_ref<ir::ExprRef(int64_t x, int64_t y)> selector) {
+  using ir::Expr;
   ir::ExprRef rank = Expr::var("r", ir::SlotRank);
-  ir::ExprRef origin = Expr::var("origin", ir::SlotOrigin);
-  ir::ExprRef dest = Expr::var("dest", ir::SlotDest);
-  const Stage &st = pattern.stages[stage];
   for (size_t i = 0; i < st.numSteps(); ++i) {
     ir::Step step;
     step.name = st.name + "." + std::to_string(i + 1);
-    for (int64_t x = 0; x < pattern.layout.p; ++x) {
+    for (int64_t x = 0; x < p; ++x) {
       int64_t y = st.sendTo[i][x];
       if (y < 0)
         continue;
       ir::TransferRule rule;
-      rule.guard = Expr::binary(ExprOp::Eq, rank, Expr::constant(x));
+      rule.guard = Expr::binary(ir::ExprOp::Eq, rank, Expr::constant(x));
       rule.peer = Expr::constant(y);
-      rule.selector = Expr::binary(
-          ExprOp::And, Expr::binary(ExprOp::Eq, origin, Expr::constant(x)),
-          Expr::binary(ExprOp::Eq, dest, Expr::constant(y)));
+      rule.selector = selector(x, y);
       rule.into.push_back({0, nullptr});
       step.rules.push_back(std::move(rule));
     }
     s.body.push_back(std::move(step));
+  }
+}
+
+/// `a == v and b == w`.
+static ir::ExprRef bothEqual(const ir::ExprRef &a, int64_t v,
+                             const ir::ExprRef &b, int64_t w) {
+  using ir::Expr;
+  using ir::ExprOp;
+  return Expr::binary(ExprOp::And,
+                      Expr::binary(ExprOp::Eq, a, Expr::constant(v)),
+                      Expr::binary(ExprOp::Eq, b, Expr::constant(w)));
+}
+
+ir::Schedule alltoallv::stageSchedule(const Pattern &pattern, size_t stage,
+                                      llvm::StringRef name,
+                                      const Topology *topology) {
+  ir::Schedule s = emptySchedule(pattern, name, topology);
+  ir::ExprRef origin = ir::Expr::var("origin", ir::SlotOrigin);
+  ir::ExprRef dest = ir::Expr::var("dest", ir::SlotDest);
+  appendSteps(
+      s, pattern.stages[stage], pattern.layout.p,
+      [&](int64_t x, int64_t y) { return bothEqual(origin, x, dest, y); });
+  return s;
+}
+
+namespace {
+/// Expressions over a chunk's coordinates for the pattern's routes.
+struct RouteExprs {
+  const Layout &l;
+  ir::ExprRef origin = ir::Expr::var("origin", ir::SlotOrigin);
+  ir::ExprRef dest = ir::Expr::var("dest", ir::SlotDest);
+  ir::ExprRef index = ir::Expr::var("index", ir::SlotIndex);
+
+  static ir::ExprRef k(int64_t v) { return ir::Expr::constant(v); }
+  static ir::ExprRef bin(ir::ExprOp op, ir::ExprRef a, ir::ExprRef b) {
+    return ir::Expr::binary(op, std::move(a), std::move(b));
+  }
+  /// Layout::rowPeer over expressions: the node of h's row and column c,
+  /// or a pseudo-node's stand-in (h's column, c).
+  ir::ExprRef rowPeer(const ir::ExprRef &h, const ir::ExprRef &c) const {
+    using ir::ExprOp;
+    ir::ExprRef own = bin(
+        ExprOp::Add,
+        bin(ExprOp::Mul, bin(ExprOp::Div, h, k(l.columns)), k(l.columns)), c);
+    if (l.r == 0)
+      return own;
+    ir::ExprRef standIn = bin(
+        ExprOp::Add,
+        bin(ExprOp::Mul, bin(ExprOp::Mod, h, k(l.columns)), k(l.columns)), c);
+    ir::ExprRef pseudo =
+        bin(ExprOp::And,
+            bin(ExprOp::Eq, bin(ExprOp::Div, h, k(l.columns)), k(l.rows - 1)),
+            bin(ExprOp::Ge, c, k(l.r)));
+    return ir::Expr::select(pseudo, standIn, own);
+  }
+  /// Who holds a chunk after a stage of `kind`, given who held it before:
+  /// what the runtime's buckets do (runtime/src/Alltoallv.cpp, Exchange::
+  /// distribute). The chunk index is the node a Distribute or Spread deals
+  /// the chunk's elements to: its column in Stage I, its row in Stage II.
+  ir::ExprRef holderAfter(StageKind kind, const ir::ExprRef &before) const {
+    using ir::ExprOp;
+    switch (kind) {
+    case StageKind::RowDistribute:
+      return rowPeer(before, bin(ExprOp::Mod, index, k(l.columns)));
+    case StageKind::ColumnDistribute:
+    case StageKind::Spread:
+      return index;
+    case StageKind::RowCollect:
+      return rowPeer(before, bin(ExprOp::Mod, dest, k(l.columns)));
+    case StageKind::ColumnCollect:
+    case StageKind::Direct:
+      return dest;
+    }
+    return dest;
+  }
+};
+} // namespace
+
+/// Whether the pattern deals a message's elements over intermediate nodes,
+/// so that a chunk index names the node.
+static bool deals(const Pattern &pattern) {
+  return llvm::any_of(pattern.stages, [](const Stage &s) {
+    return s.kind == StageKind::RowDistribute ||
+           s.kind == StageKind::ColumnDistribute || s.kind == StageKind::Spread;
+  });
+}
+
+ir::Schedule alltoallv::patternSchedule(const Pattern &pattern,
+                                        llvm::StringRef name,
+                                        const Topology *topology) {
+  ir::Schedule s = emptySchedule(pattern, name, topology);
+  if (deals(pattern))
+    s.chunks = ir::Expr::constant(pattern.layout.p);
+  RouteExprs route{pattern.layout};
+  ir::ExprRef holder = route.origin;
+  for (const Stage &st : pattern.stages) {
+    ir::ExprRef next = route.holderAfter(st.kind, holder);
+    // The chunks x holds before the stage whose next holder is y.
+    appendSteps(s, st, pattern.layout.p, [&](int64_t x, int64_t y) {
+      return bothEqual(holder, x, next, y);
+    });
+    holder = next;
   }
   return s;
 }

@@ -6,8 +6,9 @@
 // Message sizes are known only at run time, but who talks to whom in which
 // step is not: it depends on P alone. This stage builds that pattern for a
 // given P, as plain step tables (what the runtime executes) and as concrete
-// Schedule IR (what verify proves: contention-free, matched), so the table
-// that is proved is the table that is emitted.
+// Schedule IR (what verify proves: each stage contention-free and matched,
+// the whole routing every block to its destination), so the table that is
+// proved is the table that is emitted.
 
 #include "ir/Schedule.h"
 #include "topology/Topology.h"
@@ -124,9 +125,20 @@ std::vector<int64_t> revisedRowSenders(const Layout &layout, int64_t row);
 /// null): step s holds one transfer `x -> sendTo[s][x]` per sender, each
 /// carrying x's own block for that peer (so causality holds trivially), for
 /// verify to prove contention-free and matched and to measure the links'
-/// load. Correctness is the runtime's job (the data are run-time sized).
+/// load. Where each element goes is patternSchedule's to prove.
 ir::Schedule stageSchedule(const Pattern &pattern, size_t stage,
                            llvm::StringRef name,
                            const Topology *topology = nullptr);
+
+/// The whole pattern as one concrete Schedule IR on `topology`: its stages'
+/// steps in order, each transfer x -> y carrying the chunks that x holds
+/// before the stage and that the stage routes to y, as the runtime's
+/// buckets do. A pattern that deals elements over intermediate nodes (A2,
+/// A4) has P chunk indices per block, index m being the node a chunk's
+/// elements pass through; so causality (a node forwards only what reached
+/// it) and correctness (every block reaches its destination) are proved as
+/// for any all-to-all.
+ir::Schedule patternSchedule(const Pattern &pattern, llvm::StringRef name,
+                             const Topology *topology = nullptr);
 
 } // namespace collc::alltoallv

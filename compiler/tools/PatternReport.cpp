@@ -31,6 +31,13 @@ std::string costText(const alltoallv::PatternVerdict &verdict) {
          "; each stage's traffic times its most loaded channel: " + loads + ")";
 }
 
+/// The chunk indices of a block in the routes' schedule (1: the block
+/// travels whole).
+int64_t chunksPerBlock(const alltoallv::PatternVerdict &verdict) {
+  const ir::ExprRef &chunks = verdict.routes.schedule.chunks;
+  return chunks && chunks->op == ir::ExprOp::Const ? chunks->value : 1;
+}
+
 } // namespace
 
 llvm::json::Object
@@ -54,6 +61,12 @@ collc::tools::patternJson(const CollectiveDef &c,
       o["congestion"] = counterexampleJson(*v.congestion);
     stages.push_back(std::move(o));
   }
+  llvm::json::Array routes;
+  for (const verify::PropertyResult &r : verdict.routes.report.properties)
+    routes.push_back(
+        llvm::json::Object{{"property", verify::propertyName(r.property)},
+                           {"status", verify::statusName(r.status)},
+                           {"method", r.method}});
   const alltoallv::ModelCost cost = verdict.cost();
   return llvm::json::Object{
       {"collective", c.name},
@@ -63,6 +76,9 @@ collc::tools::patternJson(const CollectiveDef &c,
       {"verdict", verify::statusName(verdict.verdict())},
       {"max_load", verdict.maxLoad()},
       {"stages", std::move(stages)},
+      {"routes",
+       llvm::json::Object{{"chunks_per_block", chunksPerBlock(verdict)},
+                          {"properties", std::move(routes)}}},
       {"cost", llvm::json::Object{{"ts", cost.startups},
                                   {"tw_m", cost.traffic},
                                   {"m", "L_max/P"},
@@ -104,13 +120,24 @@ void collc::tools::printPattern(const CollectiveDef &c,
       verify::printText(v.schedule, failed, os);
     }
   }
+  const int64_t chunks = chunksPerBlock(verdict);
+  os << "  routes of the whole, "
+     << (chunks > 1 ? plural(static_cast<size_t>(chunks), "chunk") +
+                          " a block: the node its elements are dealt to"
+                    : "one chunk a block")
+     << "\n";
+  for (const verify::PropertyResult &r : verdict.routes.report.properties)
+    os << "    " << llvm::left_justify(verify::propertyName(r.property), 12)
+       << " " << statusColumn(r) << "\n";
+  if (!verdict.routes.proved())
+    verify::printText(verdict.routes.schedule, verdict.routes.report, os);
   os << "  cost: " << costText(verdict) << "\n";
   switch (verdict.verdict()) {
   case verify::Status::Proved:
     os << "PROVED";
     if (verdict.maxLoad() > 1)
-      os << ": contention-free and matched; congests on " << verdict.topology
-         << " (up to " << verdict.maxLoad()
+      os << ": contention-free, matched and routed; congests on "
+         << verdict.topology << " (up to " << verdict.maxLoad()
          << " messages on a channel), which the cost counts";
     break;
   case verify::Status::Unknown:
