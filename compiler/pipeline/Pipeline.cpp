@@ -4,17 +4,36 @@
 
 using namespace collc;
 
+static llvm::Error notAPattern(const CollectiveDef &c) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "'" + c.algorithm +
+                                     "' is not an alltoallv pattern");
+}
+
 llvm::Expected<alltoallv::PatternVerdict>
 pipeline::checkPattern(const CollectiveDef &c,
                        const verify::VerifyOptions &options) {
   std::optional<alltoallv::Algorithm> algorithm =
       alltoallv::algorithmFor(c.algorithm);
   if (!algorithm)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'" + c.algorithm +
-                                       "' is not an alltoallv pattern");
+    return notAPattern(c);
   return alltoallv::verifyPattern(c.name, *algorithm, c.topology,
                                   options.timeoutSeconds);
+}
+
+llvm::Expected<ir::Schedule>
+pipeline::patternScheduleOf(const CollectiveDef &c) {
+  std::optional<alltoallv::Algorithm> algorithm =
+      alltoallv::algorithmFor(c.algorithm);
+  if (!algorithm)
+    return notAPattern(c);
+  llvm::Expected<alltoallv::Pattern> pattern =
+      alltoallv::buildPattern(*algorithm, c.topology.numRanks());
+  if (!pattern)
+    return pattern.takeError();
+  ir::Schedule s = alltoallv::patternSchedule(*pattern, c.name, &c.topology);
+  s.loc = c.loc;
+  return s;
 }
 
 pipeline::Checked pipeline::check(const Program &program,

@@ -26,6 +26,12 @@ namespace collc::pipeline {
 llvm::Expected<alltoallv::PatternVerdict>
 checkPattern(const CollectiveDef &c, const verify::VerifyOptions &options);
 
+/// The same pattern as one schedule named after `c`: its stages' steps, each
+/// message carrying the chunks the runtime routes through it
+/// (alltoallv::patternSchedule), on `c`'s topology; what show and draw
+/// print for `c`.
+llvm::Expected<ir::Schedule> patternScheduleOf(const CollectiveDef &c);
+
 /// What checking one file found.
 struct Checked {
   std::vector<emit::VerifiedSchedule> schedules; // the proved ones, in order

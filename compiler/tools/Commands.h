@@ -92,6 +92,12 @@ std::optional<Selection> loadSelection(llvm::ArrayRef<std::string> files,
                                        llvm::ArrayRef<std::string> names,
                                        DiagnosticEngine &diags);
 
+/// The file's schedules, then, for each alltoallv collective that runs a
+/// pattern, the pattern as one schedule (pipeline::patternScheduleOf), kept
+/// in `patterns`: what show and draw print.
+llvm::Expected<std::vector<const ir::Schedule *>>
+schedulesOf(const LoadedFile &file, std::vector<ir::Schedule> &patterns);
+
 /// The port model a command judges `program`'s schedules under: all-port
 /// when asked (--all-port) or when the file's model says so, as its
 /// collectives were chosen under it.

@@ -703,10 +703,17 @@ int runDraw() {
   if (selection->failed)
     return ExitInputError;
   const LoadedFile &file = selection->files.front();
+  std::vector<ir::Schedule> patterns;
+  llvm::Expected<std::vector<const ir::Schedule *>> schedules =
+      schedulesOf(file, patterns);
+  if (!schedules) {
+    diags.error(llvm::SMLoc(), llvm::toString(schedules.takeError()));
+    return ExitInputError;
+  }
   std::vector<const ir::Schedule *> picked;
-  for (const ir::Schedule &schedule : file.program.schedules)
-    if (selection->selects(file, schedule))
-      picked.push_back(&schedule);
+  for (const ir::Schedule *schedule : *schedules)
+    if (selection->selects(file, *schedule))
+      picked.push_back(schedule);
   if (picked.size() != 1) {
     // A figure is of one schedule: say which names there are.
     std::string list;

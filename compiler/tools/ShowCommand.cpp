@@ -153,8 +153,17 @@ int runShow() {
   int exitCode = selection->failed ? ExitInputError : ExitOk;
   size_t shown = 0;
   std::vector<std::string> params(showParams.begin(), showParams.end());
+  std::vector<ir::Schedule> patterns;
   for (const LoadedFile &file : selection->files) {
-    for (const ir::Schedule &schedule : file.program.schedules) {
+    llvm::Expected<std::vector<const ir::Schedule *>> schedules =
+        schedulesOf(file, patterns);
+    if (!schedules) {
+      diags.error(llvm::SMLoc(), llvm::toString(schedules.takeError()));
+      exitCode = ExitInputError;
+      continue;
+    }
+    for (const ir::Schedule *each : *schedules) {
+      const ir::Schedule &schedule = *each;
       if (!selection->selects(file, schedule))
         continue;
       llvm::Expected<std::vector<int64_t>> member =

@@ -8,6 +8,7 @@
 #include "cost/Cost.h"
 #include "ir/Instantiate.h"
 #include "library/Library.h"
+#include "pipeline/Pipeline.h"
 #include "sema/Sema.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -115,6 +116,27 @@ collc::tools::loadSelection(llvm::ArrayRef<std::string> files,
     }
   if (missing)
     return std::nullopt;
+  return out;
+}
+
+llvm::Expected<std::vector<const collc::ir::Schedule *>>
+collc::tools::schedulesOf(const LoadedFile &file,
+                          std::vector<collc::ir::Schedule> &patterns) {
+  patterns.clear();
+  for (const collc::CollectiveDef &c : file.program.collectives) {
+    if (!file.program.runsPattern(c))
+      continue;
+    llvm::Expected<collc::ir::Schedule> s =
+        collc::pipeline::patternScheduleOf(c);
+    if (!s)
+      return s.takeError();
+    patterns.push_back(std::move(*s));
+  }
+  std::vector<const collc::ir::Schedule *> out;
+  for (const collc::ir::Schedule &s : file.program.schedules)
+    out.push_back(&s);
+  for (const collc::ir::Schedule &s : patterns)
+    out.push_back(&s);
   return out;
 }
 
