@@ -147,6 +147,22 @@ alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
   }
   out.routes.schedule =
       patternSchedule(out.pattern, (name + "_routes").str(), &topology);
+  const int64_t p = out.pattern.layout.p;
+  const int64_t chunks = chunksPerBlock(out.pattern);
+  if (p * p * chunks > maxRoutedChunks) {
+    out.routes.report.name = out.routes.schedule.name;
+    out.routes.report.collective = "alltoallv";
+    out.routes.report.topology = out.topology;
+    for (verify::Property property :
+         {verify::Property::Causality, verify::Property::Correctness})
+      out.routes.report.properties.push_back(
+          {property, verify::Status::Unknown, "simulation",
+           "the routes of " + std::to_string(p) + " ranks have " +
+               std::to_string(p * p * chunks) + " chunks, above the " +
+               std::to_string(maxRoutedChunks) + " simulated",
+           std::nullopt, 1});
+    return out;
+  }
   verify::VerifyOptions options;
   options.timeoutSeconds = timeoutSeconds;
   options.only = {verify::Property::Causality, verify::Property::Correctness};

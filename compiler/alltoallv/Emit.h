@@ -39,6 +39,12 @@ struct StageVerdict {
   std::string congestionText() const;
 };
 
+/// The most chunks (P^2 blocks times the chunks of one) whose routes are
+/// simulated: A4 up to P = 322, in about 3 GB. The routes of a larger
+/// pattern are UNKNOWN, and no code is written for it (its stages' proofs
+/// take hours by then).
+inline constexpr int64_t maxRoutedChunks = int64_t(1) << 25;
+
 /// The whole pattern's routes (patternSchedule): every node forwards only
 /// what reached it (causality) and every block ends at its destination
 /// (correctness), through the node each element is dealt to.

@@ -387,21 +387,20 @@ struct RouteExprs {
 };
 } // namespace
 
-/// Whether the pattern deals a message's elements over intermediate nodes,
-/// so that a chunk index names the node.
-static bool deals(const Pattern &pattern) {
-  return llvm::any_of(pattern.stages, [](const Stage &s) {
+int64_t alltoallv::chunksPerBlock(const Pattern &pattern) {
+  const bool deals = llvm::any_of(pattern.stages, [](const Stage &s) {
     return s.kind == StageKind::RowDistribute ||
            s.kind == StageKind::ColumnDistribute || s.kind == StageKind::Spread;
   });
+  return deals ? pattern.layout.p : 1;
 }
 
 ir::Schedule alltoallv::patternSchedule(const Pattern &pattern,
                                         llvm::StringRef name,
                                         const Topology *topology) {
   ir::Schedule s = emptySchedule(pattern, name, topology);
-  if (deals(pattern))
-    s.chunks = ir::Expr::constant(pattern.layout.p);
+  if (chunksPerBlock(pattern) > 1)
+    s.chunks = ir::Expr::constant(chunksPerBlock(pattern));
   RouteExprs route{pattern.layout};
   ir::ExprRef holder = route.origin;
   for (const Stage &st : pattern.stages) {

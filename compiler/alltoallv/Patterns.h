@@ -130,6 +130,11 @@ ir::Schedule stageSchedule(const Pattern &pattern, size_t stage,
                            llvm::StringRef name,
                            const Topology *topology = nullptr);
 
+/// The chunks of a block in patternSchedule: P where the pattern deals a
+/// message's elements over intermediate nodes (A2, A4), one chunk per node;
+/// else 1.
+int64_t chunksPerBlock(const Pattern &pattern);
+
 /// The whole pattern as one concrete Schedule IR on `topology`: its stages'
 /// steps in order, each transfer x -> y carrying the chunks that x holds
 /// before the stage and that the stage routes to y, as the runtime's

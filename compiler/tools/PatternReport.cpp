@@ -31,13 +31,6 @@ std::string costText(const alltoallv::PatternVerdict &verdict) {
          "; each stage's traffic times its most loaded channel: " + loads + ")";
 }
 
-/// The chunk indices of a block in the routes' schedule (1: the block
-/// travels whole).
-int64_t chunksPerBlock(const alltoallv::PatternVerdict &verdict) {
-  const ir::ExprRef &chunks = verdict.routes.schedule.chunks;
-  return chunks && chunks->op == ir::ExprOp::Const ? chunks->value : 1;
-}
-
 } // namespace
 
 llvm::json::Object
@@ -77,8 +70,9 @@ collc::tools::patternJson(const CollectiveDef &c,
       {"max_load", verdict.maxLoad()},
       {"stages", std::move(stages)},
       {"routes",
-       llvm::json::Object{{"chunks_per_block", chunksPerBlock(verdict)},
-                          {"properties", std::move(routes)}}},
+       llvm::json::Object{
+           {"chunks_per_block", alltoallv::chunksPerBlock(verdict.pattern)},
+           {"properties", std::move(routes)}}},
       {"cost", llvm::json::Object{{"ts", cost.startups},
                                   {"tw_m", cost.traffic},
                                   {"m", "L_max/P"},
@@ -120,7 +114,7 @@ void collc::tools::printPattern(const CollectiveDef &c,
       verify::printText(v.schedule, failed, os);
     }
   }
-  const int64_t chunks = chunksPerBlock(verdict);
+  const int64_t chunks = alltoallv::chunksPerBlock(verdict.pattern);
   os << "  routes of the whole, "
      << (chunks > 1 ? plural(static_cast<size_t>(chunks), "chunk") +
                           " a block: the node its elements are dealt to"
@@ -129,7 +123,8 @@ void collc::tools::printPattern(const CollectiveDef &c,
   for (const verify::PropertyResult &r : verdict.routes.report.properties)
     os << "    " << llvm::left_justify(verify::propertyName(r.property), 12)
        << " " << statusColumn(r) << "\n";
-  if (!verdict.routes.proved())
+  // A route that fails in full: the chunk, where, and the steps before.
+  if (verdict.routes.report.verdict() == verify::Status::Counterexample)
     verify::printText(verdict.routes.schedule, verdict.routes.report, os);
   os << "  cost: " << costText(verdict) << "\n";
   switch (verdict.verdict()) {
