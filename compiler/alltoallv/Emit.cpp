@@ -67,7 +67,7 @@ bool PatternVerdict::proved() const {
 }
 
 verify::Status PatternVerdict::verdict() const {
-  verify::Status worst = routes.report.verdict();
+  verify::Status worst = routes.verdict();
   for (const StageVerdict &s : stages)
     for (const verify::PropertyResult &r : s.report.properties)
       if (r.property != verify::Property::Congestion)

@@ -52,7 +52,12 @@ struct RoutesVerdict {
   ir::Schedule schedule;         // what was checked
   verify::ScheduleReport report; // causality, correctness
 
-  bool proved() const { return report.verdict() == verify::Status::Proved; }
+  /// Unknown when nothing was checked: routes are proved, never assumed.
+  verify::Status verdict() const {
+    return report.properties.empty() ? verify::Status::Unknown
+                                     : report.verdict();
+  }
+  bool proved() const { return verdict() == verify::Status::Proved; }
 };
 
 struct PatternVerdict {

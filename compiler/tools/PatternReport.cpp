@@ -124,7 +124,7 @@ void collc::tools::printPattern(const CollectiveDef &c,
     os << "    " << llvm::left_justify(verify::propertyName(r.property), 12)
        << " " << statusColumn(r) << "\n";
   // A route that fails in full: the chunk, where, and the steps before.
-  if (verdict.routes.report.verdict() == verify::Status::Counterexample)
+  if (verdict.routes.verdict() == verify::Status::Counterexample)
     verify::printText(verdict.routes.schedule, verdict.routes.report, os);
   os << "  cost: " << costText(verdict) << "\n";
   switch (verdict.verdict()) {

@@ -462,6 +462,18 @@ TEST(Alltoallv, StagesOnDeclaredTopologyReportTheirLoad) {
   EXPECT_NE(
       llvm::toString(refused.takeError()).find("stage II of `x` is not proved"),
       std::string::npos);
+
+  // Routes never checked are not proved: the verdict is UNKNOWN and no
+  // code is printed.
+  PatternVerdict unrouted = *v;
+  unrouted.routes.report.properties.clear();
+  EXPECT_EQ(unrouted.verdict(), verify::Status::Unknown);
+  llvm::Expected<EmittedCollective> unchecked =
+      emitCollective("x", unrouted, "f.coll:3");
+  ASSERT_FALSE(static_cast<bool>(unchecked));
+  EXPECT_NE(llvm::toString(unchecked.takeError())
+                .find("the routes of `x` are not proved"),
+            std::string::npos);
 }
 
 } // namespace
