@@ -5,6 +5,7 @@
 
 using collc::Allocation;
 using collc::ir::CollectiveKind;
+namespace meaning = collc::meaning;
 
 namespace {
 
@@ -20,6 +21,50 @@ std::string allocationCpp(const Allocation &a) {
            ")";
   }
   return "";
+}
+
+/// MPI's argument conventions (MPI 4.0 §6), read off a kind's line of
+/// collc/Meaning.h, so a new kind gets its binding from the table.
+struct Convention {
+  const meaning::KindRow &row;
+  bool rooted, reduction;
+  /// One buffer, in and out (MPI_Bcast): a copy that ends where it starts.
+  bool oneBuffer;
+  /// Send and receive counts and types apart (MPI_Gather, MPI_Allgather):
+  /// a copy with a block per rank on one side.
+  bool pair;
+  /// Of a rooted pair, the side the other ranks use ("send" for a gather,
+  /// "recv" for a scatter); the root's other side describes every block.
+  llvm::StringRef own, rootSide;
+  /// The one count's name where send and receive share it.
+  llvm::StringRef count;
+
+  explicit Convention(CollectiveKind kind) : row(meaning::rowOf(kind)) {
+    const meaning::Conditions &m = row.means;
+    rooted = m.rooted();
+    reduction = m.reduction();
+    oneBuffer = m.oneBuffer();
+    pair = !reduction && !oneBuffer && (m.sendPerDest() || m.recvPerOrigin());
+    own = m.required.at == meaning::At::Root ? "send" : "recv";
+    rootSide = own == "send" ? "recv" : "send";
+    // MPI_Reduce_scatter_block: each rank gets recvcount elements.
+    count = m.sendPerDest() ? "recvcount" : "count";
+  }
+};
+
+/// "reduce_scatter" as "ReduceScatter": the rt::Kind enumerator.
+std::string camelCase(llvm::StringRef name) {
+  std::string out;
+  bool upper = true;
+  for (char ch : name) {
+    if (ch == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? llvm::toUpper(ch) : ch;
+    upper = false;
+  }
+  return out;
 }
 
 } // namespace
@@ -40,149 +85,89 @@ std::string quote(llvm::StringRef text) {
 /// (one block), from arguments every rank passes alike: a collective with
 /// several schedules must pick the same one on every rank.
 std::string blockBytes(CollectiveKind kind) {
-  std::string count = "count", type = "type";
-  switch (kind) {
-  case CollectiveKind::Allgather:
-  case CollectiveKind::Alltoall:
-  case CollectiveKind::Alltoallv:
-  case CollectiveKind::ReduceScatter:
-    count = "recvcount",
-    type = kind == CollectiveKind::ReduceScatter ? "type" : "recvtype";
-    break;
-  case CollectiveKind::Scatter:
-  case CollectiveKind::Gather: {
+  const Convention conv(kind);
+  std::string count = conv.count.str(), type = "type";
+  if (conv.pair && conv.rooted) {
     // The root's receive (gather) or send (scatter) arguments describe
     // every block; elsewhere only the other pair is significant.
-    bool scatter = kind == CollectiveKind::Scatter;
-    return std::string("  int rank = 0, size = 0;\n  MPI_Comm_rank(comm, "
-                       "&rank);\n  const bool atRoot = rank == root;\n") +
-           "  MPI_Type_size(atRoot ? " + (scatter ? "sendtype" : "recvtype") +
-           " : " + (scatter ? "recvtype" : "sendtype") +
-           ", &size);\n  const long long bytes = static_cast<long long>("
-           "atRoot ? " +
-           (scatter ? "sendcount" : "recvcount") + " : " +
-           (scatter ? "recvcount" : "sendcount") + ") * size;\n";
+    const llvm::StringRef root = conv.rootSide, own = conv.own;
+    return concat({"  int rank = 0, size = 0;\n  MPI_Comm_rank(comm, "
+                   "&rank);\n  const bool atRoot = rank == root;\n"
+                   "  MPI_Type_size(atRoot ? ",
+                   root, "type : ", own,
+                   "type, &size);\n  const long long bytes = "
+                   "static_cast<long long>(atRoot ? ",
+                   root, "count : ", own, "count) * size;\n"});
   }
-  default:
-    break;
-  }
+  if (conv.pair || conv.row.perPairSizes)
+    count = "recvcount", type = "recvtype";
   return "  int size = 0;\n  MPI_Type_size(" + type +
          ", &size);\n  const long long bytes = static_cast<long long>(" +
          count + ") * size;\n";
 }
 
-std::optional<Binding> bindingFor(const ir::Collective &c) {
-  switch (c.kind) {
-  case CollectiveKind::Broadcast:
-    return Binding{"Broadcast",
-                   "void *buf, int count, MPI_Datatype type, int root, "
-                   "MPI_Comm comm",
-                   "buf, count, type, root, comm",
-                   "call.recv = buf;\n  call.count = count;\n  call.type = "
-                   "type;\n  call.root = root;\n",
-                   ""};
-  case CollectiveKind::Reduce:
-    return Binding{"Reduce",
-                   "const void *send, void *recv, int count, MPI_Datatype "
-                   "type, MPI_Op op, int root, MPI_Comm comm",
-                   "send, recv, count, type, op, root, comm",
-                   "call.send = send;\n  call.recv = recv;\n  call.count = "
-                   "count;\n  call.type = type;\n  call.op = op;\n  call.root "
-                   "= root;\n",
-                   ""};
-  case CollectiveKind::Allreduce:
-  case CollectiveKind::Scan:
-  case CollectiveKind::Exscan:
-    return Binding{c.kind == CollectiveKind::Scan     ? "Scan"
-                   : c.kind == CollectiveKind::Exscan ? "Exscan"
-                                                      : "Allreduce",
-                   "const void *send, void *recv, int count, MPI_Datatype "
-                   "type, MPI_Op op, MPI_Comm comm",
-                   "send, recv, count, type, op, comm",
-                   "call.send = send;\n  call.recv = recv;\n  call.count = "
-                   "count;\n  call.type = type;\n  call.op = op;\n",
-                   ""};
-  case CollectiveKind::ReduceScatter:
-    // MPI_Reduce_scatter_block: every rank gets recvcount elements.
-    return Binding{"ReduceScatter",
-                   "const void *send, void *recv, int recvcount, "
-                   "MPI_Datatype type, MPI_Op op, MPI_Comm comm",
-                   "send, recv, recvcount, type, op, comm",
-                   "call.send = send;\n  call.recv = recv;\n  call.count = "
-                   "recvcount;\n  call.type = type;\n  call.op = op;\n",
-                   ""};
-  case CollectiveKind::Allgather:
-  case CollectiveKind::Alltoall:
-    return Binding{
-        c.kind == CollectiveKind::Allgather ? "Allgather" : "Alltoall",
-        "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
-        "int recvcount, MPI_Datatype recvtype, MPI_Comm comm",
-        "send, sendcount, sendtype, recv, recvcount, recvtype, comm",
-        "call.send = send;\n  call.recv = recv;\n  call.count = recvcount;\n "
-        " call.type = recvtype;\n",
-        "send != MPI_IN_PLACE &&\n      (sendcount != recvcount || "
-        "sendtype != recvtype)"};
-  case CollectiveKind::Gather:
-    // Only the root's receive arguments are significant.
-    return Binding{
-        "Gather",
-        "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
-        "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
-        "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
-        // The rank only where it matters: a repeated call skips asking.
-        "const bool inPlace = send == MPI_IN_PLACE && comm.rank() == root;"
-        "\n  call.send = send;\n  "
-        "call.recv = recv;\n  call.count = inPlace ? recvcount : "
-        "sendcount;\n  call.type = inPlace ? recvtype : sendtype;\n  "
-        "call.root = root;\n",
-        "(sendcount != recvcount || sendtype != recvtype) &&\n      "
-        "!inPlace && comm.rank() == root"};
-  case CollectiveKind::Scatter:
-    // Only the root's send arguments are significant.
-    return Binding{
-        "Scatter",
-        "const void *send, int sendcount, MPI_Datatype sendtype, void *recv, "
-        "int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm",
-        "send, sendcount, sendtype, recv, recvcount, recvtype, root, comm",
-        "const bool inPlace = recv == MPI_IN_PLACE && comm.rank() == root;"
-        "\n  call.send = send;\n  "
-        "call.recv = recv;\n  call.count = inPlace ? sendcount : "
-        "recvcount;\n  call.type = inPlace ? sendtype : recvtype;\n  "
-        "call.root = root;\n",
-        "(sendcount != recvcount || sendtype != recvtype) &&\n      "
-        "!inPlace && comm.rank() == root"};
-  case CollectiveKind::Shift:
-    // A family over the amount (`shift(q: q)`) takes it at run time.
-    if (c.shiftOf)
-      return Binding{"Shift",
-                     "const void *send, void *recv, int count, MPI_Datatype "
-                     "type, int q, MPI_Comm comm",
-                     "send, recv, count, type, q, comm",
-                     "call.send = send;\n  call.recv = recv;\n  call.count = "
-                     "count;\n  call.type = type;\n  call.shift = q;\n",
-                     ""};
-    [[fallthrough]];
-  case CollectiveKind::Permute:
-    // MPI has neither; a block in, a block out.
-    return Binding{c.kind == CollectiveKind::Shift ? "Shift" : "Permute",
-                   "const void *send, void *recv, int count, MPI_Datatype "
-                   "type, MPI_Comm comm",
-                   "send, recv, count, type, comm",
-                   "call.send = send;\n  call.recv = recv;\n  call.count = "
-                   "count;\n  call.type = type;\n",
-                   ""};
-  case CollectiveKind::Alltoallv:
+Binding bindingFor(const ir::Collective &c) {
+  const Convention conv(c.kind);
+  Binding b;
+  b.kind = camelCase(conv.row.name);
+  std::vector<std::string> params;
+  std::string setup;
+  if (conv.row.perPairSizes) {
     // MPI_Alltoallv's; the steps run on collc::rt::AlltoallvSteps.
-    return Binding{"Alltoallv",
-                   "const void *sendbuf, const int *sendcounts, const int "
-                   "*sdispls, MPI_Datatype sendtype, void *recvbuf, const int "
-                   "*recvcounts, const int *rdispls, MPI_Datatype recvtype, "
-                   "MPI_Comm comm",
-                   "sendbuf, sendcounts, sdispls, sendtype, recvbuf, "
-                   "recvcounts, rdispls, recvtype, comm",
-                   "", ""};
+    params = {"const void *sendbuf", "const int *sendcounts",
+              "const int *sdispls",  "MPI_Datatype sendtype",
+              "void *recvbuf",       "const int *recvcounts",
+              "const int *rdispls",  "MPI_Datatype recvtype"};
+  } else if (conv.oneBuffer) {
+    params = {"void *buf", "int count", "MPI_Datatype type"};
+    setup = "call.recv = buf;\n  call.count = count;\n  call.type = type;\n";
+  } else if (conv.pair) {
+    params = {"const void *send", "int sendcount", "MPI_Datatype sendtype",
+              "void *recv",       "int recvcount", "MPI_Datatype recvtype"};
+    if (conv.rooted) {
+      // Only the root's other side is significant; in place, the root
+      // passes MPI_IN_PLACE for its own side.
+      const llvm::StringRef own = conv.own, root = conv.rootSide;
+      setup = concat({"const bool inPlace = ", own,
+                      " == MPI_IN_PLACE && comm.rank() == root;\n  call.send "
+                      "= send;\n  call.recv = recv;\n  call.count = inPlace ? ",
+                      root, "count : ", own, "count;\n  call.type = inPlace ? ",
+                      root, "type : ", own, "type;\n"});
+      b.mismatch = "(sendcount != recvcount || sendtype != recvtype) &&\n"
+                   "      !inPlace && comm.rank() == root";
+    } else {
+      setup = "call.send = send;\n  call.recv = recv;\n  call.count = "
+              "recvcount;\n  call.type = recvtype;\n";
+      b.mismatch = "send != MPI_IN_PLACE &&\n      (sendcount != recvcount "
+                   "|| sendtype != recvtype)";
+    }
+  } else {
+    params = {"const void *send", "void *recv", "int " + conv.count.str(),
+              "MPI_Datatype type"};
+    setup = concat({"call.send = send;\n  call.recv = recv;\n  call.count = ",
+                    conv.count, ";\n  call.type = type;\n"});
   }
-  return std::nullopt;
+  if (conv.reduction) {
+    params.push_back("MPI_Op op");
+    setup += "  call.op = op;\n";
+  }
+  if (conv.rooted) {
+    params.push_back("int root");
+    setup += "  call.root = root;\n";
+  }
+  // A family over the shift amount (`shift(q: q)`) takes it at run time.
+  if (c.shiftOf) {
+    params.push_back("int q");
+    setup += "  call.shift = q;\n";
+  }
+  params.push_back("MPI_Comm comm");
+  std::vector<llvm::StringRef> args;
+  for (const std::string &param : params)
+    args.push_back(llvm::StringRef(param).rsplit(' ').second.ltrim('*'));
+  b.params = llvm::join(params, ", ");
+  b.args = llvm::join(args, ", ");
+  b.setup = std::move(setup);
+  return b;
 }
 /// The pieces joined, appended in order. Building strings as
 /// `"literal" + std::string(...)` inserts at the front of a temporary, which

@@ -17,17 +17,17 @@ namespace collc::emit {
 /// The C++ signature and Call set-up of each collective, in MPI's argument
 /// order (MPI 4.0 §6): the names follow the MPI standard's bindings.
 struct Binding {
-  const char *kind;   // collc::rt::Kind enumerator
-  const char *params; // C++ parameter list
-  const char *args;   // the same names, to forward a call
-  const char *setup;  // statements filling `call` before connect()
+  std::string kind;   // collc::rt::Kind enumerator
+  std::string params; // C++ parameter list
+  std::string args;   // the same names, to forward a call
+  std::string setup;  // statements filling `call` before connect()
   // When the send and receive arguments disagree (MPI_ERR_TYPE), or "".
-  const char *mismatch;
+  std::string mismatch;
 };
 
-/// The Binding of collective `c`'s kind, or none where the runtime has no
-/// such call.
-std::optional<Binding> bindingFor(const ir::Collective &c);
+/// The Binding of collective `c`'s kind, derived from its line of
+/// collc/Meaning.h (every kind has one).
+Binding bindingFor(const ir::Collective &c);
 /// Statements that set `bytes` to the message size m the cost model uses
 /// (one block), from arguments every rank passes alike.
 std::string blockBytes(ir::CollectiveKind kind);

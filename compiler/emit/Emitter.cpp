@@ -641,13 +641,7 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "schedule '" + s.name +
                                          "' is not proved");
-    std::optional<Binding> b = bindingFor(s.collective);
-    if (!b)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "schedule '" + s.name + "': " +
-              ir::collectiveKindName(s.collective.kind).str() +
-              " has no runtime support yet");
+    const Binding b = bindingFor(s.collective);
     // The function finds its member from the communicator's size; a
     // parameter that the size does not set must have one proved value.
     for (const ir::Parameter &param : s.params) {
@@ -667,22 +661,22 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
                 param.name + "=N..N)");
     }
     std::string comment = proofComment(s, v.report, location(s.loc));
-    header << comment << "int " << s.name << "(" << b->params << ");\n\n";
+    header << comment << "int " << s.name << "(" << b.params << ");\n\n";
     // The same function on the local backend, in the nested namespace
     // `local` (a second overload would make `&name` ambiguous).
-    std::string local = "int " + s.name + "(" +
-                        commParams(*b, "collc::rt::LocalComm &") + ")";
+    std::string local =
+        "int " + s.name + "(" + commParams(b, "collc::rt::LocalComm &") + ")";
     localHeader << local << ";\n";
     localSource << local << " {\n  return " << qualifier << s.name << "("
-                << commRefArgs(*b) << ");\n}\n";
+                << commRefArgs(b) << ");\n}\n";
     source << comment;
     std::string body;
     llvm::raw_string_ostream bodyOs(body);
-    ScheduleEmitter(v, options, bodyOs).emitFunction(*b);
+    ScheduleEmitter(v, options, bodyOs).emitFunction(b);
     source << bodyOs.str() << "\n";
     if (ir::isRooted(s.collective.kind)) {
-      anyRootHeader << "int " << s.name << "(" << b->params << ");\n";
-      anyRootSource << anyRootFunction(s, *b, qualifier);
+      anyRootHeader << "int " << s.name << "(" << b.params << ");\n";
+      anyRootSource << anyRootFunction(s, b, qualifier);
     }
   }
 
@@ -720,9 +714,7 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
     }
     if (c.resolved.size() < 2)
       continue;
-    std::optional<Binding> b = bindingFor(c.collective);
-    if (!b)
-      continue;
+    const Binding b = bindingFor(c.collective);
     const std::string function = c.collectiveFunction();
     std::string comment = concat(
         {"// ",
@@ -731,14 +723,14 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
          "): ", verify::describeCollective(c.collective),
          ", the cheapest proved schedule for the size of "
          "its message (m = count elements).\n"});
-    header << comment << "int " << function << "(" << b->params << ");\n\n";
+    header << comment << "int " << function << "(" << b.params << ");\n\n";
     std::string body = blockBytes(c.collective.kind);
     for (size_t i = c.resolved.size(); i-- > 1;)
       body += "  if (bytes >= " + std::to_string(c.resolved[i].fromBytes) +
-              "LL)\n    return " + c.resolved[i].schedule + "(" + b->args +
+              "LL)\n    return " + c.resolved[i].schedule + "(" + b.args +
               ");\n";
-    body += "  return " + c.resolved[0].schedule + "(" + b->args + ");\n}\n";
-    source << comment << "int " << function << "(" << b->params << ") {\n"
+    body += "  return " + c.resolved[0].schedule + "(" + b.args + ");\n}\n";
+    source << comment << "int " << function << "(" << b.params << ") {\n"
            << body << "\n";
     // Its twin in `local` picks among the schedules' twins there.
     std::string localBody = body;
@@ -746,8 +738,8 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
     if (size_t at = localBody.find(mpiRank); at != std::string::npos)
       localBody.replace(at, mpiRank.size(),
                         "rank = collc::rt::CommRef(comm).rank();");
-    std::string local = "int " + function + "(" +
-                        commParams(*b, "collc::rt::LocalComm &") + ")";
+    std::string local =
+        "int " + function + "(" + commParams(b, "collc::rt::LocalComm &") + ")";
     localHeader << local << ";\n";
     localSource << local << " {\n" << localBody;
   }

@@ -7,40 +7,13 @@
 
 using namespace collc::ir;
 
-namespace {
-using collc::ir::CollectiveKind;
-using collc::ir::CollectiveRules;
-constexpr CollectiveRules rules[] = {
-    {CollectiveKind::Broadcast, "broadcast"},
-    {CollectiveKind::Reduce, "reduce"},
-    {CollectiveKind::Allreduce, "allreduce"},
-    {CollectiveKind::Allgather, "allgather"},
-    {CollectiveKind::ReduceScatter, "reduce_scatter"},
-    {CollectiveKind::Scatter, "scatter"},
-    {CollectiveKind::Gather, "gather"},
-    {CollectiveKind::Scan, "scan"},
-    {CollectiveKind::Exscan, "exscan"},
-    {CollectiveKind::Alltoall, "alltoall"},
-    {CollectiveKind::Alltoallv, "alltoallv"},
-    {CollectiveKind::Shift, "shift"},
-    {CollectiveKind::Permute, "permute"},
-};
-} // namespace
-
-const CollectiveRules &collc::ir::rulesOf(CollectiveKind kind) {
-  for (const CollectiveRules &r : rules)
-    if (r.kind == kind)
-      return r;
-  llvm_unreachable("a collective kind without rules");
-}
-
 llvm::StringRef collc::ir::collectiveKindName(CollectiveKind kind) {
-  return rulesOf(kind).name;
+  return meaning::rowOf(kind).name;
 }
 
 std::optional<CollectiveKind>
 collc::ir::parseCollectiveKind(llvm::StringRef name) {
-  for (const CollectiveRules &r : rules)
+  for (const meaning::KindRow &r : meaning::kinds)
     if (r.name == name)
       return r.kind;
   return std::nullopt;
@@ -49,7 +22,7 @@ collc::ir::parseCollectiveKind(llvm::StringRef name) {
 std::string
 collc::ir::collectiveKindList(llvm::function_ref<bool(CollectiveKind)> which) {
   std::vector<llvm::StringRef> names;
-  for (const CollectiveRules &r : rules)
+  for (const meaning::KindRow &r : meaning::kinds)
     if (!which || which(r.kind))
       names.push_back(r.name);
   std::string list;
@@ -62,16 +35,16 @@ collc::ir::collectiveKindList(llvm::function_ref<bool(CollectiveKind)> which) {
 }
 
 bool collc::ir::hasSplit(CollectiveKind whole) {
-  for (const CollectiveRules &first : rules)
-    for (const CollectiveRules &second : rules)
+  for (const meaning::KindRow &first : meaning::kinds)
+    for (const meaning::KindRow &second : meaning::kinds)
       if (splitsInto(whole, first.kind, second.kind))
         return true;
   return false;
 }
 
 bool collc::ir::isSplitPart(CollectiveKind kind) {
-  for (const CollectiveRules &whole : rules)
-    for (const CollectiveRules &other : rules)
+  for (const meaning::KindRow &whole : meaning::kinds)
+    for (const meaning::KindRow &other : meaning::kinds)
       if (splitsInto(whole.kind, kind, other.kind) ||
           splitsInto(whole.kind, other.kind, kind))
         return true;

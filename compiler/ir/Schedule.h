@@ -45,15 +45,9 @@ struct ParamRange {
   int64_t hi = 0;
 };
 
-/// Each kind of collective by its name in the language; what it means is
-/// written once, in collc/Meaning.h (meaningOf), which the runtime reads
-/// too.
-struct CollectiveRules {
-  CollectiveKind kind;
-  llvm::StringRef name;
-};
-const CollectiveRules &rulesOf(CollectiveKind kind);
-
+/// Each kind of collective by its name in the language, and what it means,
+/// are written once, in collc/Meaning.h's table (meaning::kinds), which the
+/// runtime reads too.
 llvm::StringRef collectiveKindName(CollectiveKind kind);
 std::optional<CollectiveKind> parseCollectiveKind(llvm::StringRef name);
 /// The kinds' names as a list for messages: "broadcast, reduce, ... or

@@ -262,14 +262,11 @@ Term Inductor::required(const Term &r, const Chunk &c) {
 }
 
 Term Inductor::wanted(const Term &r, const Term &f) {
-  switch (ir::meaningOf(schedule.collective.kind).carries) {
-  case meaning::Carries::Prefix:
-    return sge(f, 0) && sle(f, r);
-  case meaning::Carries::Before:
-    return sge(f, 0) && slt(f, r);
-  default:
-    return isRank(f);
-  }
+  // Only reductions ask, where a chunk carries ranks, not its origin's copy.
+  meaning::Span<Term> from =
+      meaning::carried(ir::meaningOf(schedule.collective.kind).carries, r, r,
+                       ctx.bitVec(0, width), p - 1);
+  return sge(f, from.lo) && sle(f, from.hi);
 }
 // --- queries ----------------------------------------------------------------
 

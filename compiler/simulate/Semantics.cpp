@@ -273,16 +273,9 @@ void Semantics::required(
     llvm::function_ref<void(IdRange, const Contributions &)> fn) const {
   meaning::forEachBlock(
       means->required, rank, frame(), [&](int64_t o, int64_t dLo, int64_t dHi) {
-        switch (means->carries) {
-        case meaning::Carries::Origin:
-          return fn(block(o, dLo, dHi), Contributions::single(o));
-        case meaning::Carries::EveryRank:
-          return fn(block(o, dLo, dHi), Contributions::range(0, p - 1));
-        case meaning::Carries::Prefix:
-          return fn(block(o, dLo, dHi), Contributions::range(0, rank));
-        case meaning::Carries::Before:
-          return fn(block(o, dLo, dHi), Contributions::range(0, rank - 1));
-        }
+        meaning::Span<int64_t> from =
+            meaning::carried(means->carries, rank, o, int64_t(0), p - 1);
+        fn(block(o, dLo, dHi), Contributions::range(from.lo, from.hi));
       });
 }
 

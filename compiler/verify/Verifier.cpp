@@ -404,8 +404,7 @@ std::string collc::verify::describeCollective(const ir::Collective &c) {
   using CK = ir::CollectiveKind;
   std::string s = ir::collectiveKindName(c.kind).str();
   std::vector<std::string> args;
-  if (c.kind == CK::Broadcast || c.kind == CK::Reduce ||
-      c.kind == CK::Scatter || c.kind == CK::Gather)
+  if (ir::isRooted(c.kind))
     args.push_back("root: " + std::to_string(c.root));
   if (ir::isReduction(c.kind))
     args.push_back("op: " + c.op);

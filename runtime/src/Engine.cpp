@@ -202,32 +202,16 @@ int Engine::connect(const Call &c) {
 bool Engine::missingBuffer() const {
   if (call.count == 0 || extent == 0)
     return false;
-  const bool atRoot = me == call.root;
+  // A buffer is needed where this rank has chunks in it; in place, the
+  // receive buffer is the input too. Exscan's rank 0 has no result (MPI 4.0
+  // §6.11.2), and an MPI_IN_PLACE receive buffer (the scatter root's) is
+  // not null.
+  const meaning::Conditions &m = meaningOf(call.kind);
   const bool sendInPlace = call.send == MPI_IN_PLACE;
-  bool needsSend = !sendInPlace, needsRecv = true;
-  switch (call.kind) {
-  case Kind::Broadcast:
-    needsSend = false;
-    break;
-  case Kind::Reduce:
-    needsRecv = atRoot;
-    break;
-  case Kind::Exscan:
-    // Rank 0's result is undefined (MPI 4.0 §6.11.2): its recvbuf matters
-    // only as the input of a call in place.
-    needsRecv = me != 0 || sendInPlace;
-    break;
-  case Kind::Gather:
-    needsSend = !(atRoot && sendInPlace);
-    needsRecv = atRoot;
-    break;
-  case Kind::Scatter:
-    needsSend = atRoot;
-    needsRecv = !(atRoot && call.recv == MPI_IN_PLACE);
-    break;
-  default:
-    break;
-  }
+  const bool needsSend = !m.oneBuffer() && !sendInPlace &&
+                         meaning::holdsAny(m.initial, me, call.root);
+  const bool needsRecv = m.oneBuffer() || sendInPlace ||
+                         meaning::holdsAny(m.required, me, call.root);
   return (needsSend && !call.send) || (needsRecv && !call.recv);
 }
 
@@ -284,63 +268,32 @@ int Engine::checkOp() {
   return MPI_SUCCESS;
 }
 
+// The user's buffers, laid out as MPI's call of the kind lays them
+// (meaning::Conditions::sendPerDest and the rest).
 const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
-  origin = userBlock(origin);
-  dest = userBlock(dest);
+  const meaning::Conditions &m = meaningOf(call.kind);
   const bool inPlace = call.send == MPI_IN_PLACE;
   const char *send = static_cast<const char *>(call.send);
   const char *recv = static_cast<const char *>(call.recv);
   const MPI_Aint block = extent * call.count;
-  switch (call.kind) {
-  case Kind::Broadcast:
+  if (m.oneBuffer())
     return recv;
-  case Kind::Reduce:
-  case Kind::Allreduce:
-  case Kind::Scan:
-  case Kind::Exscan:
-  case Kind::Shift:
-  case Kind::Permute:
-    return inPlace ? recv : send;
-  case Kind::Allgather:
-  case Kind::Gather:
-    return inPlace ? recv + origin * block : send;
-  case Kind::ReduceScatter:
-  case Kind::Scatter:
-  case Kind::Alltoall:
-    return (inPlace ? recv : send) + dest * block;
-  case Kind::Alltoallv: // runs in Alltoallv.cpp, never through the engine
-    break;
-  }
-  return nullptr;
+  if (m.sendPerDest())
+    return (inPlace ? recv : send) + userBlock(dest) * block;
+  if (inPlace && m.recvPerOrigin()) // its own block, where it would land
+    return recv + userBlock(origin) * block;
+  return inPlace ? recv : send;
 }
 
 char *Engine::outputBlock(int64_t origin, int64_t dest) const {
-  origin = userBlock(origin);
-  dest = userBlock(dest);
-  char *recv = static_cast<char *>(call.recv);
-  const MPI_Aint block = extent * call.count;
-  switch (call.kind) {
-  case Kind::Broadcast:
-  case Kind::Reduce:
-  case Kind::Allreduce:
-  case Kind::Scan:
-  case Kind::Exscan:
-  case Kind::Shift:
-  case Kind::Permute:
-  case Kind::ReduceScatter:
-    return recv;
-  case Kind::Scatter:
-    // The root's own block stays in place under MPI_IN_PLACE.
-    return call.recv == MPI_IN_PLACE ? nullptr : recv;
-  case Kind::Allgather:
-  case Kind::Gather:
-  case Kind::Alltoall:
-    return recv + origin * block;
-  case Kind::Alltoallv: // runs in Alltoallv.cpp, never through the engine
-    break;
-  }
   (void)dest;
-  return nullptr;
+  // The scatter root's own block stays in place under MPI_IN_PLACE.
+  if (call.recv == MPI_IN_PLACE)
+    return nullptr;
+  char *recv = static_cast<char *>(call.recv);
+  if (meaningOf(call.kind).recvPerOrigin())
+    return recv + userBlock(origin) * extent * call.count;
+  return recv;
 }
 
 int64_t Engine::blockOf(int64_t origin, int64_t dest) const {
@@ -483,7 +436,7 @@ void Engine::placeInputs(uint64_t startEmpty) {
   // block it is the home of; any other copy is taken now, before results
   // overwrite it.
   const bool inputInRecv =
-      call.kind == Kind::Broadcast || call.send == MPI_IN_PLACE;
+      meaningOf(call.kind).oneBuffer() || call.send == MPI_IN_PLACE;
   forEachInput([&](int64_t origin, int64_t dest) {
     const char *input = inputBlock(origin, dest);
     const size_t blk = static_cast<size_t>(blockOf(origin, dest));

@@ -49,14 +49,9 @@ bool Engine::locate(const char *at, size_t bytes, uint32_t &base,
   // address in both (buffers closer than that) cannot be told apart.
   const bool inPlace = call.send == MPI_IN_PLACE;
   const size_t all = static_cast<size_t>(p) * blockBytes;
-  const bool perDest = call.kind == Kind::ReduceScatter ||
-                       call.kind == Kind::Scatter ||
-                       call.kind == Kind::Alltoall;
-  const bool perOrigin = call.kind == Kind::Allgather ||
-                         call.kind == Kind::Gather ||
-                         call.kind == Kind::Alltoall;
-  const void *input =
-      inPlace || call.kind == Kind::Broadcast ? nullptr : call.send;
+  const meaning::Conditions &m = meaningOf(call.kind);
+  const bool perDest = m.sendPerDest(), perOrigin = m.recvPerOrigin();
+  const void *input = inPlace || m.oneBuffer() ? nullptr : call.send;
   const void *output = call.recv == MPI_IN_PLACE ? nullptr : call.recv;
   const bool in = within(input, perDest ? all : blockBytes);
   const bool out =

@@ -32,7 +32,9 @@
 // in both columns means nothing for the kind; the chunks that exist at all
 // (the universe) are those some rank holds before the first step.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 
 namespace collc::meaning {
@@ -99,6 +101,18 @@ struct Conditions {
   constexpr std::optional<int64_t> fixedDest(int64_t root) const {
     return fixedValue(initial.dest, root);
   }
+  /// MPI's buffers (MPI 4.0 §6), as the chunks lie: the send buffer holds
+  /// a block per dest (MPI_Scatter's, MPI_Alltoall's), the receive buffer
+  /// one per origin (MPI_Gather's, MPI_Allgather's); a copy that ends where
+  /// it starts has one buffer, in and out (MPI_Bcast's).
+  constexpr bool sendPerDest() const { return initial.dest == Coord::Each; }
+  constexpr bool recvPerOrigin() const {
+    return required.origin == Coord::Each;
+  }
+  constexpr bool oneBuffer() const {
+    return !reduction() && initial.origin == required.origin &&
+           initial.dest == required.dest;
+  }
   /// Each origin has the one dest pi(origin) (shift, permute).
   constexpr bool destFromOrigin() const {
     return initial.dest == Coord::Mapped;
@@ -124,43 +138,6 @@ struct Conditions {
   }
 };
 
-// The table above, one line a kind.
-inline constexpr Conditions broadcast{{At::Root, Coord::Root, Coord::Zero},
-                                      {At::EveryRank, Coord::Root, Coord::Zero},
-                                      Carries::Origin};
-inline constexpr Conditions reduce{{At::EveryRank, Coord::Zero, Coord::Root},
-                                   {At::Root, Coord::Zero, Coord::Root},
-                                   Carries::EveryRank};
-inline constexpr Conditions allreduce{{At::EveryRank, Coord::Zero, Coord::Zero},
-                                      {At::EveryRank, Coord::Zero, Coord::Zero},
-                                      Carries::EveryRank};
-inline constexpr Conditions allgather{{At::EveryRank, Coord::Self, Coord::Zero},
-                                      {At::EveryRank, Coord::Each, Coord::Zero},
-                                      Carries::Origin};
-inline constexpr Conditions reduceScatter{
-    {At::EveryRank, Coord::Zero, Coord::Each},
-    {At::EveryRank, Coord::Zero, Coord::Self},
-    Carries::EveryRank};
-inline constexpr Conditions scatter{{At::Root, Coord::Root, Coord::Each},
-                                    {At::EveryRank, Coord::Root, Coord::Self},
-                                    Carries::Origin};
-inline constexpr Conditions gather{{At::EveryRank, Coord::Self, Coord::Root},
-                                   {At::Root, Coord::Each, Coord::Root},
-                                   Carries::Origin};
-inline constexpr Conditions scan{{At::EveryRank, Coord::Zero, Coord::Zero},
-                                 {At::EveryRank, Coord::Zero, Coord::Zero},
-                                 Carries::Prefix};
-inline constexpr Conditions exscan{{At::EveryRank, Coord::Zero, Coord::Zero},
-                                   {At::AfterFirst, Coord::Zero, Coord::Zero},
-                                   Carries::Before};
-inline constexpr Conditions alltoall{{At::EveryRank, Coord::Self, Coord::Each},
-                                     {At::EveryRank, Coord::Each, Coord::Self},
-                                     Carries::Origin};
-/// shift(q) and permute(to: ...): only the map pi differs.
-inline constexpr Conditions mapped{{At::EveryRank, Coord::Self, Coord::Mapped},
-                                   {At::EveryRank, Coord::Source, Coord::Self},
-                                   Carries::Origin};
-
 /// The kinds of collective, for the compiler (ir::CollectiveKind) and the
 /// runtime (rt::Kind) alike.
 enum class Kind {
@@ -179,35 +156,111 @@ enum class Kind {
   Permute,
 };
 
+/// One kind: its name in the language (and, written in CamelCase, its
+/// rt::Kind), what it means, and whether each pair of ranks trades its own
+/// number of elements (MPI_Alltoallv's counts, given at run time).
+struct KindRow {
+  Kind kind;
+  const char *name;
+  Conditions means;
+  bool perPairSizes = false;
+};
+
+/// shift(q) and permute(to: ...): only the map pi differs.
+inline constexpr Conditions mapped{{At::EveryRank, Coord::Self, Coord::Mapped},
+                                   {At::EveryRank, Coord::Source, Coord::Self},
+                                   Carries::Origin};
+/// An all-to-all; alltoallv is checked as one too (no per-pair sizes).
+inline constexpr Conditions alltoall{{At::EveryRank, Coord::Self, Coord::Each},
+                                     {At::EveryRank, Coord::Each, Coord::Self},
+                                     Carries::Origin};
+
+// The table above, one row a kind.
+inline constexpr KindRow kinds[] = {
+    {Kind::Broadcast,
+     "broadcast",
+     {{At::Root, Coord::Root, Coord::Zero},
+      {At::EveryRank, Coord::Root, Coord::Zero},
+      Carries::Origin}},
+    {Kind::Reduce,
+     "reduce",
+     {{At::EveryRank, Coord::Zero, Coord::Root},
+      {At::Root, Coord::Zero, Coord::Root},
+      Carries::EveryRank}},
+    {Kind::Allreduce,
+     "allreduce",
+     {{At::EveryRank, Coord::Zero, Coord::Zero},
+      {At::EveryRank, Coord::Zero, Coord::Zero},
+      Carries::EveryRank}},
+    {Kind::Allgather,
+     "allgather",
+     {{At::EveryRank, Coord::Self, Coord::Zero},
+      {At::EveryRank, Coord::Each, Coord::Zero},
+      Carries::Origin}},
+    {Kind::ReduceScatter,
+     "reduce_scatter",
+     {{At::EveryRank, Coord::Zero, Coord::Each},
+      {At::EveryRank, Coord::Zero, Coord::Self},
+      Carries::EveryRank}},
+    {Kind::Scatter,
+     "scatter",
+     {{At::Root, Coord::Root, Coord::Each},
+      {At::EveryRank, Coord::Root, Coord::Self},
+      Carries::Origin}},
+    {Kind::Gather,
+     "gather",
+     {{At::EveryRank, Coord::Self, Coord::Root},
+      {At::Root, Coord::Each, Coord::Root},
+      Carries::Origin}},
+    {Kind::Scan,
+     "scan",
+     {{At::EveryRank, Coord::Zero, Coord::Zero},
+      {At::EveryRank, Coord::Zero, Coord::Zero},
+      Carries::Prefix}},
+    {Kind::Exscan,
+     "exscan",
+     {{At::EveryRank, Coord::Zero, Coord::Zero},
+      {At::AfterFirst, Coord::Zero, Coord::Zero},
+      Carries::Before}},
+    {Kind::Alltoall, "alltoall", alltoall},
+    {Kind::Alltoallv, "alltoallv", alltoall, true},
+    {Kind::Shift, "shift", mapped},
+    {Kind::Permute, "permute", mapped},
+};
+
+static_assert(
+    [] {
+      for (size_t i = 0; i < std::size(kinds); ++i)
+        if (kinds[i].kind != Kind(i))
+          return false;
+      return true;
+    }(),
+    "one row a kind, in the order of enum Kind");
+
+/// The row of kind `k`.
+constexpr const KindRow &rowOf(Kind k) { return kinds[static_cast<size_t>(k)]; }
+
 /// What a collective of kind `k` means: its line of the table above.
-constexpr const Conditions &conditionsOf(Kind k) {
-  switch (k) {
-  case Kind::Broadcast:
-    return broadcast;
-  case Kind::Reduce:
-    return reduce;
-  case Kind::Allreduce:
-    return allreduce;
-  case Kind::Allgather:
-    return allgather;
-  case Kind::ReduceScatter:
-    return reduceScatter;
-  case Kind::Scatter:
-    return scatter;
-  case Kind::Gather:
-    return gather;
-  case Kind::Scan:
-    return scan;
-  case Kind::Exscan:
-    return exscan;
-  case Kind::Alltoall:
-  case Kind::Alltoallv: // checked as an all-to-all: no per-pair sizes
-    return alltoall;
-  case Kind::Shift:
-  case Kind::Permute:
+constexpr const Conditions &conditionsOf(Kind k) { return rowOf(k).means; }
+
+/// The contributions a required chunk of origin `origin` at rank x must
+/// carry, each once: the ranks lo..hi (`Carries`). `last` is p - 1; T is a
+/// rank number or a solver's term for one.
+template <typename T> struct Span { T lo, hi; };
+template <typename T>
+constexpr Span<T> carried(Carries c, const T &x, const T &origin, const T &zero,
+                          const T &last) {
+  switch (c) {
+  case Carries::Origin:
+    return {origin, origin};
+  case Carries::EveryRank:
+    return {zero, last};
+  case Carries::Prefix:
+    return {zero, x};
+  case Carries::Before:
     break;
   }
-  return mapped;
+  return {zero, x - 1};
 }
 
 /// Whether `first` then `second`, run on the p pieces of a message (piece x
@@ -234,6 +287,12 @@ constexpr bool splitsInto(const Conditions &whole, const Conditions &first,
          fixed(whole.required.origin) && whole.carries == first.carries;
 }
 
+/// Whether a holding names any chunk at rank x.
+constexpr bool holdsAny(const Holding &h, int64_t x, int64_t root) {
+  return !(h.at == At::Root && x != root) &&
+         !(h.at == At::AfterFirst && x == 0);
+}
+
 /// Where a collective of `p` ranks is, as a holding's rules read it: its
 /// root and its map pi (shift, permute) and back.
 template <typename DestOf, typename OriginOf> struct Frame {
@@ -249,8 +308,7 @@ Frame(int64_t, int64_t, DestOf, OriginOf) -> Frame<DestOf, OriginOf>;
 /// one call per origin). None where `h` is about the root and x is not it.
 template <typename F, typename Fn>
 void forEachBlock(const Holding &h, int64_t x, const F &frame, Fn &&fn) {
-  if ((h.at == At::Root && x != frame.root) ||
-      (h.at == At::AfterFirst && x == 0))
+  if (!holdsAny(h, x, frame.root))
     return;
   auto value = [&](Coord c) -> int64_t {
     switch (c) {
