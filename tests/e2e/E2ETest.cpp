@@ -69,6 +69,7 @@ enum class Kind {
   Allreduce,
   Scan,
   Exscan,
+  SuffixScan,
   ReduceScatter,
   Allgather,
   Alltoall,
@@ -239,6 +240,9 @@ const Schedule schedules[] = {
   {"allreduce_scan", "linear_exscan",            Kind::Exscan,        erase(library::linear_exscan),            ranks2to8},
   {"allreduce_scan", "full_scan",                Kind::Scan,          erase(library::full_scan),                ranks2to8},
   {"allreduce_scan", "full_exscan",              Kind::Exscan,        erase(library::full_exscan),              ranks2to8},
+  {"allreduce_scan", "linear_suffix_scan",       Kind::SuffixScan,    erase(library::linear_suffix_scan),       ranks2to8},
+  {"allreduce_scan", "hypercube_suffix_scan",    Kind::SuffixScan,    erase(library::hypercube_suffix_scan),    cube1to3},
+  {"allreduce_scan", "full_suffix_scan",         Kind::SuffixScan,    erase(library::full_suffix_scan),         ranks2to8},
   // runtime/mpi/ordered.coll: declared commutative: false, proved to fold in
   // rank order, so non-commutative operators run them.
   {"ordered",      "linear_reduce_ordered",      Kind::Reduce,        erase(library::linear_reduce_ordered),    ranks2to8,  0, 0, true},
@@ -345,7 +349,7 @@ const Schedule schedules[] = {
 
 bool reduces(Kind k) {
   return k == Kind::Reduce || k == Kind::Allreduce || k == Kind::Scan ||
-         k == Kind::Exscan || k == Kind::ReduceScatter;
+         k == Kind::Exscan || k == Kind::SuffixScan || k == Kind::ReduceScatter;
 }
 bool rooted(Kind k) {
   return k == Kind::Bcast || k == Kind::Reduce || k == Kind::Scatter ||
@@ -515,6 +519,7 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
   case Kind::Allreduce:
   case Kind::Scan:
   case Kind::Exscan:
+  case Kind::SuffixScan:
   case Kind::ReduceScatter: {
     const int blocks = s.kind == Kind::ReduceScatter ? size : 1;
     Vec<T> mine(blocks * n);
@@ -540,7 +545,13 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
         MPI_Scan(mine.data(), want.data(), count, t, op, comm);
       else if (s.kind == Kind::Exscan)
         MPI_Exscan(mine.data(), want.data(), count, t, op, comm);
-      else
+      else if (s.kind == Kind::SuffixScan) {
+        // MPI's scan over the ranks in reverse order folds r .. p - 1.
+        MPI_Comm reversed;
+        MPI_Comm_split(comm, 0, size - 1 - rank, &reversed);
+        MPI_Scan(mine.data(), want.data(), count, t, op, reversed);
+        MPI_Comm_free(&reversed);
+      } else
         MPI_Reduce_scatter_block(mine.data(), want.data(), count, t, op, comm);
       got.resize(n);
       if (s.kind == Kind::Exscan && rank == 0)
@@ -858,6 +869,7 @@ void runErrors(const Schedule &s) {
     case Kind::Allreduce:
     case Kind::Scan:
     case Kind::Exscan:
+    case Kind::SuffixScan:
     case Kind::ReduceScatter:
       return reinterpret_cast<AllreduceFn>(s.fn)(buf.data(), buf.data() + size,
                                                  1, t, MPI_SUM, MPI_COMM_WORLD);

@@ -361,7 +361,7 @@ TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
                                               "gather"}));
   EXPECT_EQ(reductions,
             (std::vector<std::string>{"reduce", "allreduce", "reduce_scatter",
-                                      "scan", "exscan"}));
+                                      "scan", "exscan", "suffix_scan"}));
 }
 
 // The split-message identities of 000 §4.7.1 (Eqs 4.13, 4.14), and no

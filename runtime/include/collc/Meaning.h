@@ -21,6 +21,7 @@
 //   gather          every x      root     root  each    root  {o}
 //   scan            every 0      0        every 0       0     {0..x}
 //   exscan          every 0      0        x > 0 0       0     {0..x-1}
+//   suffix_scan     every 0      0        every 0       0     {x..p-1}
 //   alltoall(v)     every x      each     every each    x     {o}
 //   shift, permute  every x      pi(o)    every pi^-1(x) x    {o}
 //
@@ -62,6 +63,7 @@ enum class Carries : unsigned char {
   EveryRank, // {0..p-1}: everyone's, folded
   Prefix,    // {0..x}: the ranks up to x's, folded (scan)
   Before,    // {0..x-1}: the ranks before x, folded (exscan)
+  Suffix,    // {x..p-1}: the ranks from x up, folded (suffix_scan)
 };
 
 /// The chunks the ranks `at` hold: for each origin by `origin`, the dests
@@ -150,6 +152,7 @@ enum class Kind {
   Gather,
   Scan,
   Exscan,
+  SuffixScan,
   Alltoall,
   Alltoallv,
   Shift,
@@ -222,6 +225,11 @@ inline constexpr KindRow kinds[] = {
      {{At::EveryRank, Coord::Zero, Coord::Zero},
       {At::AfterFirst, Coord::Zero, Coord::Zero},
       Carries::Before}},
+    {Kind::SuffixScan,
+     "suffix_scan",
+     {{At::EveryRank, Coord::Zero, Coord::Zero},
+      {At::EveryRank, Coord::Zero, Coord::Zero},
+      Carries::Suffix}},
     {Kind::Alltoall, "alltoall", alltoall},
     {Kind::Alltoallv, "alltoallv", alltoall, true},
     {Kind::Shift, "shift", mapped},
@@ -257,6 +265,8 @@ constexpr Span<T> carried(Carries c, const T &x, const T &origin, const T &zero,
     return {zero, last};
   case Carries::Prefix:
     return {zero, x};
+  case Carries::Suffix:
+    return {x, last};
   case Carries::Before:
     break;
   }
