@@ -93,6 +93,15 @@ struct Counterexample {
   std::string actual;           // correctness: contributions held
   std::string message;          // one line: what went wrong, e.g.
                                 // "channel 3->4 carries 4 messages"
+
+  /// "channel 3->4 carries 4 messages": a congestion's channel and load, as
+  /// every checker and the report say it.
+  std::string channelLoad() const {
+    return channel ? "channel " + std::to_string(channel->first) + "->" +
+                         std::to_string(channel->second) + " carries " +
+                         std::to_string(load) + " messages"
+                   : std::string();
+  }
 };
 
 struct PropertyResult {

@@ -20,10 +20,6 @@ constexpr int64_t maxEnumeratedSends = int64_t(1) << 22;
 /// Counting steps to number a counterexample's step stops here (step 0).
 constexpr int64_t maxCountedSteps = int64_t(1) << 24;
 
-std::string channelText(const Channel &c) {
-  return std::to_string(c.from) + "->" + std::to_string(c.to);
-}
-
 std::string stepText(const verify::Counterexample &cex) {
   return (cex.step > 0 ? "step " + std::to_string(cex.step) : "a step") +
          verify::loopValuesText(cex.loopVars);
@@ -326,7 +322,7 @@ Prover::State::explainSharedChannel(const SiteQuery &q, const smt::Result &r,
   auto r1 = routeOf(sends.first), r2 = routeOf(sends.second);
   if (property == Property::Congestion) {
     if (!llvm::is_contained(r1, channel) || !llvm::is_contained(r2, channel))
-      return notReproduced(result, "channel " + channelText(channel) +
+      return notReproduced(result, "channel " + channel.text() +
                                        " is not on both routes");
     // The model names some shared channel; the report (and the cost) wants
     // the most loaded one, which the enumerated sends give.
@@ -347,14 +343,13 @@ Prover::State::explainSharedChannel(const SiteQuery &q, const smt::Result &r,
       return llvm::is_contained(routeOf(s), channel);
     });
     cex.load = static_cast<int64_t>(cex.transfers.size());
-    cex.message = "channel " + channelText(channel) + " carries " +
-                  std::to_string(cex.load) + " messages in " + stepText(cex);
+    cex.message = cex.channelLoad() + " in " + stepText(cex);
   } else {
     bool leaving = r1.front() == channel && r2.front() == channel;
     bool entering = r1.back() == channel && r2.back() == channel;
     if (!leaving && !entering)
       return notReproduced(result,
-                           "channel " + channelText(channel) +
+                           "channel " + channel.text() +
                                " is not the first or last channel of both "
                                "routes");
     cex.rank = leaving ? channel.from : channel.to;
@@ -367,8 +362,8 @@ Prover::State::explainSharedChannel(const SiteQuery &q, const smt::Result &r,
     cex.message = "rank " + std::to_string(*cex.rank) +
                   (leaving ? " sends " : " receives ") +
                   std::to_string(cex.load) + " messages over channel " +
-                  channelText(channel) + " in " + stepText(cex) + " (" +
-                  portsText() + ")";
+                  channel.text() + " in " + stepText(cex) + " (" + portsText() +
+                  ")";
   }
   result.status = Status::Counterexample;
   result.counterexample = cex;

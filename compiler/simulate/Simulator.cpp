@@ -74,10 +74,6 @@ void collectPins(const Expr &e, RulePlan &plan) {
   }
 }
 
-std::string channelName(const Channel &c) {
-  return std::to_string(c.from) + "->" + std::to_string(c.to);
-}
-
 } // namespace
 
 Counterexample Simulator::base(const ir::InstanceStep *step) const {
@@ -531,7 +527,7 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
           return llvm::make_error<ir::EvalFailure>(
               "route from " + std::to_string(t.src) + " to " +
                   std::to_string(t.dst) + " on " + topo.describe() +
-                  " uses channel " + channelName(path[h]) +
+                  " uses channel " + path[h].text() +
                   ", which the topology does not have",
               llvm::SMLoc());
         ChannelLoad &l = loads[*c];
@@ -563,8 +559,7 @@ llvm::Error Simulator::route(const ir::InstanceStep &step,
       if (llvm::is_contained(path, ch))
         cex.transfers.push_back({t.src, t.dst});
     }
-    cex.message = "channel " + channelName(ch) + " carries " +
-                  std::to_string(worstLoad) + " messages";
+    cex.message = cex.channelLoad();
     report(Property::Congestion, std::move(cex));
   }
   return llvm::Error::success();
@@ -612,8 +607,8 @@ void Simulator::checkContention(const ir::InstanceStep &step,
       cex.load = static_cast<int64_t>(cex.transfers.size());
       cex.message = "rank " + std::to_string(rank) +
                     (receives ? " receives " : " sends ") + what + " over " +
-                    channelName(ch) + " at step " +
-                    std::to_string(step.number) + " (all-port)";
+                    ch.text() + " at step " + std::to_string(step.number) +
+                    " (all-port)";
     }
     report(Property::Contention, std::move(cex));
     return;

@@ -51,6 +51,10 @@ struct Channel {
   friend bool operator<(const Channel &a, const Channel &b) {
     return a.from != b.from ? a.from < b.from : a.to < b.to;
   }
+  /// "3->4", as messages name it.
+  std::string text() const {
+    return std::to_string(from) + "->" + std::to_string(to);
+  }
 };
 
 /// The port model (000 §4.1, §4.7.2): single-port ranks send at most one

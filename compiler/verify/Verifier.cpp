@@ -260,9 +260,7 @@ void showMostLoadedChannel(const ir::Schedule &s, Counterexample &c) {
   c.load = static_cast<int64_t>(worst->second.size());
   c.transfers = worst->second;
   c.p = topo->numRanks();
-  c.message = "channel " + std::to_string(worst->first.from) + "->" +
-              std::to_string(worst->first.to) + " carries " +
-              std::to_string(c.load) + " messages";
+  c.message = c.channelLoad();
 }
 
 /// A composition's verdicts from its parts' own proofs (000 §4.7.1).
@@ -852,8 +850,7 @@ void collc::verify::printText(const ir::Schedule &s,
     if (c.rank)
       os << "  rank " << *c.rank << "\n";
     if (c.channel)
-      os << "  channel " << c.channel->first << "->" << c.channel->second
-         << " carries " << c.load << " messages\n";
+      os << "  " << c.channelLoad() << "\n";
     if (!c.chunk.empty())
       os << "  " << (llvm::StringRef(c.chunk).startswith("chunk") ? "" : "chunk ")
          << c.chunk << "\n";
