@@ -1,8 +1,9 @@
 #pragma once
 // What each collective's emitted function looks like from outside: its C++
-// signature in MPI's argument order and the Call it fills (MPI's facts, one
-// per kind), its twins for another communicator type or any root, and a
-// redistribution's move around its exchange. Private to compiler/emit.
+// signature in MPI's argument order and the Call it fills (MPI's conventions,
+// read off the kind's row of collc/Meaning.h), its twins for another
+// communicator type or any root, and a redistribution's move around its
+// exchange. Private to compiler/emit.
 
 #include "sema/Program.h"
 

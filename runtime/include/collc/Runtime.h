@@ -284,8 +284,9 @@ private:
   size_t slotBytes(int64_t slot) const {
     return static_cast<size_t>(chunkLength(chunkOf(slot)) * extent);
   }
-  /// Where a block starts in the user's input / output at this rank (null
-  /// when the collective gives this rank no such block).
+  /// Where a block starts in the user's input / output at this rank, as
+  /// MPI's call of the kind lays its buffers out (outputBlock: null for an
+  /// MPI_IN_PLACE receive buffer, whose block stays where it is).
   const char *inputBlock(int64_t origin, int64_t dest) const;
   /// The user's block index of the schedule's rank `r` (Call::rotation).
   int64_t userBlock(int64_t r) const {
