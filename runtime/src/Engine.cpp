@@ -193,26 +193,36 @@ int Engine::connect(const Call &c) {
     if (int rc = checkOp())
       return rc;
   }
-  if (missingBuffer())
-    return failLocal(call, MPI_ERR_BUFFER,
-                     "a null buffer where this rank has data");
+  if (const char *fault = bufferFault())
+    return failLocal(call, MPI_ERR_BUFFER, fault);
   return MPI_SUCCESS;
 }
 
-bool Engine::missingBuffer() const {
-  if (call.count == 0 || extent == 0)
-    return false;
-  // A buffer is needed where this rank has chunks in it; in place, the
-  // receive buffer is the input too. Exscan's rank 0 has no result (MPI 4.0
-  // §6.11.2), and an MPI_IN_PLACE receive buffer (the scatter root's) is
-  // not null.
+const char *Engine::bufferFault() const {
   const meaning::Conditions &m = meaningOf(call.kind);
+  const bool atRoot = me == call.root;
   const bool sendInPlace = call.send == MPI_IN_PLACE;
-  const bool needsSend = !m.oneBuffer() && !sendInPlace &&
-                         meaning::holdsAny(m.initial, me, call.root);
+  const bool recvInPlace = call.recv == MPI_IN_PLACE;
+  // A buffer matters where this rank has chunks in it; in place, the
+  // receive buffer is the input too. Exscan's rank 0 has no result (MPI 4.0
+  // §6.11.2).
+  const bool starts = meaning::holdsAny(m.initial, me, call.root);
+  const bool needsSend = !m.oneBuffer() && !sendInPlace && starts;
   const bool needsRecv = m.oneBuffer() || sendInPlace ||
                          meaning::holdsAny(m.required, me, call.root);
-  return (needsSend && !call.send) || (needsRecv && !call.recv);
+  if (sendInPlace && starts && recvInPlace)
+    return "MPI_IN_PLACE as both the send and the receive buffer";
+  if (sendInPlace && starts && !m.maySendInPlace(atRoot))
+    return "MPI_IN_PLACE as the send buffer, where this rank's input is "
+           "not in its receive buffer";
+  if (needsRecv && recvInPlace && !m.mayReceiveInPlace(atRoot))
+    return "MPI_IN_PLACE as the receive buffer, which only a scatter's root "
+           "may pass";
+  if (call.count == 0 || extent == 0)
+    return nullptr;
+  if ((needsSend && !call.send) || (needsRecv && !call.recv))
+    return "a null buffer where this rank has data";
+  return nullptr;
 }
 
 int Engine::checkType() {
@@ -287,7 +297,8 @@ const char *Engine::inputBlock(int64_t origin, int64_t dest) const {
 
 char *Engine::outputBlock(int64_t origin, int64_t dest) const {
   (void)dest;
-  // The scatter root's own block stays in place under MPI_IN_PLACE.
+  // The scatter root's own block stays in place under MPI_IN_PLACE (the
+  // only receive buffer bufferFault lets be MPI_IN_PLACE).
   if (call.recv == MPI_IN_PLACE)
     return nullptr;
   char *recv = static_cast<char *>(call.recv);

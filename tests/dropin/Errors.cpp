@@ -4,6 +4,9 @@
 //   mpirun -np 4 dropin_errors CASE
 //
 //   null_buffer_one_rank  rank 1 passes a null receive buffer with count 4
+//   in_place_one_rank     rank 1 passes MPI_IN_PLACE as its receive buffer
+//   in_place_send_one_rank  rank 1, not the root of a reduce, passes
+//                         MPI_IN_PLACE as its send buffer
 //   sizes_differ          the root broadcasts 4 ints, the others expect 64
 //   pinned_bad_schedule   COLLC_MPI_ALLREDUCE names no schedule
 //   alltoallv_counts_differ  rank 2 expects more from rank 0 than it sends
@@ -28,6 +31,12 @@ int main(int argc, char **argv) {
   if (std::strcmp(which, "null_buffer_one_rank") == 0) {
     rc = MPI_Allreduce(in.data(), rank == 1 ? nullptr : out.data(), 4,
                        MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "in_place_one_rank") == 0) {
+    rc = MPI_Allreduce(in.data(), rank == 1 ? MPI_IN_PLACE : out.data(), 4,
+                       MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "in_place_send_one_rank") == 0) {
+    rc = MPI_Reduce(rank <= 1 ? MPI_IN_PLACE : in.data(), out.data(), 4,
+                    MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   } else if (std::strcmp(which, "sizes_differ") == 0) {
     rc = MPI_Bcast(out.data(), rank == 0 ? 4 : 64, MPI_INT, 0,
                    MPI_COMM_WORLD);

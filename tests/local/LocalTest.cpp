@@ -503,6 +503,27 @@ TEST(Local, Errors) {
     return gen::one_to_all_bc(b.data(), 2, strided, 0, comm);
   });
   MPI_Type_free(&strided);
+  // MPI_IN_PLACE where MPI allows none (MPI 4.0 §6.2.1): an all-reduce's
+  // receive buffer, a broadcast's one buffer, a scatter's at a rank that
+  // is not its root (whose send buffer cannot be in place too).
+  for (int count : {0, 4})
+    expectError(4, MPI_ERR_BUFFER, [&](LocalComm &comm) {
+      std::vector<int> b(4);
+      return gen::ar_doubling(b.data(), MPI_IN_PLACE, count, MPI_INT, MPI_SUM,
+                              comm);
+    });
+  expectError(4, MPI_ERR_BUFFER, [&](LocalComm &comm) {
+    return gen::one_to_all_bc(MPI_IN_PLACE, 4, MPI_INT, 0, comm);
+  });
+  expectError(4, MPI_ERR_BUFFER, [&](LocalComm &comm) {
+    return gen::scatter_halving(MPI_IN_PLACE, 4, MPI_INT, MPI_IN_PLACE, 4,
+                                MPI_INT, 0, comm);
+  });
+  // Both buffers in place.
+  expectError(4, MPI_ERR_BUFFER, [&](LocalComm &comm) {
+    return gen::prefix_sums(MPI_IN_PLACE, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM,
+                            comm);
+  });
 }
 
 // The runtime's reduction loops (runtime/src/Reduce.cpp: typed loops, built

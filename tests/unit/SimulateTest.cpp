@@ -294,7 +294,7 @@ TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
   const int64_t p = 5, root = 3;
   const std::vector<int64_t> pi = {2, 0, 4, 1, 3};
   std::vector<std::string> rooted, reductions;
-  for (int k = 0; k <= static_cast<int>(CollectiveKind::Permute); ++k) {
+  for (int k = 0; k < static_cast<int>(meaning::kindCount); ++k) {
     const auto kind = static_cast<CollectiveKind>(k);
     const meaning::Conditions &m = meaningOf(kind);
     const std::string name = collectiveKindName(kind).str();
@@ -369,10 +369,10 @@ TEST(Semantics, MeaningTableNumbersEveryHeldBlockInTheUniverse) {
 // from its parts by.
 TEST(Semantics, MeaningTableSplitsExactlyTheSectionsIdentities) {
   std::vector<std::string> found;
-  const int last = static_cast<int>(CollectiveKind::Permute);
-  for (int w = 0; w <= last; ++w)
-    for (int a = 0; a <= last; ++a)
-      for (int b = 0; b <= last; ++b) {
+  const int count = static_cast<int>(meaning::kindCount);
+  for (int w = 0; w < count; ++w)
+    for (int a = 0; a < count; ++a)
+      for (int b = 0; b < count; ++b) {
         auto whole = static_cast<CollectiveKind>(w),
              first = static_cast<CollectiveKind>(a),
              second = static_cast<CollectiveKind>(b);

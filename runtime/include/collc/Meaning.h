@@ -1,10 +1,13 @@
 #pragma once
 // What each collective means, written once (000 Table 4.1, 001 §3, 004
 // §4.4-§5): which chunks it has, what each rank holds before the first step
-// and what it must hold after the last. The simulator
-// (compiler/simulate/Semantics), the induction prover (compiler/prove/
-// Induction) and the runtime's engine (runtime/src/Engine.cpp) all read
-// this table; standard C++ only, so that both sides include it.
+// and what it must hold after the last. Every stage reads this table: the
+// kinds' names (compiler/ir), the simulator (compiler/simulate/Semantics),
+// the induction prover (compiler/prove/Induction), splitting a kind into
+// two (compiler/library/Compose), the emitted signatures (compiler/emit/
+// Bindings) and the runtime's buffers (runtime/src/Engine.cpp). Standard
+// C++ only, so that both sides include it; docs/layout.md says how a kind
+// is added.
 //
 // A chunk has coordinates (origin, dest, index). A condition names the
 // chunks a rank x holds by one rule for each coordinate (every index
@@ -115,6 +118,17 @@ struct Conditions {
     return !reduction() && initial.origin == required.origin &&
            initial.dest == required.dest;
   }
+  /// MPI_IN_PLACE (MPI 4.0 §6.2.1): as the receive buffer, the root's of a
+  /// kind whose root alone starts, with a block per dest (MPI_Scatter's:
+  /// its own block stays in its send buffer); as the send buffer, where
+  /// every rank starts, at a rank that receives (its input lies in its
+  /// receive buffer: the root's of MPI_Reduce, every rank's of MPI_Scan).
+  constexpr bool mayReceiveInPlace(bool atRoot) const {
+    return initial.at == At::Root && sendPerDest() && atRoot;
+  }
+  constexpr bool maySendInPlace(bool atRoot) const {
+    return initial.at == At::EveryRank && (required.at != At::Root || atRoot);
+  }
   /// Each origin has the one dest pi(origin) (shift, permute).
   constexpr bool destFromOrigin() const {
     return initial.dest == Coord::Mapped;
@@ -141,7 +155,9 @@ struct Conditions {
 };
 
 /// The kinds of collective, for the compiler (ir::CollectiveKind) and the
-/// runtime (rt::Kind) alike.
+/// runtime (rt::Kind) alike. Emitted code names them and is compiled
+/// against an installed runtime, so a new kind goes at the end (and in
+/// kindCount), leaving the values of the others as they were.
 enum class Kind {
   Broadcast,
   Reduce,
@@ -152,12 +168,13 @@ enum class Kind {
   Gather,
   Scan,
   Exscan,
-  SuffixScan,
   Alltoall,
   Alltoallv,
   Shift,
   Permute,
+  SuffixScan,
 };
+inline constexpr size_t kindCount = static_cast<size_t>(Kind::SuffixScan) + 1;
 
 /// One kind: its name in the language (and, written in CamelCase, its
 /// rt::Kind), what it means, and whether each pair of ranks trades its own
@@ -225,15 +242,15 @@ inline constexpr KindRow kinds[] = {
      {{At::EveryRank, Coord::Zero, Coord::Zero},
       {At::AfterFirst, Coord::Zero, Coord::Zero},
       Carries::Before}},
+    {Kind::Alltoall, "alltoall", alltoall},
+    {Kind::Alltoallv, "alltoallv", alltoall, true},
+    {Kind::Shift, "shift", mapped},
+    {Kind::Permute, "permute", mapped},
     {Kind::SuffixScan,
      "suffix_scan",
      {{At::EveryRank, Coord::Zero, Coord::Zero},
       {At::EveryRank, Coord::Zero, Coord::Zero},
       Carries::Suffix}},
-    {Kind::Alltoall, "alltoall", alltoall},
-    {Kind::Alltoallv, "alltoallv", alltoall, true},
-    {Kind::Shift, "shift", mapped},
-    {Kind::Permute, "permute", mapped},
 };
 
 static_assert(
@@ -241,7 +258,7 @@ static_assert(
       for (size_t i = 0; i < std::size(kinds); ++i)
         if (kinds[i].kind != Kind(i))
           return false;
-      return true;
+      return std::size(kinds) == kindCount;
     }(),
     "one row a kind, in the order of enum Kind");
 

@@ -262,9 +262,10 @@ private:
   /// the operator (sets `commutative`).
   int checkType();
   int checkOp();
-  /// Whether a buffer this rank reads or writes is null (a failure only
-  /// this rank sees).
-  bool missingBuffer() const;
+  /// What is wrong with the buffers this rank reads or writes (null, or
+  /// MPI_IN_PLACE where MPI forbids it), or null: a failure only this rank
+  /// may see.
+  const char *bufferFault() const;
   // A block of `count` elements splits into `chunks` chunks, the first
   // count % chunks of them one element longer (as the simulator splits).
   int64_t chunkBegin(int64_t k) const {
