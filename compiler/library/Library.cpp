@@ -1,4 +1,5 @@
 #include "library/Library.h"
+#include "library/Algorithms.h"
 #include "library/Compose.h"
 #include "library/SpanningTree.h"
 #include "library/Specialise.h"
@@ -214,38 +215,38 @@ std::string rejections(llvm::ArrayRef<Rejection> rejected) {
   return out;
 }
 
-} // namespace
-
-llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
-                                                     const Program &file,
-                                                     const Library &lib,
-                                                     const CostModel &model) {
-  std::string what = ir::collectiveKindName(def.collective.kind).str() +
-                     " on " + def.topology.describe();
-  bool automatic = def.algorithm.empty() || def.algorithm == "auto";
-
-  // `using s` with s a schedule of the file: that one.
-  if (const ir::Schedule *own =
-          automatic ? nullptr : file.findSchedule(def.algorithm)) {
-    llvm::Expected<Choice> c = first(specialise(*own, def));
-    std::string why;
-    // A renaming that is no symmetry (see relabellingTo) must still run.
-    if (c && !c->relabelling.empty() &&
-        !price(*c, model, {"", "it is not the library's"}, why))
-      c = llvm::createStringError(llvm::inconvertibleErrorCode(), "with %s %s",
-                                  c->relabelling.c_str(), why.c_str());
-    if (c)
-      c->fromLibrary = false;
-    if (!c)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "schedule '%s' cannot run %s: %s",
-                                     own->name.c_str(), what.c_str(),
-                                     llvm::toString(c.takeError()).c_str());
-    return std::vector<Choice>{std::move(*c)};
-  }
-
-  std::vector<std::pair<Choice, cost::ScheduleCost>> fits;
+/// The fits so far, each with its price, and why the others do not fit.
+struct Fits {
+  std::vector<std::pair<Choice, cost::ScheduleCost>> priced;
   std::vector<Rejection> rejected;
+};
+
+/// `using s` with s a schedule of the file: that one, for `what`.
+llvm::Expected<std::vector<Choice>> ownSchedule(const ir::Schedule &own,
+                                                const CollectiveDef &def,
+                                                const CostModel &model,
+                                                const std::string &what) {
+  llvm::Expected<Choice> c = first(specialise(own, def));
+  std::string why;
+  // A renaming that is no symmetry (see relabellingTo) must still run.
+  if (c && !c->relabelling.empty() &&
+      !price(*c, model, {"", "it is not the library's"}, why))
+    c = llvm::createStringError(llvm::inconvertibleErrorCode(), "with %s %s",
+                                c->relabelling.c_str(), why.c_str());
+  if (c)
+    c->fromLibrary = false;
+  if (!c)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "schedule '%s' cannot run %s: %s",
+        own.name.c_str(), what.c_str(), llvm::toString(c.takeError()).c_str());
+  return std::vector<Choice>{std::move(*c)};
+}
+
+/// The library's members that fit `def` (of its family, unless automatic).
+void libraryFits(const CollectiveDef &def, const Library &lib,
+                 const CostModel &model, bool automatic, Fits &out) {
+  auto &fits = out.priced;
+  auto &rejected = out.rejected;
   for (const Program &libraryFile : lib.files)
     for (const ir::Schedule &family : libraryFile.schedules) {
       const ir::Schedule *s = &family;
@@ -274,6 +275,15 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
       if (fits.size() == before)
         rejected.push_back({s->name, why});
     }
+}
+
+/// The schedules built for `def`'s topology (library/SpanningTree.h), where
+/// they apply; the chain only where nothing else fits yet, or on a graph.
+void builtFits(const CollectiveDef &def, const CostModel &model, bool automatic,
+               Fits &out) {
+  auto &fits = out.priced;
+  auto &rejected = out.rejected;
+  const bool noFitYet = fits.empty();
   // A schedule built for this topology: priced and proved here (a step whose
   // messages share a link does not simulate correctly, and price() refuses
   // it, saying where), or the reason it is not.
@@ -308,9 +318,8 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   // A scan runs along the ranks in order, over the topology's routes: on a
   // graph, and on any topology the library's scans do not run on (a mesh,
   // a torus, a tree).
-  if ((graph || fits.empty()) &&
-      (def.collective.kind == CollectiveKind::Scan ||
-       def.collective.kind == CollectiveKind::Exscan) &&
+  if ((graph || noFitYet) &&
+      meaning::conditionsOf(def.collective.kind).scans() &&
       (automatic || def.algorithm == chainScanAlgorithm))
     addBuilt(chainScanSchedule(def.name, def.collective, def.topology,
                                def.loc),
@@ -325,14 +334,13 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
     addBuilt(directExchangeSchedule(def.name, def.collective, def.topology,
                                     def.loc),
              directExchangeAlgorithm);
-  if (fits.empty())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",
-        automatic ? "schedule for " : "",
-        automatic ? "" : ("'" + def.algorithm + "' schedule for ").c_str(),
-        what.c_str(),
-        rejected.empty() ? "" : ("; it has" + rejections(rejected)).c_str());
+}
 
+/// The cheapest fit for each range of message sizes, from 0 bytes up (one
+/// unless automatic).
+std::vector<Choice>
+cheapestBySize(const std::vector<std::pair<Choice, cost::ScheduleCost>> &fits,
+               const CostModel &model, bool automatic) {
   // Each as A·t_s + B·m·t_w on the model's machine (its cores, if it
   // names them). A schedule without renaming is preferred to an equal one
   // with it.
@@ -414,6 +422,33 @@ llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
   return out;
 }
 
+} // namespace
+
+llvm::Expected<std::vector<Choice>> library::resolve(const CollectiveDef &def,
+                                                     const Program &file,
+                                                     const Library &lib,
+                                                     const CostModel &model) {
+  std::string what = ir::collectiveKindName(def.collective.kind).str() +
+                     " on " + def.topology.describe();
+  bool automatic = def.algorithm.empty() || def.algorithm == "auto";
+  if (const ir::Schedule *own =
+          automatic ? nullptr : file.findSchedule(def.algorithm))
+    return ownSchedule(*own, def, model, what);
+  Fits fits;
+  libraryFits(def, lib, model, automatic, fits);
+  builtFits(def, model, automatic, fits);
+  if (fits.priced.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "the library has no %s%s%s%s",
+        automatic ? "schedule for " : "",
+        automatic ? "" : ("'" + def.algorithm + "' schedule for ").c_str(),
+        what.c_str(),
+        fits.rejected.empty()
+            ? ""
+            : ("; it has" + rejections(fits.rejected)).c_str());
+  return cheapestBySize(fits.priced, model, automatic);
+}
+
 std::string library::describe(const Choice &c) {
   std::string out = c.built
                         ? "built for this topology"
@@ -422,9 +457,8 @@ std::string library::describe(const Choice &c) {
                               c.source + "'";
   if (!c.schedule.algorithm.empty()) {
     out += " (" + c.schedule.algorithm;
-    for (const AlgorithmInfo &a : knownAlgorithms())
-      if (a.name == c.schedule.algorithm)
-        out += ", " + a.source.str();
+    if (const Algorithm *a = findAlgorithm(c.schedule.algorithm))
+      out += ", " + a->source.str();
     out += ")";
   }
   if (!c.relabelling.empty())

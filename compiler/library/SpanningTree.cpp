@@ -279,15 +279,20 @@ library::directExchangeSchedule(const std::string &name,
 llvm::Expected<ir::Schedule>
 library::chainScanSchedule(const std::string &name, const ir::Collective &want,
                            const Topology &graph, llvm::SMLoc loc) {
-  const bool exclusive = want.kind == CollectiveKind::Exscan;
-  if (want.kind != CollectiveKind::Scan && !exclusive)
+  const meaning::Conditions &m = meaning::conditionsOf(want.kind);
+  if (!m.scans())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the chain is a scan");
+  const bool exclusive = m.carries == meaning::Carries::Before;
+  // A suffix scan runs the chain from the top rank down.
+  const bool down = m.carries == meaning::Carries::Suffix;
   ir::Schedule s = builtSchedule(name, chainScanAlgorithm, want, graph, loc);
   const int64_t p = graph.numRanks();
   for (int64_t k = 1; k < p; ++k) {
     ir::Step step;
-    step.rules.push_back(transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
+    step.rules.push_back(
+        down ? transfer(p - k, p - k - 1, nullptr, ir::TransferMode::Reduce)
+             : transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
     s.body.push_back(std::move(step));
   }
   // An exclusive scan: each prefix then copied one rank up, over the

@@ -115,17 +115,6 @@ struct Program {
   }
 };
 
-/// A library algorithm's name and what it applies to. The algorithm library
-/// attaches a schedule to each; sema only checks that a `using` names one
-/// that fits the collective and topology.
-struct AlgorithmInfo {
-  llvm::StringRef name;
-  std::vector<ir::CollectiveKind> collectives;
-  std::vector<TopologyKind> topologies; // empty: any topology
-  llvm::StringRef source;               // the seed section it comes from
-};
-llvm::ArrayRef<AlgorithmInfo> knownAlgorithms();
-
 /// Reduction operators and element types the language knows.
 bool isKnownOperator(llvm::StringRef op);
 bool isKnownType(llvm::StringRef type);

@@ -1,5 +1,6 @@
 // Sema: declarations of topologies, cost models and collectives.
 
+#include "library/Algorithms.h"
 #include "sema/Analyzer.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -691,10 +692,7 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
 bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
                                 ir::CollectiveKind kind, TopologyKind topology,
                                 llvm::StringRef topologyName) {
-  const AlgorithmInfo *info = nullptr;
-  for (const AlgorithmInfo &a : knownAlgorithms())
-    if (a.name == algo.name)
-      info = &a;
+  const library::Algorithm *info = library::findAlgorithm(algo.name);
   if (!info) {
     diags.error(locOf(algo),
                 "unknown algorithm '" + algo.name +

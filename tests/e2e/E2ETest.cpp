@@ -341,6 +341,7 @@ const Schedule schedules[] = {
   {"e2e",          "graph_tree_shift",           Kind::Shift,         erase(collc_test::graph_tree_shift),      exactly6,   0, 4},
   {"e2e",          "graph_chain_scan",           Kind::Scan,          erase(collc_test::graph_chain_scan),      exactly6},
   {"e2e",          "graph_chain_exscan",         Kind::Exscan,        erase(collc_test::graph_chain_exscan),    exactly6},
+  {"e2e",          "graph_chain_suffix_scan",    Kind::SuffixScan,    erase(collc_test::graph_chain_suffix_scan), exactly6},
   {"e2e",          "cube_bitreverse",            Kind::Permute,       erase(collc_test::cube_bitreverse),       exactly8,   0, 0, false, bitReverse},
   {"e2e",          "full_reverse",               Kind::Permute,       erase(collc_test::full_reverse),          exactly6,   0, 0, false, reverseOrder},
   {"shuffle",      "cube_shuffle_2",             Kind::Permute,       erase(shuffle::cube_shuffle_2),           exactly16,  0, 0, false, shuffleTwo},

@@ -83,6 +83,12 @@ struct Conditions {
 
   /// Combines contributions: takes `op:` and `commutative:`.
   constexpr bool reduction() const { return carries != Carries::Origin; }
+  /// Each rank's result folds a run of ranks that starts or ends at it
+  /// (scan, exscan, suffix_scan): a chain along the ranks computes it.
+  constexpr bool scans() const {
+    return carries == Carries::Prefix || carries == Carries::Before ||
+           carries == Carries::Suffix;
+  }
   /// Takes `root:`.
   constexpr bool rooted() const {
     return initial.at == At::Root || required.at == At::Root ||
