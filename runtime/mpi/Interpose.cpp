@@ -11,6 +11,7 @@
 
 #include "Choice.h"
 #include "collc/Datatype.h"
+#include "collc/Meaning.h"
 
 #include "collc/Backend.h"
 
@@ -49,6 +50,55 @@ Reason screen(Coll coll, MPI_Comm comm, Comm &c) {
   if (c.size == 1)
     return Reason::OneRank;
   return Reason::Count;
+}
+
+/// The kind of collective a call runs (a v-variant, its regular one's).
+collc::meaning::Kind kindOf(Coll coll) {
+  using K = collc::meaning::Kind;
+  switch (coll) {
+  case Coll::Bcast:
+    return K::Broadcast;
+  case Coll::Reduce:
+    return K::Reduce;
+  case Coll::Allreduce:
+    return K::Allreduce;
+  case Coll::Allgather:
+  case Coll::Allgatherv:
+    return K::Allgather;
+  case Coll::ReduceScatter:
+    return K::ReduceScatter;
+  case Coll::Scatter:
+  case Coll::Scatterv:
+    return K::Scatter;
+  case Coll::Gather:
+  case Coll::Gatherv:
+    return K::Gather;
+  case Coll::Scan:
+    return K::Scan;
+  case Coll::Exscan:
+    return K::Exscan;
+  case Coll::Alltoall:
+    return K::Alltoall;
+  case Coll::Alltoallv:
+  case Coll::Count:
+    break;
+  }
+  return K::Alltoallv;
+}
+
+/// MPI_IN_PLACE where the call allows none (meaning::inPlaceFault, as the
+/// engine refuses it), found before a buffer is staged through MPI's
+/// marker. This rank may be the only one to pass it: the job is aborted.
+int misplacedInPlace(Coll coll, const Comm &c, int root, const void *send,
+                     const void *recv, MPI_Comm comm) {
+  const char *fault = collc::meaning::inPlaceFault(
+      collc::meaning::conditionsOf(kindOf(coll)), c.rank, root,
+      send == MPI_IN_PLACE, recv == MPI_IN_PLACE);
+  if (!fault)
+    return MPI_SUCCESS;
+  char what[160];
+  std::snprintf(what, sizeof what, "%s: %s", collName(coll), fault);
+  return localFailure(comm, MPI_ERR_BUFFER, what);
 }
 
 /// The block size in bytes (Table 4.1's m), or the reason it cannot run.
@@ -469,6 +519,8 @@ namespace {
   return route(
       Coll::Bcast, choice,
       [&](const Candidate &k) {
+        if (int rc = misplacedInPlace(Coll::Bcast, c, root, nullptr, buf, comm))
+          return rc;
         Staged data;
         const bool atRoot = c.rank == root;
         if (int rc = data.start(buf, count, type, info, atRoot, !atRoot, comm))
@@ -577,6 +629,8 @@ decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
   return route(
       coll, choice,
       [&](const Candidate &k) {
+        if (int rc = misplacedInPlace(coll, c, root, send, recv, comm))
+          return rc;
         const bool inPlace = send == MPI_IN_PLACE;
         // A reduce's receive buffer is significant at its root alone, an
         // exclusive scan's everywhere but rank 0 (hasOutput).
@@ -705,6 +759,9 @@ namespace {
   return route(
       Coll::ReduceScatter, choice,
       [&](const Candidate &k) {
+        if (int rc =
+                misplacedInPlace(Coll::ReduceScatter, c, -1, send, recv, comm))
+          return rc;
         const bool inPlace = send == MPI_IN_PLACE;
         Buffers b;
         int rc = MPI_SUCCESS;
@@ -825,6 +882,8 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
   return route(
       coll, choice,
       [&](const Candidate &k) {
+        if (int rc = misplacedInPlace(coll, c, root, send, recv, comm))
+          return rc;
         const int p = c.size;
         // How many blocks each buffer holds at this rank.
         const int sendBlocks =
@@ -940,6 +999,8 @@ int MPI_Alltoallv(const void *send, const int sendcounts[],
   return route(
       Coll::Alltoallv, choice,
       [&](const Candidate &k) {
+        if (int rc = misplacedInPlace(Coll::Alltoallv, c, -1, send, recv, comm))
+          return rc;
         return alltoallvBy(k, send, sendcounts, sdispls, sendtype, recv,
                            recvcounts, rdispls, recvtype, comm, c.size);
       },
@@ -983,8 +1044,10 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
   TypeInfo sendInfo, recvInfo;
   int64_t bytes = 0;
   Reason why = screen(Coll::Allgatherv, comm, c);
+  // Open MPI's own call reads through a null array and crashes.
   if (why == Reason::Count && (!recvcounts || !displs))
-    why = Reason::Invalid;
+    return localFailure(comm, MPI_ERR_ARG,
+                        "MPI_Allgatherv: a null count or displacement array");
   for (int j = 1; why == Reason::Count && j < c.size; ++j)
     if (recvcounts[j] != recvcounts[0])
       why = Reason::UnequalCounts;
@@ -1005,6 +1068,9 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
   return route(
       Coll::Allgatherv, choice,
       [&](const Candidate &k) {
+        if (int rc =
+                misplacedInPlace(Coll::Allgatherv, c, -1, send, recv, comm))
+          return rc;
         const int p = c.size;
         // The blocks in order, one after another: the user's buffer itself,
         // or a copy packed from and unpacked to where displs puts them.

@@ -200,28 +200,26 @@ int Engine::connect(const Call &c) {
 
 const char *Engine::bufferFault() const {
   const meaning::Conditions &m = meaningOf(call.kind);
-  const bool atRoot = me == call.root;
   const bool sendInPlace = call.send == MPI_IN_PLACE;
-  const bool recvInPlace = call.recv == MPI_IN_PLACE;
-  // A buffer matters where this rank has chunks in it; in place, the
-  // receive buffer is the input too. Exscan's rank 0 has no result (MPI 4.0
-  // §6.11.2).
-  const bool starts = meaning::holdsAny(m.initial, me, call.root);
-  const bool needsSend = !m.oneBuffer() && !sendInPlace && starts;
-  const bool needsRecv = m.oneBuffer() || sendInPlace ||
-                         meaning::holdsAny(m.required, me, call.root);
-  if (sendInPlace && starts && recvInPlace)
-    return "MPI_IN_PLACE as both the send and the receive buffer";
-  if (sendInPlace && starts && !m.maySendInPlace(atRoot))
-    return "MPI_IN_PLACE as the send buffer, where this rank's input is "
-           "not in its receive buffer";
-  if (needsRecv && recvInPlace && !m.mayReceiveInPlace(atRoot))
-    return "MPI_IN_PLACE as the receive buffer, which only a scatter's root "
-           "may pass";
+  if (const char *fault = meaning::inPlaceFault(m, me, call.root, sendInPlace,
+                                                call.recv == MPI_IN_PLACE))
+    return fault;
   if (call.count == 0 || extent == 0)
     return nullptr;
+  // A buffer is needed where this rank has chunks in it; in place, the
+  // receive buffer is the input too. Exscan's rank 0 has no result (MPI 4.0
+  // §6.11.2).
+  const bool needsSend = !m.oneBuffer() && !sendInPlace &&
+                         meaning::holdsAny(m.initial, me, call.root);
+  const bool needsRecv = m.oneBuffer() || sendInPlace ||
+                         meaning::holdsAny(m.required, me, call.root);
   if ((needsSend && !call.send) || (needsRecv && !call.recv))
     return "a null buffer where this rank has data";
+  // An output may not alias another argument (MPI 4.0 §2.3): in place is
+  // said with MPI_IN_PLACE.
+  if (needsSend && needsRecv && call.send == call.recv)
+    return "the same address as send and receive buffer (MPI_IN_PLACE "
+           "says in place)";
   return nullptr;
 }
 

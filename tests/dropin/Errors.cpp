@@ -7,6 +7,11 @@
 //   in_place_one_rank     rank 1 passes MPI_IN_PLACE as its receive buffer
 //   in_place_send_one_rank  rank 1, not the root of a reduce, passes
 //                         MPI_IN_PLACE as its send buffer
+//   in_place_strided_one_rank  rank 1 passes MPI_IN_PLACE as MPI_Allgather's
+//                         receive buffer, of a strided type (it was packed
+//                         from MPI's marker: a segmentation fault)
+//   alltoallv_in_place_receive  rank 2 passes MPI_IN_PLACE as
+//                         MPI_Alltoallv's receive buffer (also a crash)
 //   sizes_differ          the root broadcasts 4 ints, the others expect 64
 //   pinned_bad_schedule   COLLC_MPI_ALLREDUCE names no schedule
 //   alltoallv_counts_differ  rank 2 expects more from rank 0 than it sends
@@ -37,6 +42,14 @@ int main(int argc, char **argv) {
   } else if (std::strcmp(which, "in_place_send_one_rank") == 0) {
     rc = MPI_Reduce(rank <= 1 ? MPI_IN_PLACE : in.data(), out.data(), 4,
                     MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "in_place_strided_one_rank") == 0) {
+    MPI_Datatype strided;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    rc = MPI_Allgather(in.data(), 2, strided,
+                       rank == 1 ? MPI_IN_PLACE : out.data(), 2, strided,
+                       MPI_COMM_WORLD);
+    MPI_Type_free(&strided);
   } else if (std::strcmp(which, "sizes_differ") == 0) {
     rc = MPI_Bcast(out.data(), rank == 0 ? 4 : 64, MPI_INT, 0,
                    MPI_COMM_WORLD);
@@ -55,8 +68,11 @@ int main(int argc, char **argv) {
       sendCounts[1] = -1;
     in.resize(256, rank);
     out.resize(256, 0);
+    void *recv = out.data();
+    if (std::strcmp(which, "alltoallv_in_place_receive") == 0 && rank == 2)
+      recv = MPI_IN_PLACE;
     rc = MPI_Alltoallv(in.data(), sendCounts.data(), displs.data(), MPI_INT,
-                       out.data(), recvCounts.data(), displs.data(), MPI_INT,
+                       recv, recvCounts.data(), displs.data(), MPI_INT,
                        MPI_COMM_WORLD);
   } else {
     std::fprintf(stderr, "unknown case '%s'\n", which);

@@ -524,6 +524,13 @@ TEST(Local, Errors) {
     return gen::prefix_sums(MPI_IN_PLACE, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM,
                             comm);
   });
+  // One address as both buffers, which MPI_IN_PLACE would say (an
+  // all-gather's result would overwrite its input before it is sent).
+  expectError(4, MPI_ERR_BUFFER, [&](LocalComm &comm) {
+    std::vector<int> b(16);
+    return gen::ring_allgather(b.data(), 4, MPI_INT, b.data(), 4, MPI_INT,
+                               comm);
+  });
 }
 
 // The runtime's reduction loops (runtime/src/Reduce.cpp: typed loops, built

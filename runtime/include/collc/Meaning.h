@@ -326,6 +326,28 @@ constexpr bool holdsAny(const Holding &h, int64_t x, int64_t root) {
          !(h.at == At::AfterFirst && x == 0);
 }
 
+/// What is wrong with MPI_IN_PLACE (MPI 4.0 §6.2.1) as the send or the
+/// receive buffer of a call of meaning `m` at rank x, or null: in place
+/// where the call allows none, in a buffer the call reads or writes there.
+/// The runtime's engine and the drop-in both refuse by it.
+constexpr const char *inPlaceFault(const Conditions &m, int64_t x, int64_t root,
+                                   bool sendInPlace, bool recvInPlace) {
+  const bool atRoot = x == root;
+  // In place, the receive buffer is the input too.
+  const bool starts = holdsAny(m.initial, x, root);
+  const bool recvMatters =
+      m.oneBuffer() || sendInPlace || holdsAny(m.required, x, root);
+  if (sendInPlace && starts && recvInPlace)
+    return "MPI_IN_PLACE as both the send and the receive buffer";
+  if (sendInPlace && starts && !m.maySendInPlace(atRoot))
+    return "MPI_IN_PLACE as the send buffer, where this rank's input is not "
+           "in its receive buffer";
+  if (recvInPlace && recvMatters && !m.mayReceiveInPlace(atRoot))
+    return "MPI_IN_PLACE as the receive buffer, which only a scatter's root "
+           "may pass";
+  return nullptr;
+}
+
 /// Where a collective of `p` ranks is, as a holding's rules read it: its
 /// root and its map pi (shift, permute) and back.
 template <typename DestOf, typename OriginOf> struct Frame {
