@@ -367,14 +367,6 @@ std::vector<Totals> totals() {
 
 } // namespace
 
-const char *collName(Coll c) {
-  static const char *const names[] = {
-      "bcast",  "reduce",  "allreduce", "allgather", "reduce_scatter",
-      "scatter", "gather", "scan",      "exscan",    "alltoall",
-      "alltoallv", "gatherv", "scatterv", "allgatherv"};
-  return names[static_cast<int>(c)];
-}
-
 const char *reasonText(Reason r) {
   switch (r) {
   case Reason::Invalid: return "an invalid argument (MPI reports it)";

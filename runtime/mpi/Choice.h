@@ -4,11 +4,14 @@
 // communicator's size, the message's size in bytes, the operator, the
 // type signature), so every rank takes the same path.
 
+#include "collc/Meaning.h"
+
 #include <mpi.h>
 
 #include <atomic>
 
 #include <cstdint>
+#include <iterator>
 
 namespace collc::mpi {
 
@@ -31,7 +34,37 @@ enum class Coll {
   Allgatherv,
   Count
 };
-const char *collName(Coll c);
+
+/// Each call's name (as its COLLC_MPI_<NAME> variable and the report say
+/// it) and the collective it runs (a v-variant, its regular one's), in the
+/// order of Coll.
+struct CollInfo {
+  const char *name;
+  meaning::Kind kind;
+};
+inline constexpr CollInfo colls[] = {
+    {"bcast", meaning::Kind::Broadcast},
+    {"reduce", meaning::Kind::Reduce},
+    {"allreduce", meaning::Kind::Allreduce},
+    {"allgather", meaning::Kind::Allgather},
+    {"reduce_scatter", meaning::Kind::ReduceScatter},
+    {"scatter", meaning::Kind::Scatter},
+    {"gather", meaning::Kind::Gather},
+    {"scan", meaning::Kind::Scan},
+    {"exscan", meaning::Kind::Exscan},
+    {"alltoall", meaning::Kind::Alltoall},
+    {"alltoallv", meaning::Kind::Alltoallv},
+    {"gatherv", meaning::Kind::Gather},
+    {"scatterv", meaning::Kind::Scatter},
+    {"allgatherv", meaning::Kind::Allgather},
+};
+static_assert(std::size(colls) == static_cast<size_t>(Coll::Count));
+constexpr const char *collName(Coll c) {
+  return colls[static_cast<int>(c)].name;
+}
+constexpr meaning::Kind kindOf(Coll c) {
+  return colls[static_cast<int>(c)].kind;
+}
 
 /// Why a call went to MPI's own collective. Written once; the report
 /// prints them.

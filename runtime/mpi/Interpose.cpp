@@ -52,40 +52,6 @@ Reason screen(Coll coll, MPI_Comm comm, Comm &c) {
   return Reason::Count;
 }
 
-/// The kind of collective a call runs (a v-variant, its regular one's).
-collc::meaning::Kind kindOf(Coll coll) {
-  using K = collc::meaning::Kind;
-  switch (coll) {
-  case Coll::Bcast:
-    return K::Broadcast;
-  case Coll::Reduce:
-    return K::Reduce;
-  case Coll::Allreduce:
-    return K::Allreduce;
-  case Coll::Allgather:
-  case Coll::Allgatherv:
-    return K::Allgather;
-  case Coll::ReduceScatter:
-    return K::ReduceScatter;
-  case Coll::Scatter:
-  case Coll::Scatterv:
-    return K::Scatter;
-  case Coll::Gather:
-  case Coll::Gatherv:
-    return K::Gather;
-  case Coll::Scan:
-    return K::Scan;
-  case Coll::Exscan:
-    return K::Exscan;
-  case Coll::Alltoall:
-    return K::Alltoall;
-  case Coll::Alltoallv:
-  case Coll::Count:
-    break;
-  }
-  return K::Alltoallv;
-}
-
 /// MPI_IN_PLACE where the call allows none (meaning::inPlaceFault, as the
 /// engine refuses it), found before a buffer is staged through MPI's
 /// marker. This rank may be the only one to pass it: the job is aborted.
@@ -844,27 +810,24 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
   TypeInfo sendInfo, recvInfo;
   int64_t bytes = 0;
   Reason why = screen(coll, comm, c);
-  const bool rooted = coll == Coll::Gather || coll == Coll::Scatter;
-  if (why == Reason::Count && rooted && (root < 0 || root >= c.size))
+  const collc::meaning::Conditions &m =
+      collc::meaning::conditionsOf(kindOf(coll));
+  if (why == Reason::Count && m.rooted() && (root < 0 || root >= c.size))
     why = Reason::Invalid;
-  const bool atRoot = rooted && c.rank == root;
-  // In place: MPI_IN_PLACE as the send buffer (allgather, alltoall, the
-  // gather's root) or the receive buffer (the scatter's root).
-  const bool inPlace = coll == Coll::Scatter ? atRoot && recv == MPI_IN_PLACE
-                                             : (!rooted || atRoot) &&
-                                                   send == MPI_IN_PLACE;
-  // Which side describes one block here.
-  const bool recvSide = coll == Coll::Allgather || coll == Coll::Alltoall ||
-                        (coll == Coll::Gather && atRoot) ||
-                        (coll == Coll::Scatter && !atRoot);
+  // The buffers this rank uses (collc/Meaning.h), with MPI_IN_PLACE where
+  // the call allows it; elsewhere it is refused before a buffer is staged.
+  const bool atRoot = c.rank == root;
+  const bool sendInPlace = send == MPI_IN_PLACE && m.maySendInPlace(atRoot),
+             recvInPlace = recv == MPI_IN_PLACE && m.mayReceiveInPlace(atRoot);
+  const collc::meaning::BuffersUsed used =
+      collc::meaning::buffersUsed(m, c.rank, root, sendInPlace);
+  const bool usesSend = used.send, usesRecv = used.recv && !recvInPlace;
+  const bool inPlace = sendInPlace || recvInPlace;
+  // The receive side describes one block where this rank uses it.
+  const bool recvSide = usesRecv;
   if (why == Reason::Count)
     why = recvSide ? blockBytes(recvcount, recvtype, recvInfo, bytes)
                    : blockBytes(sendcount, sendtype, sendInfo, bytes);
-  // The other side, where this rank uses it.
-  const bool usesSend = coll == Coll::Scatter ? atRoot : !inPlace;
-  // The scatter's root keeps its own block in place (MPI_IN_PLACE).
-  const bool usesRecv = !(coll == Coll::Scatter && inPlace) &&
-                        (coll != Coll::Gather || atRoot);
   int64_t other = 0;
   if (why == Reason::Count && recvSide && usesSend)
     why = blockBytes(sendcount, sendtype, sendInfo, other);
@@ -884,15 +847,9 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
       [&](const Candidate &k) {
         if (int rc = misplacedInPlace(coll, c, root, send, recv, comm))
           return rc;
-        const int p = c.size;
         // How many blocks each buffer holds at this rank.
-        const int sendBlocks =
-            coll == Coll::Alltoall || coll == Coll::Scatter ? p : 1;
-        const int recvBlocks =
-            coll == Coll::Allgather || coll == Coll::Alltoall ||
-                    coll == Coll::Gather
-                ? p
-                : 1;
+        const int sendBlocks = m.sendPerDest() ? c.size : 1;
+        const int recvBlocks = m.recvPerOrigin() ? c.size : 1;
         Buffers b;
         int rc = MPI_SUCCESS;
         if (usesSend)

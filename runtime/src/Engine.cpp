@@ -206,18 +206,15 @@ const char *Engine::bufferFault() const {
     return fault;
   if (call.count == 0 || extent == 0)
     return nullptr;
-  // A buffer is needed where this rank has chunks in it; in place, the
-  // receive buffer is the input too. Exscan's rank 0 has no result (MPI 4.0
-  // §6.11.2).
-  const bool needsSend = !m.oneBuffer() && !sendInPlace &&
-                         meaning::holdsAny(m.initial, me, call.root);
-  const bool needsRecv = m.oneBuffer() || sendInPlace ||
-                         meaning::holdsAny(m.required, me, call.root);
-  if ((needsSend && !call.send) || (needsRecv && !call.recv))
+  // Exscan's rank 0 has no result (MPI 4.0 §6.11.2): its receive buffer
+  // is not used.
+  const meaning::BuffersUsed used =
+      meaning::buffersUsed(m, me, call.root, sendInPlace);
+  if ((used.send && !call.send) || (used.recv && !call.recv))
     return "a null buffer where this rank has data";
   // An output may not alias another argument (MPI 4.0 §2.3): in place is
   // said with MPI_IN_PLACE.
-  if (needsSend && needsRecv && call.send == call.recv)
+  if (used.send && used.recv && call.send == call.recv)
     return "the same address as send and receive buffer (MPI_IN_PLACE "
            "says in place)";
   return nullptr;
@@ -445,7 +442,7 @@ void Engine::placeInputs(uint64_t startEmpty) {
   // block it is the home of; any other copy is taken now, before results
   // overwrite it.
   const bool inputInRecv =
-      meaningOf(call.kind).oneBuffer() || call.send == MPI_IN_PLACE;
+      meaningOf(call.kind).inputInReceive(call.send == MPI_IN_PLACE);
   forEachInput([&](int64_t origin, int64_t dest) {
     const char *input = inputBlock(origin, dest);
     const size_t blk = static_cast<size_t>(blockOf(origin, dest));

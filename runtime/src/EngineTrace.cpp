@@ -51,7 +51,7 @@ bool Engine::locate(const char *at, size_t bytes, uint32_t &base,
   const size_t all = static_cast<size_t>(p) * blockBytes;
   const meaning::Conditions &m = meaningOf(call.kind);
   const bool perDest = m.sendPerDest(), perOrigin = m.recvPerOrigin();
-  const void *input = inPlace || m.oneBuffer() ? nullptr : call.send;
+  const void *input = m.inputInReceive(inPlace) ? nullptr : call.send;
   const void *output = call.recv == MPI_IN_PLACE ? nullptr : call.recv;
   const bool in = within(input, perDest ? all : blockBytes);
   const bool out =

@@ -124,6 +124,11 @@ struct Conditions {
     return !reduction() && initial.origin == required.origin &&
            initial.dest == required.dest;
   }
+  /// A rank's input is in its receive buffer: one buffer, or MPI_IN_PLACE
+  /// as the send buffer.
+  constexpr bool inputInReceive(bool sendInPlace) const {
+    return oneBuffer() || sendInPlace;
+  }
   /// MPI_IN_PLACE (MPI 4.0 §6.2.1): as the receive buffer, the root's of a
   /// kind whose root alone starts, with a block per dest (MPI_Scatter's:
   /// its own block stays in its send buffer); as the send buffer, where
@@ -326,6 +331,21 @@ constexpr bool holdsAny(const Holding &h, int64_t x, int64_t root) {
          !(h.at == At::AfterFirst && x == 0);
 }
 
+/// Which of a call's buffers rank x reads or writes: the send buffer where
+/// x starts with blocks that are not in its receive buffer, the receive
+/// buffer where x ends with blocks or its input is there.
+struct BuffersUsed {
+  bool starts; // x holds blocks before the call
+  bool send, recv;
+};
+constexpr BuffersUsed buffersUsed(const Conditions &m, int64_t x, int64_t root,
+                                  bool sendInPlace) {
+  const bool starts = holdsAny(m.initial, x, root);
+  const bool inputInRecv = m.inputInReceive(sendInPlace);
+  return {starts, starts && !inputInRecv,
+          inputInRecv || holdsAny(m.required, x, root)};
+}
+
 /// What is wrong with MPI_IN_PLACE (MPI 4.0 §6.2.1) as the send or the
 /// receive buffer of a call of meaning `m` at rank x, or null: in place
 /// where the call allows none, in a buffer the call reads or writes there.
@@ -333,16 +353,13 @@ constexpr bool holdsAny(const Holding &h, int64_t x, int64_t root) {
 constexpr const char *inPlaceFault(const Conditions &m, int64_t x, int64_t root,
                                    bool sendInPlace, bool recvInPlace) {
   const bool atRoot = x == root;
-  // In place, the receive buffer is the input too.
-  const bool starts = holdsAny(m.initial, x, root);
-  const bool recvMatters =
-      m.oneBuffer() || sendInPlace || holdsAny(m.required, x, root);
-  if (sendInPlace && starts && recvInPlace)
+  const BuffersUsed used = buffersUsed(m, x, root, sendInPlace);
+  if (sendInPlace && used.starts && recvInPlace)
     return "MPI_IN_PLACE as both the send and the receive buffer";
-  if (sendInPlace && starts && !m.maySendInPlace(atRoot))
+  if (sendInPlace && used.starts && !m.maySendInPlace(atRoot))
     return "MPI_IN_PLACE as the send buffer, where this rank's input is not "
            "in its receive buffer";
-  if (recvInPlace && recvMatters && !m.mayReceiveInPlace(atRoot))
+  if (recvInPlace && used.recv && !m.mayReceiveInPlace(atRoot))
     return "MPI_IN_PLACE as the receive buffer, which only a scatter's root "
            "may pass";
   return nullptr;
