@@ -1,5 +1,7 @@
 #include "library/Algorithms.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace collc;
 using library::Algorithm;
 
@@ -87,4 +89,13 @@ const library::Algorithm *library::findAlgorithm(llvm::StringRef name) {
     if (a.name == name)
       return &a;
   return nullptr;
+}
+
+bool library::runsOn(const Algorithm &algorithm, ir::CollectiveKind kind,
+                     TopologyKind topology) {
+  if (algorithm.topologies.empty() || topology == TopologyKind::Graph ||
+      llvm::is_contained(algorithm.topologies, topology))
+    return true;
+  return algorithm.name == chainScanAlgorithm &&
+         meaning::conditionsOf(kind).scans();
 }

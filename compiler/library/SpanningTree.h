@@ -22,6 +22,7 @@
 // member, their transfers written out) and are proved like any other.
 
 #include "ir/Schedule.h"
+#include "library/Algorithms.h"
 #include "topology/Topology.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -31,11 +32,6 @@
 #include <string>
 
 namespace collc::library {
-
-/// The name of the algorithm, as `using` names it.
-constexpr llvm::StringLiteral spanningTreeAlgorithm = "spanning_tree";
-/// The direct all-to-all's (below), as `using` names it (001 §3.1, A1).
-constexpr llvm::StringLiteral directExchangeAlgorithm = "direct";
 
 /// `want` on graph `graph` over its spanning tree, named `name`; an error
 /// for another collective or topology.
@@ -57,9 +53,6 @@ llvm::Expected<ir::Schedule> chainScanSchedule(const std::string &name,
                                                const ir::Collective &want,
                                                const Topology &graph,
                                                llvm::SMLoc loc);
-/// Its algorithm's name.
-constexpr llvm::StringLiteral chainScanAlgorithm = "linear_array";
-
 /// All-to-all on graph `graph` with no rank in between (000 §4.5.1's
 /// direct exchange, 001's A1): in step s = 1 .. p - 1 each rank r sends its
 /// block for (r + s) mod p straight there, along the graph's route. Each

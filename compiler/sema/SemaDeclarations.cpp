@@ -708,10 +708,7 @@ bool Analyzer::libraryAlgorithm(const ast::Identifier &algo,
                 rangeOf(algo));
     return false;
   }
-  // A graph may contain any topology (library/Library.h): resolution says
-  // whether this one's does.
-  if (!info->topologies.empty() && topology != TopologyKind::Graph &&
-      !llvm::is_contained(info->topologies, topology)) {
+  if (!library::runsOn(*info, kind, topology)) {
     diags.error(locOf(algo),
                 "algorithm '" + algo.name + "' does not run on " +
                     topologyName.str(),
