@@ -27,9 +27,7 @@ std::string allocationCpp(const Allocation &a) {
 /// collc/Meaning.h, so a new kind gets its binding from the table.
 struct Convention {
   const meaning::KindRow &row;
-  bool rooted, reduction;
-  /// One buffer, in and out (MPI_Bcast): a copy that ends where it starts.
-  bool oneBuffer;
+  const meaning::Conditions &m;
   /// Send and receive counts and types apart (MPI_Gather, MPI_Allgather):
   /// a copy with a block per rank on one side.
   bool pair;
@@ -39,12 +37,10 @@ struct Convention {
   /// The one count's name where send and receive share it.
   llvm::StringRef count;
 
-  explicit Convention(CollectiveKind kind) : row(meaning::rowOf(kind)) {
-    const meaning::Conditions &m = row.means;
-    rooted = m.rooted();
-    reduction = m.reduction();
-    oneBuffer = m.oneBuffer();
-    pair = !reduction && !oneBuffer && (m.sendPerDest() || m.recvPerOrigin());
+  explicit Convention(CollectiveKind kind)
+      : row(meaning::rowOf(kind)), m(row.means) {
+    pair = !m.reduction() && !m.oneBuffer() &&
+           (m.sendPerDest() || m.recvPerOrigin());
     own = m.required.at == meaning::At::Root ? "send" : "recv";
     rootSide = own == "send" ? "recv" : "send";
     // MPI_Reduce_scatter_block: each rank gets recvcount elements.
@@ -87,7 +83,7 @@ std::string quote(llvm::StringRef text) {
 std::string blockBytes(CollectiveKind kind) {
   const Convention conv(kind);
   std::string count = conv.count.str(), type = "type";
-  if (conv.pair && conv.rooted) {
+  if (conv.pair && conv.m.rooted()) {
     // The root's receive (gather) or send (scatter) arguments describe
     // every block; elsewhere only the other pair is significant.
     const llvm::StringRef root = conv.rootSide, own = conv.own;
@@ -118,13 +114,13 @@ Binding bindingFor(const ir::Collective &c) {
               "const int *sdispls",  "MPI_Datatype sendtype",
               "void *recvbuf",       "const int *recvcounts",
               "const int *rdispls",  "MPI_Datatype recvtype"};
-  } else if (conv.oneBuffer) {
+  } else if (conv.m.oneBuffer()) {
     params = {"void *buf", "int count", "MPI_Datatype type"};
     setup = "call.recv = buf;\n  call.count = count;\n  call.type = type;\n";
   } else if (conv.pair) {
     params = {"const void *send", "int sendcount", "MPI_Datatype sendtype",
               "void *recv",       "int recvcount", "MPI_Datatype recvtype"};
-    if (conv.rooted) {
+    if (conv.m.rooted()) {
       // Only the root's other side is significant; in place, the root
       // passes MPI_IN_PLACE for its own side.
       const llvm::StringRef own = conv.own, root = conv.rootSide;
@@ -147,11 +143,11 @@ Binding bindingFor(const ir::Collective &c) {
     setup = concat({"call.send = send;\n  call.recv = recv;\n  call.count = ",
                     conv.count, ";\n  call.type = type;\n"});
   }
-  if (conv.reduction) {
+  if (conv.m.reduction()) {
     params.push_back("MPI_Op op");
     setup += "  call.op = op;\n";
   }
-  if (conv.rooted) {
+  if (conv.m.rooted()) {
     params.push_back("int root");
     setup += "  call.root = root;\n";
   }

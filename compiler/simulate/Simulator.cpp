@@ -429,140 +429,151 @@ llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
 
 llvm::Error Simulator::route(const ir::InstanceStep &step,
                              const std::vector<char> &valid, StepStats &stats) {
-  size_t n = step.transfers.size();
-  bool allPort = options.ports == PortModel::All;
+  const size_t n = step.transfers.size();
+  const bool allPort = options.ports == PortModel::All;
   firstHop.assign(allPort ? n : 0, UINT64_MAX);
   lastHop.assign(allPort ? n : 0, UINT64_MAX);
+  WorstChannel worst;
+  if (arcRouting)
+    loadArcs(step, valid, stats, worst);
+  else if (llvm::Error err = loadHops(step, valid, stats, worst))
+    return err;
+  stats.maxLoad = worst.load;
+  stats.worstChannel = worst.channel;
+  reportCongestion(step, valid, worst);
+  return llvm::Error::success();
+}
 
-  // The most loaded channel; among equals the first in channel order.
-  std::optional<Channel> worst;
-  int64_t worstLoad = 0;
-  auto account = [&](const Channel &ch, int64_t messages, int64_t chunks) {
-    stats.maxChannelChunks = std::max(stats.maxChannelChunks, chunks);
-    if (messages > worstLoad || (messages == worstLoad && ch < *worst)) {
-      worstLoad = messages;
-      worst = ch;
+void Simulator::loadArcs(const ir::InstanceStep &step,
+                         const std::vector<char> &valid, StepStats &stats,
+                         WorstChannel &worst) {
+  // Ring and linear routes are arcs in one direction: add each message to
+  // a difference array per direction (0: towards increasing rank, channel
+  // i -> i+1 at index i; 1: towards decreasing rank, i -> i-1 at i), so a
+  // step costs O(p + transfers) however far the messages travel.
+  const bool allPort = options.ports == PortModel::All;
+  const int64_t p = inst.p;
+  const bool ring = topo.kind() == TopologyKind::Ring;
+  for (auto &d : arcCount)
+    d.assign(p + 1, 0);
+  for (auto &d : arcWords)
+    d.assign(p + 1, 0);
+  auto addRange = [&](int dir, int64_t lo, int64_t len, int64_t chunks) {
+    // channels lo .. lo + len - 1 (mod p) of direction dir
+    auto put = [&](int64_t from, int64_t to) {
+      arcCount[dir][from] += 1;
+      arcCount[dir][to] -= 1;
+      arcWords[dir][from] += chunks;
+      arcWords[dir][to] -= chunks;
+    };
+    if (lo + len <= p) {
+      put(lo, lo + len);
+    } else {
+      put(lo, p);
+      put(0, lo + len - p);
     }
   };
-
-  if (arcRouting) {
-    // Ring and linear routes are arcs in one direction: add each message to
-    // a difference array per direction (0: towards increasing rank, channel
-    // i -> i+1 at index i; 1: towards decreasing rank, i -> i-1 at i), so a
-    // step costs O(p + transfers) however far the messages travel.
-    int64_t p = inst.p;
-    bool ring = topo.kind() == TopologyKind::Ring;
-    for (auto &d : arcCount)
-      d.assign(p + 1, 0);
-    for (auto &d : arcWords)
-      d.assign(p + 1, 0);
-    auto addRange = [&](int dir, int64_t lo, int64_t len, int64_t chunks) {
-      // channels lo .. lo + len - 1 (mod p) of direction dir
-      auto put = [&](int64_t from, int64_t to) {
-        arcCount[dir][from] += 1;
-        arcCount[dir][to] -= 1;
-        arcWords[dir][from] += chunks;
-        arcWords[dir][to] -= chunks;
-      };
-      if (lo + len <= p) {
-        put(lo, lo + len);
-      } else {
-        put(lo, p);
-        put(0, lo + len - p);
-      }
-    };
-    for (size_t ti = 0; ti < n; ++ti) {
-      if (!valid[ti])
-        continue;
-      const ir::Transfer &t = step.transfers[ti];
-      int64_t forward = ((t.dst - t.src) % p + p) % p;
-      int64_t backward = p - forward;
-      bool up;
-      if (!ring) {
-        up = t.dst > t.src;
-      } else if (forward != backward) {
-        up = forward < backward; // the shorter direction (Topology.h)
-      } else {
-        // A tie: the topology decides; ask it.
-        path.clear();
-        topo.route(t.src, t.dst, path);
-        up = !path.empty() && path[0].to == (t.src + 1) % p;
-      }
-      int64_t len = ring ? (up ? forward : backward)
-                         : (up ? t.dst - t.src : t.src - t.dst);
-      int64_t chunks = stats.messageChunks[ti];
-      if (up)
-        addRange(0, t.src, len, chunks);
-      else
-        addRange(1, ((t.dst + 1) % p + p) % p, len, chunks);
-      if (allPort) {
-        int64_t step1 = up ? 1 : p - 1;
-        auto first = channelKey({t.src, (t.src + step1) % p});
-        auto last = channelKey({(t.dst - step1 + p) % p, t.dst});
-        firstHop[ti] = first ? *first : UINT64_MAX;
-        lastHop[ti] = last ? *last : UINT64_MAX;
-      }
-    }
-    for (int dir = 0; dir < 2; ++dir) {
-      int64_t messages = 0, chunks = 0;
-      for (int64_t i = 0; i < p; ++i) {
-        messages += arcCount[dir][i];
-        chunks += arcWords[dir][i];
-        if (messages > 0)
-          account({i, dir == 0 ? (i + 1) % p : (i + p - 1) % p}, messages,
-                  chunks);
-      }
-    }
-  } else {
-    loads.clear();
-    for (size_t ti = 0; ti < n; ++ti) {
-      if (!valid[ti])
-        continue;
-      const ir::Transfer &t = step.transfers[ti];
+  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
+    if (!valid[ti])
+      continue;
+    const ir::Transfer &t = step.transfers[ti];
+    int64_t forward = ((t.dst - t.src) % p + p) % p;
+    int64_t backward = p - forward;
+    bool up;
+    if (!ring) {
+      up = t.dst > t.src;
+    } else if (forward != backward) {
+      up = forward < backward; // the shorter direction (Topology.h)
+    } else {
+      // A tie: the topology decides; ask it.
       path.clear();
       topo.route(t.src, t.dst, path);
-      for (size_t h = 0; h < path.size(); ++h) {
-        std::optional<uint64_t> c = channelKey(path[h]);
-        if (!c)
-          return llvm::make_error<ir::EvalFailure>(
-              "route from " + std::to_string(t.src) + " to " +
-                  std::to_string(t.dst) + " on " + topo.describe() +
-                  " uses channel " + path[h].text() +
-                  ", which the topology does not have",
-              llvm::SMLoc());
-        ChannelLoad &l = loads[*c];
-        ++l.messages;
-        l.chunks += stats.messageChunks[ti];
-        if (allPort && h == 0)
-          firstHop[ti] = *c;
-        if (allPort)
-          lastHop[ti] = *c;
-      }
+      up = !path.empty() && path[0].to == (t.src + 1) % p;
     }
-    for (const auto &[key, l] : loads)
-      account(topo.channelOfKey(key), l.messages, l.chunks);
+    int64_t len =
+        ring ? (up ? forward : backward) : (up ? t.dst - t.src : t.src - t.dst);
+    int64_t chunks = stats.messageChunks[ti];
+    if (up)
+      addRange(0, t.src, len, chunks);
+    else
+      addRange(1, ((t.dst + 1) % p + p) % p, len, chunks);
+    if (allPort) {
+      int64_t step1 = up ? 1 : p - 1;
+      auto first = channelKey({t.src, (t.src + step1) % p});
+      auto last = channelKey({(t.dst - step1 + p) % p, t.dst});
+      firstHop[ti] = first ? *first : UINT64_MAX;
+      lastHop[ti] = last ? *last : UINT64_MAX;
+    }
   }
-  stats.maxLoad = worstLoad;
-  stats.worstChannel = worst;
-
-  if (worstLoad >= 2 && !reported(Property::Congestion)) {
-    Channel ch = *worst;
-    Counterexample cex = base(&step);
-    cex.channel = {ch.from, ch.to};
-    cex.load = worstLoad;
-    for (size_t ti = 0; ti < n; ++ti) {
-      if (!valid[ti])
-        continue;
-      const ir::Transfer &t = step.transfers[ti];
-      path.clear();
-      topo.route(t.src, t.dst, path);
-      if (llvm::is_contained(path, ch))
-        cex.transfers.push_back({t.src, t.dst});
+  for (int dir = 0; dir < 2; ++dir) {
+    int64_t messages = 0, chunks = 0;
+    for (int64_t i = 0; i < p; ++i) {
+      messages += arcCount[dir][i];
+      chunks += arcWords[dir][i];
+      if (messages > 0) {
+        stats.maxChannelChunks = std::max(stats.maxChannelChunks, chunks);
+        worst.add({i, dir == 0 ? (i + 1) % p : (i + p - 1) % p}, messages);
+      }
     }
-    cex.message = cex.channelLoad();
-    report(Property::Congestion, std::move(cex));
+  }
+}
+
+llvm::Error Simulator::loadHops(const ir::InstanceStep &step,
+                                const std::vector<char> &valid,
+                                StepStats &stats, WorstChannel &worst) {
+  const bool allPort = options.ports == PortModel::All;
+  loads.clear();
+  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
+    if (!valid[ti])
+      continue;
+    const ir::Transfer &t = step.transfers[ti];
+    path.clear();
+    topo.route(t.src, t.dst, path);
+    for (size_t h = 0; h < path.size(); ++h) {
+      std::optional<uint64_t> c = channelKey(path[h]);
+      if (!c)
+        return llvm::make_error<ir::EvalFailure>(
+            "route from " + std::to_string(t.src) + " to " +
+                std::to_string(t.dst) + " on " + topo.describe() +
+                " uses channel " + path[h].text() +
+                ", which the topology does not have",
+            llvm::SMLoc());
+      ChannelLoad &l = loads[*c];
+      ++l.messages;
+      l.chunks += stats.messageChunks[ti];
+      if (allPort && h == 0)
+        firstHop[ti] = *c;
+      if (allPort)
+        lastHop[ti] = *c;
+    }
+  }
+  for (const auto &[key, l] : loads) {
+    stats.maxChannelChunks = std::max(stats.maxChannelChunks, l.chunks);
+    worst.add(topo.channelOfKey(key), l.messages);
   }
   return llvm::Error::success();
+}
+
+void Simulator::reportCongestion(const ir::InstanceStep &step,
+                                 const std::vector<char> &valid,
+                                 const WorstChannel &worst) {
+  if (worst.load < 2 || reported(Property::Congestion))
+    return;
+  const Channel ch = *worst.channel;
+  Counterexample cex = base(&step);
+  cex.channel = {ch.from, ch.to};
+  cex.load = worst.load;
+  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
+    if (!valid[ti])
+      continue;
+    const ir::Transfer &t = step.transfers[ti];
+    path.clear();
+    topo.route(t.src, t.dst, path);
+    if (llvm::is_contained(path, ch))
+      cex.transfers.push_back({t.src, t.dst});
+  }
+  cex.message = cex.channelLoad();
+  report(Property::Congestion, std::move(cex));
 }
 
 void Simulator::checkContention(const ir::InstanceStep &step,

@@ -83,6 +83,30 @@ private:
                       std::vector<int64_t> &env, int64_t &count);
   llvm::Error route(const ir::InstanceStep &step,
                     const std::vector<char> &valid, StepStats &stats);
+  /// The most loaded channel of a step; among equals the first in channel
+  /// order.
+  struct WorstChannel {
+    std::optional<Channel> channel;
+    int64_t load = 0;
+    void add(const Channel &ch, int64_t messages) {
+      if (messages > load || (messages == load && ch < *channel)) {
+        load = messages;
+        channel = ch;
+      }
+    }
+  };
+  /// route() on a ring or a linear array, whose routes are arcs.
+  void loadArcs(const ir::InstanceStep &step, const std::vector<char> &valid,
+                StepStats &stats, WorstChannel &worst);
+  /// route() on any topology, hop by hop.
+  llvm::Error loadHops(const ir::InstanceStep &step,
+                       const std::vector<char> &valid, StepStats &stats,
+                       WorstChannel &worst);
+  /// Reports the step's most loaded channel where it carries two or more
+  /// messages, with the transfers that cross it.
+  void reportCongestion(const ir::InstanceStep &step,
+                        const std::vector<char> &valid,
+                        const WorstChannel &worst);
   void checkContention(const ir::InstanceStep &step,
                        const std::vector<char> &valid);
   llvm::Error deliver(const ir::InstanceStep &step,
