@@ -22,8 +22,7 @@
 namespace collc::smt {
 
 namespace detail {
-struct Model;   // holds a z3::model
-class Attempts; // one check's tries at its query (Solver.cpp)
+struct Model; // holds a z3::model
 } // namespace detail
 
 class Result {
@@ -61,7 +60,6 @@ public:
 
 private:
   friend class Solver;
-  friend class detail::Attempts;
   Kind kindValue = Kind::Error;
   std::string reasonValue;
   std::string nameValue;
@@ -148,7 +146,6 @@ public:
   void printStats(llvm::raw_ostream &os) const;
 
 private:
-  friend class detail::Attempts;
   void record(const Result &r);
   /// The query as text that depends on it alone, not on the context's
   /// history: what ProvedQueries keeps the digest of.
