@@ -527,15 +527,14 @@ llvm::Error Simulator::loadHops(const ir::InstanceStep &step,
     if (!valid[ti])
       continue;
     const ir::Transfer &t = step.transfers[ti];
-    path.clear();
-    topo.route(t.src, t.dst, path);
-    for (size_t h = 0; h < path.size(); ++h) {
-      std::optional<uint64_t> c = channelKey(path[h]);
+    const llvm::SmallVectorImpl<Channel> &hops = routeOf(t);
+    for (size_t h = 0; h < hops.size(); ++h) {
+      std::optional<uint64_t> c = channelKey(hops[h]);
       if (!c)
         return llvm::make_error<ir::EvalFailure>(
             "route from " + std::to_string(t.src) + " to " +
                 std::to_string(t.dst) + " on " + topo.describe() +
-                " uses channel " + path[h].text() +
+                " uses channel " + hops[h].text() +
                 ", which the topology does not have",
             llvm::SMLoc());
       ChannelLoad &l = loads[*c];
@@ -567,9 +566,7 @@ void Simulator::reportCongestion(const ir::InstanceStep &step,
     if (!valid[ti])
       continue;
     const ir::Transfer &t = step.transfers[ti];
-    path.clear();
-    topo.route(t.src, t.dst, path);
-    if (llvm::is_contained(path, ch))
+    if (llvm::is_contained(routeOf(t), ch))
       cex.transfers.push_back({t.src, t.dst});
   }
   cex.message = cex.channelLoad();

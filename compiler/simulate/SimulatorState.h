@@ -102,6 +102,12 @@ private:
   llvm::Error loadHops(const ir::InstanceStep &step,
                        const std::vector<char> &valid, StepStats &stats,
                        WorstChannel &worst);
+  /// The channels transfer `t` crosses, in `path`.
+  const llvm::SmallVectorImpl<Channel> &routeOf(const ir::Transfer &t) {
+    path.clear();
+    topo.route(t.src, t.dst, path);
+    return path;
+  }
   /// Reports the step's most loaded channel where it carries two or more
   /// messages, with the transfers that cross it.
   void reportCongestion(const ir::InstanceStep &step,
