@@ -26,10 +26,23 @@
                        a.root, a.comm);                                        \
   }
 // All-reduce as a reduce to rank 0, then a broadcast from it: two proved
-// schedules, one after the other (000 §4.3: the naive all-reduce).
+// schedules, one after the other (000 §4.3: the naive all-reduce). In
+// place, a rank's input is in its receive buffer; MPI_IN_PLACE means that
+// in a reduce at its root alone (MPI 4.0 §6.9.1), so the others pass that
+// buffer as their input.
 #define COLLC_MPI_REDUCE_BCAST(reduce, bcast)                                  \
   [](const Args &a) {                                                          \
-    if (int rc = reduce(a.send, a.recv, a.count, a.type, a.op, 0, a.comm))     \
+    const void *send = a.send;                                                 \
+    void *recv = a.recv;                                                       \
+    if (send == MPI_IN_PLACE) {                                                \
+      int rank = 0;                                                            \
+      PMPI_Comm_rank(a.comm, &rank);                                           \
+      if (rank != 0) {                                                         \
+        send = a.recv;                                                         \
+        recv = nullptr;                                                        \
+      }                                                                        \
+    }                                                                          \
+    if (int rc = reduce(send, recv, a.count, a.type, a.op, 0, a.comm))         \
       return rc;                                                               \
     return bcast(a.recv, a.count, a.type, 0, a.comm);                          \
   }

@@ -129,9 +129,9 @@ Reason foldOf(int count, MPI_Datatype type, const TypeInfo &info, MPI_Op op,
     }
     return Reason::Count;
   }
-  // A user's function folds its own type: it must lie in one piece.
-  if (!info.named && (info.lb != 0 || info.trueLb != 0 ||
-                      !info.contiguous(2)))
+  // A user's function folds its own type: it must lie in one piece (a
+  // padded pair, MPI_DOUBLE_INT, does not, named as it is).
+  if (info.lb != 0 || info.trueLb != 0 || !info.contiguous(2))
     return Reason::UserOpLayout;
   fold.type = type;
   fold.count = count;
@@ -142,10 +142,13 @@ Reason foldOf(int count, MPI_Datatype type, const TypeInfo &info, MPI_Op op,
 /// predefined operator on a derived type, which the schedules fold as its
 /// basic type and some MPI libraries refuse (Open MPI 4.1), so that a call
 /// means the same whichever runs it.
-bool asBasicType(MPI_Datatype type, MPI_Op op, TypeInfo &info) {
+/// `count` elements of `type` must be a count of its basic type that MPI's
+/// int holds.
+bool asBasicType(MPI_Datatype type, MPI_Op op, int count, TypeInfo &info) {
   return type != MPI_DATATYPE_NULL && collc::rt::predefinedOp(op) &&
          describe(type, info) == MPI_SUCCESS && !info.named &&
-         info.base != MPI_DATATYPE_NULL;
+         info.base != MPI_DATATYPE_NULL &&
+         int64_t{count} * info.perElement <= INT_MAX;
 }
 
 /// MPI's own reduction `reduce(send, recv, elements of info.base)` on
@@ -153,8 +156,8 @@ bool asBasicType(MPI_Datatype type, MPI_Op op, TypeInfo &info) {
 /// unpacked (in place: MPI_IN_PLACE as `send`; `output`: whether the
 /// receive buffer is significant here).
 template <typename Reduce>
-int reduceAsBasicType(const void *send, void *recv, int inCount,
-                      int outCount, MPI_Datatype type, const TypeInfo &info,
+int reduceAsBasicType(const void *send, void *recv, int64_t inCount,
+                      int64_t outCount, MPI_Datatype type, const TypeInfo &info,
                       bool output, MPI_Comm comm, Reduce &&reduce) {
   const bool inPlace = send == MPI_IN_PLACE;
   Staged in, out;
@@ -636,7 +639,7 @@ decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
       [&] {
         TypeInfo basic;
         if (why == Reason::Invalid || why == Reason::Intercomm ||
-            !asBasicType(type, op, basic))
+            !asBasicType(type, op, count, basic))
           return theirs(send, recv, count, type, op, root, comm);
         const bool output = hasOutput(coll, c.rank, root);
         return reduceAsBasicType(
@@ -707,13 +710,17 @@ namespace {
   int64_t bytes = 0;
   Fold fold;
   Reason why = screen(Coll::ReduceScatter, comm, c);
-  if (why == Reason::Count && counts) {
-    // MPI_Reduce_scatter: the counts are the same argument at every rank.
+  // MPI_Reduce_scatter: the counts are the same argument at every rank,
+  // read on every path that has the size (MPI's own gets them as the
+  // block's count when it folds the basic type).
+  bool unequal = false;
+  if (counts && c.size > 0) {
     count = counts[0];
     for (int i = 1; i < c.size; ++i)
-      if (counts[i] != count)
-        why = Reason::UnequalCounts;
+      unequal = unequal || counts[i] != count;
   }
+  if (why == Reason::Count && unequal)
+    why = Reason::UnequalCounts;
   if (why == Reason::Count)
     why = blockBytes(count, type, info, bytes);
   if (why == Reason::Count)
@@ -734,10 +741,11 @@ namespace {
         // In place, the input is the receive buffer, p blocks long; the
         // result is its first block.
         if (!inPlace)
-          rc = b.in.start(send, count * c.size, type, info, true, false, comm);
+          rc = b.in.start(send, int64_t{count} * c.size, type, info, true,
+                          false, comm);
         if (!rc)
-          rc = b.out.start(recv, inPlace ? count * c.size : count, type, info,
-                           inPlace, true, comm);
+          rc = b.out.start(recv, inPlace ? int64_t{count} * c.size : count,
+                           type, info, inPlace, true, comm);
         if (rc)
           return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
         Args a;
@@ -759,14 +767,14 @@ namespace {
       },
       [&] {
         TypeInfo basic;
-        if (why == Reason::Invalid || why == Reason::Intercomm ||
-            why == Reason::UnequalCounts || !asBasicType(type, op, basic))
+        if (why == Reason::Invalid || why == Reason::Intercomm || unequal ||
+            !asBasicType(type, op, count, basic))
           return counts
                      ? PMPI_Reduce_scatter(send, recv, counts, type, op, comm)
                      : PMPI_Reduce_scatter_block(send, recv, count, type, op,
                                                  comm);
         return reduceAsBasicType(
-            send, recv, count * c.size, count, type, basic, true, comm,
+            send, recv, int64_t{count} * c.size, count, type, basic, true, comm,
             [&](const void *s, void *r, int per) {
               return PMPI_Reduce_scatter_block(s, r, count * per, basic.base,
                                                op, comm);
@@ -808,7 +816,6 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
                                    int root, MPI_Comm comm, BlocksCall theirs) {
   Comm c;
   TypeInfo sendInfo, recvInfo;
-  int64_t bytes = 0;
   Reason why = screen(coll, comm, c);
   const collc::meaning::Conditions &m =
       collc::meaning::conditionsOf(kindOf(coll));
@@ -823,23 +830,48 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
       collc::meaning::buffersUsed(m, c.rank, root, sendInPlace);
   const bool usesSend = used.send, usesRecv = used.recv && !recvInPlace;
   const bool inPlace = sendInPlace || recvInPlace;
-  // The receive side describes one block where this rank uses it.
-  const bool recvSide = usesRecv;
+  // Each side this rank uses gives a block's size; the receive side is
+  // the one the schedule is sized by where both are used.
+  int64_t recvBytes = 0, sendBytes = 0;
+  Reason recvWhy = Reason::Count, sendWhy = Reason::Count;
+  if (why == Reason::Count && usesRecv)
+    recvWhy = blockBytes(recvcount, recvtype, recvInfo, recvBytes);
+  if (why == Reason::Count && usesSend)
+    sendWhy = blockBytes(sendcount, sendtype, sendInfo, sendBytes);
+  const int64_t bytes = usesRecv ? recvBytes : sendBytes;
   if (why == Reason::Count)
-    why = recvSide ? blockBytes(recvcount, recvtype, recvInfo, bytes)
-                   : blockBytes(sendcount, sendtype, sendInfo, bytes);
-  int64_t other = 0;
-  if (why == Reason::Count && recvSide && usesSend)
-    why = blockBytes(sendcount, sendtype, sendInfo, other);
-  if (why == Reason::Count && !recvSide && usesRecv)
-    why = blockBytes(recvcount, recvtype, recvInfo, other);
+    why = recvWhy != Reason::Count ? recvWhy : sendWhy;
   // An erroneous program (the signatures differ) is MPI's to report; the
   // sizes are known here only, so the path is this rank's: stop the job.
-  if (why == Reason::Count && ((recvSide && usesSend) ||
-                               (!recvSide && usesRecv)) && other != bytes)
+  if (usesRecv && usesSend && recvWhy != Reason::Invalid &&
+      sendWhy != Reason::Invalid && recvBytes != sendBytes)
     return localFailure(comm, MPI_ERR_TRUNCATE,
                         "the send and receive sizes of a collective differ "
                         "(the type signatures must match)");
+  // A root's arguments that no other rank passes (a gather's receive side,
+  // a scatter's send side), found invalid: the others decide by their own
+  // block, which the root's other side, where it has one, tells. Where they
+  // run a schedule, MPI's error here would leave them waiting.
+  if (why == Reason::Invalid && atRoot && m.rooted()) {
+    const collc::meaning::BuffersUsed others =
+        collc::meaning::buffersUsed(m, (root + 1) % c.size, root, false);
+    const bool sharedSend = usesSend && others.send,
+               sharedRecv = usesRecv && others.recv;
+    const Reason sharedWhy = sharedSend   ? sendWhy
+                             : sharedRecv ? recvWhy
+                                          : Reason::Invalid;
+    const int64_t sharedBytes = sharedSend ? sendBytes : recvBytes;
+    if ((!sharedSend && !sharedRecv) ||
+        (sharedWhy == Reason::Count &&
+         choose(coll, c.size, sharedBytes).candidate)) {
+      char what[160];
+      std::snprintf(what, sizeof what,
+                    "%s: the root's %s count or type is invalid, and the "
+                    "other ranks may run a schedule",
+                    collName(coll), others.send ? "receive" : "send");
+      return localFailure(comm, MPI_ERR_ARG, what);
+    }
+  }
   const Choice choice =
       why == Reason::Count ? choose(coll, c.size, bytes) : refuse(why);
   return route(
@@ -853,11 +885,11 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
         Buffers b;
         int rc = MPI_SUCCESS;
         if (usesSend)
-          rc = b.in.start(send, sendcount * sendBlocks, sendtype, sendInfo,
-                          true, false, comm);
+          rc = b.in.start(send, int64_t{sendcount} * sendBlocks, sendtype,
+                          sendInfo, true, false, comm);
         if (!rc && usesRecv)
-          rc = b.out.start(recv, recvcount * recvBlocks, recvtype, recvInfo,
-                           inPlace, true, comm);
+          rc = b.out.start(recv, int64_t{recvcount} * recvBlocks, recvtype,
+                           recvInfo, inPlace, true, comm);
         if (rc)
           return ran(comm, rc, "cannot stage the buffers of a collective");
         Args a;

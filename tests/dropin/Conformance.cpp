@@ -63,6 +63,20 @@ void usersum(void *in, void *inout, int *len, MPI_Datatype *) {
                             static_cast<unsigned>(b[i]));
 }
 
+/// A value and its index (MPI_DOUBLE_INT's layout: 12 bytes in 16).
+struct DoubleInt {
+  double value;
+  int index;
+};
+/// MAXLOC written by a user, over MPI_DOUBLE_INT.
+void userMaxloc(void *in, void *inout, int *len, MPI_Datatype *) {
+  auto *a = static_cast<DoubleInt *>(in), *b = static_cast<DoubleInt *>(inout);
+  for (int i = 0; i < *len; ++i)
+    if (a[i].value > b[i].value ||
+        (a[i].value == b[i].value && a[i].index < b[i].index))
+      b[i] = a[i];
+}
+
 /// The bytes of `n` elements of `t` in a buffer laid out for the type.
 size_t span(const Type &t, int n) {
   MPI_Aint lb = 0, extent = 0;
@@ -659,38 +673,53 @@ int main(int argc, char **argv) {
     series.check("every root's non-commutative reduce run by collc", rank);
   }
   {
-    // The exclusive scan of an operator that does not commute, in place and
-    // not, on the world and reversed: rank r gets in_0 * ... * in_{r-1} in
-    // that order. Where the library runs the first (an order-keeping
-    // schedule for this size), it runs them all.
+    // The all-reduce, scan and exclusive scan of an operator that does not
+    // commute, in place and not, on the world and reversed: rank r gets
+    // in_0 * ... * in_r in that order (all of them for the all-reduce,
+    // those before r for the exclusive scan). Where the library runs the
+    // first of a call (an order-keeping schedule for this size), it runs
+    // them all.
     const MPI_Op matrix = matrixOp();
-    AllOrNone series;
-    for (MPI_Comm comm : {MPI_COMM_WORLD, reversed})
-      for (bool inPlace : {false, true}) {
-        int me = 0;
-        MPI_Comm_rank(comm, &me);
-        std::vector<int> in(8), a(8, -1), b(8, -1);
-        for (size_t i = 0; i < in.size(); ++i)
-          in[i] =
-              static_cast<int>((static_cast<size_t>(me) * 5 + i * 3) % 7) - 3;
-        if (inPlace)
-          a = b = in;
-        int rc1 = MPI_Exscan(inPlace ? MPI_IN_PLACE : in.data(), a.data(), 8,
-                             MPI_INT, matrix, comm);
-        int rc2 = PMPI_Exscan(inPlace ? MPI_IN_PLACE : in.data(), b.data(), 8,
+    using Fold =
+        int (*)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    struct Call {
+      const char *name;
+      Fold ours, theirs;
+    };
+    for (const Call &call : {Call{"allreduce", MPI_Allreduce, PMPI_Allreduce},
+                             Call{"scan", MPI_Scan, PMPI_Scan},
+                             Call{"exscan", MPI_Exscan, PMPI_Exscan}}) {
+      AllOrNone series;
+      const bool exclusive = call.theirs == PMPI_Exscan;
+      for (MPI_Comm comm : {MPI_COMM_WORLD, reversed})
+        for (bool inPlace : {false, true}) {
+          int me = 0;
+          MPI_Comm_rank(comm, &me);
+          std::vector<int> in(8), a(8, -1), b(8, -1);
+          for (size_t i = 0; i < in.size(); ++i)
+            in[i] =
+                static_cast<int>((static_cast<size_t>(me) * 5 + i * 3) % 7) - 3;
+          if (inPlace)
+            a = b = in;
+          int rc1 = call.ours(inPlace ? MPI_IN_PLACE : in.data(), a.data(), 8,
                               MPI_INT, matrix, comm);
-        if (me == 0) // undefined there
-          a = b;
-        series.called();
-        char what[128];
-        std::snprintf(what, sizeof what,
-                      "non-commutative exscan, %s, %d ranks%s",
-                      inPlace ? "in place" : "not in place", p,
-                      comm == reversed ? ", reversed" : "");
-        check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, comm,
-              rank, nullptr);
-      }
-    series.check("every non-commutative exscan run by collc", rank);
+          int rc2 = call.theirs(inPlace ? MPI_IN_PLACE : in.data(), b.data(), 8,
+                                MPI_INT, matrix, comm);
+          if (exclusive && me == 0) // undefined there
+            a = b;
+          series.called();
+          char what[128];
+          std::snprintf(what, sizeof what, "non-commutative %s, %s, %d ranks%s",
+                        call.name, inPlace ? "in place" : "not in place", p,
+                        comm == reversed ? ", reversed" : "");
+          check(what, rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, comm,
+                rank, nullptr);
+        }
+      char what[96];
+      std::snprintf(what, sizeof what, "every non-commutative %s run by collc",
+                    call.name);
+      series.check(what, rank);
+    }
     // Rank 0's receive buffer is not significant: it may be null.
     if (p >= 2) {
       int me = 0;
@@ -706,6 +735,70 @@ int main(int argc, char **argv) {
             rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b, MPI_COMM_WORLD,
             rank, nullptr);
     }
+  }
+  {
+    // MAXLOC over value-index pairs, one by one and two to an element, by
+    // MPI's operator and by a user's: the padded ones (double and int, 12
+    // bytes in 16) pack closer than their structs, so two of them are no
+    // array of the pair, and a user's function reads the structs. The
+    // drop-in agrees with MPI's own on whether the call is legal and, where
+    // it is, on the result.
+    MPI_Datatype twoPairs;
+    MPI_Type_contiguous(2, MPI_DOUBLE_INT, &twoPairs);
+    MPI_Type_commit(&twoPairs);
+    MPI_Op users;
+    MPI_Op_create(userMaxloc, 1, &users);
+    for (MPI_Datatype type : {MPI_DOUBLE_INT, twoPairs})
+      for (MPI_Op op : {MPI_MAXLOC, users}) {
+        if (op == users && type != MPI_DOUBLE_INT) // it reads single pairs
+          continue;
+        const int perElement = type == twoPairs ? 2 : 1, count = 3;
+        const size_t pairs = static_cast<size_t>(count * perElement);
+        std::vector<DoubleInt> in(pairs), a(pairs), b(pairs);
+        for (size_t i = 0; i < pairs; ++i)
+          in[i] = {
+              static_cast<double>((rank * 5 + static_cast<int>(i) * 3) % 7),
+              rank};
+        int rc1 =
+            MPI_Allreduce(in.data(), a.data(), count, type, op, MPI_COMM_WORLD);
+        int rc2 = PMPI_Allreduce(in.data(), b.data(), count, type, op,
+                                 MPI_COMM_WORLD);
+        bool same = (rc1 == MPI_SUCCESS) == (rc2 == MPI_SUCCESS);
+        for (size_t i = 0; same && rc1 == MPI_SUCCESS && i < pairs; ++i)
+          same = a[i].value == b[i].value && a[i].index == b[i].index;
+        char what[128];
+        std::snprintf(what, sizeof what, "%s all-reduce of %s, %d ranks",
+                      op == users ? "a user's MAXLOC" : "MAXLOC",
+                      type == twoPairs ? "contiguous(2, MPI_DOUBLE_INT)"
+                                       : "MPI_DOUBLE_INT",
+                      p);
+        check(what, same, MPI_COMM_WORLD, rank, nullptr);
+      }
+    MPI_Op_free(&users);
+    MPI_Type_free(&twoPairs);
+  }
+  {
+    // MPI_Reduce_scatter of a derived type, equal counts, by whichever path
+    // (one rank hands it to MPI, as its basic type): rank r gets the sum of
+    // every rank's block r. MPI's own is no reference (Open MPI 4.1 refuses
+    // a predefined operator on a derived type).
+    MPI_Datatype triple;
+    MPI_Type_contiguous(3, MPI_INT, &triple);
+    MPI_Type_commit(&triple);
+    const int count = 5, ints = 3 * count;
+    std::vector<int> counts(static_cast<size_t>(p), count);
+    std::vector<int> in(static_cast<size_t>(p * ints)), out(ints, -1);
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = rank * 1000 + static_cast<int>(i);
+    const int rc = MPI_Reduce_scatter(in.data(), out.data(), counts.data(),
+                                      triple, MPI_SUM, MPI_COMM_WORLD);
+    bool right = rc == MPI_SUCCESS;
+    for (int j = 0; right && j < ints; ++j)
+      right = out[static_cast<size_t>(j)] ==
+              1000 * p * (p - 1) / 2 + p * (rank * ints + j);
+    check("reduce_scatter of contiguous(3, int), equal counts", right,
+          MPI_COMM_WORLD, rank, nullptr);
+    MPI_Type_free(&triple);
   }
   // A communicator freed where the drop-in cannot see it (PMPI_Comm_free, as
   // a tool or another library may free one): the next, of another size, may

@@ -16,6 +16,13 @@
 //   pinned_bad_schedule   COLLC_MPI_ALLREDUCE names no schedule
 //   alltoallv_counts_differ  rank 2 expects more from rank 0 than it sends
 //   alltoallv_negative_count rank 3 passes a negative send count
+//   gather_root_count     the root of a gather passes receive count -1
+//   scatter_root_type     the root of a scatter passes MPI_DATATYPE_NULL as
+//                         its send type
+//   gather_root_in_place_count  the same as gather_root_count, the root's
+//                         block in place
+//   gather_root_size      the root of a gather expects no data, the others
+//                         send 4 ints each
 
 #include <mpi.h>
 
@@ -56,6 +63,19 @@ int main(int argc, char **argv) {
   } else if (std::strcmp(which, "pinned_bad_schedule") == 0) {
     rc = MPI_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM,
                        MPI_COMM_WORLD);
+  } else if (std::strncmp(which, "gather_root_", 12) == 0) {
+    // Arguments that only the root passes (MPI 4.0 §6.5): the others
+    // cannot see them, so they would run on without it.
+    out.resize(256, 0);
+    const bool inPlace = std::strcmp(which, "gather_root_in_place_count") == 0;
+    const int recvcount = std::strcmp(which, "gather_root_size") == 0 ? 0 : -1;
+    rc = MPI_Gather(rank == 0 && inPlace ? MPI_IN_PLACE : in.data(), 4, MPI_INT,
+                    out.data(), rank == 0 ? recvcount : 4, MPI_INT, 0,
+                    MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "scatter_root_type") == 0) {
+    in.resize(256, rank);
+    rc = MPI_Scatter(in.data(), 4, rank == 0 ? MPI_DATATYPE_NULL : MPI_INT,
+                     out.data(), 4, MPI_INT, 0, MPI_COMM_WORLD);
   } else if (std::strncmp(which, "alltoallv_", 10) == 0) {
     // Four ints between every pair, but for the case's one rank.
     std::vector<int> counts(64, 4), displs(64);

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace collc::rt {
@@ -21,7 +22,7 @@ struct TypeInfo {
   MPI_Datatype base = MPI_DATATYPE_NULL;
   int perElement = 0;
   /// Whether `count` elements lie in one piece at buf + trueLb.
-  bool contiguous(int count) const {
+  bool contiguous(int64_t count) const {
     return trueExtent == size && (count <= 1 || extent == size);
   }
 };
@@ -34,18 +35,25 @@ bool predefinedOp(MPI_Op op);
 
 /// `count` elements of a user buffer as contiguous bytes: in place when
 /// they are, else a packed copy (read in when `read`), written back by
-/// finish() when `write`.
+/// finish() when `write`. A gather's p blocks may be more elements than an
+/// int counts: the copy is packed and unpacked in runs that MPI's int
+/// arguments hold.
 class Staged {
 public:
-  int start(const void *buf, int count, MPI_Datatype type,
+  int start(const void *buf, int64_t count, MPI_Datatype type,
             const TypeInfo &info, bool read, bool write, MPI_Comm comm);
   int finish(MPI_Comm comm);
   char *bytes() const { return data; }
 
 private:
+  /// Packs (or unpacks) the copy from (into) the user's buffer, in runs.
+  int move(bool pack, MPI_Comm comm);
+
   char *data = nullptr;
   void *user = nullptr;
-  int count = 0;
+  int64_t count = 0;
+  int size = 0;
+  MPI_Aint extent = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   bool writeBack = false;
   std::vector<char> copy;
