@@ -72,26 +72,16 @@ int64_t collc::grayRank(int64_t node) {
   return k;
 }
 
-llvm::Expected<Topology>
-Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
-               llvm::ArrayRef<std::pair<int64_t, int64_t>> edges,
-               RankOrder order) {
-  llvm::StringRef name = topologyKindName(kind);
-  if (order == RankOrder::Gray && kind != TopologyKind::Hypercube)
-    return fail("only a hypercube numbers its ranks in Gray-code order");
-  if (kind != TopologyKind::Graph && !edges.empty())
-    return fail(name + " takes no edge list; only graph does");
-  if (kind == TopologyKind::Mesh || kind == TopologyKind::Torus) {
-    if (dims.empty())
-      return fail(name + " needs at least 1 dimension");
-  } else if (dims.size() != 1) {
-    return fail(name + " takes 1 parameter, got " + llvm::Twine(dims.size()));
-  }
+namespace {
 
-  Topology topo;
-  topo.kindValue = kind;
-  topo.orderValue = order;
-  topo.dimsValue.assign(dims.begin(), dims.end());
+/// How many ranks and nodes `kind` with `dims` has, or why it cannot be
+/// built: too few, too many (maxRanks), or a tree's leaves not a power of
+/// two.
+struct Size {
+  int64_t ranks = 0, nodes = 0;
+};
+llvm::Expected<Size> sizeOf(TopologyKind kind, llvm::ArrayRef<int64_t> dims) {
+  llvm::StringRef name = topologyKindName(kind);
   switch (kind) {
   case TopologyKind::Ring:
   case TopologyKind::Linear:
@@ -104,8 +94,7 @@ Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
                   llvm::Twine(n));
     if (n > maxRanks)
       return tooLarge(kind, dims);
-    topo.ranks = topo.nodes = n;
-    break;
+    return Size{n, n};
   }
   case TopologyKind::Mesh:
   case TopologyKind::Torus: {
@@ -124,16 +113,14 @@ Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
     if (product < 2)
       return fail(spell(kind, dims) + " has 1 rank; a " + name +
                   " needs at least 2");
-    topo.ranks = topo.nodes = product;
-    break;
+    return Size{product, product};
   }
   case TopologyKind::Hypercube: {
     int64_t maxDim = llvm::Log2_64(maxRanks);
     if (dims[0] < 1 || dims[0] > maxDim)
       return fail("hypercube dimension must be between 1 and " +
                   llvm::Twine(maxDim) + ", got " + llvm::Twine(dims[0]));
-    topo.ranks = topo.nodes = int64_t(1) << dims[0];
-    break;
+    return Size{int64_t(1) << dims[0], int64_t(1) << dims[0]};
   }
   case TopologyKind::Tree: {
     int64_t leaves = dims[0];
@@ -142,65 +129,96 @@ Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
                   llvm::Twine(leaves));
     if (leaves > maxRanks)
       return tooLarge(kind, dims);
-    topo.ranks = leaves;
-    topo.nodes = 2 * leaves - 1; // leaves - 1 switches
-    break;
+    return Size{leaves, 2 * leaves - 1}; // leaves - 1 switches
   }
   }
+  return fail("unknown topology kind");
+}
 
-  if (kind == TopologyKind::Graph) {
-    int64_t n = topo.nodes;
-    std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> seen;
-    topo.adjacency.assign(n, {});
-    for (const auto &[a, b] : edges) {
-      std::string edgeText = std::to_string(a) + "-" + std::to_string(b);
-      for (int64_t end : {a, b})
-        if (end < 0 || end >= n)
-          return fail("edge " + edgeText + " names node " + llvm::Twine(end) +
-                      ", but " + spell(kind, dims) + " has nodes 0.." +
-                      llvm::Twine(n - 1));
-      if (a == b)
-        return fail("edge " + edgeText + " is a self-loop");
-      auto [it, fresh] =
-          seen.insert({{std::min(a, b), std::max(a, b)}, {a, b}});
-      if (!fresh)
-        return fail("edge " + edgeText + " repeats edge " +
-                    llvm::Twine(it->second.first) + "-" +
-                    llvm::Twine(it->second.second));
-      topo.adjacency[a].push_back(b);
-      topo.adjacency[b].push_back(a);
-    }
-    for (auto &list : topo.adjacency)
-      llvm::sort(list);
+} // namespace
 
-    // Connected iff a search from node 0 reaches every node.
-    std::vector<bool> reached(n, false);
-    std::vector<int64_t> queue{0};
-    reached[0] = true;
-    for (size_t head = 0; head < queue.size(); ++head)
-      for (int64_t next : topo.adjacency[queue[head]])
-        if (!reached[next]) {
-          reached[next] = true;
-          queue.push_back(next);
-        }
-    for (int64_t node = 0; node < n; ++node)
-      if (!reached[node])
-        return fail(spell(kind, dims) + " is not connected: node " +
-                    llvm::Twine(node) + " cannot be reached from node 0");
-
-    if (n <= maxTabulatedGraphNodes) {
-      topo.nextHop.assign(n * n, 0);
-      std::vector<int32_t> hop;
-      for (int64_t dst = 0; dst < n; ++dst) {
-        topo.graphNextHops(dst, hop);
-        for (int64_t node = 0; node < n; ++node)
-          topo.nextHop[node * n + dst] = hop[node];
-      }
-    }
+llvm::Expected<Topology>
+Topology::make(TopologyKind kind, llvm::ArrayRef<int64_t> dims,
+               llvm::ArrayRef<std::pair<int64_t, int64_t>> edges,
+               RankOrder order) {
+  llvm::StringRef name = topologyKindName(kind);
+  if (order == RankOrder::Gray && kind != TopologyKind::Hypercube)
+    return fail("only a hypercube numbers its ranks in Gray-code order");
+  if (kind != TopologyKind::Graph && !edges.empty())
+    return fail(name + " takes no edge list; only graph does");
+  if (kind == TopologyKind::Mesh || kind == TopologyKind::Torus) {
+    if (dims.empty())
+      return fail(name + " needs at least 1 dimension");
+  } else if (dims.size() != 1) {
+    return fail(name + " takes 1 parameter, got " + llvm::Twine(dims.size()));
   }
+  llvm::Expected<Size> size = sizeOf(kind, dims);
+  if (!size)
+    return size.takeError();
 
+  Topology topo;
+  topo.kindValue = kind;
+  topo.orderValue = order;
+  topo.dimsValue.assign(dims.begin(), dims.end());
+  topo.ranks = size->ranks;
+  topo.nodes = size->nodes;
+  if (kind == TopologyKind::Graph)
+    if (llvm::Error error = topo.connect(edges))
+      return error;
   topo.channelCache = std::make_shared<ChannelCache>();
   return topo;
+}
+
+llvm::Error
+Topology::connect(llvm::ArrayRef<std::pair<int64_t, int64_t>> edges) {
+  const int64_t n = nodes;
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> seen;
+  adjacency.assign(n, {});
+  for (const auto &[a, b] : edges) {
+    std::string edgeText = std::to_string(a) + "-" + std::to_string(b);
+    for (int64_t end : {a, b})
+      if (end < 0 || end >= n)
+        return fail("edge " + edgeText + " names node " + llvm::Twine(end) +
+                    ", but " + spell(kindValue, dimsValue) + " has nodes 0.." +
+                    llvm::Twine(n - 1));
+    if (a == b)
+      return fail("edge " + edgeText + " is a self-loop");
+    auto [it, fresh] = seen.insert({{std::min(a, b), std::max(a, b)}, {a, b}});
+    if (!fresh)
+      return fail("edge " + edgeText + " repeats edge " +
+                  llvm::Twine(it->second.first) + "-" +
+                  llvm::Twine(it->second.second));
+    adjacency[a].push_back(b);
+    adjacency[b].push_back(a);
+  }
+  for (auto &list : adjacency)
+    llvm::sort(list);
+
+  // Connected iff a search from node 0 reaches every node.
+  std::vector<bool> reached(n, false);
+  std::vector<int64_t> queue{0};
+  reached[0] = true;
+  for (size_t head = 0; head < queue.size(); ++head)
+    for (int64_t next : adjacency[queue[head]])
+      if (!reached[next]) {
+        reached[next] = true;
+        queue.push_back(next);
+      }
+  for (int64_t node = 0; node < n; ++node)
+    if (!reached[node])
+      return fail(spell(kindValue, dimsValue) + " is not connected: node " +
+                  llvm::Twine(node) + " cannot be reached from node 0");
+
+  if (n <= maxTabulatedGraphNodes) {
+    nextHop.assign(n * n, 0);
+    std::vector<int32_t> hop;
+    for (int64_t dst = 0; dst < n; ++dst) {
+      graphNextHops(dst, hop);
+      for (int64_t node = 0; node < n; ++node)
+        nextHop[node * n + dst] = hop[node];
+    }
+  }
+  return llvm::Error::success();
 }
 
 // Graph routing: distances from the destination by breadth-first search; at

@@ -200,6 +200,9 @@ private:
 
   // Breadth-first search from `dst`; hop[node] is the next node towards dst.
   void graphNextHops(int64_t dst, std::vector<int32_t> &hop) const;
+  // A graph's adjacency and next hops from its edges, or why they make no
+  // connected graph (a node out of range, a self-loop, a repeated edge).
+  llvm::Error connect(llvm::ArrayRef<std::pair<int64_t, int64_t>> edges);
 };
 
 /// The IR's template of one concrete topology: its dimensions as constants.
