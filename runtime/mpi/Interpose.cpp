@@ -852,7 +852,7 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
   // a scatter's send side), found invalid: the others decide by their own
   // block, which the root's other side, where it has one, tells. Where they
   // run a schedule, MPI's error here would leave them waiting.
-  if (why == Reason::Invalid && atRoot && m.rooted()) {
+  if (why == Reason::Invalid && atRoot && m.rooted() && c.size > 0) {
     const collc::meaning::BuffersUsed others =
         collc::meaning::buffersUsed(m, (root + 1) % c.size, root, false);
     const bool sharedSend = usesSend && others.send,
