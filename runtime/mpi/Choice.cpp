@@ -554,6 +554,29 @@ void printReport() {
   }
 }
 
+namespace {
+bool reportArmed = false; // set at MPI_Init, read at MPI_Finalize: one thread
+
+int reportAtSelfFree(MPI_Comm, int keyval, void *, void *) {
+  printReport();
+  MPI_Comm_free_keyval(&keyval);
+  return MPI_SUCCESS;
+}
+} // namespace
+
+void armReport() {
+  int keyval = MPI_KEYVAL_INVALID;
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, reportAtSelfFree, &keyval,
+                             nullptr) == MPI_SUCCESS &&
+      MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr) == MPI_SUCCESS)
+    reportArmed = true;
+}
+
+void reportBeforeFinalize() {
+  if (!reportArmed)
+    printReport();
+}
+
 int localFailure(MPI_Comm comm, int code, const char *what) {
   std::fprintf(stderr, "collc_mpi: %s\n", what);
   // As Engine::failLocal: the message is forwarded before the abort.

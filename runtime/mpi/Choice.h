@@ -162,6 +162,12 @@ std::atomic<uint64_t> &callsOf(Coll coll, const Candidate &candidate);
 bool reporting();
 /// Prints the report at rank 0 of MPI_COMM_WORLD (MPI_Finalize).
 void printReport();
+/// At MPI_Init: the report is printed when MPI_Finalize frees MPI_COMM_SELF's
+/// attributes, last in first out (MPI 3.1 §8.7.1), so after the program's own
+/// delete callbacks, and the collectives they call, have run.
+void armReport();
+/// At MPI_Finalize: prints the report unless armReport() has it printed.
+void reportBeforeFinalize();
 
 /// A failure only this rank sees, after the choice: the communicator's
 /// error handler, then an abort, since the other ranks may be waiting on

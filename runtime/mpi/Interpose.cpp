@@ -1108,9 +1108,23 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
       });
 }
 
+int MPI_Init(int *argc, char ***argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS && reporting())
+    armReport();
+  return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && reporting())
+    armReport();
+  return rc;
+}
+
 int MPI_Finalize(void) {
   if (reporting())
-    printReport();
+    reportBeforeFinalize();
   return PMPI_Finalize();
 }
 

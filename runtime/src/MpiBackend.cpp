@@ -429,7 +429,16 @@ int makeMpiBackend(MPI_Comm comm, Backend *&backend, MpiChannel channel) {
     return rc;
   if (!found) {
     auto *dup = new Duplicate;
-    if (int rc = MPI_Comm_dup(comm, &dup->comm)) {
+    // MPI_Comm_create, not MPI_Comm_dup: a dup runs the program's attribute
+    // copy callbacks (and the free, its delete callbacks), which may refuse,
+    // free a shared value twice, or call a collective on `comm` again.
+    MPI_Group group = MPI_GROUP_NULL;
+    int rc = MPI_Comm_group(comm, &group);
+    if (rc == MPI_SUCCESS) {
+      rc = MPI_Comm_create(comm, group, &dup->comm);
+      MPI_Group_free(&group);
+    }
+    if (rc != MPI_SUCCESS) {
       delete dup;
       return rc;
     }

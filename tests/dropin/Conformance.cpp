@@ -7,7 +7,8 @@
 // predefined operator on the types MPI allows it on (and the others, which
 // must fail alike),
 // user operators commutative or not, in place and not, on MPI_COMM_WORLD, a
-// duplicate, a split and a reversed split.
+// duplicate, a split and a reversed split; and that the program's attribute
+// callbacks run only for its own copies and frees.
 //
 //   mpirun -np N dropin_conformance [ITERATIONS] [SEED]
 //
@@ -209,6 +210,73 @@ MPI_Op matrixOp() {
   if (matrix == MPI_OP_NULL)
     MPI_Op_create(matmul, 0, &matrix);
   return matrix;
+}
+
+/// The program's attribute callbacks run for the program's own copies and
+/// frees only, never for what the drop-in makes behind a collective.
+int copiesMade = 0, valuesFreed = 0, collectivesInCopy = 0;
+int freeValue(MPI_Comm, int, void *value, void *) {
+  ++valuesFreed;
+  std::free(value);
+  return MPI_SUCCESS;
+}
+int refuseCopy(MPI_Comm, int, void *, void *, void *, int *) {
+  ++copiesMade;
+  return MPI_ERR_OTHER;
+}
+int copyAfterAllreduce(MPI_Comm old, int, void *, void *value, void *copy,
+                       int *flag) {
+  ++copiesMade;
+  int one = 1, sum = 0;
+  int size = 0;
+  MPI_Comm_size(old, &size);
+  if (MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, old) == MPI_SUCCESS &&
+      sum == size)
+    ++collectivesInCopy;
+  *static_cast<void **>(copy) = value;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+void attributeCallbacks(int rank) {
+  // A value the delete callback frees, copied by pointer (MPI_COMM_DUP_FN):
+  // a copy the program did not ask for would free it twice.
+  int shared = MPI_KEYVAL_INVALID, refusing = MPI_KEYVAL_INVALID,
+      calling = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_DUP_FN, freeValue, &shared, nullptr);
+  MPI_Comm_create_keyval(refuseCopy, MPI_COMM_NULL_DELETE_FN, &refusing,
+                         nullptr);
+  MPI_Comm_create_keyval(copyAfterAllreduce, MPI_COMM_NULL_DELETE_FN, &calling,
+                         nullptr);
+  MPI_Comm comm = MPI_COMM_NULL, copy = MPI_COMM_NULL;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_attr(comm, shared, std::malloc(16));
+  MPI_Comm_set_attr(comm, refusing, nullptr);
+  std::vector<long> in(4, rank + 1), a(4, -1), b(4, -1);
+  int rc1 = MPI_Allreduce(in.data(), a.data(), 4, MPI_LONG, MPI_SUM, comm);
+  int rc2 = PMPI_Allreduce(in.data(), b.data(), 4, MPI_LONG, MPI_SUM, comm);
+  check("an allreduce on a communicator with attributes calls no callback",
+        rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS && a == b && copiesMade == 0 &&
+            valuesFreed == 0,
+        MPI_COMM_WORLD, rank, nullptr);
+  MPI_Comm_free(&comm);
+  check("freeing it calls the delete callback once", valuesFreed == 1,
+        MPI_COMM_WORLD, rank, nullptr);
+
+  // A copy callback that calls a collective on the communicator being
+  // duplicated, its first: the drop-in makes its own there, unseen.
+  PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_attr(comm, calling, nullptr);
+  const int rc = MPI_Comm_dup(comm, &copy);
+  check("a copy callback's collective runs once, within the program's dup",
+        rc == MPI_SUCCESS && copiesMade == 1 && collectivesInCopy == 1,
+        MPI_COMM_WORLD, rank, nullptr);
+  if (rc == MPI_SUCCESS)
+    MPI_Comm_free(&copy);
+  MPI_Comm_free(&comm);
+  MPI_Comm_free_keyval(&shared);
+  MPI_Comm_free_keyval(&refusing);
+  MPI_Comm_free_keyval(&calling);
 }
 
 void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
@@ -844,6 +912,7 @@ int main(int argc, char **argv) {
     if (rank == 0)
       std::printf("a freed communicator's handle came back %d times\n", reused);
   }
+  attributeCallbacks(rank);
   unsigned long long ours = 0, theirs = 0;
   collc_mpi_counts(&ours, &theirs);
   unsigned long long sums[2] = {ours, theirs}, totals[2] = {0, 0};
