@@ -189,13 +189,50 @@ static Stage shiftStage(int64_t p, StageKind kind, std::string name) {
   return stage;
 }
 
-llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
-                                                int64_t p) {
+/// At least the sends of `algorithm`'s tables on P nodes: P per step, a
+/// row stage taking at most C + 1 steps and a column stage R - 1.
+static int64_t sendsBound(Algorithm algorithm, int64_t p) {
+  switch (algorithm) {
+  case Algorithm::Direct:
+    return p * (p - 1);
+  case Algorithm::TwoStageRandom:
+    return 2 * p * (p - 1);
+  case Algorithm::TwoStageMesh:
+    return p * (2 * floorSqrt(p));
+  case Algorithm::FourStage: {
+    const Layout l = layoutFor(p);
+    return 2 * p * (l.columns + l.rows);
+  }
+  }
+  return 0;
+}
+
+llvm::Error alltoallv::checkRanks(Algorithm algorithm, int64_t p) {
   if (p < 2)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "irregular all-to-all needs at least 2 "
                                    "ranks, not %lld",
                                    static_cast<long long>(p));
+  if (algorithm == Algorithm::TwoStageMesh && floorSqrt(p) * floorSqrt(p) != p)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "two_stage_mesh (001 §3.1.3, A3) needs a perfect square number "
+        "of ranks, not %lld; four_stage (A4) runs on any number",
+        static_cast<long long>(p));
+  if (const int64_t sends = sendsBound(algorithm, p); sends > maxPatternSends)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "%s on %lld ranks sends up to %lld messages in its steps, more than "
+        "the %lld a pattern is built and proved with",
+        algorithmName(algorithm).str().c_str(), static_cast<long long>(p),
+        static_cast<long long>(sends), static_cast<long long>(maxPatternSends));
+  return llvm::Error::success();
+}
+
+llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
+                                                int64_t p) {
+  if (llvm::Error e = checkRanks(algorithm, p))
+    return e;
   Pattern pattern;
   pattern.algorithm = algorithm;
   switch (algorithm) {
@@ -209,14 +246,7 @@ llvm::Expected<Pattern> alltoallv::buildPattern(Algorithm algorithm,
     pattern.stages.push_back(shiftStage(p, StageKind::Direct, "2"));
     break;
   case Algorithm::TwoStageMesh: {
-    int64_t s = floorSqrt(p);
-    if (s * s != p)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "two_stage_mesh (001 §3.1.3, A3) needs a perfect square number "
-          "of ranks, not %lld; four_stage (A4) runs on any number",
-          static_cast<long long>(p));
-    pattern.layout = layoutWithColumns(p, s);
+    pattern.layout = layoutWithColumns(p, floorSqrt(p));
     pattern.stages.push_back(rowStage(pattern.layout, StageKind::RowCollect,
                                       "1"));
     pattern.stages.push_back(

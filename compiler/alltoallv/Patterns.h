@@ -89,8 +89,18 @@ struct Pattern {
   std::vector<Stage> stages;
 };
 
-/// The pattern of `algorithm` on P nodes. Errors: P < 2; two_stage_mesh
-/// (A3) when P is not a perfect square.
+/// The most sends the step tables of a pattern may hold, summed over its
+/// stages: its stages' schedules are built from them and proved one
+/// transfer each, and four_stage on 65,536 ranks would hold 2^26.
+inline constexpr int64_t maxPatternSends = int64_t(1) << 25;
+
+/// Whether `algorithm`'s pattern exists on P nodes and is small enough to
+/// build: P >= 2, a perfect square for two_stage_mesh (A3, §3.1.3), and at
+/// most maxPatternSends sends. Sema reports it at the declaration;
+/// buildPattern refuses the same.
+llvm::Error checkRanks(Algorithm algorithm, int64_t p);
+
+/// The pattern of `algorithm` on P nodes; checkRanks's errors.
 llvm::Expected<Pattern> buildPattern(Algorithm algorithm, int64_t p);
 
 /// An algorithm's time in the flat model of 001 §2, A·T_s + B·(L_max/P)·t

@@ -1,5 +1,6 @@
 // Sema: declarations of topologies, cost models and collectives.
 
+#include "alltoallv/Patterns.h"
 #include "library/Algorithms.h"
 #include "sema/Analyzer.h"
 
@@ -865,24 +866,24 @@ void Analyzer::collectiveDecl(const ast::CollectiveDecl &decl) {
       return;
     }
   }
-  // 001 §3.1.3: A3 arranges the nodes in a sqrt(P) x sqrt(P) mesh.
+  // An irregular all-to-all runs a pattern of 001 §3 built for this P:
+  // whether it exists (A3 needs a square) and is small enough to build.
   if (c->kind == ir::CollectiveKind::Alltoallv &&
-      def.algorithm == "two_stage_mesh" &&
-      !program.findSchedule(def.algorithm)) {
-    int64_t n = topo->numRanks(), side = 0;
-    while ((side + 1) * (side + 1) <= n)
-      ++side;
-    if (side * side != n) {
-      diags.error(locOf(*decl.algorithm),
-                  "two_stage_mesh (001 §3.1.3, A3) needs a perfect square "
-                  "number of ranks, not " +
-                      std::to_string(n) +
-                      "; four_stage (A4) runs on any "
-                      "number",
-                  rangeOf(*decl.algorithm));
-      return;
-    }
-  }
+      !program.findSchedule(def.algorithm))
+    if (std::optional<alltoallv::Algorithm> algorithm =
+            alltoallv::algorithmFor(def.algorithm))
+      if (llvm::Error e = alltoallv::checkRanks(*algorithm, topo->numRanks())) {
+        // At `using NAME`, or without one at the topology it is too big for.
+        const ast::Located *at = nullptr;
+        if (decl.algorithm)
+          at = &*decl.algorithm;
+        else if (const auto *id = boost::get<ast::Identifier>(&decl.on))
+          at = id;
+        else
+          at = &boost::get<ast::TopologyExpr>(decl.on);
+        diags.error(locOf(*at), llvm::toString(std::move(e)), rangeOf(*at));
+        return;
+      }
   program.collectives.push_back(std::move(def));
 }
 

@@ -7,6 +7,7 @@ add_subdirectory(compiler/syntax)
 add_subdirectory(compiler/ir)
 add_subdirectory(compiler/topology)
 add_subdirectory(compiler/library) # the algorithm families' table only
+add_subdirectory(compiler/alltoallv) # the patterns' size check only
 add_subdirectory(compiler/sema)
 add_executable(collc_frontend_fuzzer tests/fuzz/FrontendFuzzer.cpp)
 target_link_libraries(collc_frontend_fuzzer PRIVATE collc_sema)
