@@ -110,9 +110,18 @@ function(collc_add_mpi_library)
     target_include_directories(${ARG_NAME} PRIVATE ${gen})
     target_link_libraries(${ARG_NAME} PRIVATE collc::runtime)
   else()
+    # A family over thousands of ranks has induction queries of up to a
+    # minute on an idle core (full_reduce_scatter, p = 2..4096), more when
+    # the build proves the library beside it; as the library's own verify,
+    # 600 s each. The limit decides only whether the build stops, never
+    # what code is written. OPTIONS may set another.
+    set(timeout --timeout 600)
+    if("${ARG_OPTIONS}" MATCHES "--timeout")
+      set(timeout)
+    endif()
     collc_add_spec(TARGET ${ARG_NAME} NAMESPACE collc_mpi
                    OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
-                           ${ARG_OPTIONS}
+                           ${timeout} ${ARG_OPTIONS}
                    SPECS ${ARG_SPECS})
   endif()
   # Nothing but MPI's names (C's and Fortran's) is exported: a program built with collc's

@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <vector>
 
 using namespace collc::mpi;
@@ -179,15 +180,30 @@ int reduceAsBasicType(const void *send, void *recv, int64_t inCount,
   return out.finish(comm);
 }
 
+/// Runs the schedule `k`. An allocation that fails there (the packed copy
+/// of a huge buffer) is this rank's failure, and the others are in the
+/// schedule: it aborts with a message, not with an exception through C.
+template <typename Ours>
+int runOurs(Coll coll, const Candidate &k, Ours &ours) {
+  try {
+    return ours(k);
+  } catch (const std::bad_alloc &) {
+    char what[96];
+    std::snprintf(what, sizeof what, "%s: out of memory", collName(coll));
+    return localFailure(MPI_COMM_WORLD, MPI_ERR_NO_MEM, what);
+  }
+}
+
 /// Times and counts the call (when reporting) and runs it.
 template <typename Ours, typename Theirs>
 int route(Coll coll, const Choice &choice, Ours &&ours, Theirs &&theirs) {
   if (!reporting()) {
     count(coll, choice, 0);
-    return choice.candidate ? ours(*choice.candidate) : theirs();
+    return choice.candidate ? runOurs(coll, *choice.candidate, ours) : theirs();
   }
   const double start = PMPI_Wtime();
-  const int rc = choice.candidate ? ours(*choice.candidate) : theirs();
+  const int rc =
+      choice.candidate ? runOurs(coll, *choice.candidate, ours) : theirs();
   count(coll, choice, PMPI_Wtime() - start);
   return rc;
 }
