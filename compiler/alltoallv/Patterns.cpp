@@ -189,8 +189,8 @@ static Stage shiftStage(int64_t p, StageKind kind, std::string name) {
   return stage;
 }
 
-/// At least the sends of `algorithm`'s tables on P nodes: P per step, a
-/// row stage taking at most C + 1 steps and a column stage R - 1.
+/// An upper bound on the sends in `algorithm`'s tables on P nodes: P per
+/// step, a row stage taking at most C + 1 steps and a column stage R - 1.
 static int64_t sendsBound(Algorithm algorithm, int64_t p) {
   switch (algorithm) {
   case Algorithm::Direct:

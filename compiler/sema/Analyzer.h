@@ -165,6 +165,13 @@ private:
   ExprRef lower(const ast::Operand &operand, const Scope &scope);
   /// While set, what `lower` makes of a name not in scope (null: an error).
   std::function<ExprRef(const ast::Identifier &)> unknownName;
+  /// min, max, ceil_log2 and 004's address maps.
+  ExprRef lowerCall(const ast::Call &call, const Scope &scope);
+  /// gray, gray_inverse, subcube_invert, bitreverse, shuffle: spelled in
+  /// shifts and bitwise operators (bitreverse an operator of its own), so
+  /// every stage already reads them.
+  ExprRef lowerAddressMap(const ast::Call &call, unsigned arity,
+                          const Scope &scope);
   ExprRef lowerChain(const ast::Chain &chain, const Scope &scope);
   /// `e`, or null (reported at `loc`) when it is deeper than maxExprDepth.
   ExprRef capDepth(ExprRef e, const ast::Located &where);

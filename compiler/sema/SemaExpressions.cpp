@@ -99,110 +99,7 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
       return e;
     }
     ExprRef operator()(const x3::forward_ast<ast::Call> &c) const {
-      const ast::Call &call = c.get();
-      if (std::optional<unsigned> arity = addressMapArity(call.function.name))
-        return addressMap(call, *arity);
-      if (call.function.name == "ceil_log2") {
-        if (call.args.size() != 1) {
-          a.diags.error(locOf(call), "'ceil_log2' takes 1 argument",
-                        rangeOf(call));
-          return nullptr;
-        }
-        ExprRef x = a.lower(call.args[0], scope);
-        return x ? a.capDepth(ir::Expr::unary(ExprOp::CeilLog2, x, locOf(call)),
-                              call)
-                 : nullptr;
-      }
-      std::optional<ExprOp> op;
-      if (call.function.name == "min")
-        op = ExprOp::Min;
-      else if (call.function.name == "max")
-        op = ExprOp::Max;
-      if (!op) {
-        a.diags.error(locOf(call.function),
-                      "unknown function '" + call.function.name +
-                          "'; expected min, max, ceil_log2, bitreverse, "
-                          "gray, gray_inverse, shuffle or subcube_invert",
-                      rangeOf(call.function));
-        return nullptr;
-      }
-      if (call.args.size() < 2) {
-        a.diags.error(locOf(call),
-                      "'" + call.function.name +
-                          "' needs at least two arguments",
-                      rangeOf(call));
-        return nullptr;
-      }
-      ExprRef e = a.lower(call.args[0], scope);
-      for (size_t i = 1; i < call.args.size() && e; ++i) {
-        ExprRef next = a.lower(call.args[i], scope);
-        e = next ? a.capDepth(ir::Expr::binary(*op, e, next, locOf(call)), call)
-                 : nullptr;
-      }
-      return e;
-    }
-    // 004's maps of node addresses (§4.4, §4.5, §5), by their arity.
-    static std::optional<unsigned> addressMapArity(const std::string &name) {
-      if (name == "gray" || name == "gray_inverse" || name == "subcube_invert")
-        return 1;
-      if (name == "bitreverse")
-        return 2;
-      if (name == "shuffle")
-        return 3;
-      return std::nullopt;
-    }
-    /// bitreverse(x, n) is an operator of its own; the others are spelled
-    /// in shifts and bitwise operators, so every stage already reads them.
-    ExprRef addressMap(const ast::Call &call, unsigned arity) const {
-      const std::string &name = call.function.name;
-      if (call.args.size() != arity) {
-        a.diags.error(locOf(call),
-                      "'" + name + "' takes " + std::to_string(arity) +
-                          " argument" + (arity == 1 ? "" : "s"),
-                      rangeOf(call));
-        return nullptr;
-      }
-      std::vector<ExprRef> args;
-      for (const ast::Operand &arg : call.args)
-        if (!args.emplace_back(a.lower(arg, scope)))
-          return nullptr;
-      const llvm::SMLoc loc = locOf(call);
-      auto bin = [&](ExprOp op, ExprRef l, ExprRef r) {
-        return ir::Expr::binary(op, std::move(l), std::move(r), loc);
-      };
-      auto num = [&](int64_t v) { return ir::Expr::constant(v, loc); };
-      ExprRef e;
-      if (name == "bitreverse") {
-        e = bin(ExprOp::BitReverse, args[0], args[1]);
-      } else if (name == "gray") {
-        // The binary-reflected Gray code of x: x ^ (x >> 1).
-        e = bin(ExprOp::BitXor, args[0], bin(ExprOp::Shr, args[0], num(1)));
-      } else if (name == "gray_inverse") {
-        // Its inverse, the prefix xor of x's bits, in six doublings.
-        e = args[0];
-        for (int64_t k : {1, 2, 4, 8, 16, 32})
-          e = bin(ExprOp::BitXor, e, bin(ExprOp::Shr, e, num(k)));
-      } else if (name == "subcube_invert") {
-        // x with the bits below its leading one inverted: bit inversion in
-        // the subcube 00..01xx..x that holds x (§4.5, Figure 8). The bits
-        // from the leading one down, in six doublings, less the leading one.
-        ExprRef smeared = args[0];
-        for (int64_t k : {1, 2, 4, 8, 16, 32})
-          smeared =
-              bin(ExprOp::BitOr, smeared, bin(ExprOp::Shr, smeared, num(k)));
-        e = bin(ExprOp::BitXor, args[0], bin(ExprOp::Shr, smeared, num(1)));
-      } else {
-        // shuffle(x, k, n): the low n bits of x rotated left by k, a k-step
-        // shuffle of an n-bit address (§5); k in 0 .. n.
-        ExprRef mask =
-            bin(ExprOp::Sub, bin(ExprOp::Shl, num(1), args[2]), num(1));
-        ExprRef low = bin(ExprOp::BitAnd, args[0], mask);
-        e = bin(ExprOp::BitAnd,
-                bin(ExprOp::BitOr, bin(ExprOp::Shl, low, args[1]),
-                    bin(ExprOp::Shr, low, bin(ExprOp::Sub, args[2], args[1]))),
-                mask);
-      }
-      return a.capDepth(e, call);
+      return a.lowerCall(c.get(), scope);
     }
     ExprRef operator()(const x3::forward_ast<ast::Conditional> &c) const {
       const ast::Conditional &cond = c.get();
@@ -223,6 +120,108 @@ ExprRef Analyzer::lower(const ast::Operand &operand, const Scope &scope) {
     }
   };
   return boost::apply_visitor(Visitor(*this, scope), operand);
+}
+
+/// 004's maps of node addresses (§4.4, §4.5, §5), by their arity.
+static std::optional<unsigned> addressMapArity(const std::string &name) {
+  if (name == "gray" || name == "gray_inverse" || name == "subcube_invert")
+    return 1;
+  if (name == "bitreverse")
+    return 2;
+  if (name == "shuffle")
+    return 3;
+  return std::nullopt;
+}
+
+ExprRef Analyzer::lowerCall(const ast::Call &call, const Scope &scope) {
+  if (std::optional<unsigned> arity = addressMapArity(call.function.name))
+    return lowerAddressMap(call, *arity, scope);
+  if (call.function.name == "ceil_log2") {
+    if (call.args.size() != 1) {
+      diags.error(locOf(call), "'ceil_log2' takes 1 argument", rangeOf(call));
+      return nullptr;
+    }
+    ExprRef x = lower(call.args[0], scope);
+    return x ? capDepth(ir::Expr::unary(ExprOp::CeilLog2, x, locOf(call)), call)
+             : nullptr;
+  }
+  std::optional<ExprOp> op;
+  if (call.function.name == "min")
+    op = ExprOp::Min;
+  else if (call.function.name == "max")
+    op = ExprOp::Max;
+  if (!op) {
+    diags.error(locOf(call.function),
+                "unknown function '" + call.function.name +
+                    "'; expected min, max, ceil_log2, bitreverse, "
+                    "gray, gray_inverse, shuffle or subcube_invert",
+                rangeOf(call.function));
+    return nullptr;
+  }
+  if (call.args.size() < 2) {
+    diags.error(locOf(call),
+                "'" + call.function.name + "' needs at least two arguments",
+                rangeOf(call));
+    return nullptr;
+  }
+  ExprRef e = lower(call.args[0], scope);
+  for (size_t i = 1; i < call.args.size() && e; ++i) {
+    ExprRef next = lower(call.args[i], scope);
+    e = next ? capDepth(ir::Expr::binary(*op, e, next, locOf(call)), call)
+             : nullptr;
+  }
+  return e;
+}
+
+ExprRef Analyzer::lowerAddressMap(const ast::Call &call, unsigned arity,
+                                  const Scope &scope) {
+  const std::string &name = call.function.name;
+  if (call.args.size() != arity) {
+    diags.error(locOf(call),
+                "'" + name + "' takes " + std::to_string(arity) + " argument" +
+                    (arity == 1 ? "" : "s"),
+                rangeOf(call));
+    return nullptr;
+  }
+  std::vector<ExprRef> args;
+  for (const ast::Operand &arg : call.args)
+    if (!args.emplace_back(lower(arg, scope)))
+      return nullptr;
+  const llvm::SMLoc loc = locOf(call);
+  auto bin = [&](ExprOp op, ExprRef l, ExprRef r) {
+    return ir::Expr::binary(op, std::move(l), std::move(r), loc);
+  };
+  auto num = [&](int64_t v) { return ir::Expr::constant(v, loc); };
+  ExprRef e;
+  if (name == "bitreverse") {
+    e = bin(ExprOp::BitReverse, args[0], args[1]);
+  } else if (name == "gray") {
+    // The binary-reflected Gray code of x: x ^ (x >> 1).
+    e = bin(ExprOp::BitXor, args[0], bin(ExprOp::Shr, args[0], num(1)));
+  } else if (name == "gray_inverse") {
+    // Its inverse, the prefix xor of x's bits, in six doublings.
+    e = args[0];
+    for (int64_t k : {1, 2, 4, 8, 16, 32})
+      e = bin(ExprOp::BitXor, e, bin(ExprOp::Shr, e, num(k)));
+  } else if (name == "subcube_invert") {
+    // x with the bits below its leading one inverted: bit inversion in
+    // the subcube 00..01xx..x that holds x (§4.5, Figure 8). The bits
+    // from the leading one down, in six doublings, less the leading one.
+    ExprRef smeared = args[0];
+    for (int64_t k : {1, 2, 4, 8, 16, 32})
+      smeared = bin(ExprOp::BitOr, smeared, bin(ExprOp::Shr, smeared, num(k)));
+    e = bin(ExprOp::BitXor, args[0], bin(ExprOp::Shr, smeared, num(1)));
+  } else {
+    // shuffle(x, k, n): the low n bits of x rotated left by k, a k-step
+    // shuffle of an n-bit address (§5); k in 0 .. n.
+    ExprRef mask = bin(ExprOp::Sub, bin(ExprOp::Shl, num(1), args[2]), num(1));
+    ExprRef low = bin(ExprOp::BitAnd, args[0], mask);
+    e = bin(ExprOp::BitAnd,
+            bin(ExprOp::BitOr, bin(ExprOp::Shl, low, args[1]),
+                bin(ExprOp::Shr, low, bin(ExprOp::Sub, args[2], args[1]))),
+            mask);
+  }
+  return capDepth(e, call);
 }
 
 ExprRef Analyzer::lowerChain(const ast::Chain &chain, const Scope &scope) {

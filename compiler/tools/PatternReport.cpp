@@ -105,8 +105,12 @@ void collc::tools::printPattern(const CollectiveDef &c,
        << (v.congestion ? v.congestionText() + "; measured, not required"
                         : "most loaded channel: 1 message")
        << ")\n";
-    if (!v.proved()) {
-      // The failed proof in full: what, where, and the steps before.
+    // A refuted stage in full: the counterexample, where, and the steps
+    // before. An UNKNOWN's reason is already in its line.
+    if (llvm::any_of(v.report.properties, [](const verify::PropertyResult &r) {
+          return r.property != verify::Property::Congestion &&
+                 r.status == verify::Status::Counterexample;
+        })) {
       verify::ScheduleReport failed = v.report;
       llvm::erase_if(failed.properties, [](const verify::PropertyResult &r) {
         return r.property == verify::Property::Congestion;

@@ -15,10 +15,12 @@
 
 #include "collc/Backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -89,6 +91,20 @@ struct Fold {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   int count = 0;
   bool ordered = false; // the operator does not commute
+
+  /// A schedule's arguments for this fold of staged buffers.
+  Args args(const void *send, void *recv, MPI_Op op, MPI_Comm comm,
+            int root = 0) const {
+    Args a;
+    a.send = send;
+    a.recv = recv;
+    a.count = count;
+    a.type = type;
+    a.op = op;
+    a.root = root;
+    a.comm = comm;
+    return a;
+  }
 };
 
 /// The fold of `count` elements of `type` by `op`, or why the library
@@ -628,14 +644,9 @@ decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
           rc = b.out.start(recv, count, type, info, inPlace, output, comm);
         if (rc)
           return ran(comm, rc, "cannot stage the buffers of a reduction");
-        Args a;
-        a.send = inPlace ? MPI_IN_PLACE : b.in.bytes();
-        a.recv = (output || inPlace) ? b.out.bytes() : nullptr;
-        a.count = fold.count;
-        a.type = fold.type;
-        a.op = op;
-        a.root = root < 0 ? 0 : root;
-        a.comm = comm;
+        Args a = fold.args(inPlace ? MPI_IN_PLACE : b.in.bytes(),
+                           (output || inPlace) ? b.out.bytes() : nullptr, op,
+                           comm, root < 0 ? 0 : root);
         if (moved) {
           // The root contributes like any rank; rank 0 folds into scratch.
           a.send = inPlace ? b.out.bytes() : a.send;
@@ -714,6 +725,56 @@ int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type,
 
 namespace {
 
+/// MPI_Reduce_scatter's counts, when they differ, as blocks of the largest:
+/// the block count a schedule runs with, or 0 where padding would cost more
+/// than an eighth of the data (or one element a rank, whichever is more).
+/// Only for a predefined operator, which never sees the padding's values
+/// outside the blocks it discards. The counts are the same argument at
+/// every rank, so this is the same at every rank.
+int paddedCount(const int *counts, int p, MPI_Op op) {
+  int64_t total = 0;
+  int largest = 0;
+  for (int i = 0; i < p; ++i) {
+    total += counts[i];
+    largest = std::max(largest, counts[i]);
+  }
+  const int64_t padding = int64_t{largest} * p - total;
+  if (!collc::rt::predefinedOp(op) || padding > std::max<int64_t>(total / 8, p))
+    return 0;
+  return largest;
+}
+
+/// MPI_Reduce_scatter with unequal counts by `k`, a reduce-scatter of p
+/// blocks of `padded` elements: the input laid out a block each, zeros
+/// after its own count, and the result's own count kept.
+int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
+                        const int *counts, int padded, MPI_Datatype type,
+                        const TypeInfo &info, const Fold &fold, MPI_Op op,
+                        const Comm &c, MPI_Comm comm) {
+  const bool inPlace = send == MPI_IN_PLACE;
+  int64_t total = 0;
+  for (int i = 0; i < c.size; ++i)
+    total += counts[i];
+  const int own = counts[c.rank];
+  Buffers b;
+  int rc =
+      b.in.start(inPlace ? recv : send, total, type, info, true, false, comm);
+  if (!rc)
+    rc = b.out.start(recv, own, type, info, false, true, comm);
+  if (rc)
+    return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
+  const int64_t block = int64_t{padded} * info.size;
+  std::vector<char> in(static_cast<size_t>(block * c.size)), out(block);
+  for (int64_t i = 0, at = 0; i < c.size; at += counts[i++])
+    std::memcpy(in.data() + i * block, b.in.bytes() + at * info.size,
+                static_cast<size_t>(int64_t{counts[i]} * info.size));
+  if (int rc = k.run(fold.args(in.data(), out.data(), op, comm)))
+    return ran(comm, rc, "MPI_Reduce_scatter: the schedule failed");
+  std::memcpy(b.out.bytes(), out.data(),
+              static_cast<size_t>(int64_t{own} * info.size));
+  return ran(comm, b.out.finish(comm), "MPI_Reduce_scatter: cannot unpack");
+}
+
 /// MPI_Reduce_scatter_block, or MPI_Reduce_scatter where `counts` is
 /// given; only the former is remembered under `key` (the latter's counts
 /// are an array, which no key holds).
@@ -735,8 +796,13 @@ namespace {
     for (int i = 1; i < c.size; ++i)
       unequal = unequal || counts[i] != count;
   }
-  if (why == Reason::Count && unequal)
-    why = Reason::UnequalCounts;
+  // Unequal counts run as blocks of the largest, padded, where that is
+  // cheap (paddedCount).
+  if (why == Reason::Count && unequal) {
+    count = paddedCount(counts, c.size, op);
+    if (!count)
+      why = Reason::UnequalCounts;
+  }
   if (why == Reason::Count)
     why = blockBytes(count, type, info, bytes);
   if (why == Reason::Count)
@@ -751,6 +817,9 @@ namespace {
         if (int rc =
                 misplacedInPlace(Coll::ReduceScatter, c, -1, send, recv, comm))
           return rc;
+        if (unequal)
+          return reduceScatterPadded(k, send, recv, counts, count, type, info,
+                                     fold, op, c, comm);
         const bool inPlace = send == MPI_IN_PLACE;
         Buffers b;
         int rc = MPI_SUCCESS;
@@ -764,13 +833,8 @@ namespace {
                            type, info, inPlace, true, comm);
         if (rc)
           return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
-        Args a;
-        a.send = inPlace ? MPI_IN_PLACE : b.in.bytes();
-        a.recv = b.out.bytes();
-        a.count = fold.count;
-        a.type = fold.type;
-        a.op = op;
-        a.comm = comm;
+        const Args a = fold.args(inPlace ? MPI_IN_PLACE : b.in.bytes(),
+                                 b.out.bytes(), op, comm);
         if (int rc = k.run(a))
           return ran(comm, rc, "MPI_Reduce_scatter: the schedule failed");
         if (!counts && info.named && fold.type == type &&

@@ -604,18 +604,48 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     check(what, sameCode(rc1, rc2) && same(a, b, t), comm, rank, nullptr);
     return;
   }
-  case 5: { // MPI_Reduce_scatter with equal counts (a block each)
+  case 5: { // MPI_Reduce_scatter: equal counts, counts that differ by one
+            // (the drop-in pads them), or one rank's far larger (handed on)
+    const int shape = pick(3);
     if (t.floating || t.type != t.base) // the block variant has those
       return;
     std::vector<int> cnts(static_cast<size_t>(p), n);
-    alloc(ina, n * p);
-    fill(ina, t, n * p, seed);
-    alloc(a, n);
+    int total = 0;
+    for (int j = 0; j < p; ++j) {
+      int &c = cnts[static_cast<size_t>(j)];
+      if (shape == 1)
+        c = n / p + (j < n % p);
+      else if (shape == 2)
+        c = j == 0 ? n * p + p : n % 2;
+      total += c;
+    }
+    const int own = cnts[static_cast<size_t>(rank)];
+    std::snprintf(
+        what, sizeof what,
+        "reduce_scatter, %s counts (%d here) of %s, %s, %d ranks, #%d",
+        shape == 0   ? "equal"
+        : shape == 1 ? "near-equal"
+                     : "skewed",
+        own, t.name, inPlace ? "in place" : "not in place", p, iteration);
+    alloc(ina, total);
+    fill(ina, t, total, seed);
+    if (inPlace) {
+      a = ina;
+    } else {
+      alloc(a, own);
+      fill(a, t, own, seed ^ 29);
+    }
     b = a;
-    rc1 = MPI_Reduce_scatter(ina.data(), a.data(), cnts.data(), t.type,
-                             MPI_SUM, comm);
-    rc2 = PMPI_Reduce_scatter(ina.data(), b.data(), cnts.data(), t.type,
-                              MPI_SUM, comm);
+    rc1 = MPI_Reduce_scatter(inPlace ? MPI_IN_PLACE : ina.data(), a.data(),
+                             cnts.data(), t.type, MPI_SUM, comm);
+    rc2 = PMPI_Reduce_scatter(inPlace ? MPI_IN_PLACE : ina.data(), b.data(),
+                              cnts.data(), t.type, MPI_SUM, comm);
+    // In place, the result is the buffer's first block; MPI leaves the rest
+    // undefined.
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(t.type, &lb, &extent);
+    a.resize(static_cast<size_t>(own * extent));
+    b.resize(a.size());
     check(what, sameCode(rc1, rc2) && same(a, b, t), comm, rank, nullptr);
     return;
   }
