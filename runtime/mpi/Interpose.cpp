@@ -730,11 +730,14 @@ namespace {
 /// than an eighth of the data (or one element a rank, whichever is more).
 /// Only for a predefined operator, which never sees the padding's values
 /// outside the blocks it discards. The counts are the same argument at
-/// every rank, so this is the same at every rank.
+/// every rank, so this is the same at every rank; a negative one is MPI's
+/// to report.
 int paddedCount(const int *counts, int p, MPI_Op op) {
   int64_t total = 0;
   int largest = 0;
   for (int i = 0; i < p; ++i) {
+    if (counts[i] < 0)
+      return 0;
     total += counts[i];
     largest = std::max(largest, counts[i]);
   }

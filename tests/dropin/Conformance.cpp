@@ -875,6 +875,19 @@ int main(int argc, char **argv) {
     MPI_Op_free(&users);
     MPI_Type_free(&twoPairs);
   }
+  if (p >= 3) {
+    // A negative count among counts that would otherwise be padded: the
+    // error MPI's own call gives, at every rank, never a copy of -1 bytes.
+    std::vector<int> cnts(static_cast<size_t>(p), 2);
+    cnts[0] = -1;
+    std::vector<int> in(static_cast<size_t>(2 * p)), a(2, -1), b(2, -1);
+    const int rc1 = MPI_Reduce_scatter(in.data(), a.data(), cnts.data(),
+                                       MPI_INT, MPI_SUM, dup);
+    const int rc2 = PMPI_Reduce_scatter(in.data(), b.data(), cnts.data(),
+                                        MPI_INT, MPI_SUM, dup);
+    check("reduce_scatter with a negative count among near-equal counts",
+          rc1 != MPI_SUCCESS && sameCode(rc1, rc2), dup, rank, nullptr);
+  }
   {
     // MPI_Reduce_scatter of a derived type, equal counts, by whichever path
     // (one rank hands it to MPI, as its basic type): rank r gets the sum of
