@@ -22,7 +22,7 @@ enum class Coll {
   Allreduce,
   Allgather,
   ReduceScatter, // MPI_Reduce_scatter_block, and MPI_Reduce_scatter with
-                 // equal counts
+                 // equal or padded counts
   Scatter,
   Gather,
   Scan,

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <numeric>
 #include <vector>
 
 using namespace collc::mpi;
@@ -82,6 +83,29 @@ Reason blockBytes(int count, MPI_Datatype type, TypeInfo &info,
   if (bytes > INT_MAX)
     return Reason::TooLarge;
   return Reason::Count;
+}
+
+/// Blocks of `p` sizes that differ, as blocks of the largest: its size, or
+/// 0 where the padding would be more than an eighth of the data or one unit
+/// a block (the sizes' greatest common divisor: an element where n is split
+/// as n / p and n / p + 1), whichever is more, or more than the data itself.
+/// The sizes are the same at every rank (MPI_Reduce_scatter's counts,
+/// MPI_Allgatherv's in bytes), so this is too; a negative one is MPI's to
+/// report.
+template <typename SizeOf> int64_t paddedSize(int p, SizeOf sizeOf) {
+  int64_t total = 0, largest = 0, unit = 0;
+  for (int i = 0; i < p; ++i) {
+    const int64_t size = sizeOf(i);
+    if (size < 0)
+      return 0;
+    total += size;
+    largest = std::max(largest, size);
+    unit = std::gcd(unit, size);
+  }
+  const int64_t padding = largest * p - total;
+  if (padding > std::max(total / 8, std::min(unit * p, total)))
+    return 0;
+  return largest;
 }
 
 /// How a reduction's elements are folded: `count` elements of `type`
@@ -725,28 +749,6 @@ int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type,
 
 namespace {
 
-/// MPI_Reduce_scatter's counts, when they differ, as blocks of the largest:
-/// the block count a schedule runs with, or 0 where padding would cost more
-/// than an eighth of the data (or one element a rank, whichever is more).
-/// Only for a predefined operator, which never sees the padding's values
-/// outside the blocks it discards. The counts are the same argument at
-/// every rank, so this is the same at every rank; a negative one is MPI's
-/// to report.
-int paddedCount(const int *counts, int p, MPI_Op op) {
-  int64_t total = 0;
-  int largest = 0;
-  for (int i = 0; i < p; ++i) {
-    if (counts[i] < 0)
-      return 0;
-    total += counts[i];
-    largest = std::max(largest, counts[i]);
-  }
-  const int64_t padding = int64_t{largest} * p - total;
-  if (!collc::rt::predefinedOp(op) || padding > std::max<int64_t>(total / 8, p))
-    return 0;
-  return largest;
-}
-
 /// MPI_Reduce_scatter with unequal counts by `k`, a reduce-scatter of p
 /// blocks of `padded` elements: the input laid out a block each, zeros
 /// after its own count, and the result's own count kept.
@@ -800,9 +802,13 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
       unequal = unequal || counts[i] != count;
   }
   // Unequal counts run as blocks of the largest, padded, where that is
-  // cheap (paddedCount).
+  // cheap (paddedSize), and only with a predefined operator: a user's
+  // would see the padding.
   if (why == Reason::Count && unequal) {
-    count = paddedCount(counts, c.size, op);
+    count = collc::rt::predefinedOp(op)
+                ? static_cast<int>(
+                      paddedSize(c.size, [&](int i) { return counts[i]; }))
+                : 0;
     if (!count)
       why = Reason::UnequalCounts;
   }
@@ -1109,34 +1115,51 @@ int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
 int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
                    void *recv, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
-  // recvcounts is the same argument at every rank (each is what that rank
-  // sends); displs is this rank's own layout. Equal counts make it an
-  // all-gather, the blocks wherever displs puts them.
+  // recvcounts is the same at every rank in bytes (each is what that rank
+  // sends; recvtype may differ from rank to rank, its signature may not);
+  // displs is this rank's own layout. Equal counts make it an all-gather,
+  // the blocks wherever displs puts them; counts that differ by little, an
+  // all-gather of blocks padded to the largest (paddedSize).
   Comm c;
-  TypeInfo sendInfo, recvInfo;
-  int64_t bytes = 0;
+  TypeInfo recvInfo;
+  int64_t bytes = 0; // a block's, padded
   Reason why = screen(Coll::Allgatherv, comm, c);
   // Open MPI's own call reads through a null array and crashes.
   if (why == Reason::Count && (!recvcounts || !displs))
     return localFailure(comm, MPI_ERR_ARG,
                         "MPI_Allgatherv: a null count or displacement array");
-  for (int j = 1; why == Reason::Count && j < c.size; ++j)
-    if (recvcounts[j] != recvcounts[0])
-      why = Reason::UnequalCounts;
-  const int count = why == Reason::Count ? recvcounts[0] : 0;
+  bool unequal = false;
+  int count = 0; // the largest
+  for (int j = 0; why == Reason::Count && j < c.size; ++j) {
+    if (recvcounts[j] < 0)
+      why = Reason::Invalid;
+    unequal = unequal || recvcounts[j] != recvcounts[0];
+    count = std::max(count, recvcounts[j]);
+  }
   if (why == Reason::Count)
     why = blockBytes(count, recvtype, recvInfo, bytes);
-  const bool inPlace = send == MPI_IN_PLACE;
-  int64_t sent = 0;
-  if (why == Reason::Count && !inPlace)
-    why = blockBytes(sendcount, sendtype, sendInfo, sent);
-  if (why == Reason::Count && !inPlace && sent != bytes)
-    return localFailure(comm, MPI_ERR_TRUNCATE,
-                        "MPI_Allgatherv: this rank sends another size than "
-                        "recvcounts gives it");
+  if (why == Reason::Count && unequal && !paddedSize(c.size, [&](int j) {
+        return int64_t{recvcounts[j]} * recvInfo.size;
+      }))
+    why = Reason::UnequalCounts;
   const Choice choice = why == Reason::Count
                             ? choose(Coll::Allgather, c.size, bytes)
                             : refuse(why);
+  const bool inPlace = send == MPI_IN_PLACE;
+  const int ownCount = why == Reason::Count ? recvcounts[c.rank] : 0;
+  const int64_t own = int64_t{ownCount} * recvInfo.size;
+  // What this rank sends is its own to get right: the others are in the
+  // schedule already.
+  TypeInfo sendInfo;
+  if (choice.candidate && !inPlace &&
+      (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
+       describe(sendtype, sendInfo) != MPI_SUCCESS))
+    return localFailure(comm, MPI_ERR_TYPE,
+                        "MPI_Allgatherv: an invalid send count or type");
+  if (choice.candidate && !inPlace && int64_t{sendcount} * sendInfo.size != own)
+    return localFailure(comm, MPI_ERR_TRUNCATE,
+                        "MPI_Allgatherv: this rank sends another size than "
+                        "recvcounts gives it");
   return route(
       Coll::Allgatherv, choice,
       [&](const Candidate &k) {
@@ -1146,7 +1169,7 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
         const int p = c.size;
         // The blocks in order, one after another: the user's buffer itself,
         // or a copy packed from and unpacked to where displs puts them.
-        bool regular = recvInfo.contiguous(count * p);
+        bool regular = !unequal && recvInfo.contiguous(int64_t{count} * p);
         for (int j = 0; regular && j < p; ++j)
           regular = displs[j] == j * count;
         auto place = [&](int j) {
@@ -1155,23 +1178,27 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
         };
         std::vector<char> copy;
         char *all = static_cast<char *>(recv) + recvInfo.trueLb;
+        char *mine = all + bytes * c.rank;
         if (!regular) {
           copy.resize(static_cast<size_t>(bytes) * static_cast<size_t>(p));
           all = copy.data();
+          mine = all + bytes * c.rank;
           int at = 0;
-          if (inPlace &&
-              PMPI_Pack(place(c.rank), count, recvtype,
-                        all + bytes * c.rank, static_cast<int>(bytes), &at,
-                        comm) != MPI_SUCCESS)
+          if (inPlace && own &&
+              PMPI_Pack(place(c.rank), ownCount, recvtype, mine,
+                        static_cast<int>(bytes), &at, comm) != MPI_SUCCESS)
             return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot pack");
         }
+        // A padded block is sent from its place in the copy, in place.
         Staged in;
-        if (!inPlace)
+        if (!inPlace && own)
           if (int rc = in.start(send, sendcount, sendtype, sendInfo, true,
                                 false, comm))
             return ran(comm, rc, "MPI_Allgatherv: cannot stage the buffer");
+        if (!inPlace && unequal)
+          std::memcpy(mine, in.bytes(), static_cast<size_t>(own));
         Args a;
-        a.send = inPlace ? MPI_IN_PLACE : in.bytes();
+        a.send = inPlace || unequal ? MPI_IN_PLACE : in.bytes();
         a.recv = all;
         a.count = static_cast<int>(bytes);
         a.comm = comm;
@@ -1179,8 +1206,10 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
           return ran(comm, rc, "MPI_Allgatherv: the schedule failed");
         for (int j = 0; !regular && j < p; ++j) {
           int at = 0;
-          if (PMPI_Unpack(all + bytes * j, static_cast<int>(bytes), &at,
-                          place(j), count, recvtype, comm) != MPI_SUCCESS)
+          if (recvcounts[j] &&
+              PMPI_Unpack(all + bytes * j, static_cast<int>(bytes), &at,
+                          place(j), recvcounts[j], recvtype,
+                          comm) != MPI_SUCCESS)
             return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot unpack");
         }
         return MPI_SUCCESS;

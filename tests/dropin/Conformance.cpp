@@ -493,24 +493,48 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     check(what, sameCode(rc1, rc2) && same(a, b, t), comm, rank, nullptr);
     return;
   }
-  case 6: { // MPI_Allgatherv, equal counts, blocks in reverse with gaps
-    std::vector<int> cnts(static_cast<size_t>(p), n), displs(static_cast<size_t>(p));
-    for (int j = 0; j < p; ++j)
-      displs[static_cast<size_t>(j)] = (p - 1 - j) * (n + 1);
-    alloc(ina, n);
-    fill(ina, t, n, seed);
-    alloc(a, (n + 1) * p);
-    fill(a, t, (n + 1) * p, seed ^ 13);
+  case 6: { // MPI_Allgatherv: equal counts, counts that differ by one (the
+            // drop-in pads them), or one rank's far larger (handed on);
+            // blocks in reverse with gaps
+    const int shape = pick(3);
+    std::vector<int> cnts(static_cast<size_t>(p), n),
+        displs(static_cast<size_t>(p));
+    for (int j = 0; j < p; ++j) {
+      int &c = cnts[static_cast<size_t>(j)];
+      if (shape == 1)
+        c = n / p + (j < n % p);
+      else if (shape == 2)
+        c = j == p - 1 ? n * p + p : n % 2;
+    }
+    int total = 0;
+    for (int j = p - 1; j >= 0; --j) {
+      displs[static_cast<size_t>(j)] = total;
+      total += cnts[static_cast<size_t>(j)] + 1;
+    }
+    const int own = cnts[static_cast<size_t>(rank)];
+    std::snprintf(what, sizeof what,
+                  "allgatherv, %s counts (%d here) of %s, %s, %d ranks, #%d",
+                  shape == 0   ? "equal"
+                  : shape == 1 ? "near-equal"
+                               : "skewed",
+                  own, t.name, inPlace ? "in place" : "not in place", p,
+                  iteration);
+    alloc(ina, own);
+    fill(ina, t, own, seed);
+    alloc(a, total);
+    fill(a, t, total, seed ^ 13);
     if (inPlace) { // own block where displs puts it
       MPI_Aint lb = 0, extent = 0;
       MPI_Type_get_extent(t.type, &lb, &extent);
-      std::memcpy(a.data() + static_cast<size_t>(displs[static_cast<size_t>(rank)]) * extent,
-                  ina.data(), static_cast<size_t>(n) * extent);
+      std::memcpy(a.data() +
+                      static_cast<size_t>(displs[static_cast<size_t>(rank)]) *
+                          extent,
+                  ina.data(), static_cast<size_t>(own) * extent);
     }
     b = a;
-    rc1 = MPI_Allgatherv(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+    rc1 = MPI_Allgatherv(inPlace ? MPI_IN_PLACE : ina.data(), own, t.type,
                          a.data(), cnts.data(), displs.data(), t.type, comm);
-    rc2 = PMPI_Allgatherv(inPlace ? MPI_IN_PLACE : ina.data(), n, t.type,
+    rc2 = PMPI_Allgatherv(inPlace ? MPI_IN_PLACE : ina.data(), own, t.type,
                           b.data(), cnts.data(), displs.data(), t.type, comm);
     // (The gaps keep each rank's own bytes: compared with MPI's, not
     // across ranks.)
@@ -887,6 +911,41 @@ int main(int argc, char **argv) {
                                         MPI_INT, MPI_SUM, dup);
     check("reduce_scatter with a negative count among near-equal counts",
           rc1 != MPI_SUCCESS && sameCode(rc1, rc2), dup, rank, nullptr);
+  }
+  {
+    // MPI_Allgatherv whose receive type differs by rank, its signature not:
+    // odd ranks receive pairs of ints as contiguous(2, int), so their
+    // counts are half the others'. Whether the blocks are padded is decided
+    // in bytes, alike at every rank.
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    const bool pairs = rank % 2 == 1;
+    const int per = pairs ? 2 : 1;
+    std::vector<int> cnts(static_cast<size_t>(p)),
+        displs(static_cast<size_t>(p));
+    int ints = 0;
+    for (int j = 0; j < p; ++j) {
+      const int n = 2 * (4 + (j < p / 2)); // ints, near-equal
+      cnts[static_cast<size_t>(j)] = n / per;
+      displs[static_cast<size_t>(j)] = ints / per;
+      ints += n;
+    }
+    const int own = 2 * (4 + (rank < p / 2));
+    std::vector<int> in(static_cast<size_t>(own)),
+        a(static_cast<size_t>(ints), -1);
+    for (int i = 0; i < own; ++i)
+      in[static_cast<size_t>(i)] = rank * 100 + i;
+    const int rc =
+        MPI_Allgatherv(in.data(), own, MPI_INT, a.data(), cnts.data(),
+                       displs.data(), pairs ? pair : MPI_INT, MPI_COMM_WORLD);
+    bool right = rc == MPI_SUCCESS;
+    for (int j = 0, at = 0; j < p; ++j)
+      for (int i = 0; right && i < 2 * (4 + (j < p / 2)); ++i)
+        right = a[static_cast<size_t>(at++)] == j * 100 + i;
+    check("allgatherv of near-equal blocks, received as int or as pairs", right,
+          MPI_COMM_WORLD, rank, nullptr);
+    MPI_Type_free(&pair);
   }
   {
     // MPI_Reduce_scatter of a derived type, equal counts, by whichever path
