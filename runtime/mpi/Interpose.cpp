@@ -9,6 +9,7 @@
 // one rank can see aborts through the communicator's error handler rather
 // than leave the others waiting.
 
+#include "Agreement.h"
 #include "Choice.h"
 #include "collc/Datatype.h"
 #include "collc/Meaning.h"
@@ -85,13 +86,15 @@ Reason blockBytes(int count, MPI_Datatype type, TypeInfo &info,
   return Reason::Count;
 }
 
-/// Blocks of `p` sizes that differ, as blocks of the largest: its size, or
-/// 0 where the padding would be more than an eighth of the data or one unit
-/// a block (the sizes' greatest common divisor: an element where n is split
-/// as n / p and n / p + 1), whichever is more, or more than the data itself.
-/// The sizes are the same at every rank (MPI_Reduce_scatter's counts,
-/// MPI_Allgatherv's in bytes), so this is too; a negative one is MPI's to
-/// report.
+/// Blocks of `p` sizes in bytes that differ, as blocks of the largest: its
+/// size, or 0 where the padding would be more than an eighth of the data
+/// or one element a block, whichever is more, or more than the data itself.
+/// An element is the sizes' greatest common divisor (where n elements are
+/// split as n / p and n / p + 1), at most 32 bytes (MPI's largest basic
+/// type): sizes with a large common factor are not an even split. The
+/// sizes are the same at every rank (MPI_Reduce_scatter's and
+/// MPI_Allgatherv's counts in bytes), so this is too; a negative one is
+/// MPI's to report.
 template <typename SizeOf> int64_t paddedSize(int p, SizeOf sizeOf) {
   int64_t total = 0, largest = 0, unit = 0;
   for (int i = 0; i < p; ++i) {
@@ -103,7 +106,9 @@ template <typename SizeOf> int64_t paddedSize(int p, SizeOf sizeOf) {
     unit = std::gcd(unit, size);
   }
   const int64_t padding = largest * p - total;
-  if (padding > std::max(total / 8, std::min(unit * p, total)))
+  constexpr int64_t largestElement = 32;
+  if (padding >
+      std::max(total / 8, std::min(std::min(unit, largestElement) * p, total)))
     return 0;
   return largest;
 }
@@ -351,7 +356,7 @@ int runRemembered(const Remembered &r, const void *send, void *recv) {
 void remember(Coll coll, const CallKey &key, const Args &a, bool passSend,
               bool passRecv, bool inPlace, const Candidate &k,
               const char *failure) {
-  if (reporting() || !collc::rt::hasMpiBackend(key.comm))
+  if (reporting() || checking() || !collc::rt::hasMpiBackend(key.comm))
     return;
   unsigned &next = rememberedNext[static_cast<int>(coll)];
   Remembered &r = rememberedCalls[static_cast<int>(coll)][next];
@@ -533,6 +538,10 @@ namespace {
   Comm c;
   TypeInfo info;
   int64_t bytes = 0;
+  if (int rc = checked(comm, [&] {
+        return agreed(Coll::Bcast, root, MPI_OP_NULL, count, type);
+      }))
+    return rc;
   Reason why = screen(Coll::Bcast, comm, c);
   if (why == Reason::Count && (root < 0 || root >= c.size))
     why = Reason::Invalid;
@@ -631,6 +640,9 @@ decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
   TypeInfo info;
   int64_t bytes = 0;
   Fold fold;
+  if (int rc =
+          checked(comm, [&] { return agreed(coll, root, op, count, type); }))
+    return rc;
   Reason why = screen(coll, comm, c);
   if (why == Reason::Count && coll == Coll::Reduce &&
       (root < 0 || root >= c.size))
@@ -792,6 +804,16 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
   int64_t bytes = 0;
   Fold fold;
   Reason why = screen(Coll::ReduceScatter, comm, c);
+  if (int rc = checked(comm, [&] {
+        Agreed a =
+            agreed(Coll::ReduceScatter, -1, op, counts ? 1 : count, type);
+        if (counts) {
+          a.bytes.reset();
+          a.counts = countsDigest(c.size, counts, type);
+        }
+        return a;
+      }))
+    return rc;
   // MPI_Reduce_scatter: the counts are the same argument at every rank,
   // read on every path that has the size (MPI's own gets them as the
   // block's count when it folds the basic type).
@@ -805,10 +827,13 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
   // cheap (paddedSize), and only with a predefined operator: a user's
   // would see the padding.
   if (why == Reason::Count && unequal) {
-    count = collc::rt::predefinedOp(op)
-                ? static_cast<int>(
-                      paddedSize(c.size, [&](int i) { return counts[i]; }))
-                : 0;
+    const int64_t size = bytesOf(1, type);
+    count =
+        collc::rt::predefinedOp(op) && size > 0
+            ? static_cast<int>(
+                  paddedSize(c.size, [&](int i) { return counts[i] * size; }) /
+                  size)
+            : 0;
     if (!count)
       why = Reason::UnequalCounts;
   }
@@ -919,6 +944,18 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
       collc::meaning::buffersUsed(m, c.rank, root, sendInPlace);
   const bool usesSend = used.send, usesRecv = used.recv && !recvInPlace;
   const bool inPlace = sendInPlace || recvInPlace;
+  if (int rc = checked(comm, [&] {
+        Agreed a = agreed(coll, m.rooted() ? root : -1, MPI_OP_NULL,
+                          usesRecv ? recvcount : sendcount,
+                          usesRecv ? recvtype : sendtype);
+        const int64_t received = bytesOf(recvcount, recvtype),
+                      sent = bytesOf(sendcount, sendtype);
+        if (usesRecv && usesSend && received >= 0 && sent >= 0 &&
+            received != sent)
+          a.fault = "its send and receive sizes differ";
+        return a;
+      }))
+    return rc;
   // Each side this rank uses gives a block's size; the receive side is
   // the one the schedule is sized by where both are used.
   int64_t recvBytes = 0, sendBytes = 0;
@@ -1070,6 +1107,26 @@ int MPI_Alltoallv(const void *send, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void *recv,
                   const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
+  if (checking()) {
+    const int64_t sendSize = bytesOf(1, sendtype),
+                  recvSize = bytesOf(1, recvtype);
+    auto received = [&](int, int j) -> int64_t {
+      return recvcounts && recvSize >= 0 && recvcounts[j] >= 0
+                 ? recvcounts[j] * recvSize
+                 : -1;
+    };
+    if (int rc = agreePairwise(
+            comm, Coll::Alltoallv, -1,
+            [&](int rank, int j) -> int64_t {
+              if (send == MPI_IN_PLACE)
+                return received(rank, j);
+              return sendcounts && sendSize >= 0 && sendcounts[j] >= 0
+                         ? sendcounts[j] * sendSize
+                         : -1;
+            },
+            received))
+      return rc;
+  }
   Comm c;
   const Reason why = screen(Coll::Alltoallv, comm, c);
   const Choice choice =
@@ -1088,6 +1145,37 @@ int MPI_Alltoallv(const void *send, const int sendcounts[],
       });
 }
 
+namespace {
+
+/// COLLC_MPI_CHECK for MPI_Gatherv and MPI_Scatterv: the root's `counts`
+/// of `rootType` against each rank's own block, `count` of `type`; the
+/// root receives them (gatherv) or sends them (scatterv). `inPlace`: the
+/// root's own block stays where it is.
+int checkRootCounts(MPI_Comm comm, Coll coll, int root, const int *counts,
+                    MPI_Datatype rootType, int count, MPI_Datatype type,
+                    bool inPlace) {
+  if (!checking())
+    return MPI_SUCCESS;
+  const int64_t rootSize = bytesOf(1, rootType);
+  const PairBytes rootSide = [&](int rank, int j) -> int64_t {
+    if (rank != root)
+      return 0;
+    if ((j == root && inPlace) || !counts || rootSize < 0 || counts[j] < 0)
+      return -1;
+    return counts[j] * rootSize;
+  };
+  const PairBytes ownSide = [&](int rank, int j) -> int64_t {
+    if (j != root)
+      return 0;
+    return rank == root && inPlace ? -1 : bytesOf(count, type);
+  };
+  return coll == Coll::Gatherv
+             ? agreePairwise(comm, coll, root, ownSide, rootSide)
+             : agreePairwise(comm, coll, root, rootSide, ownSide);
+}
+
+} // namespace
+
 // MPI_Gatherv's recvcounts and MPI_Scatterv's sendcounts are significant at
 // the root only; every other rank knows its own count alone, which MPI lets
 // differ from the others'. Equal counts are a fact at the root, and a path
@@ -1097,6 +1185,9 @@ int MPI_Alltoallv(const void *send, const int sendcounts[],
 int MPI_Gatherv(const void *send, int sendcount, MPI_Datatype sendtype,
                 void *recv, const int recvcounts[], const int displs[],
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (int rc = checkRootCounts(comm, Coll::Gatherv, root, recvcounts, recvtype,
+                               sendcount, sendtype, send == MPI_IN_PLACE))
+    return rc;
   return handOn(Coll::Gatherv, Reason::RootCounts, [&] {
     return PMPI_Gatherv(send, sendcount, sendtype, recv, recvcounts, displs,
                         recvtype, root, comm);
@@ -1106,6 +1197,9 @@ int MPI_Gatherv(const void *send, int sendcount, MPI_Datatype sendtype,
 int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recv, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (int rc = checkRootCounts(comm, Coll::Scatterv, root, sendcounts, sendtype,
+                               recvcount, recvtype, recv == MPI_IN_PLACE))
+    return rc;
   return handOn(Coll::Scatterv, Reason::RootCounts, [&] {
     return PMPI_Scatterv(send, sendcounts, displs, sendtype, recv, recvcount,
                          recvtype, root, comm);
@@ -1124,6 +1218,19 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
   TypeInfo recvInfo;
   int64_t bytes = 0; // a block's, padded
   Reason why = screen(Coll::Allgatherv, comm, c);
+  if (int rc = checked(comm, [&] {
+        Agreed a = agreed(Coll::Allgatherv, -1, MPI_OP_NULL, 1, recvtype);
+        a.bytes.reset();
+        a.counts = countsDigest(c.size, recvcounts, recvtype);
+        const int64_t sent = bytesOf(sendcount, sendtype),
+                      own = recvcounts && c.size > 0
+                                ? bytesOf(recvcounts[c.rank], recvtype)
+                                : -1;
+        if (send != MPI_IN_PLACE && sent >= 0 && own >= 0 && sent != own)
+          a.fault = "it sends another size than recvcounts gives it";
+        return a;
+      }))
+    return rc;
   // Open MPI's own call reads through a null array and crashes.
   if (why == Reason::Count && (!recvcounts || !displs))
     return localFailure(comm, MPI_ERR_ARG,
@@ -1154,7 +1261,7 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
   if (choice.candidate && !inPlace &&
       (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
        describe(sendtype, sendInfo) != MPI_SUCCESS))
-    return localFailure(comm, MPI_ERR_TYPE,
+    return localFailure(comm, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
                         "MPI_Allgatherv: an invalid send count or type");
   if (choice.candidate && !inPlace && int64_t{sendcount} * sendInfo.size != own)
     return localFailure(comm, MPI_ERR_TRUNCATE,
@@ -1171,7 +1278,7 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
         // or a copy packed from and unpacked to where displs puts them.
         bool regular = !unequal && recvInfo.contiguous(int64_t{count} * p);
         for (int j = 0; regular && j < p; ++j)
-          regular = displs[j] == j * count;
+          regular = displs[j] == int64_t{j} * count;
         auto place = [&](int j) {
           return static_cast<char *>(recv) +
                  static_cast<MPI_Aint>(displs[j]) * recvInfo.extent;
@@ -1195,7 +1302,7 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
           if (int rc = in.start(send, sendcount, sendtype, sendInfo, true,
                                 false, comm))
             return ran(comm, rc, "MPI_Allgatherv: cannot stage the buffer");
-        if (!inPlace && unequal)
+        if (!inPlace && unequal && own)
           std::memcpy(mine, in.bytes(), static_cast<size_t>(own));
         Args a;
         a.send = inPlace || unequal ? MPI_IN_PLACE : in.bytes();

@@ -95,13 +95,16 @@ int describe(MPI_Datatype type, TypeInfo &info) {
   return MPI_SUCCESS;
 }
 
-bool predefinedOp(MPI_Op op) {
-  for (MPI_Op named : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND,
-                       MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR,
-                       MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP})
+int predefinedOpIndex(MPI_Op op) {
+  int i = 0;
+  for (MPI_Op named : {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
+                       MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
+                       MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP}) {
     if (op == named)
-      return true;
-  return false;
+      return i;
+    ++i;
+  }
+  return -1;
 }
 
 int Staged::start(const void *buf, int64_t n, MPI_Datatype t,

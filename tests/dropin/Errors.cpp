@@ -23,6 +23,19 @@
 //                         block in place
 //   gather_root_size      the root of a gather expects no data, the others
 //                         send 4 ints each
+//
+// Under COLLC_MPI_CHECK=1, on a communicator that returns errors: programs
+// that break MPI's same-arguments rule, which no rank can see alone. Every
+// rank must return MPI_ERR_ARG.
+//   check_roots_differ    rank 3 broadcasts from root 1, the others from 0
+//   check_collectives_differ  rank 3 calls MPI_Allreduce, the others
+//                         MPI_Bcast
+//   check_counts_differ   rank 2 all-reduces 8 ints, the others 4
+//   check_ops_differ      rank 1 all-reduces with MPI_MAX, the others
+//                         MPI_SUM
+//   check_alltoallv_counts  rank 2 expects 3 ints from rank 0, which sends 4
+//   check_gatherv_counts  the root expects 3 ints from rank 2, which sends 4
+//   check_allgatherv_counts  rank 1's recvcounts differ from the others'
 
 #include <mpi.h>
 
@@ -40,7 +53,33 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::vector<int> in(64, rank), out(64, 0);
   int rc = MPI_SUCCESS;
-  if (std::strcmp(which, "null_buffer_one_rank") == 0) {
+  const bool check = std::strncmp(which, "check_", 6) == 0;
+  if (check)
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (std::strcmp(which, "check_roots_differ") == 0) {
+    rc = MPI_Bcast(out.data(), 4, MPI_INT, rank == 3 ? 1 : 0, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "check_collectives_differ") == 0) {
+    rc = rank == 3 ? MPI_Allreduce(in.data(), out.data(), 4, MPI_INT, MPI_SUM,
+                                   MPI_COMM_WORLD)
+                   : MPI_Bcast(out.data(), 4, MPI_INT, 0, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "check_counts_differ") == 0) {
+    rc = MPI_Allreduce(in.data(), out.data(), rank == 2 ? 8 : 4, MPI_INT,
+                       MPI_SUM, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "check_ops_differ") == 0) {
+    rc = MPI_Allreduce(in.data(), out.data(), 4, MPI_INT,
+                       rank == 1 ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "check_gatherv_counts") == 0) {
+    const int counts[4] = {4, 4, 3, 4}, displs[4] = {0, 4, 8, 12};
+    rc = MPI_Gatherv(in.data(), 4, MPI_INT, out.data(), counts, displs, MPI_INT,
+                     0, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "check_allgatherv_counts") == 0) {
+    int counts[4] = {4, 4, 4, 4};
+    const int displs[4] = {0, 4, 8, 12};
+    if (rank == 1)
+      counts[0] = 5;
+    rc = MPI_Allgatherv(in.data(), counts[rank], MPI_INT, out.data(), counts,
+                        displs, MPI_INT, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "null_buffer_one_rank") == 0) {
     rc = MPI_Allreduce(in.data(), rank == 1 ? nullptr : out.data(), 4,
                        MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   } else if (std::strcmp(which, "in_place_one_rank") == 0) {
@@ -76,13 +115,16 @@ int main(int argc, char **argv) {
     in.resize(256, rank);
     rc = MPI_Scatter(in.data(), 4, rank == 0 ? MPI_DATATYPE_NULL : MPI_INT,
                      out.data(), 4, MPI_INT, 0, MPI_COMM_WORLD);
-  } else if (std::strncmp(which, "alltoallv_", 10) == 0) {
+  } else if (std::strncmp(which, "alltoallv_", 10) == 0 ||
+             std::strcmp(which, "check_alltoallv_counts") == 0) {
     // Four ints between every pair, but for the case's one rank.
     std::vector<int> counts(64, 4), displs(64);
     for (int j = 0; j < 16; ++j)
       displs[static_cast<size_t>(j)] = 4 * j;
     std::vector<int> sendCounts = counts, recvCounts = counts;
-    if (std::strcmp(which, "alltoallv_counts_differ") == 0 && rank == 2)
+    if ((std::strcmp(which, "alltoallv_counts_differ") == 0 ||
+         std::strcmp(which, "check_alltoallv_counts") == 0) &&
+        rank == 2)
       recvCounts[0] = 3; // rank 0 still sends 4
     if (std::strcmp(which, "alltoallv_negative_count") == 0 && rank == 3)
       sendCounts[1] = -1;
@@ -104,6 +146,16 @@ int main(int argc, char **argv) {
   // another is inside MPI_Finalize running until mpirun is killed.)
   std::printf("rank %d: returned %d\n", rank, rc);
   std::fflush(stdout);
+  if (check) {
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    int mine = cls == MPI_ERR_ARG, all = 0, size = 0;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0)
+      std::printf("check: %d of %d ranks returned MPI_ERR_ARG\n", all, size);
+    std::fflush(stdout);
+  }
   PMPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return rc == MPI_SUCCESS ? 0 : 1;

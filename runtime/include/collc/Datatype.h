@@ -30,8 +30,11 @@ struct TypeInfo {
 /// Fills `info` from MPI; an MPI error code (an invalid handle).
 int describe(MPI_Datatype type, TypeInfo &info);
 
+/// Which of MPI's predefined operators `op` is, as the same number in
+/// every process (its handle need not be), or -1 for a user's.
+int predefinedOpIndex(MPI_Op op);
 /// Whether `op` is one of MPI's predefined operators.
-bool predefinedOp(MPI_Op op);
+inline bool predefinedOp(MPI_Op op) { return predefinedOpIndex(op) >= 0; }
 
 /// `count` elements of a user buffer as contiguous bytes: in place when
 /// they are, else a packed copy (read in when `read`), written back by
