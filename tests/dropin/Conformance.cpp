@@ -494,8 +494,8 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     return;
   }
   case 6: { // MPI_Allgatherv: equal counts, counts that differ by one (the
-            // drop-in pads them), or one rank's far larger (handed on);
-            // blocks in reverse with gaps
+            // drop-in pads them), or one rank's far larger (handed on, but
+            // for a few bytes in all); blocks in reverse with gaps
     const int shape = pick(3);
     std::vector<int> cnts(static_cast<size_t>(p), n),
         displs(static_cast<size_t>(p));
@@ -629,7 +629,8 @@ void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
     return;
   }
   case 5: { // MPI_Reduce_scatter: equal counts, counts that differ by one
-            // (the drop-in pads them), or one rank's far larger (handed on)
+            // (the drop-in pads them), or one rank's far larger (handed on,
+            // but for a few bytes in all)
     const int shape = pick(3);
     if (t.floating || t.type != t.base) // the block variant has those
       return;
@@ -911,6 +912,40 @@ int main(int argc, char **argv) {
                                         MPI_INT, MPI_SUM, dup);
     check("reduce_scatter with a negative count among near-equal counts",
           rc1 != MPI_SUCCESS && sameCode(rc1, rc2), dup, rank, nullptr);
+  }
+  if (p >= 2) {
+    // Which path: counts split as n / p and n / p + 1 run by collc, padded;
+    // one rank's far larger go to MPI (the results are compared above).
+    const int n = 8 * p + 1; // n % p == 1: unequal
+    std::vector<int> even(static_cast<size_t>(p)),
+        skewed(static_cast<size_t>(p), 0), displs(static_cast<size_t>(p));
+    for (int j = 0, at = 0; j < p; at += even[static_cast<size_t>(j++)]) {
+      even[static_cast<size_t>(j)] = n / p + (j < n % p);
+      displs[static_cast<size_t>(j)] = at;
+    }
+    skewed[0] = n;
+    std::vector<int> in(static_cast<size_t>(n), rank),
+        out(static_cast<size_t>(n));
+    for (const std::vector<int> *counts : {&even, &skewed}) {
+      const bool padded = counts == &even;
+      unsigned long long ours0 = 0, theirs0 = 0, ours1 = 0, theirs1 = 0;
+      collc_mpi_counts(&ours0, &theirs0);
+      const int own = (*counts)[static_cast<size_t>(rank)];
+      int rc =
+          MPI_Allgatherv(in.data(), own, MPI_INT, out.data(), counts->data(),
+                         displs.data(), MPI_INT, MPI_COMM_WORLD);
+      rc |= MPI_Reduce_scatter(in.data(), out.data(), counts->data(), MPI_INT,
+                               MPI_SUM, MPI_COMM_WORLD);
+      collc_mpi_counts(&ours1, &theirs1);
+      char what[128];
+      std::snprintf(what, sizeof what,
+                    "allgatherv and reduce_scatter of %s counts run by %s",
+                    padded ? "near-equal" : "skewed", padded ? "collc" : "MPI");
+      check(what,
+            rc == MPI_SUCCESS &&
+                (padded ? ours1 - ours0 : theirs1 - theirs0) == 2,
+            MPI_COMM_WORLD, rank, nullptr);
+    }
   }
   {
     // MPI_Allgatherv whose receive type differs by rank, its signature not:
