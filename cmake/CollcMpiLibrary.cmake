@@ -95,7 +95,8 @@ function(collc_add_mpi_library)
        CONTENT "R\"(@model_line@)\"\n" @ONLY)
 
   add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Fortran.cpp
-              ${dir}/Choice.cpp ${dir}/Agreement.cpp ${table} ${costs})
+              ${dir}/Choice.cpp ${dir}/Agreement.cpp
+              ${dir}/HandedOn.cpp ${table} ${costs})
   target_include_directories(${ARG_NAME} PRIVATE ${dir} ${gen})
   target_compile_features(${ARG_NAME} PRIVATE cxx_std_20)
   # Its thread-local state is read several times a call (as the runtime's);

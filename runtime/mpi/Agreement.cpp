@@ -53,14 +53,24 @@ int failEverywhere(MPI_Comm comm) {
   return MPI_ERR_ARG;
 }
 
-/// Whether `comm` is an intracommunicator the check may run on.
+/// MPI's pair types (for MINLOC and MAXLOC): a signature of two basic
+/// types, which another rank may pass as those two.
+bool isPair(MPI_Datatype type) {
+  for (MPI_Datatype pair :
+       {MPI_2INT, MPI_SHORT_INT, MPI_LONG_INT, MPI_FLOAT_INT, MPI_DOUBLE_INT,
+        MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER})
+    if (type == pair)
+      return true;
+  return false;
+}
+
+} // namespace
+
 bool checkable(MPI_Comm comm) {
   int inter = 0;
   return comm != MPI_COMM_NULL &&
          PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
-
-} // namespace
 
 std::optional<int64_t> opNumber(MPI_Op op) {
   const int i = collc::rt::predefinedOpIndex(op);
@@ -79,10 +89,11 @@ void typeNumbers(int count, MPI_Datatype type, std::optional<int64_t> &base,
     return;
   bytes = int64_t{count} * info.size;
   // A predefined type's name is the same in every process; its handle
-  // need not be.
+  // need not be. An empty signature has no basic type, and a pair type's
+  // is left undecided.
   char name[MPI_MAX_OBJECT_NAME] = {};
   int length = 0;
-  if (info.base != MPI_DATATYPE_NULL &&
+  if (*bytes > 0 && info.base != MPI_DATATYPE_NULL && !isPair(info.base) &&
       PMPI_Type_get_name(info.base, name, &length) == MPI_SUCCESS &&
       length > 0) {
     Digest d;
@@ -106,6 +117,10 @@ Agreed agreed(Coll coll, int root, MPI_Op op, int count, MPI_Datatype type) {
   a.root = root;
   a.op = opNumber(op);
   typeNumbers(count, type, a.base, a.bytes);
+  // The basic type matters where a predefined operator folds it; elsewhere
+  // the bytes are the signature's measure (MPI_PACKED may stand for any).
+  if (!a.op)
+    a.base.reset();
   return a;
 }
 

@@ -37,8 +37,9 @@ bool checking();
 /// An operator as the same number at every rank (nullopt: a user's).
 std::optional<int64_t> opNumber(MPI_Op op);
 /// A type's signature as numbers: the basic type its elements are made of
-/// (nullopt where several) and the bytes of `count` elements (nullopt for
-/// an invalid count or type: MPI reports it).
+/// (nullopt where several, or a pair type such as MPI_2INT, whose
+/// signature is also that of two ints) and the bytes of `count` elements
+/// (nullopt for an invalid count or type: MPI reports it).
 void typeNumbers(int count, MPI_Datatype type, std::optional<int64_t> &base,
                  std::optional<int64_t> &bytes);
 /// A digest of p block sizes (`count(j)` elements of `type`) in bytes.
@@ -66,10 +67,14 @@ using PairBytes = std::function<int64_t(int rank, int j)>;
 int agreePairwise(MPI_Comm comm, Coll coll, int root, const PairBytes &sends,
                   const PairBytes &receives);
 
-/// agree() where COLLC_MPI_CHECK is on: `describe` makes the Agreed only
-/// then.
+/// Whether `comm` is an intracommunicator the check runs on (an
+/// intercommunicator, or an invalid one, is MPI's to check).
+bool checkable(MPI_Comm comm);
+
+/// agree() where COLLC_MPI_CHECK is on and `comm` is checkable: `describe`
+/// makes the Agreed only then, from the arguments MPI reads at this rank.
 template <typename Describe> int checked(MPI_Comm comm, Describe describe) {
-  return checking() ? agree(comm, describe()) : MPI_SUCCESS;
+  return checking() && checkable(comm) ? agree(comm, describe()) : MPI_SUCCESS;
 }
 
 } // namespace collc::mpi

@@ -387,6 +387,8 @@ const char *reasonText(Reason r) {
     return "counts only the root knows (the other ranks cannot tell that "
            "they are equal)";
   case Reason::NoSchedule: return "no library schedule for this collective";
+  case Reason::Nonblocking:
+    return "nonblocking (MPI's own progresses it while the program works)";
   case Reason::Count: break;
   }
   return "?";
@@ -409,8 +411,8 @@ Choice choose(Coll coll, int ranks, int64_t bytes, bool ordered) {
     Choice choice;
   };
   constexpr int ways = 4;
-  thread_local Last last[static_cast<int>(Coll::Count)][ways];
-  thread_local unsigned next[static_cast<int>(Coll::Count)] = {};
+  thread_local Last last[scheduledColls][ways];
+  thread_local unsigned next[scheduledColls] = {};
   Last *kept = last[static_cast<int>(coll)];
   for (int i = 0; i < ways; ++i)
     if (kept[i].ranks == ranks && kept[i].bytes == bytes &&

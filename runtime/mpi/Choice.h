@@ -32,15 +32,48 @@ enum class Coll {
   Gatherv,
   Scatterv,
   Allgatherv,
+  // Collective calls no schedule runs: counted as handed on, with why.
+  Barrier,
+  Alltoallw,
+  NeighborAllgather,
+  NeighborAllgatherv,
+  NeighborAlltoall,
+  NeighborAlltoallv,
+  NeighborAlltoallw,
+  Ibarrier,
+  Ibcast,
+  Ireduce,
+  Iallreduce,
+  Iallgather,
+  Iallgatherv,
+  IreduceScatterBlock,
+  IreduceScatter,
+  Iscatter,
+  Iscatterv,
+  Igather,
+  Igatherv,
+  Iscan,
+  Iexscan,
+  Ialltoall,
+  Ialltoallv,
+  Ialltoallw,
+  IneighborAllgather,
+  IneighborAllgatherv,
+  IneighborAlltoall,
+  IneighborAlltoallv,
+  IneighborAlltoallw,
   Count
 };
+/// The collectives a schedule may run: those before Barrier. What the
+/// drop-in keeps per collective between calls is kept for these alone.
+inline constexpr int scheduledColls = static_cast<int>(Coll::Barrier);
 
 /// Each call's name (as its COLLC_MPI_<NAME> variable and the report say
-/// it) and the collective it runs (a v-variant, its regular one's), in the
-/// order of Coll.
+/// it) and the collective it runs (a v-variant, its regular one's; none for
+/// those no schedule runs), in the order of Coll.
 struct CollInfo {
   const char *name;
-  meaning::Kind kind;
+  meaning::Kind kind = meaning::Kind::Broadcast;
 };
 inline constexpr CollInfo colls[] = {
     {"bcast", meaning::Kind::Broadcast},
@@ -57,6 +90,35 @@ inline constexpr CollInfo colls[] = {
     {"gatherv", meaning::Kind::Gather},
     {"scatterv", meaning::Kind::Scatter},
     {"allgatherv", meaning::Kind::Allgather},
+    {"barrier"},
+    {"alltoallw"},
+    {"neighbor_allgather"},
+    {"neighbor_allgatherv"},
+    {"neighbor_alltoall"},
+    {"neighbor_alltoallv"},
+    {"neighbor_alltoallw"},
+    {"ibarrier"},
+    {"ibcast"},
+    {"ireduce"},
+    {"iallreduce"},
+    {"iallgather"},
+    {"iallgatherv"},
+    {"ireduce_scatter_block"},
+    {"ireduce_scatter"},
+    {"iscatter"},
+    {"iscatterv"},
+    {"igather"},
+    {"igatherv"},
+    {"iscan"},
+    {"iexscan"},
+    {"ialltoall"},
+    {"ialltoallv"},
+    {"ialltoallw"},
+    {"ineighbor_allgather"},
+    {"ineighbor_allgatherv"},
+    {"ineighbor_alltoall"},
+    {"ineighbor_alltoallv"},
+    {"ineighbor_alltoallw"},
 };
 static_assert(std::size(colls) == static_cast<size_t>(Coll::Count));
 constexpr const char *collName(Coll c) {
@@ -69,20 +131,21 @@ constexpr meaning::Kind kindOf(Coll c) {
 /// Why a call went to MPI's own collective. Written once; the report
 /// prints them.
 enum class Reason {
-  Invalid,         // an argument MPI rejects: MPI reports it
-  Pinned,          // COLLC_MPI_<NAME>=mpi, or COLLC_MPI=off
-  Intercomm,       // an intercommunicator
-  OneRank,         // nothing to schedule
-  Empty,           // count or type size 0
-  TooLarge,        // over INT_MAX bytes in a block
-  RanksUnproved,   // no schedule proved for this many ranks
-  NonCommutative,  // no schedule proved to fold in rank order
-  OpOnType,        // no typed fold for this operator and type
-  UserOpLayout,    // a user operator on a type with holes
-  MixedType,       // a reduction over a type of several basic types
-  UnequalCounts,   // irregular counts (allgatherv, reduce_scatter)
-  RootCounts,      // counts only the root knows (gatherv, scatterv)
-  NoSchedule,      // the library has no schedule for this collective
+  Invalid,        // an argument MPI rejects: MPI reports it
+  Pinned,         // COLLC_MPI_<NAME>=mpi, or COLLC_MPI=off
+  Intercomm,      // an intercommunicator
+  OneRank,        // nothing to schedule
+  Empty,          // count or type size 0
+  TooLarge,       // over INT_MAX bytes in a block
+  RanksUnproved,  // no schedule proved for this many ranks
+  NonCommutative, // no schedule proved to fold in rank order
+  OpOnType,       // no typed fold for this operator and type
+  UserOpLayout,   // a user operator on a type with holes
+  MixedType,      // a reduction over a type of several basic types
+  UnequalCounts,  // irregular counts (allgatherv, reduce_scatter)
+  RootCounts,     // counts only the root knows (gatherv, scatterv)
+  NoSchedule,     // the library has no schedule for this collective
+  Nonblocking,    // a nonblocking call: MPI's own progresses it
   Count
 };
 const char *reasonText(Reason r);

@@ -11,6 +11,7 @@
 
 #include "Agreement.h"
 #include "Choice.h"
+#include "Route.h"
 #include "collc/Datatype.h"
 #include "collc/Meaning.h"
 
@@ -225,47 +226,6 @@ int reduceAsBasicType(const void *send, void *recv, int64_t inCount,
   return out.finish(comm);
 }
 
-/// Runs the schedule `k`. An allocation that fails there (the packed copy
-/// of a huge buffer) is this rank's failure, and the others are in the
-/// schedule: it aborts with a message, not with an exception through C.
-template <typename Ours>
-int runOurs(Coll coll, const Candidate &k, Ours &ours) {
-  try {
-    return ours(k);
-  } catch (const std::bad_alloc &) {
-    char what[96];
-    std::snprintf(what, sizeof what, "%s: out of memory", collName(coll));
-    return localFailure(MPI_COMM_WORLD, MPI_ERR_NO_MEM, what);
-  }
-}
-
-/// Times and counts the call (when reporting) and runs it.
-template <typename Ours, typename Theirs>
-int route(Coll coll, const Choice &choice, Ours &&ours, Theirs &&theirs) {
-  if (!reporting()) {
-    count(coll, choice, 0);
-    return choice.candidate ? runOurs(coll, *choice.candidate, ours) : theirs();
-  }
-  const double start = PMPI_Wtime();
-  const int rc =
-      choice.candidate ? runOurs(coll, *choice.candidate, ours) : theirs();
-  count(coll, choice, PMPI_Wtime() - start);
-  return rc;
-}
-
-Choice refuse(Reason r) {
-  Choice c;
-  c.reason = r;
-  return c;
-}
-
-/// A call no library schedule runs: MPI's own, counted with `why` (or as
-/// pinned, when the environment sends the collective to MPI anyway).
-template <typename Theirs> int handOn(Coll coll, Reason why, Theirs &&theirs) {
-  return route(coll, refuse(pinnedToMpi(coll) ? Reason::Pinned : why),
-               [](const Candidate &) { return MPI_ERR_INTERN; }, theirs);
-}
-
 /// A schedule's own result: once the choice is made, every rank is in the
 /// schedule, so a failure here is one rank's (its buffers, memory, a
 /// message that does not match) and must not leave the others waiting.
@@ -317,9 +277,8 @@ struct Remembered {
   const char *failure = nullptr; // what the whole path says when it fails
 };
 constexpr unsigned rememberedWays = 4; // a program cycles through a few
-thread_local Remembered rememberedCalls[static_cast<int>(Coll::Count)]
-                                       [rememberedWays];
-thread_local unsigned rememberedNext[static_cast<int>(Coll::Count)];
+thread_local Remembered rememberedCalls[scheduledColls][rememberedWays];
+thread_local unsigned rememberedNext[scheduledColls];
 
 /// The remembered call `key` of `coll`, or null. Inlined into each MPI_X.
 [[gnu::always_inline]] inline const Remembered *recall(Coll coll,
@@ -805,11 +764,16 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
   Fold fold;
   Reason why = screen(Coll::ReduceScatter, comm, c);
   if (int rc = checked(comm, [&] {
+        // The block variant's counts are p alike: the same call as
+        // MPI_Reduce_scatter with those counts.
         Agreed a =
             agreed(Coll::ReduceScatter, -1, op, counts ? 1 : count, type);
         if (counts) {
           a.bytes.reset();
           a.counts = countsDigest(c.size, counts, type);
+        } else if (count >= 0) {
+          const std::vector<int> same(static_cast<size_t>(c.size), count);
+          a.counts = countsDigest(c.size, same.data(), type);
         }
         return a;
       }))
@@ -948,11 +912,14 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
         Agreed a = agreed(coll, m.rooted() ? root : -1, MPI_OP_NULL,
                           usesRecv ? recvcount : sendcount,
                           usesRecv ? recvtype : sendtype);
-        const int64_t received = bytesOf(recvcount, recvtype),
-                      sent = bytesOf(sendcount, sendtype);
-        if (usesRecv && usesSend && received >= 0 && sent >= 0 &&
-            received != sent)
-          a.fault = "its send and receive sizes differ";
+        // Only the sides this rank uses: MPI ignores the others' arguments,
+        // which may be anything.
+        if (usesRecv && usesSend) {
+          const int64_t received = bytesOf(recvcount, recvtype),
+                        sent = bytesOf(sendcount, sendtype);
+          if (received >= 0 && sent >= 0 && received != sent)
+            a.fault = "its send and receive sizes differ";
+        }
         return a;
       }))
     return rc;
@@ -1107,8 +1074,9 @@ int MPI_Alltoallv(const void *send, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void *recv,
                   const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  if (checking()) {
-    const int64_t sendSize = bytesOf(1, sendtype),
+  if (checking() && checkable(comm)) {
+    // In place, the send arguments are ignored, and may be anything.
+    const int64_t sendSize = send == MPI_IN_PLACE ? -1 : bytesOf(1, sendtype),
                   recvSize = bytesOf(1, recvtype);
     auto received = [&](int, int j) -> int64_t {
       return recvcounts && recvSize >= 0 && recvcounts[j] >= 0
@@ -1154,12 +1122,14 @@ namespace {
 int checkRootCounts(MPI_Comm comm, Coll coll, int root, const int *counts,
                     MPI_Datatype rootType, int count, MPI_Datatype type,
                     bool inPlace) {
-  if (!checking())
+  if (!checking() || !checkable(comm))
     return MPI_SUCCESS;
-  const int64_t rootSize = bytesOf(1, rootType);
+  // The root's arguments are read at the root alone: elsewhere MPI ignores
+  // them, and they may be anything.
   const PairBytes rootSide = [&](int rank, int j) -> int64_t {
     if (rank != root)
       return 0;
+    const int64_t rootSize = bytesOf(1, rootType);
     if ((j == root && inPlace) || !counts || rootSize < 0 || counts[j] < 0)
       return -1;
     return counts[j] * rootSize;
@@ -1222,12 +1192,14 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
         Agreed a = agreed(Coll::Allgatherv, -1, MPI_OP_NULL, 1, recvtype);
         a.bytes.reset();
         a.counts = countsDigest(c.size, recvcounts, recvtype);
-        const int64_t sent = bytesOf(sendcount, sendtype),
-                      own = recvcounts && c.size > 0
+        const int64_t own = recvcounts && c.size > 0
                                 ? bytesOf(recvcounts[c.rank], recvtype)
                                 : -1;
-        if (send != MPI_IN_PLACE && sent >= 0 && own >= 0 && sent != own)
-          a.fault = "it sends another size than recvcounts gives it";
+        if (send != MPI_IN_PLACE) { // else the send arguments are ignored
+          const int64_t sent = bytesOf(sendcount, sendtype);
+          if (sent >= 0 && own >= 0 && sent != own)
+            a.fault = "it sends another size than recvcounts gives it";
+        }
         return a;
       }))
     return rc;

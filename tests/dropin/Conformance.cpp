@@ -914,11 +914,13 @@ int main(int argc, char **argv) {
           rc1 != MPI_SUCCESS && sameCode(rc1, rc2), dup, rank, nullptr);
   }
   if (p >= 2) {
-    // Which path: counts split as n / p and n / p + 1 run by collc, padded;
+    // Which path: counts split as n / p and n / p + 1 take the path equal
+    // counts take (collc's, padded, where the library has the schedule);
     // one rank's far larger go to MPI (the results are compared above).
     const int n = 8 * p + 1; // n % p == 1: unequal
-    std::vector<int> even(static_cast<size_t>(p)),
-        skewed(static_cast<size_t>(p), 0), displs(static_cast<size_t>(p));
+    std::vector<int> equal(static_cast<size_t>(p), 8),
+        even(static_cast<size_t>(p)), skewed(static_cast<size_t>(p), 0),
+        displs(static_cast<size_t>(p));
     for (int j = 0, at = 0; j < p; at += even[static_cast<size_t>(j++)]) {
       even[static_cast<size_t>(j)] = n / p + (j < n % p);
       displs[static_cast<size_t>(j)] = at;
@@ -926,26 +928,55 @@ int main(int argc, char **argv) {
     skewed[0] = n;
     std::vector<int> in(static_cast<size_t>(n), rank),
         out(static_cast<size_t>(n));
-    for (const std::vector<int> *counts : {&even, &skewed}) {
-      const bool padded = counts == &even;
-      unsigned long long ours0 = 0, theirs0 = 0, ours1 = 0, theirs1 = 0;
-      collc_mpi_counts(&ours0, &theirs0);
-      const int own = (*counts)[static_cast<size_t>(rank)];
-      int rc =
-          MPI_Allgatherv(in.data(), own, MPI_INT, out.data(), counts->data(),
-                         displs.data(), MPI_INT, MPI_COMM_WORLD);
-      rc |= MPI_Reduce_scatter(in.data(), out.data(), counts->data(), MPI_INT,
-                               MPI_SUM, MPI_COMM_WORLD);
-      collc_mpi_counts(&ours1, &theirs1);
+    for (const bool gathers : {true, false}) {
+      unsigned long long byCollc[3] = {}, theirs = 0;
+      int rc = MPI_SUCCESS, shape = 0;
+      for (const std::vector<int> *counts : {&equal, &even, &skewed}) {
+        unsigned long long before = 0, after = 0;
+        collc_mpi_counts(&before, &theirs);
+        if (gathers) {
+          for (int j = 0, at = 0; j < p;
+               at += (*counts)[static_cast<size_t>(j++)])
+            displs[static_cast<size_t>(j)] = at;
+          rc |= MPI_Allgatherv(in.data(), (*counts)[static_cast<size_t>(rank)],
+                               MPI_INT, out.data(), counts->data(),
+                               displs.data(), MPI_INT, MPI_COMM_WORLD);
+        } else {
+          rc |= MPI_Reduce_scatter(in.data(), out.data(), counts->data(),
+                                   MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        }
+        collc_mpi_counts(&after, &theirs);
+        byCollc[shape++] = after - before;
+      }
       char what[128];
       std::snprintf(what, sizeof what,
-                    "allgatherv and reduce_scatter of %s counts run by %s",
-                    padded ? "near-equal" : "skewed", padded ? "collc" : "MPI");
+                    "%s: near-equal counts as equal ones (by collc: %llu, "
+                    "%llu), skewed ones by MPI (%llu)",
+                    gathers ? "allgatherv" : "reduce_scatter", byCollc[0],
+                    byCollc[1], byCollc[2]);
       check(what,
-            rc == MPI_SUCCESS &&
-                (padded ? ours1 - ours0 : theirs1 - theirs0) == 2,
+            rc == MPI_SUCCESS && byCollc[1] == byCollc[0] && byCollc[2] == 0,
             MPI_COMM_WORLD, rank, nullptr);
     }
+  }
+  {
+    // The collective calls no schedule runs go to MPI and are counted as
+    // handed on, one each: a barrier, and nonblocking calls, which must
+    // progress while the program works.
+    unsigned long long ours0 = 0, theirs0 = 0, ours1 = 0, theirs1 = 0;
+    collc_mpi_counts(&ours0, &theirs0);
+    std::vector<int> in(4, rank + 1), sum(4, 0), root(4, rank == 0 ? 7 : 0);
+    MPI_Request requests[2];
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    rc |= MPI_Iallreduce(in.data(), sum.data(), 4, MPI_INT, MPI_SUM,
+                         MPI_COMM_WORLD, &requests[0]);
+    rc |= MPI_Ibcast(root.data(), 4, MPI_INT, 0, MPI_COMM_WORLD, &requests[1]);
+    rc |= MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    collc_mpi_counts(&ours1, &theirs1);
+    check("a barrier and nonblocking calls, handed on and counted",
+          rc == MPI_SUCCESS && sum[3] == p * (p + 1) / 2 && root[0] == 7 &&
+              ours1 == ours0 && theirs1 - theirs0 == 3,
+          MPI_COMM_WORLD, rank, nullptr);
   }
   {
     // MPI_Allgatherv whose receive type differs by rank, its signature not:
