@@ -103,6 +103,13 @@ private:
   bool libraryAlgorithm(const ast::Identifier &algo, ir::CollectiveKind kind,
                         TopologyKind topology, llvm::StringRef topologyName);
   void scheduleDecl(const ast::ScheduleDecl &decl);
+  /// The schedule's topology into `s.topology`: a named one, or a family
+  /// whose sizes become `s`'s parameters; `ranks` where it is concrete.
+  /// False after an error.
+  bool scheduleTopology(const ast::ScheduleDecl &decl, ir::Schedule &s,
+                        Scope &scope, std::optional<int64_t> &ranks);
+  /// `where d in 1 .. 16`: each parameter's range. False after an error.
+  bool parameterRanges(const ast::ScheduleDecl &decl, ir::Schedule &s);
 
   std::optional<Topology> concreteTopology(const ast::TopologyRef &ref);
   std::optional<ir::TopologyTemplate>

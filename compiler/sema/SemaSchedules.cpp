@@ -11,6 +11,66 @@
 
 namespace collc::sema {
 
+bool Analyzer::scheduleTopology(const ast::ScheduleDecl &decl, ir::Schedule &s,
+                                Scope &scope, std::optional<int64_t> &ranks) {
+  std::optional<ir::TopologyTemplate> topo;
+  if (const ast::Identifier *id = boost::get<ast::Identifier>(&decl.on)) {
+    std::optional<Topology> concrete = concreteTopology(decl.on);
+    if (!concrete)
+      return false;
+    topo = collc::templateOf(*concrete, locOf(*id));
+    ranks = concrete->numRanks();
+  } else {
+    const ast::TopologyExpr &expr = boost::get<ast::TopologyExpr>(decl.on);
+    topo = topologyTemplate(expr, &s, &scope);
+    if (!topo)
+      return false;
+    if (s.params.empty()) {
+      std::optional<Topology> concrete =
+          makeTopology(*topo, diags, rangeOf(expr), &expr);
+      if (!concrete)
+        return false;
+      ranks = concrete->numRanks();
+    } else if (topo->kind == TopologyKind::Graph) {
+      // Graph edges are fixed, so a graph family makes no sense (a tree
+      // family is routed in closed form, symbolic::onRoute).
+      diags.error(locOf(expr), "a graph's size must be a constant",
+                  rangeOf(expr));
+      return false;
+    }
+  }
+  s.topology = *topo;
+  return true;
+}
+
+bool Analyzer::parameterRanges(const ast::ScheduleDecl &decl, ir::Schedule &s) {
+  for (const ast::ParamRange &range : decl.ranges) {
+    auto param = llvm::find_if(s.params, [&](const ir::Parameter &p) {
+      return p.name == range.name.name;
+    });
+    if (param == s.params.end()) {
+      diags.error(locOf(range.name),
+                  "'" + range.name.name +
+                      "' is not a parameter of this schedule",
+                  rangeOf(range.name));
+      return false;
+    }
+    auto lo = constant(range.lo, "the range's lower bound");
+    auto hi = constant(range.hi, "the range's upper bound");
+    if (!lo || !hi)
+      return false;
+    if (*lo > *hi) {
+      diags.error(locOf(range),
+                  "empty range " + std::to_string(*lo) + " .. " +
+                      std::to_string(*hi),
+                  rangeOf(range));
+      return false;
+    }
+    param->range = {*lo, *hi};
+  }
+  return true;
+}
+
 void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
   declare(decl.name.name, decl.name);
   ir::Schedule s;
@@ -23,37 +83,9 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
   scope.add("r", ir::SlotRank);
   scope.add("p", ir::SlotSize);
 
-  std::optional<ir::TopologyTemplate> topo;
   std::optional<int64_t> ranks;
-  if (const ast::Identifier *id = boost::get<ast::Identifier>(&decl.on)) {
-    std::optional<Topology> concrete = concreteTopology(decl.on);
-    if (!concrete)
-      return;
-    topo = collc::templateOf(*concrete, locOf(*id));
-    ranks = concrete->numRanks();
-  } else {
-    const ast::TopologyExpr &expr = boost::get<ast::TopologyExpr>(decl.on);
-    topo = topologyTemplate(expr, &s, &scope);
-    if (!topo)
-      return;
-    if (s.params.empty()) {
-      std::optional<Topology> concrete =
-          makeTopology(*topo, diags, rangeOf(expr), &expr);
-      if (!concrete)
-        return;
-      ranks = concrete->numRanks();
-    } else if (topo->kind == TopologyKind::Graph ||
-               topo->kind == TopologyKind::Tree) {
-      // Graph edges are fixed, so a graph family makes no sense; a tree
-      // family is routed in closed form (symbolic::onRoute).
-      if (topo->kind == TopologyKind::Graph) {
-        diags.error(locOf(expr), "a graph's size must be a constant",
-                    rangeOf(expr));
-        return;
-      }
-    }
-  }
-  s.topology = *topo;
+  if (!scheduleTopology(decl, s, scope, ranks))
+    return;
 
   // A permutation family may range over more than its topology: a name its
   // `where` bounds and the topology does not (`shuffle(r, k % d, d)` over
@@ -79,37 +111,14 @@ void Analyzer::scheduleDecl(const ast::ScheduleDecl &decl) {
     }
   s.collective = *c;
   if (decl.algorithm) {
-    if (!libraryAlgorithm(*decl.algorithm, c->kind, topo->kind,
-                          topologyKindName(topo->kind)))
+    if (!libraryAlgorithm(*decl.algorithm, c->kind, s.topology.kind,
+                          topologyKindName(s.topology.kind)))
       return;
     s.algorithm = decl.algorithm->name;
   }
 
-  // Parameter ranges: `where d in 1 .. 16`.
-  for (const ast::ParamRange &range : decl.ranges) {
-    auto param = llvm::find_if(s.params, [&](const ir::Parameter &p) {
-      return p.name == range.name.name;
-    });
-    if (param == s.params.end()) {
-      diags.error(locOf(range.name),
-                  "'" + range.name.name +
-                      "' is not a parameter of this schedule",
-                  rangeOf(range.name));
-      return;
-    }
-    auto lo = constant(range.lo, "the range's lower bound");
-    auto hi = constant(range.hi, "the range's upper bound");
-    if (!lo || !hi)
-      return;
-    if (*lo > *hi) {
-      diags.error(locOf(range),
-                  "empty range " + std::to_string(*lo) + " .. " +
-                      std::to_string(*hi),
-                  rangeOf(range));
-      return;
-    }
-    param->range = {*lo, *hi};
-  }
+  if (!parameterRanges(decl, s))
+    return;
 
   if (const auto *c = boost::get<ast::Composition>(&decl.body)) {
     // The parts may live in the library, which sema does not see: the
