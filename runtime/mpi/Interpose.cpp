@@ -89,13 +89,12 @@ Reason blockBytes(int count, MPI_Datatype type, TypeInfo &info,
 
 /// Blocks of `p` sizes in bytes that differ, as blocks of the largest: its
 /// size, or 0 where the padding would be more than an eighth of the data
-/// or one element a block, whichever is more, or more than the data itself.
-/// An element is the sizes' greatest common divisor (where n elements are
-/// split as n / p and n / p + 1), at most 32 bytes (MPI's largest basic
-/// type): sizes with a large common factor are not an even split. The
-/// sizes are the same at every rank (MPI_Reduce_scatter's and
-/// MPI_Allgatherv's counts in bytes), so this is too; a negative one is
-/// MPI's to report.
+/// or one element a block, whichever is more. An element is the sizes'
+/// greatest common divisor (where n elements are split as n / p and
+/// n / p + 1), at most 32 bytes (MPI's largest basic type): sizes with a
+/// large common factor are not an even split. The sizes are the same at
+/// every rank (MPI_Reduce_scatter's and MPI_Allgatherv's counts in bytes),
+/// so this is too; a negative one is MPI's to report.
 template <typename SizeOf> int64_t paddedSize(int p, SizeOf sizeOf) {
   int64_t total = 0, largest = 0, unit = 0;
   for (int i = 0; i < p; ++i) {
@@ -108,8 +107,7 @@ template <typename SizeOf> int64_t paddedSize(int p, SizeOf sizeOf) {
   }
   const int64_t padding = largest * p - total;
   constexpr int64_t largestElement = 32;
-  if (padding >
-      std::max(total / 8, std::min(std::min(unit, largestElement) * p, total)))
+  if (padding > std::max(total / 8, std::min(unit, largestElement) * p))
     return 0;
   return largest;
 }
