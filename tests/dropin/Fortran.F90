@@ -12,10 +12,12 @@ program dropin_fortran
   use mpi_f08
 #define COMM type(MPI_Comm)
 #define DTYPE type(MPI_Datatype)
+#define REQUEST type(MPI_Request)
 #else
   use mpi
 #define COMM integer
 #define DTYPE integer
+#define REQUEST integer
 #endif
   use, intrinsic :: iso_fortran_env, only: error_unit
   implicit none
@@ -31,14 +33,16 @@ program dropin_fortran
   integer :: lengths(1)
   DTYPE :: bottom_type
   DTYPE :: types(1)
-  COMM :: flipped
+  DTYPE, allocatable :: wtypes(:)
+  COMM :: flipped, ring
+  REQUEST :: request
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, p, ierr)
   failures = 0
   checks = 0
-  allocate(blocks(2 * p), gathered(2 * p), counts(p), displs(p))
+  allocate(blocks(2 * p), gathered(2 * p), counts(p), displs(p), wtypes(p))
 
   ! All-reduce, INTEGER: sum over ranks of rank + i.
   do i = 1, n
@@ -151,6 +155,49 @@ program dropin_fortran
       call expect('reduce on a communicator made after a free', total == p * (p - 1) / 2)
     call MPI_COMM_FREE(flipped, ierr)
   end do
+
+  ! The calls no schedule runs (a barrier, nonblocking calls) go to MPI's
+  ! own, counted as handed on.
+  call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+  call expect('barrier', ierr == 0)
+  one = rank + 1
+  total = -1
+  call MPI_IALLREDUCE(one, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
+                      request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call expect('iallreduce', total == p * (p + 1) / 2)
+  blocks(1:p) = [(100 * rank + j, j = 0, p - 1)]
+  gathered = -1
+  call MPI_IALLTOALL(blocks, 1, MPI_INTEGER, gathered, 1, MPI_INTEGER, &
+                     MPI_COMM_WORLD, request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call expect('ialltoall', all(gathered(1:p) == [(100 * j + rank, j = 0, p - 1)]))
+  ints = 0
+  if (rank == 0) ints = [(3 * i, i = 1, n)]
+  call MPI_IBCAST(ints, n, MPI_INTEGER, 0, MPI_COMM_WORLD, request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call expect('ibcast', all(ints == [(3 * i, i = 1, n)]))
+  ! All-to-all with a type per rank (alltoallw): block j of rank r is
+  ! 100 r + j, as above.
+  wtypes = MPI_INTEGER
+  counts = 1
+  displs = [(4 * j, j = 0, p - 1)] ! in bytes
+  gathered = -1
+  call MPI_ALLTOALLW(blocks, counts, displs, wtypes, gathered, counts, &
+                     displs, wtypes, MPI_COMM_WORLD, ierr)
+  call expect('alltoallw', all(gathered(1:p) == [(100 * j + rank, j = 0, p - 1)]))
+  ! A neighbour all-gather on the ranks as a ring: from rank - 1, rank + 1.
+  call MPI_CART_CREATE(MPI_COMM_WORLD, 1, [p], [.true.], .false., ring, ierr)
+  one = 5 * rank
+  gathered = -1
+  call MPI_NEIGHBOR_ALLGATHER(one, 1, MPI_INTEGER, gathered, 1, MPI_INTEGER, &
+                              ring, ierr)
+  call expect('neighbor_allgather', gathered(1) == 5 * modulo(rank - 1, p) &
+              .and. gathered(2) == 5 * modulo(rank + 1, p))
+  call MPI_COMM_FREE(ring, ierr)
+  call MPI_IBARRIER(MPI_COMM_WORLD, request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call expect('ibarrier', ierr == 0)
 
   call MPI_ALLREDUCE(failures, worst, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, ierr)
   ! On standard error, before the drop-in's report (MPI_FINALIZE): the test
