@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <set>
 #include <vector>
 
 using namespace collc;
@@ -287,44 +286,25 @@ library::chainScanSchedule(const std::string &name, const ir::Collective &want,
   // A suffix scan runs the chain from the top rank down.
   const bool down = m.carries == meaning::Carries::Suffix;
   ir::Schedule s = builtSchedule(name, chainScanAlgorithm, want, graph, loc);
+  // An exclusive scan: the prefixes pass along the chain in msg, and the
+  // result, starting empty, takes only what comes from below (the library's
+  // linear_exscan): p - 1 steps, as the scan's.
+  if (exclusive) {
+    s.buffers.front().startsEmpty = true;
+    s.buffers.push_back({"msg"});
+  }
   const int64_t p = graph.numRanks();
   for (int64_t k = 1; k < p; ++k) {
-    ir::Step step;
-    step.rules.push_back(
+    ir::TransferRule rule =
         down ? transfer(p - k, p - k - 1, nullptr, ir::TransferMode::Reduce)
-             : transfer(k - 1, k, nullptr, ir::TransferMode::Reduce));
-    s.body.push_back(std::move(step));
-  }
-  // An exclusive scan: each prefix then copied one rank up, over the
-  // receiver's own (the library's linear_exscan). Each copy goes into the
-  // first step whose routes share no channel with its own (one step where
-  // the ranks lie on a path), and rank k must send its prefix up no later
-  // than its own is replaced: so from the top down, each copy in the step
-  // of the one above it or later.
-  if (exclusive) {
-    std::vector<std::set<Channel>> used;
-    std::vector<ir::Step> steps;
-    llvm::SmallVector<Channel, 8> route;
-    size_t above = 0;
-    for (int64_t k = p - 1; k >= 1; --k) {
-      route.clear();
-      graph.route(k - 1, k, route);
-      size_t at = above;
-      while (at < used.size() && llvm::any_of(route, [&](const Channel &c) {
-               return used[at].count(c) != 0;
-             }))
-        ++at;
-      if (at == used.size()) {
-        used.emplace_back();
-        steps.emplace_back();
-      }
-      used[at].insert(route.begin(), route.end());
-      above = at;
-      steps[at].rules.push_back(
-          transfer(k - 1, k, nullptr, ir::TransferMode::Copy));
+             : transfer(k - 1, k, nullptr, ir::TransferMode::Reduce);
+    if (exclusive) {
+      rule.fromBuffer = 1;
+      rule.into = {{1, nullptr}, {0, nullptr}};
     }
-    for (ir::Step &step : steps)
-      s.body.push_back(std::move(step));
+    ir::Step step;
+    step.rules.push_back(std::move(rule));
+    s.body.push_back(std::move(step));
   }
   return s;
 }

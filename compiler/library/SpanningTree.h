@@ -45,9 +45,9 @@ llvm::Expected<ir::Schedule> spanningTreeSchedule(const std::string &name,
 /// the library's scans do not run on): in step k rank k - 1 passes its
 /// prefix to rank k, which folds in its own, lower ranks first, so it keeps
 /// rank order (an operator that does not commute included). p - 1 steps of
-/// one message; an exclusive scan then copies each prefix one rank up, in
-/// as few steps as keep those copies' routes apart, and a suffix scan runs
-/// the chain from rank p - 1 down. A tree's subtrees are not runs of
+/// one message; an exclusive scan passes the prefixes in a buffer of their
+/// own, its result starting empty, and a suffix scan runs the chain from
+/// rank p - 1 down. A tree's subtrees are not runs of
 /// consecutive ranks, so the spanning tree has no scan.
 llvm::Expected<ir::Schedule> chainScanSchedule(const std::string &name,
                                                const ir::Collective &want,

@@ -137,7 +137,15 @@ int Engine::deliverAll() {
           s.ordered = rec.ordered != 0;
           continue;
         }
-        if (int rc = deliver(b, rec.slot, rec, data, e.reduce))
+        // Received in place into another buffer: taken from there.
+        const char *from =
+            e.direct
+                ? slotData(
+                      buffers[static_cast<size_t>(e.directBuffer)]
+                          .blocks[static_cast<size_t>(blockOfSlot(rec.slot))],
+                      chunkOf(rec.slot))
+                : data;
+        if (int rc = deliver(b, rec.slot, rec, from, e.reduce))
           return rc;
       }
       if (data)
@@ -259,9 +267,9 @@ void Engine::planData() {
     if (!e.whole && e.dataBytes)
       planOne(
           e,
-          [&](int32_t slot) {
+          [&](int b, int32_t slot) {
             for (const Outgoing &o : sends)
-              if (o.buffer == e.directBuffer)
+              if (o.buffer == b)
                 for (size_t i = o.first; i < o.last; ++i)
                   if (sendList[i] == slot)
                     return false;
@@ -292,14 +300,13 @@ void Engine::planData() {
   for (Expected &e : receives) {
     if (e.whole || !e.dataBytes)
       continue;
-    const int b = std::countr_zero(e.intoMask);
     planOne(
         e,
-        [&](int32_t slot) {
+        [&](int b, int32_t slot) {
           return touched[static_cast<size_t>(b)][static_cast<size_t>(slot)] ==
                  1;
         },
-        receivedTwice >> b & 1);
+        receivedTwice >> std::countr_zero(e.intoMask) & 1);
   }
 }
 
@@ -309,7 +316,24 @@ void Engine::planOne(Expected &e, Alone &&alone, bool bufferShared) {
   e.directBuffer = std::countr_zero(e.intoMask);
   e.direct = !e.reduce && single;
   for (size_t r = 0; r < e.records && e.direct; ++r)
-    e.direct = alone(recordAt(e, r).slot);
+    e.direct = alone(e.directBuffer, recordAt(e, r).slot);
+  // A message into several buffers lands in place in one that only takes a
+  // copy (nothing held there yet, or no fold), and the others take it from
+  // there: one copy fewer on an exclusive scan's chain (`into msg, result`).
+  for (uint64_t m = single ? 0 : e.intoMask; m && !e.direct; m &= m - 1) {
+    const int b = std::countr_zero(m);
+    const Buffer &into = buffers[static_cast<size_t>(b)];
+    bool copies = true;
+    for (size_t r = 0; r < e.records && copies; ++r) {
+      const int32_t slot = recordAt(e, r).slot;
+      copies = (!e.reduce || !into.slots[static_cast<size_t>(slot)].held) &&
+               alone(b, slot);
+    }
+    if (copies) {
+      e.direct = true;
+      e.directBuffer = b;
+    }
+  }
   // A reduce's operand lands where the result will live, and is folded
   // there with the held value, when that value is elsewhere (still in the
   // user's input, where this step's sends read it) and no other receive

@@ -339,9 +339,9 @@ private:
   /// receiveData's parts: where each receive's data lands (e.direct,
   /// e.fused), and the pieces of one receive, in `pieces`.
   void planData();
-  /// planData for one receive: alone(slot) says whether nothing else in the
-  /// step touches that slot of its buffer; bufferShared, whether another
-  /// receive writes its buffer.
+  /// planData for one receive: alone(buffer, slot) says whether nothing
+  /// else in the step touches that slot of that buffer; bufferShared,
+  /// whether another receive writes its (first) buffer.
   template <typename Alone>
   void planOne(Expected &e, Alone &&alone, bool bufferShared);
   void placeData(Expected &e);
