@@ -64,14 +64,7 @@ bool isPair(MPI_Datatype type) {
   return false;
 }
 
-} // namespace
-
-bool checkable(MPI_Comm comm) {
-  int inter = 0;
-  return comm != MPI_COMM_NULL &&
-         PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
-}
-
+/// An operator as the same number at every rank (nullopt: a user's).
 std::optional<int64_t> opNumber(MPI_Op op) {
   const int i = collc::rt::predefinedOpIndex(op);
   if (i < 0)
@@ -79,6 +72,10 @@ std::optional<int64_t> opNumber(MPI_Op op) {
   return i;
 }
 
+/// A type's signature as numbers: the basic type its elements are made of
+/// (nullopt where several, or a pair type such as MPI_2INT, whose
+/// signature is also that of two ints) and the bytes of `count` elements
+/// (nullopt for an invalid count or type: MPI reports it).
 void typeNumbers(int count, MPI_Datatype type, std::optional<int64_t> &base,
                  std::optional<int64_t> &bytes) {
   collc::rt::TypeInfo info;
@@ -101,6 +98,14 @@ void typeNumbers(int count, MPI_Datatype type, std::optional<int64_t> &base,
       d.add(name[i]);
     base = d.value();
   }
+}
+
+} // namespace
+
+bool checkable(MPI_Comm comm) {
+  int inter = 0;
+  return comm != MPI_COMM_NULL &&
+         PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
 int64_t bytesOf(int count, MPI_Datatype type) {

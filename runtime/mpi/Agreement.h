@@ -34,14 +34,6 @@ struct Agreed {
 /// Whether COLLC_MPI_CHECK is on.
 bool checking();
 
-/// An operator as the same number at every rank (nullopt: a user's).
-std::optional<int64_t> opNumber(MPI_Op op);
-/// A type's signature as numbers: the basic type its elements are made of
-/// (nullopt where several, or a pair type such as MPI_2INT, whose
-/// signature is also that of two ints) and the bytes of `count` elements
-/// (nullopt for an invalid count or type: MPI reports it).
-void typeNumbers(int count, MPI_Datatype type, std::optional<int64_t> &base,
-                 std::optional<int64_t> &bytes);
 /// A digest of p block sizes (`count(j)` elements of `type`) in bytes.
 std::optional<int64_t> countsDigest(int p, const int *counts,
                                     MPI_Datatype type);
