@@ -89,6 +89,93 @@ int64_t wrapMul(int64_t a, int64_t b) {
 
 EvalResult fail(EvalError err, const Expr &e) { return {0, err, &e}; }
 
+/// A unary operator on its operand's value.
+EvalResult evaluateUnary(ExprOp op, int64_t x) {
+  switch (op) {
+  case ExprOp::Neg:
+    return {wrapSub(0, x)};
+  case ExprOp::BitNot:
+    return {~x};
+  case ExprOp::Not:
+    return {x == 0};
+  case ExprOp::CeilLog2:
+    return {ceilLog2(x)};
+  default:
+    llvm_unreachable("not a unary operator");
+  }
+}
+
+/// x to the power y >= 0, wrapping: square-and-multiply, so huge exponents
+/// cost 64 rounds.
+int64_t wrapPow(int64_t x, int64_t y) {
+  uint64_t r = 1, base = static_cast<uint64_t>(x);
+  for (uint64_t n = static_cast<uint64_t>(y); n != 0; n >>= 1) {
+    if (n & 1)
+      r *= base;
+    base *= base;
+  }
+  return static_cast<int64_t>(r);
+}
+
+/// Binary operator `e` on its operands' values; an undefined result fails
+/// at `e`.
+EvalResult evaluateBinary(const Expr &e, int64_t x, int64_t y) {
+  switch (e.op) {
+  case ExprOp::Add:
+    return {wrapAdd(x, y)};
+  case ExprOp::Sub:
+    return {wrapSub(x, y)};
+  case ExprOp::Mul:
+    return {wrapMul(x, y)};
+  case ExprOp::Div:
+  case ExprOp::Mod:
+    if (y == 0)
+      return fail(EvalError::DivByZero, e);
+    if (x == INT64_MIN && y == -1)
+      return fail(EvalError::Overflow, e);
+    return {e.op == ExprOp::Div ? x / y : x % y};
+  case ExprOp::Pow:
+    if (y < 0)
+      return fail(EvalError::BadPow, e);
+    return {wrapPow(x, y)};
+  case ExprOp::Shl:
+  case ExprOp::Shr:
+    if (y < 0 || y > 63)
+      return fail(EvalError::BadShift, e);
+    return {e.op == ExprOp::Shl
+                ? static_cast<int64_t>(static_cast<uint64_t>(x) << y)
+                : x >> y};
+  case ExprOp::BitAnd:
+    return {x & y};
+  case ExprOp::BitOr:
+    return {x | y};
+  case ExprOp::BitXor:
+    return {x ^ y};
+  case ExprOp::Min:
+    return {std::min(x, y)};
+  case ExprOp::Max:
+    return {std::max(x, y)};
+  case ExprOp::BitReverse:
+    if (y < 0 || y > 62)
+      return fail(EvalError::BadBits, e);
+    return {bitReverse(x, y)};
+  case ExprOp::Eq:
+    return {x == y};
+  case ExprOp::Ne:
+    return {x != y};
+  case ExprOp::Lt:
+    return {x < y};
+  case ExprOp::Le:
+    return {x <= y};
+  case ExprOp::Gt:
+    return {x > y};
+  case ExprOp::Ge:
+    return {x >= y};
+  default:
+    llvm_unreachable("not a binary operator");
+  }
+}
+
 } // namespace
 
 EvalResult collc::ir::evaluate(const Expr &e, llvm::ArrayRef<int64_t> env) {
@@ -122,94 +209,12 @@ EvalResult collc::ir::evaluate(const Expr &e, llvm::ArrayRef<int64_t> env) {
   }
 
   EvalResult a = evaluate(*e.args[0], env);
-  if (!a.ok())
-    return a;
-  if (e.args.size() == 1) {
-    switch (e.op) {
-    case ExprOp::Neg:
-      return {wrapSub(0, a.value)};
-    case ExprOp::BitNot:
-      return {~a.value};
-    case ExprOp::Not:
-      return {a.value == 0};
-    case ExprOp::CeilLog2:
-      return {ceilLog2(a.value)};
-    default:
-      llvm_unreachable("not a unary operator");
-    }
-  }
+  if (!a.ok() || e.args.size() == 1)
+    return a.ok() ? evaluateUnary(e.op, a.value) : a;
   EvalResult b = evaluate(*e.args[1], env);
   if (!b.ok())
     return b;
-  int64_t x = a.value, y = b.value;
-  switch (e.op) {
-  case ExprOp::Add:
-    return {wrapAdd(x, y)};
-  case ExprOp::Sub:
-    return {wrapSub(x, y)};
-  case ExprOp::Mul:
-    return {wrapMul(x, y)};
-  case ExprOp::Div:
-    if (y == 0)
-      return fail(EvalError::DivByZero, e);
-    if (x == INT64_MIN && y == -1)
-      return fail(EvalError::Overflow, e);
-    return {x / y};
-  case ExprOp::Mod:
-    if (y == 0)
-      return fail(EvalError::DivByZero, e);
-    if (x == INT64_MIN && y == -1)
-      return fail(EvalError::Overflow, e);
-    return {x % y};
-  case ExprOp::Pow: {
-    if (y < 0)
-      return fail(EvalError::BadPow, e);
-    // Square-and-multiply with wrapping, so huge exponents cost 64 rounds.
-    uint64_t r = 1, base = static_cast<uint64_t>(x);
-    for (uint64_t n = static_cast<uint64_t>(y); n != 0; n >>= 1) {
-      if (n & 1)
-        r *= base;
-      base *= base;
-    }
-    return {static_cast<int64_t>(r)};
-  }
-  case ExprOp::Shl:
-    if (y < 0 || y > 63)
-      return fail(EvalError::BadShift, e);
-    return {static_cast<int64_t>(static_cast<uint64_t>(x) << y)};
-  case ExprOp::Shr:
-    if (y < 0 || y > 63)
-      return fail(EvalError::BadShift, e);
-    return {x >> y};
-  case ExprOp::BitAnd:
-    return {x & y};
-  case ExprOp::BitOr:
-    return {x | y};
-  case ExprOp::BitXor:
-    return {x ^ y};
-  case ExprOp::Min:
-    return {std::min(x, y)};
-  case ExprOp::Max:
-    return {std::max(x, y)};
-  case ExprOp::BitReverse:
-    if (y < 0 || y > 62)
-      return fail(EvalError::BadBits, e);
-    return {bitReverse(x, y)};
-  case ExprOp::Eq:
-    return {x == y};
-  case ExprOp::Ne:
-    return {x != y};
-  case ExprOp::Lt:
-    return {x < y};
-  case ExprOp::Le:
-    return {x <= y};
-  case ExprOp::Gt:
-    return {x > y};
-  case ExprOp::Ge:
-    return {x >= y};
-  default:
-    llvm_unreachable("not a binary operator");
-  }
+  return evaluateBinary(e, a.value, b.value);
 }
 
 namespace {

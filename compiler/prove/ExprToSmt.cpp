@@ -87,18 +87,20 @@ Term ExprToSmt::power(const Term &base, const Term &exponent) {
   return result;
 }
 
-ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
-  Term yes = ctx.boolean(true);
-  Term one = ctx.bitVec(1, width), zero = ctx.bitVec(0, width);
-  auto fromBool = [&](const Term &b) {
-    return Entry{ite(b, one, zero), yes, b};
-  };
+ExprToSmt::Entry ExprToSmt::fromBool(const Term &b, const Constants &k) {
+  return Entry{ite(b, k.one, k.zero), k.yes, b};
+}
 
+ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
+  // Made first, in this order, as every term is made in one order (the
+  // cache's comment says why).
+  const Constants k{ctx.boolean(true), ctx.bitVec(1, width),
+                    ctx.bitVec(0, width)};
   switch (e.op) {
   case ExprOp::Const:
-    return {ctx.bitVec(e.value, width), yes, {}};
+    return {ctx.bitVec(e.value, width), k.yes, {}};
   case ExprOp::Var:
-    return {e.slot < slots.size() ? slots[e.slot] : zero, yes, {}};
+    return {e.slot < slots.size() ? slots[e.slot] : k.zero, k.yes, {}};
   case ExprOp::Select: {
     Entry c = get(*e.args[0]), a = get(*e.args[1]), b = get(*e.args[2]);
     Term cond = test(c);
@@ -116,131 +118,142 @@ ExprToSmt::Entry ExprToSmt::build(const ir::Expr &e) {
     bool isAnd = e.op == ExprOp::And;
     // The right operand is evaluated (and must be defined) only when the
     // left one does not decide the result.
-    Entry r = fromBool(isAnd ? (ta && tb) : (ta || tb));
+    Entry r = fromBool(isAnd ? (ta && tb) : (ta || tb), k);
     r.defined = a.defined && implies(isAnd ? ta : !ta, b.defined);
     return r;
   }
   default:
     break;
   }
-
   Entry a = get(*e.args[0]);
-  if (e.args.size() == 1) {
-    Entry r;
-    switch (e.op) {
-    case ExprOp::Neg:
-      r = {-a.value, yes, {}};
-      break;
-    case ExprOp::BitNot:
-      r = {~a.value, yes, {}};
-      break;
-    case ExprOp::Not:
-      r = fromBool(!test(a));
-      break;
-    case ExprOp::CeilLog2: {
-      // The powers of two below x, counted: each fits the width (x does,
-      // prove/Width.h), and a negative x exceeds none.
-      r = {zero, yes, {}};
-      for (unsigned j = 0; j + 2 <= width; ++j)
-        r.value =
-            r.value +
-            ite(sgt(a.value, ctx.bitVec(int64_t(1) << j, width)), one, zero);
-      break;
-    }
-    default:
-      assert(false && "not a unary operator");
-      r = {zero, ctx.boolean(false), {}};
-      break;
-    }
-    r.defined = a.defined;
-    return r;
-  }
-
+  if (e.args.size() == 1)
+    return unary(e.op, a, k);
   Entry b = get(*e.args[1]);
+  return binary(e.op, a, b, k);
+}
+
+ExprToSmt::Entry ExprToSmt::unary(ExprOp op, const Entry &a,
+                                  const Constants &k) {
+  Entry r;
+  switch (op) {
+  case ExprOp::Neg:
+    r = {-a.value, k.yes, {}};
+    break;
+  case ExprOp::BitNot:
+    r = {~a.value, k.yes, {}};
+    break;
+  case ExprOp::Not:
+    r = fromBool(!test(a), k);
+    break;
+  case ExprOp::CeilLog2: {
+    // The powers of two below x, counted: each fits the width (x does,
+    // prove/Width.h), and a negative x exceeds none.
+    r = {k.zero, k.yes, {}};
+    for (unsigned j = 0; j + 2 <= width; ++j)
+      r.value = r.value + ite(sgt(a.value, ctx.bitVec(int64_t(1) << j, width)),
+                              k.one, k.zero);
+    break;
+  }
+  default:
+    assert(false && "not a unary operator");
+    r = {k.zero, ctx.boolean(false), {}};
+    break;
+  }
+  r.defined = a.defined;
+  return r;
+}
+
+ExprToSmt::Entry ExprToSmt::binary(ExprOp op, const Entry &a, const Entry &b,
+                                   const Constants &k) {
   const Term &x = a.value, &y = b.value;
   Term defined = a.defined && b.defined;
   Entry r;
-  switch (e.op) {
+  switch (op) {
   case ExprOp::Add:
-    r = {x + y, yes, {}};
+    r = {x + y, k.yes, {}};
     break;
   case ExprOp::Sub:
-    r = {x - y, yes, {}};
+    r = {x - y, k.yes, {}};
     break;
   case ExprOp::Mul:
-    r = {x * y, yes, {}};
+    r = {x * y, k.yes, {}};
     break;
   case ExprOp::Div:
   case ExprOp::Mod:
-    r = {e.op == ExprOp::Div ? sdiv(x, y) : srem(x, y), yes, {}};
+    r = {op == ExprOp::Div ? sdiv(x, y) : srem(x, y), k.yes, {}};
     defined = defined && y != 0;
     // Below 64 bits x fits the width, so it is never INT64_MIN.
     if (width == 64)
       defined = defined && !(x == INT64_MIN && y == -1);
     break;
   case ExprOp::Pow:
-    r = {power(x, y), yes, {}};
+    r = {power(x, y), k.yes, {}};
     defined = defined && sge(y, 0);
     break;
   case ExprOp::Shl:
   case ExprOp::Shr:
-    r = {e.op == ExprOp::Shl ? shl(x, y) : ashr(x, y), yes, {}};
+    r = {op == ExprOp::Shl ? shl(x, y) : ashr(x, y), k.yes, {}};
     defined = defined && sge(y, 0) && sle(y, 63);
     break;
   case ExprOp::BitAnd:
-    r = {x & y, yes, {}};
+    r = {x & y, k.yes, {}};
     break;
   case ExprOp::BitOr:
-    r = {x | y, yes, {}};
+    r = {x | y, k.yes, {}};
     break;
   case ExprOp::BitXor:
-    r = {x ^ y, yes, {}};
+    r = {x ^ y, k.yes, {}};
     break;
   case ExprOp::Min:
-    r = {smin(x, y), yes, {}};
+    r = {smin(x, y), k.yes, {}};
     break;
   case ExprOp::Max:
-    r = {smax(x, y), yes, {}};
+    r = {smax(x, y), k.yes, {}};
     break;
-  case ExprOp::BitReverse: {
-    // Bit i of x lands at n - 1 - i for i < n. Where the result fits the
-    // width (prove/Width.h), n is below it, so bits 0 .. width - 1 suffice.
-    Term out = zero;
-    for (unsigned i = 0; i < width; ++i)
-      out = out | ite(slt(ctx.bitVec(i, width), y),
-                      shl(ashr(x, ctx.bitVec(i, width)) & one,
-                          y - ctx.bitVec(i + 1, width)),
-                      zero);
-    // Undefined past 62 bits; 0 there, at every width alike.
-    r = {ite(sle(y, 62), out, zero), yes, {}};
+  case ExprOp::BitReverse:
+    r = {bitReverse(x, y, k), k.yes, {}};
     defined = defined && sge(y, 0) && sle(y, 62);
     break;
-  }
-  case ExprOp::Eq:
-    r = fromBool(x == y);
-    break;
-  case ExprOp::Ne:
-    r = fromBool(x != y);
-    break;
-  case ExprOp::Lt:
-    r = fromBool(slt(x, y));
-    break;
-  case ExprOp::Le:
-    r = fromBool(sle(x, y));
-    break;
-  case ExprOp::Gt:
-    r = fromBool(sgt(x, y));
-    break;
-  case ExprOp::Ge:
-    r = fromBool(sge(x, y));
-    break;
   default:
-    assert(false && "not a binary operator");
-    r = {zero, ctx.boolean(false), {}};
+    r = compare(op, x, y, k);
     break;
   }
   r.defined = defined;
   return r;
+}
+
+Term ExprToSmt::bitReverse(const Term &x, const Term &n, const Constants &k) {
+  // Bit i of x lands at n - 1 - i for i < n. Where the result fits the
+  // width (prove/Width.h), n is below it, so bits 0 .. width - 1 suffice.
+  Term out = k.zero;
+  for (unsigned i = 0; i < width; ++i)
+    out = out | ite(slt(ctx.bitVec(i, width), n),
+                    shl(ashr(x, ctx.bitVec(i, width)) & k.one,
+                        n - ctx.bitVec(i + 1, width)),
+                    k.zero);
+  // Undefined past 62 bits; 0 there, at every width alike.
+  return ite(sle(n, 62), out, k.zero);
+}
+
+ExprToSmt::Entry ExprToSmt::compare(ExprOp op, const Term &x, const Term &y,
+                                    const Constants &k) {
+  switch (op) {
+  case ExprOp::Eq:
+    return fromBool(x == y, k);
+  case ExprOp::Ne:
+    return fromBool(x != y, k);
+  case ExprOp::Lt:
+    return fromBool(slt(x, y), k);
+  case ExprOp::Le:
+    return fromBool(sle(x, y), k);
+  case ExprOp::Gt:
+    return fromBool(sgt(x, y), k);
+  case ExprOp::Ge:
+    return fromBool(sge(x, y), k);
+  default:
+    assert(false && "not a binary operator");
+    return {k.zero, ctx.boolean(false), {}};
+  }
 }
 
 Term collc::prove::toSmt(const ir::Expr &e, llvm::ArrayRef<Term> slots) {

@@ -55,8 +55,22 @@ private:
     smt::Term
         asBool; // valid for comparisons and logic: value == (asBool ? 1 : 0)
   };
+  /// The terms every operator may use, made once per expression.
+  struct Constants {
+    smt::Term yes, one, zero; // true, and 1 and 0 at the width
+  };
   Entry get(const ir::Expr &e);
   Entry build(const ir::Expr &e);
+  Entry unary(ir::ExprOp op, const Entry &a, const Constants &k);
+  Entry binary(ir::ExprOp op, const Entry &a, const Entry &b,
+               const Constants &k);
+  /// A comparison, as 0 or 1 (and as a boolean).
+  Entry compare(ir::ExprOp op, const smt::Term &x, const smt::Term &y,
+                const Constants &k);
+  /// The low n bits of x in reverse order (ir::ExprOp::BitReverse).
+  smt::Term bitReverse(const smt::Term &x, const smt::Term &n,
+                       const Constants &k);
+  Entry fromBool(const smt::Term &b, const Constants &k);
   smt::Term test(const Entry &e);
   smt::Term power(const smt::Term &base, const smt::Term &exponent);
 
