@@ -5,6 +5,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <bit>
 #include <initializer_list>
 #include <optional>
 
@@ -41,79 +42,77 @@ ValueRange hullOf(std::initializer_list<Wide> values, bool mayFail) {
 
 bool mayBeZero(const ValueRange &r) { return r.lo <= 0 && 0 <= r.hi; }
 
+/// The set bits of `mask`, highest first: where the loops below can act.
+/// Each of them skips the bits that cannot change its bound, which the
+/// book's loops test one by one from bit 63.
+template <typename Visit> void highestFirst(uint64_t mask, Visit visit) {
+  while (mask != 0) {
+    const uint64_t m = uint64_t(1) << (63 - std::countl_zero(mask));
+    if (visit(m))
+      return;
+    mask &= ~m;
+  }
+}
+
 // Bounds of x op y for unsigned x in a..b and y in c..d (Warren, Hacker's
 // Delight §4-3); the values here are non-negative int64_t.
 uint64_t minOr(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  for (uint64_t m = uint64_t(1) << 63; m != 0; m >>= 1) {
-    if (~a & c & m) {
+  highestFirst(a ^ c, [&](uint64_t m) {
+    if (c & m) {
       uint64_t t = (a | m) & -m;
-      if (t <= b) {
-        a = t;
-        break;
-      }
-    } else if (a & ~c & m) {
+      if (t <= b)
+        return a = t, true;
+    } else {
       uint64_t t = (c | m) & -m;
-      if (t <= d) {
-        c = t;
-        break;
-      }
+      if (t <= d)
+        return c = t, true;
     }
-  }
+    return false;
+  });
   return a | c;
 }
 
 uint64_t maxOr(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  for (uint64_t m = uint64_t(1) << 63; m != 0; m >>= 1) {
-    if (b & d & m) {
-      uint64_t t = (b - m) | (m - 1);
-      if (t >= a) {
-        b = t;
-        break;
-      }
-      t = (d - m) | (m - 1);
-      if (t >= c) {
-        d = t;
-        break;
-      }
-    }
-  }
+  highestFirst(b & d, [&](uint64_t m) {
+    uint64_t t = (b - m) | (m - 1);
+    if (t >= a)
+      return b = t, true;
+    t = (d - m) | (m - 1);
+    if (t >= c)
+      return d = t, true;
+    return false;
+  });
   return b | d;
 }
 
 uint64_t minAnd(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  for (uint64_t m = uint64_t(1) << 63; m != 0; m >>= 1) {
-    if (~a & ~c & m) {
-      uint64_t t = (a | m) & -m;
-      if (t <= b) {
-        a = t;
-        break;
-      }
-      t = (c | m) & -m;
-      if (t <= d) {
-        c = t;
-        break;
-      }
-    }
-  }
+  // A bit above both b and d gives t > b and t > d: nothing to try there.
+  const uint64_t below = std::bit_ceil((b | d) + 1) - 1;
+  highestFirst(~a & ~c & below, [&](uint64_t m) {
+    uint64_t t = (a | m) & -m;
+    if (t <= b)
+      return a = t, true;
+    t = (c | m) & -m;
+    if (t <= d)
+      return c = t, true;
+    return false;
+  });
   return a & c;
 }
 
 uint64_t maxAnd(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  for (uint64_t m = uint64_t(1) << 63; m != 0; m >>= 1) {
-    if (b & ~d & m) {
+  highestFirst(b ^ d, [&](uint64_t m) {
+    if (b & m) {
       uint64_t t = (b & ~m) | (m - 1);
-      if (t >= a) {
-        b = t;
-        break;
-      }
-    } else if (~b & d & m) {
+      if (t >= a)
+        return b = t, true;
+    } else {
       uint64_t t = (d & ~m) | (m - 1);
-      if (t >= c) {
-        d = t;
-        break;
-      }
+      if (t >= c)
+        return d = t, true;
     }
-  }
+    return false;
+  });
   return b & d;
 }
 

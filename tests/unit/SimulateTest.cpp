@@ -518,6 +518,51 @@ TEST(ChunkRuns, AssignsMatchAPerChunkMapAndStayMerged) {
   }
 }
 
+// On non-negative ranges, &, | and ^ of two variables are bounded exactly
+// for & and | (Hacker's Delight §4-3) and soundly for ^, against every
+// pair of values of every pair of ranges within 0..15, and for ranges
+// with high bits (up to 2^40) against a sample of their pairs.
+TEST(RangeEval, BitwiseBoundsAreExact) {
+  const ExprRef x = Expr::var("o", SlotOrigin), y = Expr::var("d", SlotDest);
+  auto check = [&](ExprOp op, int64_t a, int64_t b, int64_t cc, int64_t d,
+                   int64_t step) {
+    std::vector<int64_t> lo(NumFixedSlots, 0), hi(NumFixedSlots, 0);
+    lo[SlotOrigin] = a, hi[SlotOrigin] = b, lo[SlotDest] = cc, hi[SlotDest] = d;
+    ValueRange range = evaluateRange(*bin(op, x, y), lo, hi);
+    int64_t least = INT64_MAX, most = INT64_MIN;
+    for (int64_t u = a; u <= b; u += step)
+      for (int64_t v = cc; v <= d; v += step) {
+        for (int64_t w : {u, b}) // each range's top too, whatever the step
+          for (int64_t z : {v, d}) {
+            int64_t r = op == ExprOp::BitAnd  ? (w & z)
+                        : op == ExprOp::BitOr ? (w | z)
+                                              : (w ^ z);
+            least = std::min(least, r), most = std::max(most, r);
+          }
+      }
+    ASSERT_FALSE(range.mayFail);
+    ASSERT_LE(range.lo, least) << a << ".." << b << " " << cc << ".." << d;
+    ASSERT_GE(range.hi, most) << a << ".." << b << " " << cc << ".." << d;
+    if (op != ExprOp::BitXor && step == 1) {
+      EXPECT_EQ(range.lo, least) << a << ".." << b << " " << cc << ".." << d;
+      EXPECT_EQ(range.hi, most) << a << ".." << b << " " << cc << ".." << d;
+    }
+  };
+  for (ExprOp op : {ExprOp::BitAnd, ExprOp::BitOr, ExprOp::BitXor})
+    for (int64_t a = 0; a < 16; ++a)
+      for (int64_t b = a; b < 16; ++b)
+        for (int64_t cc = 0; cc < 16; ++cc)
+          for (int64_t d = cc; d < 16; ++d)
+            check(op, a, b, cc, d, 1);
+  std::mt19937_64 rng(20261205);
+  for (int n = 0; n < 2000; ++n) {
+    const int64_t a = rng() % (int64_t(1) << 40), cc = rng() % (1 << 20);
+    const int64_t width = 1 + rng() % 40;
+    for (ExprOp op : {ExprOp::BitAnd, ExprOp::BitOr, ExprOp::BitXor})
+      check(op, a, a + width, cc, cc + width * 3, 1);
+  }
+}
+
 // For random expressions over three variables and random boxes, every
 // value evaluate() gives inside the box lies in evaluateRange()'s range,
 // and where the range says the evaluation cannot fail, it does not. A
