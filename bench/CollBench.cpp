@@ -508,17 +508,17 @@ void runFanout(const std::vector<long long> &sizes, int iterations) {
            });
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+/// What the command line asks for.
+struct Options {
   std::string collective, scheduleName;
   std::vector<long long> sizes;
   int iterations = 0, root = 0;
   bool list = false, pingpong = false, ring = false, copy = false,
        fanout = false, dropin = false;
+};
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char * {
@@ -527,90 +527,104 @@ int main(int argc, char **argv) {
       return argv[++i];
     };
     if (a == "--list")
-      list = true;
+      o.list = true;
     else if (a == "--pingpong")
-      pingpong = true;
+      o.pingpong = true;
     else if (a == "--ring")
-      ring = true;
+      o.ring = true;
     else if (a == "--copy")
-      copy = true;
+      o.copy = true;
     else if (a == "--fanout")
-      fanout = true;
+      o.fanout = true;
     else if (a == "--dropin")
-      dropin = true;
+      o.dropin = true;
     else if (a == "--collective")
-      collective = value();
+      o.collective = value();
     else if (a == "--schedule")
-      scheduleName = value();
+      o.scheduleName = value();
     else if (a == "--bytes")
-      sizes = parseBytes(value());
+      o.sizes = parseBytes(value());
     else if (a == "--iterations")
-      iterations = std::atoi(value());
+      o.iterations = std::atoi(value());
     else if (a == "--root")
-      root = std::atoi(value());
+      o.root = std::atoi(value());
     else if (a == "--repeat")
       repeat = std::atoi(value());
     else
       die("unknown argument '" + a + "'");
   }
-  if (list) {
+  return o;
+}
+
+/// --list: each schedule with its spec and MPI's like algorithm, a line each.
+void printSchedules() {
+  for (const Row &row : rows()) {
+    if (row.schedules.empty())
+      std::printf("schedule\t%s\t-\t-\t-\n", row.collective);
+    for (const Schedule &s : row.schedules) {
+      // As the repository names the file: collc finds it in its own
+      // tree or installed share/collc, wherever this program runs.
+      const bool underBench = std::strncmp(s.spec, "bench/", 6) == 0;
+      std::printf("schedule\t%s\t%s\t%s%s\t", row.collective, s.name,
+                  underBench ? "" : "specs/library/", s.spec);
+      if (s.mpiAlgorithm)
+        std::printf("coll_tuned_%s_algorithm=%s\n", row.mpiComponent,
+                    s.mpiAlgorithm);
+      else
+        std::printf("-\n");
+    }
+  }
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const Options o = parseOptions(argc, argv);
+  if (o.list) {
     if (rank == 0)
-      for (const Row &row : rows()) {
-        if (row.schedules.empty())
-          std::printf("schedule\t%s\t-\t-\t-\n", row.collective);
-        for (const Schedule &s : row.schedules) {
-          // As the repository names the file: collc finds it in its own
-          // tree or installed share/collc, wherever this program runs.
-          const bool underBench = std::strncmp(s.spec, "bench/", 6) == 0;
-          std::printf("schedule\t%s\t%s\t%s%s\t", row.collective, s.name,
-                      underBench ? "" : "specs/library/", s.spec);
-          if (s.mpiAlgorithm)
-            std::printf("coll_tuned_%s_algorithm=%s\n", row.mpiComponent,
-                        s.mpiAlgorithm);
-          else
-            std::printf("-\n");
-        }
-      }
+      printSchedules();
     MPI_Finalize();
     return 0;
   }
-  if (sizes.empty())
+  if (o.sizes.empty())
     die("--bytes is required");
   if (repeat < 1)
     die("--repeat needs a positive number of calls");
-  if (pingpong || ring || copy || fanout) {
-    if (pingpong)
-      runPingPong(sizes, iterations);
-    else if (ring)
-      runRing(sizes, iterations);
-    else if (fanout)
-      runFanout(sizes, iterations);
+  if (o.pingpong || o.ring || o.copy || o.fanout) {
+    if (o.pingpong)
+      runPingPong(o.sizes, o.iterations);
+    else if (o.ring)
+      runRing(o.sizes, o.iterations);
+    else if (o.fanout)
+      runFanout(o.sizes, o.iterations);
     else
-      runCopy(sizes, iterations);
+      runCopy(o.sizes, o.iterations);
     MPI_Finalize();
     return 0;
   }
   const Row *row = nullptr;
   for (const Row &r : rows())
-    if (collective == r.collective)
+    if (o.collective == r.collective)
       row = &r;
   if (!row)
-    die("unknown collective '" + collective + "'");
-  if (root < 0 || root >= size)
+    die("unknown collective '" + o.collective + "'");
+  if (o.root < 0 || o.root >= size)
     die("--root outside the communicator");
   long long checked = 0;
-  if (dropin) {
+  if (o.dropin) {
     checked = runCollective(*row, "the program's call", row->mpi, row->pmpi,
-                            root, sizes, iterations);
+                            o.root, o.sizes, o.iterations);
   } else {
     const Schedule *schedule = nullptr;
     for (const Schedule &s : row->schedules)
-      if (scheduleName == s.name)
+      if (o.scheduleName == s.name)
         schedule = &s;
     if (!schedule)
-      die("no schedule '" + scheduleName + "' for " + collective);
+      die("no schedule '" + o.scheduleName + "' for " + o.collective);
     checked = runCollective(*row, schedule->name, schedule->run, row->mpi,
-                            root, sizes, iterations);
+                            o.root, o.sizes, o.iterations);
   }
   if (rank == 0)
     std::printf("checked\t%lld\n", checked);

@@ -248,10 +248,54 @@ Timing timeVariant(const Variant &v, const Exchange &x, int runs,
   return out;
 }
 
+/// Where each variant's figures go, and the model that prices it.
+struct Report {
+  int p, mmax, elementBytes;
+  double td, perByte; // the ping-pong's start-up and time a byte, seconds
+  FILE *csv;          // null: the terminal alone
+
+  double modelUs(const alltoallv::ModelCost &c, double lmaxBytes) const {
+    return (c.startups * td + c.traffic * (lmaxBytes / p) * perByte) * 1e6;
+  }
+
+  /// One variant's row on the terminal and in the CSV file.
+  void print(const char *pattern, const Variant &v, const Timing &timing,
+             double lmaxBytes, double theorem2Us) const {
+    const std::vector<double> &times = timing.times;
+    const double us = times[times.size() / 2] * 1e6;
+    auto number = [](int64_t x) {
+      return x < 0 ? std::string() : std::to_string(x);
+    };
+    std::string model, source;
+    if (v.algorithm) {
+      alltoallv::ModelCost c = alltoallv::modelCost(*v.algorithm, p);
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f", modelUs(c, lmaxBytes));
+      model = text;
+      source = c.source;
+    }
+    auto shown = [](const std::string &s) { return s.empty() ? "-" : s; };
+    std::printf("%-14s %10.1f %10.1f %10.1f %10s %14s %12s %10s%s\n",
+                v.label.c_str(), us, times.front() * 1e6, times.back() * 1e6,
+                shown(number(timing.startups)).c_str(),
+                shown(number(timing.largestBuffer)).c_str(),
+                shown(number(timing.longestMessage)).c_str(),
+                shown(model).c_str(), timing.wrong ? "  WRONG RESULT" : "");
+    if (csv)
+      std::fprintf(csv,
+                   "%d,%s,%d,%d,%s,%.2f,%.2f,%.2f,%s,%s,%s,%.0f,%s,%s,"
+                   "%.2f\n",
+                   p, pattern, mmax, elementBytes, v.label.c_str(), us,
+                   times.front() * 1e6, times.back() * 1e6,
+                   number(timing.startups).c_str(),
+                   number(timing.largestBuffer).c_str(),
+                   number(timing.longestMessage).c_str(), lmaxBytes,
+                   model.c_str(), source.c_str(), theorem2Us);
+  }
+};
 } // namespace
 
 int main(int argc, char **argv) {
-
   MPI_Init(&argc, &argv);
   int p = 0, me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -297,16 +341,14 @@ int main(int argc, char **argv) {
     std::printf("P = %d, M_max = %d elements of %d bytes, %d runs; "
                 "ping-pong T_d = %.2f us, t = %.3f ns/byte\n",
                 p, mmax, elementBytes, runs, td * 1e6, perByte * 1e9);
+  const Report report{p, mmax, elementBytes, td, perByte, csv};
   const alltoallv::ModelCost theorem2 =
       alltoallv::modelCost(alltoallv::Algorithm::FourStage, p);
-  auto modelUs = [&](const alltoallv::ModelCost &c, double lmaxBytes) {
-    return (c.startups * td + c.traffic * (lmaxBytes / p) * perByte) * 1e6;
-  };
   int mismatches = 0;
   for (const char *pattern : {"regular", "spike", "transpose", "random"}) {
     const Exchange x = exchangeFor(sizes(pattern, p, mmax), p, me);
     const double lmaxBytes = double(x.lmax) * elementBytes;
-    const double theorem2Us = modelUs(theorem2, lmaxBytes);
+    const double theorem2Us = report.modelUs(theorem2, lmaxBytes);
     if (me == 0)
       std::printf("\n%-10s L_max = %.0f bytes, Theorem 2: %.1f us\n"
                   "%-14s %10s %10s %10s %10s %14s %12s %10s\n",
@@ -315,39 +357,9 @@ int main(int argc, char **argv) {
                   "model us");
     for (const Variant &v : variants) {
       const Timing timing = timeVariant(v, x, runs, elementBytes);
-      const std::vector<double> &times = timing.times;
       mismatches += timing.wrong;
-      double us = times[times.size() / 2] * 1e6;
-      if (me != 0)
-        continue;
-      auto number = [](int64_t x) {
-        return x < 0 ? std::string() : std::to_string(x);
-      };
-      std::string model, source;
-      if (v.algorithm) {
-        alltoallv::ModelCost c = alltoallv::modelCost(*v.algorithm, p);
-        char text[32];
-        std::snprintf(text, sizeof text, "%.1f", modelUs(c, lmaxBytes));
-        model = text;
-        source = c.source;
-      }
-      auto shown = [](const std::string &s) { return s.empty() ? "-" : s; };
-      std::printf("%-14s %10.1f %10.1f %10.1f %10s %14s %12s %10s%s\n",
-                  v.label.c_str(), us, times.front() * 1e6, times.back() * 1e6,
-                  shown(number(timing.startups)).c_str(),
-                  shown(number(timing.largestBuffer)).c_str(),
-                  shown(number(timing.longestMessage)).c_str(),
-                  shown(model).c_str(), timing.wrong ? "  WRONG RESULT" : "");
-      if (csv)
-        std::fprintf(csv,
-                     "%d,%s,%d,%d,%s,%.2f,%.2f,%.2f,%s,%s,%s,%.0f,%s,%s,"
-                     "%.2f\n",
-                     p, pattern, mmax, elementBytes, v.label.c_str(), us,
-                     times.front() * 1e6, times.back() * 1e6,
-                     number(timing.startups).c_str(),
-                     number(timing.largestBuffer).c_str(),
-                     number(timing.longestMessage).c_str(), lmaxBytes,
-                     model.c_str(), source.c_str(), theorem2Us);
+      if (me == 0)
+        report.print(pattern, v, timing, lmaxBytes, theorem2Us);
     }
   }
   if (csv)

@@ -55,18 +55,8 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   width = chooseWidth(numRanks);
   top.env.assign(numSlots, ctx.bitVec(0, width));
   std::vector<size_t> rangeAt; // each parameter's range in top.assumptions
-  for (const ir::Parameter &param : schedule.params) {
-    auto range = llvm::find_if(options.ranges, [&](const auto &r) {
-      return r.name == param.name;
-    });
-    if (range == options.ranges.end())
-      return "no range for parameter '" + param.name + "'";
-    Term v = var(param.name);
-    top.env[param.slot] = v;
-    rangeAt.push_back(top.assumptions.size());
-    top.assumptions.push_back(sge(v, range->lo) && sle(v, range->hi));
-    top.named.push_back({param.name, v});
-  }
+  if (std::optional<std::string> refusal = setUpParameters(top, rangeAt))
+    return refusal;
   bool sizeIsParam = llvm::any_of(
       schedule.params, [](const ir::Parameter &q) { return q.name == "p"; });
   SmtExpr size = ExprToSmt(ctx, top.env).translate(*numRanks);
@@ -78,22 +68,7 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   extents = meshExtents(schedule.topology, top.env);
   for (const Term &extent : extents) // a topology has no empty dimension
     top.assumptions.push_back(sge(extent, 1));
-  // A shift's amount on a mesh, read in coordinates (prove/MeshRanks.h).
-  if (std::optional<size_t> i = amountParameter(schedule);
-      i && !extents.empty()) {
-    const ir::Parameter &param = schedule.params[*i];
-    auto range = llvm::find_if(
-        options.ranges, [&](const auto &r) { return r.name == param.name; });
-    if (range->lo >= 0) {
-      DigitNumber q = numberVariable(ctx, param.name, width, extents);
-      top.env[param.slot] = q.value;
-      top.assumptions[rangeAt[*i]] =
-          q.exact && sge(q.value, range->lo) && sle(q.value, range->hi);
-      for (auto &[name, value] : top.named)
-        if (name == param.name)
-          value = q.value;
-    }
-  }
+  shiftAmountInDigits(top, rangeAt);
   chunks = ctx.bitVec(1, width);
   if (schedule.chunks) {
     SmtExpr k = ExprToSmt(ctx, top.env).translate(*schedule.chunks);
@@ -113,29 +88,54 @@ std::optional<std::string> Inductor::setUp(Frame &top) {
   collectiveEnv = top.env;
   if (coll.kind == CollectiveKind::Shift && shiftNeverNegative)
     radices = extents;
-  for (const ir::TransferRule *rule : [&] {
-         std::vector<const ir::TransferRule *> all;
-         std::function<void(const std::vector<ir::BodyItem> &)> collect =
-             [&](const std::vector<ir::BodyItem> &body) {
-               for (const ir::BodyItem &item : body) {
-                 if (const auto *st = std::get_if<ir::Step>(&item)) {
-                   for (const ir::TransferRule &r : st->rules)
-                     all.push_back(&r);
-                   continue;
-                 }
-                 collect(std::get<std::shared_ptr<ir::Loop>>(item)->body);
-               }
-             };
-         collect(schedule.body);
-         return all;
-       }()) {
-    if (!reduction && rule->mode == ir::TransferMode::Reduce)
-      return "a " + ir::collectiveKindName(coll.kind).str() +
-             " schedule that folds is checked by simulation only";
-    senders[rule] =
-        ir::sendersOf(*rule, sizeIsPowerOfTwo(schedule.topology.kind));
+  return setUpRules();
+}
+
+std::optional<std::string>
+Inductor::setUpParameters(Frame &top, std::vector<size_t> &rangeAt) {
+  for (const ir::Parameter &param : schedule.params) {
+    auto range = llvm::find_if(
+        options.ranges, [&](const auto &r) { return r.name == param.name; });
+    if (range == options.ranges.end())
+      return "no range for parameter '" + param.name + "'";
+    Term v = var(param.name);
+    top.env[param.slot] = v;
+    rangeAt.push_back(top.assumptions.size());
+    top.assumptions.push_back(sge(v, range->lo) && sle(v, range->hi));
+    top.named.push_back({param.name, v});
   }
   return std::nullopt;
+}
+
+void Inductor::shiftAmountInDigits(Frame &top,
+                                   const std::vector<size_t> &rangeAt) {
+  std::optional<size_t> i = amountParameter(schedule);
+  if (!i || extents.empty())
+    return;
+  const ir::Parameter &param = schedule.params[*i];
+  auto range = llvm::find_if(
+      options.ranges, [&](const auto &r) { return r.name == param.name; });
+  if (range->lo < 0)
+    return;
+  DigitNumber q = numberVariable(ctx, param.name, width, extents);
+  top.env[param.slot] = q.value;
+  top.assumptions[rangeAt[*i]] =
+      q.exact && sge(q.value, range->lo) && sle(q.value, range->hi);
+  for (auto &[name, value] : top.named)
+    if (name == param.name)
+      value = q.value;
+}
+
+std::optional<std::string> Inductor::setUpRules() {
+  const bool powerOfTwo = sizeIsPowerOfTwo(schedule.topology.kind);
+  std::optional<std::string> refusal;
+  ir::forEachRule(schedule.body, [&](const ir::TransferRule &rule) {
+    if (!reduction && rule.mode == ir::TransferMode::Reduce && !refusal)
+      refusal = "a " + ir::collectiveKindName(schedule.collective.kind).str() +
+                " schedule that folds is checked by simulation only";
+    senders[&rule] = ir::sendersOf(rule, powerOfTwo);
+  });
+  return refusal;
 }
 
 unsigned Inductor::chooseWidth(const ExprRef &numRanks) {

@@ -66,6 +66,14 @@ public:
 private:
   // --- set-up ---------------------------------------------------------------
   std::optional<std::string> setUp(Frame &top);
+  /// Each parameter a variable within its range; where each range's
+  /// assumption is in `top`, by parameter.
+  std::optional<std::string> setUpParameters(Frame &top,
+                                             std::vector<size_t> &rangeAt);
+  /// A shift's amount on a mesh, read in coordinates (prove/MeshRanks.h).
+  void shiftAmountInDigits(Frame &top, const std::vector<size_t> &rangeAt);
+  /// Each rule's senders, once; a refusal when a non-reduction folds.
+  std::optional<std::string> setUpRules();
   void permutationIsBijection(const Frame &top);
   /// A violation the induction shows for certain (a permutation that is
   /// no bijection), beside `failure`.

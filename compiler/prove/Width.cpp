@@ -178,6 +178,81 @@ Interval decided(bool always, bool never) {
                  : Interval{0, 1};
 }
 
+/// A comparison's or a logical operator's value, 0 or 1, or the one value
+/// the intervals leave (a > 64 for a in 1..64 is 0), so that a bound that
+/// counts such tests (the mesh gather's log a) is no wider than the values
+/// it can take.
+Interval tested(ExprOp op, Interval x, Interval y) {
+  switch (op) {
+  case ExprOp::Lt:
+    return decided(x.hi < y.lo, x.lo >= y.hi);
+  case ExprOp::Le:
+    return decided(x.hi <= y.lo, x.lo > y.hi);
+  case ExprOp::Gt:
+    return decided(x.lo > y.hi, x.hi <= y.lo);
+  case ExprOp::Ge:
+    return decided(x.lo >= y.hi, x.hi < y.lo);
+  case ExprOp::Eq:
+  case ExprOp::Ne: {
+    bool same = x.lo == x.hi && x == y;
+    bool apart = x.hi < y.lo || y.hi < x.lo;
+    return op == ExprOp::Eq ? decided(same, apart) : decided(apart, same);
+  }
+  case ExprOp::Not:
+    return decided(x == Interval::point(0), !x.contains(0));
+  case ExprOp::And:
+    return decided(!x.contains(0) && !y.contains(0),
+                   x == Interval::point(0) || y == Interval::point(0));
+  case ExprOp::Or:
+    return decided(!x.contains(0) || !y.contains(0),
+                   x == Interval::point(0) && y == Interval::point(0));
+  default:
+    return {0, 1};
+  }
+}
+
+/// What `op` can yield on operands in `x` and `y` (y unused by a unary one).
+Interval operatorInterval(ExprOp op, Interval x, Interval y) {
+  switch (op) {
+  case ExprOp::Neg:
+    return Interval::fromWide(-Wide(x.hi), -Wide(x.lo));
+  case ExprOp::BitNot:
+    return {~x.hi, ~x.lo};
+  case ExprOp::CeilLog2:
+    return {ir::ceilLog2(x.lo), ir::ceilLog2(x.hi)};
+  case ExprOp::Add:
+    return Interval::fromWide(Wide(x.lo) + y.lo, Wide(x.hi) + y.hi);
+  case ExprOp::Sub:
+    return Interval::fromWide(Wide(x.lo) - y.hi, Wide(x.hi) - y.lo);
+  case ExprOp::Mul:
+    return hullOf({Wide(x.lo) * y.lo, Wide(x.lo) * y.hi, Wide(x.hi) * y.lo,
+                   Wide(x.hi) * y.hi});
+  case ExprOp::Div:
+    return divide(x, y);
+  case ExprOp::Mod:
+    return remainder(x, y);
+  case ExprOp::Pow:
+    return power(x, y);
+  case ExprOp::Shl:
+    return shiftLeft(x, y);
+  case ExprOp::Shr:
+    return shiftRight(x, y);
+  case ExprOp::BitAnd:
+  case ExprOp::BitOr:
+  case ExprOp::BitXor:
+    return bitwise(op, x, y);
+  case ExprOp::Min:
+    return {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+  case ExprOp::Max:
+    return {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+  case ExprOp::BitReverse:
+    // n bits of result; outside 0..62 it is undefined, any value will do.
+    return {0, (int64_t(1) << std::clamp<int64_t>(y.hi, 0, 62)) - 1};
+  default:
+    return tested(op, x, y);
+  }
+}
+
 } // namespace
 
 unsigned Interval::signedBits() const {
@@ -219,7 +294,6 @@ Interval WidthAnalysis::visit(const ir::Expr &e) {
     return it->second;
 
   Interval out;
-  const Interval boolean{0, 1};
   switch (e.op) {
   case ExprOp::Const:
     out = Interval::point(e.value);
@@ -241,93 +315,7 @@ Interval WidthAnalysis::visit(const ir::Expr &e) {
   default: {
     Interval x = visit(*e.args[0]);
     Interval y = e.args.size() > 1 ? visit(*e.args[1]) : Interval::point(0);
-    switch (e.op) {
-    case ExprOp::Neg:
-      out = Interval::fromWide(-Wide(x.hi), -Wide(x.lo));
-      break;
-    case ExprOp::BitNot:
-      out = {~x.hi, ~x.lo};
-      break;
-    case ExprOp::CeilLog2:
-      out = {ir::ceilLog2(x.lo), ir::ceilLog2(x.hi)};
-      break;
-    case ExprOp::Add:
-      out = Interval::fromWide(Wide(x.lo) + y.lo, Wide(x.hi) + y.hi);
-      break;
-    case ExprOp::Sub:
-      out = Interval::fromWide(Wide(x.lo) - y.hi, Wide(x.hi) - y.lo);
-      break;
-    case ExprOp::Mul:
-      out = hullOf({Wide(x.lo) * y.lo, Wide(x.lo) * y.hi, Wide(x.hi) * y.lo,
-                    Wide(x.hi) * y.hi});
-      break;
-    case ExprOp::Div:
-      out = divide(x, y);
-      break;
-    case ExprOp::Mod:
-      out = remainder(x, y);
-      break;
-    case ExprOp::Pow:
-      out = power(x, y);
-      break;
-    case ExprOp::Shl:
-      out = shiftLeft(x, y);
-      break;
-    case ExprOp::Shr:
-      out = shiftRight(x, y);
-      break;
-    case ExprOp::BitAnd:
-    case ExprOp::BitOr:
-    case ExprOp::BitXor:
-      out = bitwise(e.op, x, y);
-      break;
-    case ExprOp::Min:
-      out = {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
-      break;
-    case ExprOp::Max:
-      out = {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
-      break;
-    case ExprOp::BitReverse:
-      // n bits of result; outside 0..62 it is undefined, any value will do.
-      out = {0, (int64_t(1) << std::clamp<int64_t>(y.hi, 0, 62)) - 1};
-      break;
-    // Comparisons and logic: 0 or 1, or the one value the intervals leave
-    // (a > 64 for a in 1..64 is 0), so that a bound that counts such tests
-    // (the mesh gather's log a) is no wider than the values it can take.
-    case ExprOp::Lt:
-      out = decided(x.hi < y.lo, x.lo >= y.hi);
-      break;
-    case ExprOp::Le:
-      out = decided(x.hi <= y.lo, x.lo > y.hi);
-      break;
-    case ExprOp::Gt:
-      out = decided(x.lo > y.hi, x.hi <= y.lo);
-      break;
-    case ExprOp::Ge:
-      out = decided(x.lo >= y.hi, x.hi < y.lo);
-      break;
-    case ExprOp::Eq:
-    case ExprOp::Ne: {
-      bool same = x.lo == x.hi && x == y;
-      bool apart = x.hi < y.lo || y.hi < x.lo;
-      out = e.op == ExprOp::Eq ? decided(same, apart) : decided(apart, same);
-      break;
-    }
-    case ExprOp::Not:
-      out = decided(x == Interval::point(0), !x.contains(0));
-      break;
-    case ExprOp::And:
-      out = decided(!x.contains(0) && !y.contains(0),
-                    x == Interval::point(0) || y == Interval::point(0));
-      break;
-    case ExprOp::Or:
-      out = decided(!x.contains(0) || !y.contains(0),
-                    x == Interval::point(0) && y == Interval::point(0));
-      break;
-    default:
-      out = boolean;
-      break;
-    }
+    out = operatorInterval(e.op, x, y);
     break;
   }
   }

@@ -95,6 +95,19 @@ std::optional<z3::expr> IntegerReading::read(const z3::expr &e) {
 std::optional<z3::expr> IntegerReading::readNode(const z3::expr &e) {
   if (!e.is_app())
     return std::nullopt;
+  if (std::optional<z3::expr> leaf = readLeaf(e))
+    return leaf;
+  std::vector<z3::expr> args;
+  for (unsigned i = 0; i < e.num_args(); ++i) {
+    std::optional<z3::expr> a = read(e.arg(i));
+    if (!a)
+      return std::nullopt;
+    args.push_back(*a);
+  }
+  return readOperator(e, args);
+}
+
+std::optional<z3::expr> IntegerReading::readLeaf(const z3::expr &e) {
   if (e.is_bv() && e.is_numeral()) {
     const unsigned width = e.get_sort().bv_size();
     const uint64_t bits = e.get_numeral_uint64();
@@ -119,29 +132,31 @@ std::optional<z3::expr> IntegerReading::readNode(const z3::expr &e) {
   }
   if (kind == Z3_OP_TRUE || kind == Z3_OP_FALSE)
     return e;
+  return std::nullopt;
+}
 
-  std::vector<z3::expr> args;
-  for (unsigned i = 0; i < e.num_args(); ++i) {
-    std::optional<z3::expr> a = read(e.arg(i));
-    if (!a)
-      return std::nullopt;
-    args.push_back(*a);
-  }
+std::optional<z3::expr>
+IntegerReading::readOperator(const z3::expr &e,
+                             const std::vector<z3::expr> &args) {
   auto all = [&](auto combine) {
     z3::expr acc = args[0];
     for (size_t i = 1; i < args.size(); ++i)
       acc = combine(acc, args[i]);
     return acc;
   };
-  const unsigned width = e.is_bv() ? e.get_sort().bv_size() : 0;
-  switch (kind) {
-  case Z3_OP_AND:
-  case Z3_OP_OR: {
+  auto vector = [&] {
     z3::expr_vector v(z);
     for (const z3::expr &a : args)
       v.push_back(a);
-    return kind == Z3_OP_AND ? z3::mk_and(v) : z3::mk_or(v);
-  }
+    return v;
+  };
+  const Z3_decl_kind kind = e.decl().decl_kind();
+  const unsigned width = e.is_bv() ? e.get_sort().bv_size() : 0;
+  switch (kind) {
+  case Z3_OP_AND:
+    return z3::mk_and(vector());
+  case Z3_OP_OR:
+    return z3::mk_or(vector());
   case Z3_OP_NOT:
     return !args[0];
   case Z3_OP_IMPLIES:
@@ -152,12 +167,8 @@ std::optional<z3::expr> IntegerReading::readNode(const z3::expr &e) {
     return z3::ite(args[0], args[1], args[2]);
   case Z3_OP_EQ:
     return all([](const z3::expr &a, const z3::expr &b) { return a == b; });
-  case Z3_OP_DISTINCT: {
-    z3::expr_vector v(z);
-    for (const z3::expr &a : args)
-      v.push_back(a);
-    return z3::distinct(v);
-  }
+  case Z3_OP_DISTINCT:
+    return z3::distinct(vector());
   case Z3_OP_SLEQ:
     return args[0] <= args[1];
   case Z3_OP_SLT:
@@ -177,22 +188,26 @@ std::optional<z3::expr> IntegerReading::readNode(const z3::expr &e) {
   case Z3_OP_BSDIV:
   case Z3_OP_BSDIV_I:
   case Z3_OP_BSREM:
-  case Z3_OP_BSREM_I: {
-    const bool quotient = kind == Z3_OP_BSDIV || kind == Z3_OP_BSDIV_I;
-    if (!e.arg(1).is_numeral() || !args[1].is_numeral() ||
-        args[1].get_numeral_int64() <= 0) {
-      return fresh(quotient ? "quotient" : "remainder");
-    }
-    // Truncating division by c > 0 (SMT-LIB's bvsdiv and bvsrem): the
-    // remainder has the dividend's sign and is below c in size.
-    const z3::expr &a = args[0], &c = args[1];
-    const z3::expr q = fresh("quotient");
-    const z3::expr rem = a - c * q;
-    definitions.push_back(z3::implies(a >= 0, 0 <= rem && rem < c));
-    definitions.push_back(z3::implies(a < 0, -c < rem && rem <= 0));
-    return quotient ? q : rem;
-  }
+  case Z3_OP_BSREM_I:
+    return readDivision(e, args);
   default:
     return std::nullopt;
   }
+}
+
+z3::expr IntegerReading::readDivision(const z3::expr &e,
+                                      const std::vector<z3::expr> &args) {
+  const Z3_decl_kind kind = e.decl().decl_kind();
+  const bool quotient = kind == Z3_OP_BSDIV || kind == Z3_OP_BSDIV_I;
+  if (!e.arg(1).is_numeral() || !args[1].is_numeral() ||
+      args[1].get_numeral_int64() <= 0)
+    return fresh(quotient ? "quotient" : "remainder");
+  // Truncating division by c > 0 (SMT-LIB's bvsdiv and bvsrem): the
+  // remainder has the dividend's sign and is below c in size.
+  const z3::expr &a = args[0], &c = args[1];
+  const z3::expr q = fresh("quotient");
+  const z3::expr rem = a - c * q;
+  definitions.push_back(z3::implies(a >= 0, 0 <= rem && rem < c));
+  definitions.push_back(z3::implies(a < 0, -c < rem && rem <= 0));
+  return quotient ? q : rem;
 }

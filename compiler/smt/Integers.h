@@ -40,6 +40,13 @@ public:
 
 private:
   std::optional<z3::expr> readNode(const z3::expr &e);
+  /// A numeral, a variable or a truth value; none for anything else.
+  std::optional<z3::expr> readLeaf(const z3::expr &e);
+  /// `e`, whose arguments read as `args`.
+  std::optional<z3::expr> readOperator(const z3::expr &e,
+                                       const std::vector<z3::expr> &args);
+  /// A signed quotient or remainder `e` of the readings `args`.
+  z3::expr readDivision(const z3::expr &e, const std::vector<z3::expr> &args);
   /// `sum` of width w brought into -2^(w-1) .. 2^(w-1) - 1 by whole wraps.
   z3::expr wrapped(const z3::expr &sum, unsigned width);
   z3::expr fresh(const char *prefix);

@@ -94,36 +94,67 @@ bool writeEmitted(const emit::EmittedFiles &files, llvm::StringRef header,
          writeFile(source, files.source, diags);
 }
 
+/// The proofs' options from the command line; none after an error.
+std::optional<verify::VerifyOptions>
+compileOptions(ProvedQueriesFile &provedQueries, DiagnosticEngine &diags) {
+  verify::VerifyOptions options;
+  std::optional<double> timeout = timeoutOption(compileTimeout, diags);
+  if (!timeout)
+    return std::nullopt;
+  options.timeoutSeconds = *timeout;
+  options.nameSenders = true;
+  // A --param names one family's parameter; the others keep their own.
+  options.paramsWithinDeclared = true;
+  if (!provedQueries.open(compileProvedQueries, diags))
+    return std::nullopt;
+  options.provedQueries = provedQueries.queries();
+  if (!isCppNamespace(compileNamespace)) {
+    diags.error(llvm::SMLoc(), "--namespace '" + compileNamespace +
+                                   "' is not a C++ namespace name");
+    return std::nullopt;
+  }
+  for (const std::string &param : compileParams) {
+    std::optional<verify::ParamRange> r = parseParamOption(param, diags);
+    if (!r)
+      return std::nullopt;
+    options.params.push_back(*r);
+  }
+  return options;
+}
+
+/// What was written, in the document or as lines for the user.
+void reportWritten(const emit::EmittedFiles &files, llvm::StringRef header,
+                   llvm::StringRef source, size_t schedules,
+                   JsonDocument &json) {
+  if (json) {
+    json.members["written"] = true;
+    json.members["header"] = header.str();
+    json.members["source"] = source.str();
+    llvm::json::Array notes;
+    for (const std::string &note : files.notes)
+      notes.push_back(note);
+    json.members["notes"] = std::move(notes);
+    return;
+  }
+  for (const std::string &note : files.notes)
+    llvm::outs() << "collc: note: " << note << "\n";
+  llvm::outs() << "collc: wrote " << header << " and " << source << " ("
+               << plural(schedules, "schedule") << ")\n";
+}
+
 int runCompile() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   JsonDocument json(diags, compileFormat == Format::Json);
   llvm::json::Array &reports = json.list("schedules");
   json.members["written"] = false;
-  verify::VerifyOptions options;
-  std::optional<double> timeout = timeoutOption(compileTimeout, diags);
-  if (!timeout)
-    return ExitInputError;
-  options.timeoutSeconds = *timeout;
-  options.nameSenders = true;
-  // A --param names one family's parameter; the others keep their own.
-  options.paramsWithinDeclared = true;
   // Schedules that share parts (compositions) share their slow queries.
   ProvedQueriesFile provedQueries;
-  if (!provedQueries.open(compileProvedQueries, diags))
+  std::optional<verify::VerifyOptions> parsed =
+      compileOptions(provedQueries, diags);
+  if (!parsed)
     return ExitInputError;
-  options.provedQueries = provedQueries.queries();
-  if (!isCppNamespace(compileNamespace)) {
-    diags.error(llvm::SMLoc(), "--namespace '" + compileNamespace +
-                                   "' is not a C++ namespace name");
-    return ExitInputError;
-  }
-  for (const std::string &param : compileParams) {
-    std::optional<verify::ParamRange> r = parseParamOption(param, diags);
-    if (!r)
-      return ExitInputError;
-    options.params.push_back(*r);
-  }
+  verify::VerifyOptions options = std::move(*parsed);
 
   llvm::Expected<Program> program = frontendFor(diags).load(compileFile);
   if (!program) {
@@ -181,20 +212,7 @@ int runCompile() {
   llvm::sys::path::append(source, emitOptions.baseName + ".cpp");
   if (!writeEmitted(*files, header, source, diags))
     return ExitInputError;
-  if (json) {
-    json.members["written"] = true;
-    json.members["header"] = std::string(header);
-    json.members["source"] = std::string(source);
-    llvm::json::Array notes;
-    for (const std::string &note : files->notes)
-      notes.push_back(note);
-    json.members["notes"] = std::move(notes);
-    return ExitOk;
-  }
-  for (const std::string &note : files->notes)
-    llvm::outs() << "collc: note: " << note << "\n";
-  llvm::outs() << "collc: wrote " << header << " and " << source << " ("
-               << plural(checked.schedules.size(), "schedule") << ")\n";
+  reportWritten(*files, header, source, checked.schedules.size(), json);
   return ExitOk;
 }
 
