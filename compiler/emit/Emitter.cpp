@@ -477,7 +477,10 @@ private:
          << "\n";
       sendIn += "  ";
     }
-    if (!rule.selector) {
+    // An alltoallv schedule's engine keeps a filter past the walk, for the
+    // run that moves the blocks, so it captures the walk's values by copy.
+    const bool irregular = s.collective.kind == CollectiveKind::Alltoallv;
+    if (!rule.selector || (irregular && ir::sendsOwnBlock(rule))) {
       os << sendIn << "eng.sendAll(" << peer << ", " << rule.fromBuffer
          << ");\n";
     } else {
@@ -488,8 +491,8 @@ private:
                                               : std::string("int64_t");
       };
       os << sendIn << "eng.send(" << peer << ", " << rule.fromBuffer
-         << ", [&](" << param(ir::SlotOrigin, "origin") << ", "
-         << param(ir::SlotDest, "dest") << ", "
+         << (irregular ? ", [=](" : ", [&](") << param(ir::SlotOrigin, "origin")
+         << ", " << param(ir::SlotDest, "dest") << ", "
          << param(ir::SlotIndex, "index") << ") {\n"
          << sendIn << "  return static_cast<bool>("
          << ir::printCpp(*rule.selector, names) << ");\n"

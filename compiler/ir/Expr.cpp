@@ -446,6 +446,19 @@ bool collc::ir::reads(const Expr &e, unsigned slot) {
                       [&](const ExprRef &a) { return reads(*a, slot); });
 }
 
+bool collc::ir::sameTree(const Expr &a, const Expr &b) {
+  if (a.op != b.op || a.args.size() != b.args.size())
+    return false;
+  if (a.op == ExprOp::Const)
+    return a.value == b.value;
+  if (a.op == ExprOp::Var)
+    return a.slot == b.slot;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!sameTree(*a.args[i], *b.args[i]))
+      return false;
+  return true;
+}
+
 llvm::StringRef collc::ir::describe(EvalError error) {
   switch (error) {
   case EvalError::None:

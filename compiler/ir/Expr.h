@@ -134,6 +134,9 @@ ExprRef substitute(const ExprRef &e,
 void collectSlots(const Expr &e, std::vector<unsigned> &slots);
 /// Whether the expression reads `slot`.
 bool reads(const Expr &e, unsigned slot);
+/// Whether two expressions are the same tree: operators, constants and
+/// variables' slots alike (names and places aside).
+bool sameTree(const Expr &a, const Expr &b);
 
 /// A human-readable message for an evaluation error.
 llvm::StringRef describe(EvalError error);

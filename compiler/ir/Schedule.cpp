@@ -248,6 +248,21 @@ ExprRef collc::ir::rankFreeGuard(const TransferRule &rule) {
   return free;
 }
 
+ExprRef collc::ir::ownBlockSelector(const ExprRef &peer) {
+  llvm::SMLoc loc = peer->loc;
+  return Expr::binary(
+      ExprOp::And,
+      Expr::binary(ExprOp::Eq, Expr::var("origin", SlotOrigin, loc),
+                   Expr::var("r", SlotRank, loc), loc),
+      Expr::binary(ExprOp::Eq, Expr::var("dest", SlotDest, loc), peer, loc),
+      loc);
+}
+
+bool collc::ir::sendsOwnBlock(const TransferRule &rule) {
+  return rule.selector && rule.peer &&
+         sameTree(*rule.selector, *ownBlockSelector(rule.peer));
+}
+
 llvm::StringRef collc::topologyKindName(TopologyKind kind) {
   switch (kind) {
   case TopologyKind::Ring:

@@ -162,6 +162,14 @@ void conjuncts(const ExprRef &e, std::vector<ExprRef> &out);
 /// the guard, they are defined wherever it is.
 ExprRef rankFreeGuard(const TransferRule &rule);
 
+/// An alltoallv rule without a chunk filter: the sender's own block for the
+/// receiver, `origin == r and dest == peer` (001's patterns; its size is
+/// known to those two alone).
+ExprRef ownBlockSelector(const ExprRef &peer);
+/// Whether `rule` sends just that: the runtime then moves the block straight
+/// from the send buffer into the receive buffer, with no run header.
+bool sendsOwnBlock(const TransferRule &rule);
+
 struct Step {
   std::string name; // optional label from the source
   std::vector<TransferRule> rules;

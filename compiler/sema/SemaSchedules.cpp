@@ -219,6 +219,14 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
         buffer.emptyLoc = locOf(name);
       }
     } else if (const ast::ChunksDecl *cd = boost::get<ast::ChunksDecl>(&item)) {
+      if (schedule.collective.kind == ir::CollectiveKind::Alltoallv) {
+        diags.error(locOf(*cd),
+                    "an alltoallv schedule's blocks travel whole: their sizes "
+                    "are known only at run time",
+                    rangeOf(*cd));
+        ok = false;
+        continue;
+      }
       if (schedule.chunks) {
         diags.error(locOf(*cd), "the chunk count is already given",
                     rangeOf(*cd));
@@ -505,26 +513,20 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
     return std::nullopt;
   }
 
-  // An irregular all-to-all's blocks have sizes only their sender and
-  // receiver know, so each message is one: the sender's own block for the
+  // An irregular all-to-all's blocks have sizes that only the ranks they
+  // pass through learn, so a message carries whole blocks of the one buffer:
+  // those its filter names, or without one the sender's own block for the
   // receiver (001's patterns; the runtime's direct exchange moves it).
   if (schedule.collective.kind == ir::CollectiveKind::Alltoallv) {
-    if (t.selector || t.from || !t.into.empty()) {
+    if (t.from || !t.into.empty()) {
       diags.error(locOf(t),
-                  "an alltoallv schedule's message is the sender's own block "
-                  "for the receiver: no chunk filter, 'from' or 'into'",
+                  "an alltoallv schedule's messages carry whole blocks of "
+                  "its one buffer: no 'from' or 'into'",
                   rangeOf(t));
       return std::nullopt;
     }
-    auto var = [&](const char *name, unsigned slot) {
-      return ir::Expr::var(name, slot, dst->loc);
-    };
-    rule.selector = ir::Expr::binary(
-        ExprOp::And,
-        ir::Expr::binary(ExprOp::Eq, var("origin", ir::SlotOrigin),
-                         var("r", ir::SlotRank), dst->loc),
-        ir::Expr::binary(ExprOp::Eq, var("dest", ir::SlotDest), dst, dst->loc),
-        dst->loc);
+    if (!t.selector)
+      rule.selector = ir::ownBlockSelector(dst);
   }
   if (t.selector) {
     size_t mark = scope.size();

@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -119,6 +120,25 @@ struct Workspace {
   std::vector<Bytes> buckets[2]; // the send buffers, by peer
   std::vector<Bytes> inbox;      // a stage's received messages
   Bytes mine;                    // the bucket a rank keeps for itself
+};
+
+/// The thread's workspace for the length of a call; a call inside another
+/// on the same thread gets one of its own.
+struct HeldWorkspace {
+  Workspace own;
+  Workspace &workspace;
+  HeldWorkspace() : workspace(thread().busy ? own : thread()) {
+    workspace.busy = true;
+  }
+  ~HeldWorkspace() { workspace.busy = false; }
+  HeldWorkspace(const HeldWorkspace &) = delete;
+  HeldWorkspace &operator=(const HeldWorkspace &) = delete;
+
+private:
+  static Workspace &thread() {
+    thread_local Workspace workspace;
+    return workspace;
+  }
 };
 
 class Exchange {
@@ -433,6 +453,174 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
   return finish();
 }
 
+/// An exchange whose messages forward blocks (a `schedule x : alltoallv`
+/// with chunk filters): each message is runs, a RunHeader and a whole block
+/// each, and its size is probed. A block for this rank lands in the receive
+/// buffer; any other is kept, in the message it came in, until a later step
+/// sends it on. A send's blocks are those its filter names among what this
+/// rank holds (all it names: causality is proved), in the order it came to
+/// hold them; the first call picks them with the filters (`filters`) and
+/// notes them in `rows`, later calls alike send what was noted.
+int forwardingExchange(AlltoallvSteps::Rows &rows,
+                       const std::vector<AlltoallvSteps::BlockFilter> *filters,
+                       Backend &backend, int tag, size_t es, const char *in,
+                       const int *sendcounts, const int *sdispls, char *out,
+                       const int *recvcounts, const int *rdispls,
+                       const char *&why) {
+  const int64_t p = rows.p, me = rows.me;
+  const int steps = static_cast<int>(rows.sendAt.size()) - 1;
+  HeldWorkspace lease;
+  Workspace &ws = lease.workspace;
+  // Every received message stays until the end: its blocks may go on.
+  if (ws.inbox.size() < rows.receives.size())
+    ws.inbox.resize(rows.receives.size());
+  std::vector<Bytes> &buckets = ws.buckets[0];
+
+  // The blocks received so far, by id, where they lie now; the own ones
+  // are read from the send buffer.
+  std::unordered_map<int64_t, Piece> held;
+  std::vector<int64_t> order; // ids as this rank came to hold them
+  if (filters) {
+    rows.blockAt.assign(1, 0);
+    rows.blocks.clear();
+    for (int64_t d = 0; d < p; ++d)
+      order.push_back(me * p + d);
+  }
+  auto find = [&](int64_t id, Piece &piece) {
+    if (id / p == me) {
+      const int64_t d = id % p;
+      piece =
+          Piece{const_cast<char *>(in) + static_cast<size_t>(sdispls[d]) * es,
+                static_cast<size_t>(sendcounts[d]) * es};
+      return true;
+    }
+    auto it = held.find(id);
+    if (it == held.end())
+      return false;
+    piece = it->second;
+    return true;
+  };
+  std::vector<char> arrived(static_cast<size_t>(p), 0);
+  // Takes one run in: an MPI code.
+  auto deliver = [&](const RunHeader &h, const char *payload) {
+    if (h.origin < 0 || h.origin >= p || h.dest < 0 || h.dest >= p ||
+        h.offset != 0) {
+      why = "a message is malformed";
+      return MPI_ERR_INTERN;
+    }
+    const int64_t id = int64_t(h.origin) * p + h.dest;
+    const size_t bytes = static_cast<size_t>(h.count) * es;
+    char *at = const_cast<char *>(payload);
+    if (h.dest == me) {
+      if (h.count > recvcounts[h.origin]) {
+        why = "a block does not fit recvcounts";
+        return MPI_ERR_TRUNCATE;
+      }
+      at = out + static_cast<size_t>(rdispls[h.origin]) * es;
+      moveBytes(at, payload, bytes);
+      arrived[static_cast<size_t>(h.origin)] = 1;
+    }
+    if (held.insert_or_assign(id, Piece{at, bytes}).second && filters)
+      order.push_back(id);
+    return MPI_SUCCESS;
+  };
+  if (sendcounts[me] > recvcounts[me]) {
+    why = "a block does not fit recvcounts";
+    return MPI_ERR_TRUNCATE;
+  }
+  Piece own;
+  find(me * p + me, own);
+  moveBytes(out + static_cast<size_t>(rdispls[me]) * es, own.data, own.bytes);
+  arrived[static_cast<size_t>(me)] = 1;
+
+  size_t received = 0;
+  for (int s = 0; s < steps; ++s) {
+    const int first = rows.sendAt[s], last = rows.sendAt[s + 1];
+    if (buckets.size() < static_cast<size_t>(last - first))
+      buckets.resize(static_cast<size_t>(last - first));
+    int firstRequest = -1, lastRequest = -1;
+    for (int k = first; k < last; ++k) {
+      const int to = rows.sends[k];
+      if (filters) {
+        const AlltoallvSteps::BlockFilter &filter = (*filters)[k];
+        if (!filter) {
+          rows.blocks.push_back(me * p + to);
+        } else {
+          for (int64_t id : order)
+            if (filter(id / p, id % p, 0))
+              rows.blocks.push_back(id);
+        }
+        rows.blockAt.push_back(static_cast<int>(rows.blocks.size()));
+      }
+      Bytes &b = buckets[k - first];
+      b.clear();
+      for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
+        const int64_t id = rows.blocks[i];
+        Piece piece;
+        if (!find(id, piece)) {
+          why = "a block to send on never arrived";
+          return MPI_ERR_INTERN;
+        }
+        RunHeader h{static_cast<int32_t>(id / p), static_cast<int32_t>(id % p),
+                    0, static_cast<int64_t>(piece.bytes / es)};
+        const size_t at = b.size();
+        b.resize(at + sizeof h + piece.bytes);
+        std::memcpy(b.data() + at, &h, sizeof h);
+        if (piece.bytes)
+          std::memcpy(b.data() + at + sizeof h, piece.data, piece.bytes);
+      }
+      if (b.size() > static_cast<size_t>(INT32_MAX)) {
+        why = "a message exceeds 2 GiB";
+        return MPI_ERR_COUNT;
+      }
+      int request = 0;
+      if (int rc = backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
+        return rc;
+      if (firstRequest < 0)
+        firstRequest = request;
+      lastRequest = request;
+    }
+    for (int k = rows.receiveAt[s]; k < rows.receiveAt[s + 1]; ++k) {
+      const int from = rows.receives[k];
+      size_t bytes = 0;
+      if (int rc = backend.probe(from, tag, bytes))
+        return rc;
+      Bytes &m = ws.inbox[received++];
+      m.resize(bytes);
+      if (int rc = backend.recvOne(from, tag, Piece{m.data(), bytes}, bytes))
+        return rc;
+      size_t at = 0;
+      while (at + sizeof(RunHeader) <= bytes) {
+        RunHeader h;
+        std::memcpy(&h, m.data() + at, sizeof h);
+        at += sizeof h;
+        const size_t n = static_cast<size_t>(h.count) * es;
+        if (h.count < 0 || at + n > bytes) {
+          why = "a message is malformed";
+          return MPI_ERR_INTERN;
+        }
+        if (int rc = deliver(h, m.data() + at))
+          return rc;
+        at += n;
+      }
+      if (at != bytes) {
+        why = "a message is malformed";
+        return MPI_ERR_INTERN;
+      }
+    }
+    // This step's buckets are refilled by the next.
+    if (firstRequest >= 0)
+      if (int rc = backend.waitAll(firstRequest, lastRequest + 1, nullptr))
+        return rc;
+  }
+  // Correctness is proved; a block that never came is the runtime's fault.
+  if (std::find(arrived.begin(), arrived.end(), 0) != arrived.end()) {
+    why = "a block for this rank never arrived";
+    return MPI_ERR_INTERN;
+  }
+  return MPI_SUCCESS;
+}
+
 /// This thread's last few ranks' steps, by schedule (a plan, or an emitted
 /// schedule's name), size and rank, so that a call like an earlier one
 /// does not work them out again. `found`: whether they are complete.
@@ -452,6 +640,9 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
   r.p = p;
   r.me = me;
   r.complete = false;
+  r.forwards = false;
+  r.blockAt.assign(1, 0);
+  r.blocks.clear();
   r.sendAt.assign(1, 0);
   r.receiveAt.assign(1, 0);
   r.sends.clear();
@@ -492,14 +683,8 @@ int stagedExchange(const AlltoallvPlan &plan, Backend &backend, int tagBase,
   const int size = plan.p, me = backend.rank();
   const size_t stages = plan.stages.size();
   const bool dual = mode == AlltoallvMode::NonBlockingDual;
-  thread_local Workspace threadWorkspace;
-  Workspace ownWorkspace; // for a call inside another on this thread
-  Workspace &ws = threadWorkspace.busy ? ownWorkspace : threadWorkspace;
-  struct Release {
-    Workspace &ws;
-    ~Release() { ws.busy = false; }
-  } release{ws};
-  ws.busy = true;
+  HeldWorkspace lease;
+  Workspace &ws = lease.workspace;
   Exchange ex(plan, me, es, ws);
   AlltoallvStats local;
   local.stages.resize(stages);
@@ -758,8 +943,18 @@ int AlltoallvSteps::fail(int code, const char *message) const {
 
 // The own block is copied in place of a message to oneself (run()).
 void AlltoallvSteps::sendAll(int64_t peer, int) {
-  if (peer != me)
-    rows->sends.push_back(static_cast<int>(peer));
+  if (peer == me)
+    return;
+  rows->sends.push_back(static_cast<int>(peer));
+  filters.emplace_back();
+}
+
+void AlltoallvSteps::sendFiltered(int64_t peer, BlockFilter filter) {
+  if (peer == me)
+    return;
+  rows->sends.push_back(static_cast<int>(peer));
+  filters.push_back(std::move(filter));
+  rows->forwards = true;
 }
 
 void AlltoallvSteps::receive(int64_t sender, uint64_t, bool) {
@@ -778,7 +973,11 @@ int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
                         void *recvbuf, const int *recvcounts,
                         const int *rdispls, MPI_Datatype recvtype,
                         AlltoallvMode mode) {
-  rows->complete = true; // walked: the next call alike skips the walk
+  // A direct walk is all the next call alike needs; a forwarding one also
+  // needs the blocks its first run picks.
+  const bool walked = !rows->complete;
+  if (!rows->forwards)
+    rows->complete = true;
   size_t es = contiguousSize(sendtype);
   if (es == 0 || es != contiguousSize(recvtype))
     return ::collc::rt::fail(MPI_ERR_TYPE, "only contiguous types of the "
@@ -787,10 +986,20 @@ int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
     Backend *backend;
     ~Forget() { backend->reset(); }
   } forget{backend};
-  if (int rc = directExchange(
-          *rows, *backend, comm.local ? localTagBase : mpiTagBase, es,
-          static_cast<const char *>(sendbuf), sendcounts, sdispls,
-          static_cast<char *>(recvbuf), recvcounts, rdispls, mode, nullptr))
+  const int tag = comm.local ? localTagBase : mpiTagBase;
+  const char *in = static_cast<const char *>(sendbuf);
+  char *out = static_cast<char *>(recvbuf);
+  if (rows->forwards) {
+    const char *why = "a message failed to travel";
+    if (int rc = forwardingExchange(*rows, walked ? &filters : nullptr,
+                                    *backend, tag, es, in, sendcounts, sdispls,
+                                    out, recvcounts, rdispls, why))
+      return failAlone(comm, schedule, rc, why);
+    rows->complete = true;
+    return MPI_SUCCESS;
+  }
+  if (int rc = directExchange(*rows, *backend, tag, es, in, sendcounts, sdispls,
+                              out, recvcounts, rdispls, mode, nullptr))
     return failAlone(comm, schedule, rc,
                      "a message does not fit recvcounts, or the backend "
                      "failed");

@@ -10,6 +10,7 @@
 #include "A2avCases.h"
 #include "a2av_local.h"
 #include "alltoall.h"
+#include "alltoallv_forwarding.h"
 
 #include "collc/Local.h"
 
@@ -156,6 +157,33 @@ TEST(A2avLocal, LibrarySchedule) {
                    MPI_INT64_T, out.recv.data(), in.recvcounts.data(),
                    in.rdispls.data(), MPI_INT64_T, comm);
              });
+}
+
+// Schedules whose messages forward blocks (specs/alltoallv_forwarding.coll):
+// the ring's on every size, the mesh's where p = a * b with a, b in 2..8 (the
+// fewest rows first), the hypercube's on powers of two. The first call at each
+// size picks each message's blocks with the rules' filters; the later ones send
+// what it noted.
+TEST(A2avLocal, ForwardingSchedules) {
+  namespace gen = a2av_forward::local;
+  using LocalFn =
+      int (*)(const void *, const int *, const int *, MPI_Datatype, void *,
+              const int *, const int *, MPI_Datatype, rt::LocalComm &);
+  auto check = [](const char *name, int p, LocalFn fn) {
+    checkAll(name, p,
+             [&](const RankBuffers &in, RankBuffers &out, rt::LocalComm &comm) {
+               return fn(in.send.data(), in.sendcounts.data(),
+                         in.sdispls.data(), MPI_INT64_T, out.recv.data(),
+                         in.recvcounts.data(), in.rdispls.data(), MPI_INT64_T,
+                         comm);
+             });
+  };
+  for (int p : rankCounts)
+    check("ring_alltoallv", p, gen::ring_alltoallv);
+  for (int p : {4, 6, 9, 12, 24, 35, 64})
+    check("mesh_alltoallv", p, gen::mesh_alltoallv);
+  for (int p : {2, 8, 64})
+    check("hypercube_alltoallv", p, gen::hypercube_alltoallv);
 }
 
 // Outside its proved range the library schedule refuses, on every rank.

@@ -22,6 +22,7 @@
 #ifdef COLLC_A2AV_EMITTED
 #include "a2av.h"
 #include "alltoall.h"
+#include "alltoallv_forwarding.h"
 #endif
 
 using namespace collc;
@@ -75,9 +76,10 @@ int main(int argc, char **argv) {
   int p = 0, me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  bool emitted = false, countsDiffer = false;
+  bool emitted = false, countsDiffer = false, forwarding = false;
   for (int i = 1; i < argc; ++i) {
     emitted |= std::string(argv[i]) == "emitted";
+    forwarding |= std::string(argv[i]) == "forwarding";
     countsDiffer |= std::string(argv[i]) == "counts_differ";
   }
 
@@ -100,6 +102,15 @@ int main(int argc, char **argv) {
       calls.push_back({name, COLLC_EMITTED(collc_test::a2a5)});
     if (p == 8)
       calls.push_back({name, COLLC_EMITTED(collc_test::a2a8)});
+    // Forwarding schedules, where their topology has p ranks.
+    calls.push_back({"emitted ring_alltoallv",
+                     COLLC_EMITTED(a2av_forward::ring_alltoallv)});
+    if (p == 4 || p == 6 || p == 8)
+      calls.push_back({"emitted mesh_alltoallv",
+                       COLLC_EMITTED(a2av_forward::mesh_alltoallv)});
+    if ((p & (p - 1)) == 0)
+      calls.push_back({"emitted hypercube_alltoallv",
+                       COLLC_EMITTED(a2av_forward::hypercube_alltoallv)});
     calls.push_back({"emitted alltoallv_direct",
                      COLLC_EMITTED(a2av_library::alltoallv_direct)});
 #undef COLLC_EMITTED
@@ -137,10 +148,15 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Emitted: the library's schedule (last); plans: A4 in its default mode.
-  if (countsDiffer)
-    return runCountsDiffer(emitted ? calls.back().second : calls[2].second, p,
-                           me);
+  // Emitted: the library's schedule (last), or the ring's forwarding one;
+  // plans: A4 in its default mode.
+  if (countsDiffer) {
+    const Call *call = emitted ? &calls.back().second : &calls[2].second;
+    for (const auto &[callName, c] : calls)
+      if (forwarding && callName == "emitted ring_alltoallv")
+        call = &c;
+    return runCountsDiffer(*call, p, me);
+  }
 
   int failures = 0;
   for (const auto &[callName, call] : calls)

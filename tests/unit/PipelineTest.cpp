@@ -88,4 +88,55 @@ schedule early : broadcast(root: 0) on f4 {
   EXPECT_EQ(checked.patterns.size(), 1u);
 }
 
+// An alltoallv schedule's rule without a filter, or with one that names just
+// the sender's own block for the receiver, moves that block straight from
+// buffer to buffer (sendAll: no header, no probe); a rule that names other
+// blocks forwards them, its filter kept by value past the walk.
+TEST_F(PipelineTest, AlltoallvRulesSendOwnBlockOrForward) {
+  Program program = load(R"(
+schedule own : alltoallv on full(4) {
+  for k in 1 .. 3 {
+    step { r -> (r + k) % 4 }
+  }
+}
+schedule named : alltoallv on full(4) {
+  for k in 1 .. 3 {
+    step { r -> (r + k) % 4 : origin == r and dest == (r + k) % 4 }
+  }
+}
+schedule forwards : alltoallv on ring(4) {
+  for k in 1 .. 3
+      invariant (r - origin + 4) % 4 < k
+        and (dest - origin + 4) % 4 >= (r - origin + 4) % 4 {
+    step {
+      r -> (r + 1) % 4
+        : origin == (r - k + 1 + 4) % 4 and (dest - origin + 4) % 4 >= k
+    }
+  }
+}
+)");
+  pipeline::Checked checked = check(program);
+  EXPECT_EQ(checked.verdict, verify::Status::Proved);
+  emit::EmitOptions options;
+  options.baseName = "a2av";
+  options.specName = "test.coll";
+  llvm::Expected<emit::EmittedFiles> files =
+      emit::emitCpp(program, checked.schedules, checked.patterns, options);
+  ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
+  auto body = [&](const std::string &name) {
+    const std::string &text = files->source;
+    size_t at = text.find("static int " + name + "(");
+    EXPECT_NE(at, std::string::npos) << name;
+    return text.substr(at, text.find("\n}\n", at) - at);
+  };
+  EXPECT_NE(body("own").find("eng.sendAll("), std::string::npos);
+  EXPECT_NE(body("named").find("eng.sendAll("), std::string::npos);
+  EXPECT_EQ(body("named").find("eng.send("), std::string::npos);
+  EXPECT_NE(body("forwards")
+                .find("eng.send(((r + int64_t(1)) % int64_t(4)), 0, [=]("),
+            std::string::npos)
+      << body("forwards");
+  EXPECT_EQ(body("forwards").find("eng.sendAll("), std::string::npos);
+}
+
 } // namespace

@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -98,14 +99,22 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
 
 /// A `schedule x : alltoallv` at one rank, as the function collc emits for
 /// it drives it: the emitted code walks the schedule's steps as it does for
-/// any schedule (the calls an Engine gets), each message the sender's own
-/// block for the receiver (sema makes every rule of such a schedule so);
-/// run() then moves the blocks, their sizes from the counts, as the direct
-/// exchange of a one-stage plan does. A rank's steps depend only on the
-/// schedule, the size and the rank, so a thread keeps the last few and the
-/// walk is skipped where they are known().
+/// any schedule (the calls an Engine gets), noting whom this rank sends to
+/// and hears from; run() then moves the blocks, their sizes from the counts.
+/// A rule without a chunk filter sends the sender's own block for the
+/// receiver, straight from buffer to buffer (the direct exchange of a
+/// one-stage plan). A rule with one forwards blocks: its message holds the
+/// blocks it names, each behind a run header, so a rank that passes a block
+/// on learns its size from the message (the receiver probes for the size).
+/// A rank's steps, and which blocks each of its messages carries, depend
+/// only on the schedule, the size and the rank, so a thread keeps the last
+/// few and the walk is skipped where they are known().
 class AlltoallvSteps {
 public:
+  /// A rule's chunk filter over (origin, dest, index), with the walk's
+  /// values captured.
+  using BlockFilter = std::function<bool(int64_t, int64_t, int64_t)>;
+
   /// This rank's part in `comm`; `schedule` names the schedule (the
   /// emitted function's own static name, so its address tells schedules
   /// apart). Errors: an MPI code.
@@ -117,12 +126,12 @@ public:
   /// Prints "collc: SCHEDULE: message" and returns `code` (before run(),
   /// every rank sees the same, as for Engine::fail).
   int fail(int code, const char *message) const;
-  /// The walk's calls: this rank sends its block for `peer`, or receives
-  /// `sender`'s block for it (the buffers and the filter are the
-  /// schedule's own: the sender's block for the receiver).
+  /// The walk's calls: this rank sends its own block for `peer`, or the
+  /// blocks `filter` names (of those it holds: causality is proved, so all
+  /// it names), or receives from `sender`.
   void sendAll(int64_t peer, int buffer);
-  template <typename Select> void send(int64_t peer, int buffer, Select &&) {
-    sendAll(peer, buffer);
+  template <typename Select> void send(int64_t peer, int, Select &&filter) {
+    sendFiltered(peer, BlockFilter(std::forward<Select>(filter)));
   }
   void receive(int64_t sender, uint64_t into, bool reduce);
   int endStep(int64_t step, const char *name);
@@ -133,12 +142,17 @@ public:
           const int *rdispls, MPI_Datatype recvtype,
           AlltoallvMode mode = AlltoallvMode::NonBlockingDual);
 
-  /// One rank's steps: the peers it sends to and receives from, by step.
+  /// One rank's steps: the peers it sends to and receives from, by step,
+  /// and where some message forwards, the blocks each send carries (ids
+  /// origin * p + dest; filled by the first run, from the filters).
   struct Rows {
     const void *schedule = nullptr;
     int p = 0, me = 0;
     bool complete = false;
+    bool forwards = false;
     std::vector<int> sendAt{0}, sends, receiveAt{0}, receives;
+    std::vector<int> blockAt{0};
+    std::vector<int64_t> blocks;
   };
 
 private:
@@ -148,6 +162,10 @@ private:
   std::shared_ptr<Backend> owned; // the local backend's
   int p = 0, me = 0;
   Rows *rows = nullptr;
+  /// The walk's filters, one per send (empty: the own block), until run().
+  std::vector<BlockFilter> filters;
+
+  void sendFiltered(int64_t peer, BlockFilter filter);
 };
 
 } // namespace collc::rt
