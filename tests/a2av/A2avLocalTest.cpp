@@ -184,6 +184,8 @@ TEST(A2avLocal, ForwardingSchedules) {
     check("mesh_alltoallv", p, gen::mesh_alltoallv);
   for (int p : {2, 8, 64})
     check("hypercube_alltoallv", p, gen::hypercube_alltoallv);
+  for (int p : {4, 9, 16, 36, 64})
+    check("two_stage_mesh_alltoallv", p, gen::two_stage_mesh_alltoallv);
 }
 
 // Outside its proved range the library schedule refuses, on every rank.

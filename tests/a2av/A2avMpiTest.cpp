@@ -105,9 +105,12 @@ int main(int argc, char **argv) {
     // Forwarding schedules, where their topology has p ranks.
     calls.push_back({"emitted ring_alltoallv",
                      COLLC_EMITTED(a2av_forward::ring_alltoallv)});
-    if (p == 4 || p == 6 || p == 8)
+    if (p == 4 || p == 6 || p == 8 || p == 9)
       calls.push_back({"emitted mesh_alltoallv",
                        COLLC_EMITTED(a2av_forward::mesh_alltoallv)});
+    if (p == 4 || p == 9)
+      calls.push_back({"emitted two_stage_mesh_alltoallv",
+                       COLLC_EMITTED(a2av_forward::two_stage_mesh_alltoallv)});
     if ((p & (p - 1)) == 0)
       calls.push_back({"emitted hypercube_alltoallv",
                        COLLC_EMITTED(a2av_forward::hypercube_alltoallv)});

@@ -3,6 +3,8 @@
 
 #include "pipeline/Pipeline.h"
 #include "SourceTextTest.h"
+#include "alltoallv/Patterns.h"
+#include "ir/Instantiate.h"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +139,38 @@ schedule forwards : alltoallv on ring(4) {
             std::string::npos)
       << body("forwards");
   EXPECT_EQ(body("forwards").find("eng.sendAll("), std::string::npos);
+}
+
+// 001's A3 written in the language (specs/alltoallv_forwarding.coll) is the
+// pattern compiler/alltoallv builds for it, step for step: the rows' stage,
+// then the columns', every rank sending to the same peer.
+TEST_F(PipelineTest, TwoStageMeshFamilyIsA3sPattern) {
+  auto text =
+      llvm::MemoryBuffer::getFile(COLLC_SPECS_DIR "/alltoallv_forwarding.coll");
+  ASSERT_TRUE(static_cast<bool>(text));
+  Program program = load((*text)->getBuffer().str());
+  const ir::Schedule *family = program.findSchedule("two_stage_mesh_alltoallv");
+  ASSERT_NE(family, nullptr);
+  for (int64_t s : {2, 3, 5, 8}) {
+    SCOPED_TRACE("s = " + std::to_string(s));
+    llvm::Expected<ir::Instance> instance = ir::instantiate(*family, {s});
+    ASSERT_TRUE(static_cast<bool>(instance))
+        << llvm::toString(instance.takeError());
+    llvm::Expected<alltoallv::Pattern> pattern =
+        alltoallv::buildPattern(alltoallv::Algorithm::TwoStageMesh, s * s);
+    ASSERT_TRUE(static_cast<bool>(pattern))
+        << llvm::toString(pattern.takeError());
+    std::vector<std::vector<int64_t>> tables;
+    for (const alltoallv::Stage &stage : pattern->stages)
+      tables.insert(tables.end(), stage.sendTo.begin(), stage.sendTo.end());
+    ASSERT_EQ(instance->steps.size(), tables.size());
+    for (size_t k = 0; k < tables.size(); ++k) {
+      std::vector<int64_t> sendTo(static_cast<size_t>(s * s), -1);
+      for (const ir::Transfer &t : instance->steps[k].transfers)
+        sendTo[static_cast<size_t>(t.src)] = t.dst;
+      EXPECT_EQ(sendTo, tables[k]) << "step " << k + 1;
+    }
+  }
 }
 
 } // namespace
