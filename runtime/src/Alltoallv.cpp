@@ -120,6 +120,11 @@ struct Workspace {
   std::vector<Bytes> buckets[2]; // the send buffers, by peer
   std::vector<Bytes> inbox;      // a stage's received messages
   Bytes mine;                    // the bucket a rank keeps for itself
+  // A forwarding exchange's blocks held, by id, and in the order they came,
+  // and the origins whose block for this rank arrived.
+  std::unordered_map<int64_t, Piece> held;
+  std::vector<int64_t> order;
+  std::vector<char> arrived;
 };
 
 /// The thread's workspace for the length of a call; a call inside another
@@ -478,8 +483,10 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
 
   // The blocks received so far, by id, where they lie now; the own ones
   // are read from the send buffer.
-  std::unordered_map<int64_t, Piece> held;
-  std::vector<int64_t> order; // ids as this rank came to hold them
+  std::unordered_map<int64_t, Piece> &held = ws.held;
+  std::vector<int64_t> &order = ws.order; // ids as this rank came to hold them
+  held.clear();
+  order.clear();
   if (filters) {
     rows.blockAt.assign(1, 0);
     rows.blocks.clear();
@@ -500,7 +507,8 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     piece = it->second;
     return true;
   };
-  std::vector<char> arrived(static_cast<size_t>(p), 0);
+  std::vector<char> &arrived = ws.arrived;
+  arrived.assign(static_cast<size_t>(p), 0);
   // Takes one run in: an MPI code.
   auto deliver = [&](const RunHeader &h, const char *payload) {
     if (h.origin < 0 || h.origin >= p || h.dest < 0 || h.dest >= p ||
