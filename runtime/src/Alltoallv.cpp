@@ -458,11 +458,20 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
   return finish();
 }
 
+/// The i-th run header of a forwarding message, after its run count.
+RunHeader runHeader(const char *message, int64_t i) {
+  RunHeader h;
+  std::memcpy(&h, message + sizeof(int64_t) + static_cast<size_t>(i) * sizeof h,
+              sizeof h);
+  return h;
+}
+
 /// An exchange whose messages forward blocks (a `schedule x : alltoallv`
-/// with chunk filters): each message is runs, a RunHeader and a whole block
-/// each, and its size is probed. A block for this rank lands in the receive
-/// buffer; any other is kept, in the message it came in, until a later step
-/// sends it on. A send's blocks are those its filter names among what this
+/// with chunk filters): each message is its number of runs, their
+/// RunHeaders, then their blocks whole, and its size is probed (a long one
+/// leaves from where its blocks lie). A block for this rank lands in the
+/// receive buffer; any other is kept, in the message it came in, until a later
+/// step sends it on. A send's blocks are those its filter names among what this
 /// rank holds (all it names: causality is proved), in the order it came to
 /// hold them; the first call picks them with the filters (`filters`) and
 /// notes them in `rows`, later calls alike send what was noted.
@@ -525,7 +534,8 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         return MPI_ERR_TRUNCATE;
       }
       at = out + static_cast<size_t>(rdispls[h.origin]) * es;
-      moveBytes(at, payload, bytes);
+      if (at != payload)
+        moveBytes(at, payload, bytes);
       arrived[static_cast<size_t>(h.origin)] = 1;
     }
     if (held.insert_or_assign(id, Piece{at, bytes}).second && filters)
@@ -541,6 +551,59 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
   moveBytes(out + static_cast<size_t>(rdispls[me]) * es, own.data, own.bytes);
   arrived[static_cast<size_t>(me)] = 1;
 
+  // As the engine: a message of up to this many bytes travels packed.
+  constexpr size_t wholeMessage = 4032;
+  thread_local std::vector<Piece> pieces;
+  // A message that is only headers, of blocks too long to travel with them:
+  // they follow, taken into place, those for this rank into the receive
+  // buffer and the rest behind the headers in `m` (its layout when packed).
+  thread_local std::vector<Piece> into;
+  auto receiveLong = [&](int from, Bytes &m, int64_t runs, size_t headers,
+                         size_t &bytes, bool &inPlace) -> int {
+    inPlace = false;
+    if (bytes != headers)
+      return MPI_SUCCESS;
+    size_t payload = 0;
+    for (int64_t i = 0; i < runs; ++i) {
+      const RunHeader h = runHeader(m.data(), i);
+      if (h.count < 0 || h.origin < 0 || h.origin >= p) {
+        why = "a message is malformed";
+        return MPI_ERR_INTERN;
+      }
+      payload += static_cast<size_t>(h.count) * es;
+    }
+    if (headers + payload <= wholeMessage)
+      return MPI_SUCCESS; // packed: no block, or all empty
+    m.resize(headers + payload);
+    into.clear();
+    size_t at = headers;
+    for (int64_t i = 0; i < runs; ++i) {
+      const RunHeader h = runHeader(m.data(), i);
+      const size_t n = static_cast<size_t>(h.count) * es;
+      if (n == 0)
+        continue;
+      if (h.dest == me && h.count > recvcounts[h.origin]) {
+        why = "a block does not fit recvcounts";
+        return MPI_ERR_TRUNCATE;
+      }
+      into.push_back(
+          Piece{h.dest == me ? out + static_cast<size_t>(rdispls[h.origin]) * es
+                             : m.data() + at,
+                n});
+      at += n;
+    }
+    size_t got = 0;
+    if (int rc = backend.recv(from, tag, into, got))
+      return rc;
+    // (An MPI receive into several places does not count its bytes: 0.)
+    if (got != 0 && got != payload) {
+      why = "a message is malformed";
+      return MPI_ERR_INTERN;
+    }
+    bytes = headers + payload;
+    inPlace = true;
+    return MPI_SUCCESS;
+  };
   size_t received = 0;
   for (int s = 0; s < steps; ++s) {
     const int first = rows.sendAt[s], last = rows.sendAt[s + 1];
@@ -560,8 +623,15 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         }
         rows.blockAt.push_back(static_cast<int>(rows.blocks.size()));
       }
+      // The run count and headers, then the blocks: copied behind them up
+      // to wholeMessage bytes, else sent from where they lie (one gathered
+      // message, as the engine's long messages).
       Bytes &b = buckets[k - first];
-      b.clear();
+      const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
+      b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(RunHeader));
+      std::memcpy(b.data(), &runs, sizeof runs);
+      size_t payload = 0;
+      pieces.assign(1, Piece{});
       for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
         const int64_t id = rows.blocks[i];
         Piece piece;
@@ -571,18 +641,39 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         }
         RunHeader h{static_cast<int32_t>(id / p), static_cast<int32_t>(id % p),
                     0, static_cast<int64_t>(piece.bytes / es)};
-        const size_t at = b.size();
-        b.resize(at + sizeof h + piece.bytes);
-        std::memcpy(b.data() + at, &h, sizeof h);
+        std::memcpy(b.data() + sizeof runs +
+                        static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
+                    &h, sizeof h);
+        payload += piece.bytes;
         if (piece.bytes)
-          std::memcpy(b.data() + at + sizeof h, piece.data, piece.bytes);
+          pieces.push_back(piece);
       }
-      if (b.size() > static_cast<size_t>(INT32_MAX)) {
+      if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
         why = "a message exceeds 2 GiB";
         return MPI_ERR_COUNT;
       }
+      if (b.size() + payload <= wholeMessage) {
+        for (size_t i = 1; i < pieces.size(); ++i) {
+          const size_t at = b.size();
+          b.resize(at + pieces[i].bytes);
+          std::memcpy(b.data() + at, pieces[i].data, pieces[i].bytes);
+        }
+        pieces.resize(1);
+      }
       int request = 0;
-      if (int rc = backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
+      if (pieces.size() > 1) {
+        // Long: the headers first, so that the receiver takes the blocks
+        // straight into place.
+        if (int rc =
+                backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
+          return rc;
+        if (firstRequest < 0)
+          firstRequest = request;
+        pieces.erase(pieces.begin());
+      } else {
+        pieces[0] = Piece{b.data(), b.size()};
+      }
+      if (int rc = backend.isend(to, tag, pieces, request))
         return rc;
       if (firstRequest < 0)
         firstRequest = request;
@@ -597,17 +688,31 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       m.resize(bytes);
       if (int rc = backend.recvOne(from, tag, Piece{m.data(), bytes}, bytes))
         return rc;
-      size_t at = 0;
-      while (at + sizeof(RunHeader) <= bytes) {
-        RunHeader h;
-        std::memcpy(&h, m.data() + at, sizeof h);
-        at += sizeof h;
+      int64_t runs = -1;
+      if (bytes >= sizeof runs)
+        std::memcpy(&runs, m.data(), sizeof runs);
+      const size_t headers =
+          sizeof runs + static_cast<size_t>(runs) * sizeof(RunHeader);
+      if (runs < 0 || runs > p * p || headers > bytes) {
+        why = "a message is malformed";
+        return MPI_ERR_INTERN;
+      }
+      bool inPlace = false;
+      if (int rc = receiveLong(from, m, runs, headers, bytes, inPlace))
+        return rc;
+      size_t at = headers;
+      for (int64_t i = 0; i < runs; ++i) {
+        const RunHeader h = runHeader(m.data(), i);
         const size_t n = static_cast<size_t>(h.count) * es;
         if (h.count < 0 || at + n > bytes) {
           why = "a message is malformed";
           return MPI_ERR_INTERN;
         }
-        if (int rc = deliver(h, m.data() + at))
+        const char *payload =
+            inPlace && h.dest == me && n
+                ? out + static_cast<size_t>(rdispls[h.origin]) * es
+                : m.data() + at;
+        if (int rc = deliver(h, payload))
           return rc;
         at += n;
       }
