@@ -32,6 +32,14 @@ protected:
     return pipeline::check(program, verify::VerifyOptions{}, events);
   }
 
+  /// What the emitter is told of a test's file, named `baseName`.
+  static emit::EmitOptions emitOptions(const std::string &baseName) {
+    emit::EmitOptions options;
+    options.baseName = baseName;
+    options.specName = "test.coll";
+    return options;
+  }
+
   std::vector<std::string> reported;
 };
 
@@ -55,9 +63,7 @@ TEST_F(PipelineTest, ProvedFileIsCheckedThenEmitted) {
   ASSERT_EQ(checked.patterns.size(), 1u);
   EXPECT_EQ(checked.patterns.front().collective->name, "x");
 
-  emit::EmitOptions options;
-  options.baseName = "good";
-  options.specName = "test.coll";
+  const emit::EmitOptions options = emitOptions("good");
   llvm::Expected<emit::EmittedFiles> files =
       emit::emitCpp(program, checked.schedules, checked.patterns, options);
   ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
@@ -119,9 +125,7 @@ schedule forwards : alltoallv on ring(4) {
 )");
   pipeline::Checked checked = check(program);
   EXPECT_EQ(checked.verdict, verify::Status::Proved);
-  emit::EmitOptions options;
-  options.baseName = "a2av";
-  options.specName = "test.coll";
+  const emit::EmitOptions options = emitOptions("a2av");
   llvm::Expected<emit::EmittedFiles> files =
       emit::emitCpp(program, checked.schedules, checked.patterns, options);
   ASSERT_TRUE(static_cast<bool>(files)) << llvm::toString(files.takeError());
