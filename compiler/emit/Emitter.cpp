@@ -146,9 +146,10 @@ public:
 
 private:
   /// An alltoallv schedule: the same walk of the steps, on an engine that
-  /// notes this rank's messages (each its own block for the receiver, sizes
-  /// from the counts at run time) and then moves them. A rank's steps depend
-  /// on the size alone, so a call like an earlier one skips the walk.
+  /// notes this rank's messages (its own block for the receiver, or the
+  /// pieces a filter names; sizes from the counts at run time) and then
+  /// moves them. A rank's steps depend on the size alone, so a call like an
+  /// earlier one skips the walk.
   void emitIrregularBody(const Binding &b) {
     os << "  static const char collc_name[] = " << quote(s.name) << ";\n";
     os << "  collc::rt::AlltoallvSteps eng;\n";
@@ -157,6 +158,9 @@ private:
     os << "  const int64_t me = eng.rank();\n";
     emitSizeCheck();
     os << "  if (!eng.known()) {\n";
+    if (s.chunks)
+      os << "    if (int rc = eng.splitBlocks(" << operand(*s.chunks, names)
+         << "))\n      return rc;\n";
     os << "    int64_t step = 0;\n";
     emitBody(s.body, 2);
     os << "  }\n";

@@ -219,14 +219,6 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
         buffer.emptyLoc = locOf(name);
       }
     } else if (const ast::ChunksDecl *cd = boost::get<ast::ChunksDecl>(&item)) {
-      if (schedule.collective.kind == ir::CollectiveKind::Alltoallv) {
-        diags.error(locOf(*cd),
-                    "an alltoallv schedule's blocks travel whole: their sizes "
-                    "are known only at run time",
-                    rangeOf(*cd));
-        ok = false;
-        continue;
-      }
       if (schedule.chunks) {
         diags.error(locOf(*cd), "the chunk count is already given",
                     rangeOf(*cd));
@@ -514,14 +506,15 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
   }
 
   // An irregular all-to-all's blocks have sizes that only the ranks they
-  // pass through learn, so a message carries whole blocks of the one buffer:
-  // those its filter names, or without one the sender's own block for the
-  // receiver (001's patterns; the runtime's direct exchange moves it).
+  // pass through learn, so a message carries blocks (or, with `chunks`,
+  // their pieces) of the one buffer: those its filter names, or without one
+  // the sender's own block for the receiver (001's patterns; the runtime's
+  // direct exchange moves it).
   if (schedule.collective.kind == ir::CollectiveKind::Alltoallv) {
     if (t.from || !t.into.empty()) {
       diags.error(locOf(t),
-                  "an alltoallv schedule's messages carry whole blocks of "
-                  "its one buffer: no 'from' or 'into'",
+                  "an alltoallv schedule's messages carry blocks of its one "
+                  "buffer: no 'from' or 'into'",
                   rangeOf(t));
       return std::nullopt;
     }

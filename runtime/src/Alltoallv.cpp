@@ -29,6 +29,27 @@ struct RunHeader {
   int64_t count;
 };
 
+/// A piece of a block in a forwarding message (a `schedule x : alltoallv`
+/// whose blocks are split into `chunks` pieces): which piece, where it
+/// lies in its block, and its count * elementSize bytes after the headers.
+struct PieceHeader {
+  int32_t origin;
+  int32_t dest;
+  int64_t index;
+  int64_t offset;
+  int64_t count;
+};
+
+/// Piece k of `pieces` of a block of n elements: its first element and its
+/// count, n * k / pieces onwards, so that pieces differ by one at most.
+struct PieceSpan {
+  int64_t offset, count;
+};
+PieceSpan pieceOf(int64_t n, int64_t k, int64_t pieces) {
+  const int64_t at = n * k / pieces;
+  return {at, n * (k + 1) / pieces - at};
+}
+
 // Stage k's messages carry tag base + k. Over MPI they travel on a
 // duplicate of their own (MpiChannel::Alltoallv: the schedule engine's step
 // tags cover every tag MPI guarantees). The local backend has one set of
@@ -120,11 +141,12 @@ struct Workspace {
   std::vector<Bytes> buckets[2]; // the send buffers, by peer
   std::vector<Bytes> inbox;      // a stage's received messages
   Bytes mine;                    // the bucket a rank keeps for itself
-  // A forwarding exchange's blocks held, by id, and in the order they came,
-  // and the origins whose block for this rank arrived.
-  std::unordered_map<int64_t, Piece> held;
+  // A forwarding exchange's pieces held, by id, with their offsets in their
+  // blocks, and in the order they came; per origin, the pieces of its block
+  // for this rank that arrived.
+  std::unordered_map<int64_t, std::pair<Piece, int64_t>> held;
   std::vector<int64_t> order;
-  std::vector<char> arrived;
+  std::vector<int64_t> arrived;
 };
 
 /// The thread's workspace for the length of a call; a call inside another
@@ -458,41 +480,46 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
   return finish();
 }
 
-/// The i-th run header of a forwarding message, after its run count.
-RunHeader runHeader(const char *message, int64_t i) {
-  RunHeader h;
+/// The i-th piece header of a forwarding message, after its piece count.
+PieceHeader pieceHeader(const char *message, int64_t i) {
+  PieceHeader h;
   std::memcpy(&h, message + sizeof(int64_t) + static_cast<size_t>(i) * sizeof h,
               sizeof h);
   return h;
 }
 
-/// An exchange whose messages forward blocks (a `schedule x : alltoallv`
-/// with chunk filters): each message is its number of runs, their
-/// RunHeaders, then their blocks whole, and its size is probed (a long one
-/// leaves from where its blocks lie). A block for this rank lands in the
-/// receive buffer; any other is kept, in the message it came in, until a later
-/// step sends it on. A send's blocks are those its filter names among what this
-/// rank holds (all it names: causality is proved), in the order it came to
-/// hold them; the first call picks them with the filters (`filters`) and
-/// notes them in `rows`, later calls alike send what was noted.
+/// An exchange whose messages forward pieces of blocks (a `schedule x :
+/// alltoallv` with chunk filters; a block is one piece without `chunks`):
+/// each message is its number of pieces, their PieceHeaders, then the
+/// pieces, and its size is probed (a long one leaves from where its pieces
+/// lie). A piece for this rank lands in the receive buffer; any other is
+/// kept, in the message it came in, until a later step sends it on. A send's
+/// pieces are those its filter names among what this rank holds (all it
+/// names: causality is proved), in the order it came to hold them; the
+/// first call picks them with the filters (`filters`) and notes them in
+/// `rows`, later calls alike send what was noted.
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
                        Backend &backend, int tag, size_t es, const char *in,
                        const int *sendcounts, const int *sdispls, char *out,
                        const int *recvcounts, const int *rdispls,
                        const char *&why) {
-  const int64_t p = rows.p, me = rows.me;
+  const int64_t p = rows.p, me = rows.me, pieces = rows.pieces;
   const int steps = static_cast<int>(rows.sendAt.size()) - 1;
   HeldWorkspace lease;
   Workspace &ws = lease.workspace;
-  // Every received message stays until the end: its blocks may go on.
+  // Every received message stays until the end: its pieces may go on.
   if (ws.inbox.size() < rows.receives.size())
     ws.inbox.resize(rows.receives.size());
   std::vector<Bytes> &buckets = ws.buckets[0];
 
-  // The blocks received so far, by id, where they lie now; the own ones
-  // are read from the send buffer.
-  std::unordered_map<int64_t, Piece> &held = ws.held;
+  // A piece's id: its block's (origin * p + dest), then its index.
+  auto idOf = [&](int64_t origin, int64_t dest, int64_t index) {
+    return (origin * p + dest) * pieces + index;
+  };
+  // The pieces received so far, by id, where they lie now, with their
+  // offsets; the own ones are read from the send buffer.
+  auto &held = ws.held;
   std::vector<int64_t> &order = ws.order; // ids as this rank came to hold them
   held.clear();
   order.clear();
@@ -500,61 +527,81 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     rows.blockAt.assign(1, 0);
     rows.blocks.clear();
     for (int64_t d = 0; d < p; ++d)
-      order.push_back(me * p + d);
+      for (int64_t k = 0; k < pieces; ++k)
+        order.push_back(idOf(me, d, k));
   }
-  auto find = [&](int64_t id, Piece &piece) {
-    if (id / p == me) {
-      const int64_t d = id % p;
-      piece =
-          Piece{const_cast<char *>(in) + static_cast<size_t>(sdispls[d]) * es,
-                static_cast<size_t>(sendcounts[d]) * es};
+  auto find = [&](int64_t id, Piece &piece, int64_t &offset) {
+    const int64_t block = id / pieces;
+    if (block / p == me) {
+      const int64_t d = block % p;
+      const PieceSpan span = pieceOf(sendcounts[d], id % pieces, pieces);
+      offset = span.offset;
+      piece = Piece{const_cast<char *>(in) +
+                        static_cast<size_t>(sdispls[d] + span.offset) * es,
+                    static_cast<size_t>(span.count) * es};
       return true;
     }
     auto it = held.find(id);
     if (it == held.end())
       return false;
-    piece = it->second;
+    std::tie(piece, offset) = it->second;
     return true;
   };
-  std::vector<char> &arrived = ws.arrived;
-  arrived.assign(static_cast<size_t>(p), 0);
-  // Takes one run in: an MPI code.
-  auto deliver = [&](const RunHeader &h, const char *payload) {
-    if (h.origin < 0 || h.origin >= p || h.dest < 0 || h.dest >= p ||
-        h.offset != 0) {
-      why = "a message is malformed";
-      return MPI_ERR_INTERN;
+  // Where a piece for this rank goes, or null if it does not fit recvcounts.
+  auto placeOf = [&](const PieceHeader &h) -> char * {
+    if (h.offset < 0 || h.count < 0 ||
+        h.offset + h.count > recvcounts[h.origin]) {
+      why = "a block does not fit recvcounts";
+      return nullptr;
     }
-    const int64_t id = int64_t(h.origin) * p + h.dest;
+    return out + static_cast<size_t>(rdispls[h.origin] + h.offset) * es;
+  };
+  std::vector<int64_t> &arrived = ws.arrived;
+  arrived.assign(static_cast<size_t>(p), 0);
+  auto wellFormed = [&](const PieceHeader &h) {
+    if (h.origin >= 0 && h.origin < p && h.dest >= 0 && h.dest < p &&
+        h.index >= 0 && h.index < pieces && h.count >= 0)
+      return true;
+    why = "a message is malformed";
+    return false;
+  };
+  // Takes one piece in: an MPI code.
+  auto deliver = [&](const PieceHeader &h, const char *payload) {
+    if (!wellFormed(h))
+      return MPI_ERR_INTERN;
+    const int64_t id = idOf(h.origin, h.dest, h.index);
     const size_t bytes = static_cast<size_t>(h.count) * es;
     char *at = const_cast<char *>(payload);
     if (h.dest == me) {
-      if (h.count > recvcounts[h.origin]) {
-        why = "a block does not fit recvcounts";
+      at = placeOf(h);
+      if (!at)
         return MPI_ERR_TRUNCATE;
-      }
-      at = out + static_cast<size_t>(rdispls[h.origin]) * es;
       if (at != payload)
         moveBytes(at, payload, bytes);
-      arrived[static_cast<size_t>(h.origin)] = 1;
     }
-    if (held.insert_or_assign(id, Piece{at, bytes}).second && filters)
-      order.push_back(id);
+    if (held.insert_or_assign(id, std::pair(Piece{at, bytes}, h.offset))
+            .second) {
+      // (A piece of the own block may come back: it is already in place.)
+      if (h.dest == me && h.origin != me)
+        ++arrived[static_cast<size_t>(h.origin)];
+      if (filters)
+        order.push_back(id);
+    }
     return MPI_SUCCESS;
   };
   if (sendcounts[me] > recvcounts[me]) {
     why = "a block does not fit recvcounts";
     return MPI_ERR_TRUNCATE;
   }
-  Piece own;
-  find(me * p + me, own);
-  moveBytes(out + static_cast<size_t>(rdispls[me]) * es, own.data, own.bytes);
-  arrived[static_cast<size_t>(me)] = 1;
+  moveBytes(out + static_cast<size_t>(rdispls[me]) * es,
+            in + static_cast<size_t>(sdispls[me]) * es,
+            static_cast<size_t>(sendcounts[me]) * es);
+  arrived[static_cast<size_t>(me)] = pieces;
 
   // As the engine: a message of up to this many bytes travels packed.
   constexpr size_t wholeMessage = 4032;
-  thread_local std::vector<Piece> pieces;
-  // A message that is only headers, of blocks too long to travel with them:
+  thread_local std::vector<Piece> gathered;
+  // A message that is only headers, of pieces too long to travel with them:
   // they follow, taken into place, those for this rank into the receive
   // buffer and the rest behind the headers in `m` (its layout when packed).
   thread_local std::vector<Piece> into;
@@ -565,31 +612,26 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       return MPI_SUCCESS;
     size_t payload = 0;
     for (int64_t i = 0; i < runs; ++i) {
-      const RunHeader h = runHeader(m.data(), i);
-      if (h.count < 0 || h.origin < 0 || h.origin >= p) {
-        why = "a message is malformed";
+      const PieceHeader h = pieceHeader(m.data(), i);
+      if (!wellFormed(h))
         return MPI_ERR_INTERN;
-      }
       payload += static_cast<size_t>(h.count) * es;
     }
-    if (headers + payload <= wholeMessage)
-      return MPI_SUCCESS; // packed: no block, or all empty
+    // Packed, or only headers (however many): no second message.
+    if (payload == 0 || headers + payload <= wholeMessage)
+      return MPI_SUCCESS;
     m.resize(headers + payload);
     into.clear();
     size_t at = headers;
     for (int64_t i = 0; i < runs; ++i) {
-      const RunHeader h = runHeader(m.data(), i);
+      const PieceHeader h = pieceHeader(m.data(), i);
       const size_t n = static_cast<size_t>(h.count) * es;
       if (n == 0)
         continue;
-      if (h.dest == me && h.count > recvcounts[h.origin]) {
-        why = "a block does not fit recvcounts";
+      char *place = m.data() + at;
+      if (h.dest == me && !(place = placeOf(h)))
         return MPI_ERR_TRUNCATE;
-      }
-      into.push_back(
-          Piece{h.dest == me ? out + static_cast<size_t>(rdispls[h.origin]) * es
-                             : m.data() + at,
-                n});
+      into.push_back(Piece{place, n});
       at += n;
     }
     size_t got = 0;
@@ -615,65 +657,68 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       if (filters) {
         const AlltoallvSteps::BlockFilter &filter = (*filters)[k];
         if (!filter) {
-          rows.blocks.push_back(me * p + to);
+          for (int64_t i = 0; i < pieces; ++i)
+            rows.blocks.push_back(idOf(me, to, i));
         } else {
           for (int64_t id : order)
-            if (filter(id / p, id % p, 0))
+            if (filter(id / pieces / p, id / pieces % p, id % pieces))
               rows.blocks.push_back(id);
         }
         rows.blockAt.push_back(static_cast<int>(rows.blocks.size()));
       }
-      // The run count and headers, then the blocks: copied behind them up
+      // The piece count and headers, then the pieces: copied behind them up
       // to wholeMessage bytes, else sent from where they lie (one gathered
       // message, as the engine's long messages).
       Bytes &b = buckets[k - first];
       const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
-      b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(RunHeader));
+      b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader));
       std::memcpy(b.data(), &runs, sizeof runs);
       size_t payload = 0;
-      pieces.assign(1, Piece{});
+      gathered.assign(1, Piece{});
       for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
         const int64_t id = rows.blocks[i];
         Piece piece;
-        if (!find(id, piece)) {
+        int64_t offset = 0;
+        if (!find(id, piece, offset)) {
           why = "a block to send on never arrived";
           return MPI_ERR_INTERN;
         }
-        RunHeader h{static_cast<int32_t>(id / p), static_cast<int32_t>(id % p),
-                    0, static_cast<int64_t>(piece.bytes / es)};
+        const PieceHeader h{static_cast<int32_t>(id / pieces / p),
+                            static_cast<int32_t>(id / pieces % p), id % pieces,
+                            offset, static_cast<int64_t>(piece.bytes / es)};
         std::memcpy(b.data() + sizeof runs +
                         static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
                     &h, sizeof h);
         payload += piece.bytes;
         if (piece.bytes)
-          pieces.push_back(piece);
+          gathered.push_back(piece);
       }
       if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
         why = "a message exceeds 2 GiB";
         return MPI_ERR_COUNT;
       }
       if (b.size() + payload <= wholeMessage) {
-        for (size_t i = 1; i < pieces.size(); ++i) {
+        for (size_t i = 1; i < gathered.size(); ++i) {
           const size_t at = b.size();
-          b.resize(at + pieces[i].bytes);
-          std::memcpy(b.data() + at, pieces[i].data, pieces[i].bytes);
+          b.resize(at + gathered[i].bytes);
+          std::memcpy(b.data() + at, gathered[i].data, gathered[i].bytes);
         }
-        pieces.resize(1);
+        gathered.resize(1);
       }
       int request = 0;
-      if (pieces.size() > 1) {
-        // Long: the headers first, so that the receiver takes the blocks
+      if (gathered.size() > 1) {
+        // Long: the headers first, so that the receiver takes the pieces
         // straight into place.
         if (int rc =
                 backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
           return rc;
         if (firstRequest < 0)
           firstRequest = request;
-        pieces.erase(pieces.begin());
+        gathered.erase(gathered.begin());
       } else {
-        pieces[0] = Piece{b.data(), b.size()};
+        gathered[0] = Piece{b.data(), b.size()};
       }
-      if (int rc = backend.isend(to, tag, pieces, request))
+      if (int rc = backend.isend(to, tag, gathered, request))
         return rc;
       if (firstRequest < 0)
         firstRequest = request;
@@ -692,8 +737,8 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       if (bytes >= sizeof runs)
         std::memcpy(&runs, m.data(), sizeof runs);
       const size_t headers =
-          sizeof runs + static_cast<size_t>(runs) * sizeof(RunHeader);
-      if (runs < 0 || runs > p * p || headers > bytes) {
+          sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader);
+      if (runs < 0 || runs > p * p * pieces || headers > bytes) {
         why = "a message is malformed";
         return MPI_ERR_INTERN;
       }
@@ -702,16 +747,15 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         return rc;
       size_t at = headers;
       for (int64_t i = 0; i < runs; ++i) {
-        const RunHeader h = runHeader(m.data(), i);
+        const PieceHeader h = pieceHeader(m.data(), i);
         const size_t n = static_cast<size_t>(h.count) * es;
-        if (h.count < 0 || at + n > bytes) {
+        if (!wellFormed(h) || at + n > bytes) {
           why = "a message is malformed";
           return MPI_ERR_INTERN;
         }
-        const char *payload =
-            inPlace && h.dest == me && n
-                ? out + static_cast<size_t>(rdispls[h.origin]) * es
-                : m.data() + at;
+        const char *payload = m.data() + at;
+        if (inPlace && h.dest == me && n && !(payload = placeOf(h)))
+          return MPI_ERR_TRUNCATE;
         if (int rc = deliver(h, payload))
           return rc;
         at += n;
@@ -726,8 +770,9 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       if (int rc = backend.waitAll(firstRequest, lastRequest + 1, nullptr))
         return rc;
   }
-  // Correctness is proved; a block that never came is the runtime's fault.
-  if (std::find(arrived.begin(), arrived.end(), 0) != arrived.end()) {
+  // Correctness is proved; a piece that never came is the runtime's fault.
+  if (std::find_if(arrived.begin(), arrived.end(),
+                   [&](int64_t n) { return n != pieces; }) != arrived.end()) {
     why = "a block for this rank never arrived";
     return MPI_ERR_INTERN;
   }
@@ -754,6 +799,7 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
   r.me = me;
   r.complete = false;
   r.forwards = false;
+  r.pieces = 1;
   r.blockAt.assign(1, 0);
   r.blocks.clear();
   r.sendAt.assign(1, 0);
@@ -1052,6 +1098,14 @@ bool AlltoallvSteps::known() const { return rows && rows->complete; }
 int AlltoallvSteps::fail(int code, const char *message) const {
   std::fprintf(stderr, "collc: %s: %s\n", schedule, message);
   return code;
+}
+
+int AlltoallvSteps::splitBlocks(int64_t count) {
+  // The same on every rank: the count depends on the size alone.
+  if (count < 1 || count > INT32_MAX / std::max(p, 1))
+    return fail(MPI_ERR_ARG, "a block's piece count is out of range");
+  rows->pieces = count;
+  return MPI_SUCCESS;
 }
 
 // The own block is copied in place of a message to oneself (run()).

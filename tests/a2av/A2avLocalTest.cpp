@@ -161,9 +161,9 @@ TEST(A2avLocal, LibrarySchedule) {
 
 // Schedules whose messages forward blocks (specs/alltoallv_forwarding.coll):
 // the ring's on every size, the mesh's where p = a * b with a, b in 2..8 (the
-// fewest rows first), the hypercube's on powers of two. The first call at each
-// size picks each message's blocks with the rules' filters; the later ones send
-// what it noted.
+// fewest rows first), the hypercube's on powers of two, A3 and A4 on squares.
+// The first call at each size picks each message's blocks with the rules'
+// filters; the later ones send what it noted.
 TEST(A2avLocal, ForwardingSchedules) {
   namespace gen = a2av_forward::local;
   using LocalFn =
@@ -186,6 +186,12 @@ TEST(A2avLocal, ForwardingSchedules) {
     check("hypercube_alltoallv", p, gen::hypercube_alltoallv);
   for (int p : {4, 9, 16, 36, 64})
     check("two_stage_mesh_alltoallv", p, gen::two_stage_mesh_alltoallv);
+  // Blocks in pieces: dealt over every rank (A2), over rows then columns
+  // (A4).
+  for (int p : rankCounts)
+    check("spread_alltoallv", p, gen::spread_alltoallv);
+  for (int p : {4, 9, 16, 36, 64})
+    check("four_stage_alltoallv", p, gen::four_stage_alltoallv);
 }
 
 // Outside its proved range the library schedule refuses, on every rank.

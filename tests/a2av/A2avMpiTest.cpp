@@ -108,9 +108,14 @@ int main(int argc, char **argv) {
     if (p == 4 || p == 6 || p == 8 || p == 9)
       calls.push_back({"emitted mesh_alltoallv",
                        COLLC_EMITTED(a2av_forward::mesh_alltoallv)});
-    if (p == 4 || p == 9)
+    if (p == 4 || p == 9) {
       calls.push_back({"emitted two_stage_mesh_alltoallv",
                        COLLC_EMITTED(a2av_forward::two_stage_mesh_alltoallv)});
+      calls.push_back({"emitted four_stage_alltoallv",
+                       COLLC_EMITTED(a2av_forward::four_stage_alltoallv)});
+    }
+    calls.push_back({"emitted spread_alltoallv",
+                     COLLC_EMITTED(a2av_forward::spread_alltoallv)});
     if ((p & (p - 1)) == 0)
       calls.push_back({"emitted hypercube_alltoallv",
                        COLLC_EMITTED(a2av_forward::hypercube_alltoallv)});

@@ -145,34 +145,48 @@ schedule forwards : alltoallv on ring(4) {
   EXPECT_EQ(body("forwards").find("eng.sendAll("), std::string::npos);
 }
 
-// 001's A3 written in the language (specs/alltoallv_forwarding.coll) is the
-// pattern compiler/alltoallv builds for it, step for step: the rows' stage,
-// then the columns', every rank sending to the same peer.
-TEST_F(PipelineTest, TwoStageMeshFamilyIsA3sPattern) {
+// 001's A2, A3 and A4 written in the language
+// (specs/alltoallv_forwarding.coll) are the patterns compiler/alltoallv
+// builds for them, step for step: stage after stage, every rank sending to
+// the same peer (A4 on the square arrays, where no row is incomplete).
+TEST_F(PipelineTest, AlltoallvFamiliesAreThePatterns) {
   auto text =
       llvm::MemoryBuffer::getFile(COLLC_SPECS_DIR "/alltoallv_forwarding.coll");
   ASSERT_TRUE(static_cast<bool>(text));
   Program program = load((*text)->getBuffer().str());
-  const ir::Schedule *family = program.findSchedule("two_stage_mesh_alltoallv");
-  ASSERT_NE(family, nullptr);
-  for (int64_t s : {2, 3, 5, 8}) {
-    SCOPED_TRACE("s = " + std::to_string(s));
-    llvm::Expected<ir::Instance> instance = ir::instantiate(*family, {s});
-    ASSERT_TRUE(static_cast<bool>(instance))
-        << llvm::toString(instance.takeError());
-    llvm::Expected<alltoallv::Pattern> pattern =
-        alltoallv::buildPattern(alltoallv::Algorithm::TwoStageMesh, s * s);
-    ASSERT_TRUE(static_cast<bool>(pattern))
-        << llvm::toString(pattern.takeError());
-    std::vector<std::vector<int64_t>> tables;
-    for (const alltoallv::Stage &stage : pattern->stages)
-      tables.insert(tables.end(), stage.sendTo.begin(), stage.sendTo.end());
-    ASSERT_EQ(instance->steps.size(), tables.size());
-    for (size_t k = 0; k < tables.size(); ++k) {
-      std::vector<int64_t> sendTo(static_cast<size_t>(s * s), -1);
-      for (const ir::Transfer &t : instance->steps[k].transfers)
-        sendTo[static_cast<size_t>(t.src)] = t.dst;
-      EXPECT_EQ(sendTo, tables[k]) << "step " << k + 1;
+  struct Family {
+    const char *name;
+    alltoallv::Algorithm algorithm;
+    bool square; // the parameter is the array's side, p = s * s
+  };
+  for (const Family &f :
+       {Family{"spread_alltoallv", alltoallv::Algorithm::TwoStageRandom, false},
+        Family{"two_stage_mesh_alltoallv", alltoallv::Algorithm::TwoStageMesh,
+               true},
+        Family{"four_stage_alltoallv", alltoallv::Algorithm::FourStage,
+               true}}) {
+    const ir::Schedule *family = program.findSchedule(f.name);
+    ASSERT_NE(family, nullptr) << f.name;
+    for (int64_t s : {2, 3, 5, 8}) {
+      const int64_t p = f.square ? s * s : s;
+      SCOPED_TRACE(std::string(f.name) + ", p = " + std::to_string(p));
+      llvm::Expected<ir::Instance> instance = ir::instantiate(*family, {s});
+      ASSERT_TRUE(static_cast<bool>(instance))
+          << llvm::toString(instance.takeError());
+      llvm::Expected<alltoallv::Pattern> pattern =
+          alltoallv::buildPattern(f.algorithm, p);
+      ASSERT_TRUE(static_cast<bool>(pattern))
+          << llvm::toString(pattern.takeError());
+      std::vector<std::vector<int64_t>> tables;
+      for (const alltoallv::Stage &stage : pattern->stages)
+        tables.insert(tables.end(), stage.sendTo.begin(), stage.sendTo.end());
+      ASSERT_EQ(instance->steps.size(), tables.size());
+      for (size_t k = 0; k < tables.size(); ++k) {
+        std::vector<int64_t> sendTo(static_cast<size_t>(p), -1);
+        for (const ir::Transfer &t : instance->steps[k].transfers)
+          sendTo[static_cast<size_t>(t.src)] = t.dst;
+        EXPECT_EQ(sendTo, tables[k]) << "step " << k + 1;
+      }
     }
   }
 }

@@ -103,10 +103,11 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
 /// and hears from; run() then moves the blocks, their sizes from the counts.
 /// A rule without a chunk filter sends the sender's own block for the
 /// receiver, straight from buffer to buffer (the direct exchange of a
-/// one-stage plan). A rule with one forwards blocks: its message holds the
-/// blocks it names, each behind a run header, so a rank that passes a block
-/// on learns its size from the message (the receiver probes for the size).
-/// A rank's steps, and which blocks each of its messages carries, depend
+/// one-stage plan). A rule with one forwards blocks, or with `chunks` their
+/// pieces: its message holds those it names, each behind a header (origin,
+/// dest, index, offset, size), so a rank that passes a piece on learns its
+/// size from the message (the receiver probes for the size). A rank's
+/// steps, and which pieces each of its messages carries, depend
 /// only on the schedule, the size and the rank, so a thread keeps the last
 /// few and the walk is skipped where they are known().
 class AlltoallvSteps {
@@ -126,6 +127,9 @@ public:
   /// Prints "collc: SCHEDULE: message" and returns `code` (before run(),
   /// every rank sees the same, as for Engine::fail).
   int fail(int code, const char *message) const;
+  /// The schedule's `chunks`: each block is sent in this many pieces, piece
+  /// k its elements from n * k / count on (before the walk; 1 without).
+  int splitBlocks(int64_t count);
   /// The walk's calls: this rank sends its own block for `peer`, or the
   /// blocks `filter` names (of those it holds: causality is proved, so all
   /// it names), or receives from `sender`.
@@ -143,13 +147,15 @@ public:
           AlltoallvMode mode = AlltoallvMode::NonBlockingDual);
 
   /// One rank's steps: the peers it sends to and receives from, by step,
-  /// and where some message forwards, the blocks each send carries (ids
-  /// origin * p + dest; filled by the first run, from the filters).
+  /// and where some message forwards, the pieces each send carries (ids
+  /// (origin * p + dest) * pieces + index; filled by the first run, from
+  /// the filters).
   struct Rows {
     const void *schedule = nullptr;
     int p = 0, me = 0;
     bool complete = false;
     bool forwards = false;
+    int64_t pieces = 1; // per block
     std::vector<int> sendAt{0}, sends, receiveAt{0}, receives;
     std::vector<int> blockAt{0};
     std::vector<int64_t> blocks;
