@@ -646,15 +646,85 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     inPlace = true;
     return MPI_SUCCESS;
   };
+  // Sends go in the order of the steps, so that each peer takes them in
+  // that order; each send's buffer lives until all are done.
+  if (buckets.size() < rows.sends.size())
+    buckets.resize(rows.sends.size());
+  thread_local std::vector<int> sendRequests;
+  sendRequests.clear();
+  auto post = [&](int k) -> int {
+    const int to = rows.sends[k];
+    // The piece count and headers, then the pieces: copied behind them up
+    // to wholeMessage bytes, else sent from where they lie (one gathered
+    // message, as the engine's long messages).
+    Bytes &b = buckets[k];
+    const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
+    b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader));
+    std::memcpy(b.data(), &runs, sizeof runs);
+    size_t payload = 0;
+    gathered.assign(1, Piece{});
+    for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
+      const int64_t id = rows.blocks[i];
+      Piece piece;
+      int64_t offset = 0;
+      if (!find(id, piece, offset)) {
+        why = "a block to send on never arrived";
+        return MPI_ERR_INTERN;
+      }
+      const PieceHeader h{static_cast<int32_t>(id / pieces / p),
+                          static_cast<int32_t>(id / pieces % p), id % pieces,
+                          offset, static_cast<int64_t>(piece.bytes / es)};
+      std::memcpy(b.data() + sizeof runs +
+                      static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
+                  &h, sizeof h);
+      payload += piece.bytes;
+      if (piece.bytes)
+        gathered.push_back(piece);
+    }
+    if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
+      why = "a message exceeds 2 GiB";
+      return MPI_ERR_COUNT;
+    }
+    if (b.size() + payload <= wholeMessage) {
+      for (size_t i = 1; i < gathered.size(); ++i) {
+        const size_t at = b.size();
+        b.resize(at + gathered[i].bytes);
+        std::memcpy(b.data() + at, gathered[i].data, gathered[i].bytes);
+      }
+      gathered.resize(1);
+    }
+    int request = 0;
+    if (gathered.size() > 1) {
+      // Long: the headers first, so that the receiver takes the pieces
+      // straight into place.
+      if (int rc = backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
+        return rc;
+      sendRequests.push_back(request);
+      gathered.erase(gathered.begin());
+    } else {
+      gathered[0] = Piece{b.data(), b.size()};
+    }
+    if (int rc = backend.isend(to, tag, gathered, request))
+      return rc;
+    sendRequests.push_back(request);
+    return MPI_SUCCESS;
+  };
+  // On a call whose pieces were noted, a send whose pieces are all here
+  // (its own, or arrived) goes ahead of its step, once those before it
+  // have gone: the steps of a stage that deals its own blocks go at once.
+  auto ready = [&](int k) {
+    for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i)
+      if (rows.blocks[i] / pieces / p != me && !held.count(rows.blocks[i]))
+        return false;
+    return true;
+  };
+  const int sends = static_cast<int>(rows.sends.size());
+  int posted = 0; // sends 0 .. posted - 1 have gone
   size_t received = 0;
   for (int s = 0; s < steps; ++s) {
-    const int first = rows.sendAt[s], last = rows.sendAt[s + 1];
-    if (buckets.size() < static_cast<size_t>(last - first))
-      buckets.resize(static_cast<size_t>(last - first));
-    int firstRequest = -1, lastRequest = -1;
-    for (int k = first; k < last; ++k) {
-      const int to = rows.sends[k];
-      if (filters) {
+    if (filters)
+      for (int k = rows.sendAt[s]; k < rows.sendAt[s + 1]; ++k) {
+        const int to = rows.sends[k];
         const AlltoallvSteps::BlockFilter &filter = (*filters)[k];
         if (!filter) {
           for (int64_t i = 0; i < pieces; ++i)
@@ -666,64 +736,12 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         }
         rows.blockAt.push_back(static_cast<int>(rows.blocks.size()));
       }
-      // The piece count and headers, then the pieces: copied behind them up
-      // to wholeMessage bytes, else sent from where they lie (one gathered
-      // message, as the engine's long messages).
-      Bytes &b = buckets[k - first];
-      const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
-      b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader));
-      std::memcpy(b.data(), &runs, sizeof runs);
-      size_t payload = 0;
-      gathered.assign(1, Piece{});
-      for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
-        const int64_t id = rows.blocks[i];
-        Piece piece;
-        int64_t offset = 0;
-        if (!find(id, piece, offset)) {
-          why = "a block to send on never arrived";
-          return MPI_ERR_INTERN;
-        }
-        const PieceHeader h{static_cast<int32_t>(id / pieces / p),
-                            static_cast<int32_t>(id / pieces % p), id % pieces,
-                            offset, static_cast<int64_t>(piece.bytes / es)};
-        std::memcpy(b.data() + sizeof runs +
-                        static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
-                    &h, sizeof h);
-        payload += piece.bytes;
-        if (piece.bytes)
-          gathered.push_back(piece);
-      }
-      if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
-        why = "a message exceeds 2 GiB";
-        return MPI_ERR_COUNT;
-      }
-      if (b.size() + payload <= wholeMessage) {
-        for (size_t i = 1; i < gathered.size(); ++i) {
-          const size_t at = b.size();
-          b.resize(at + gathered[i].bytes);
-          std::memcpy(b.data() + at, gathered[i].data, gathered[i].bytes);
-        }
-        gathered.resize(1);
-      }
-      int request = 0;
-      if (gathered.size() > 1) {
-        // Long: the headers first, so that the receiver takes the pieces
-        // straight into place.
-        if (int rc =
-                backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
-          return rc;
-        if (firstRequest < 0)
-          firstRequest = request;
-        gathered.erase(gathered.begin());
-      } else {
-        gathered[0] = Piece{b.data(), b.size()};
-      }
-      if (int rc = backend.isend(to, tag, gathered, request))
+    for (; posted < rows.sendAt[s + 1]; ++posted)
+      if (int rc = post(posted))
         return rc;
-      if (firstRequest < 0)
-        firstRequest = request;
-      lastRequest = request;
-    }
+    for (; !filters && posted < sends && ready(posted); ++posted)
+      if (int rc = post(posted))
+        return rc;
     for (int k = rows.receiveAt[s]; k < rows.receiveAt[s + 1]; ++k) {
       const int from = rows.receives[k];
       size_t bytes = 0;
@@ -765,10 +783,16 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         return MPI_ERR_INTERN;
       }
     }
-    // This step's buckets are refilled by the next.
-    if (firstRequest >= 0)
-      if (int rc = backend.waitAll(firstRequest, lastRequest + 1, nullptr))
-        return rc;
+  }
+  // The sends' requests, a run of consecutive numbers at a time.
+  for (size_t i = 0, j = 0; i < sendRequests.size(); i = j) {
+    for (j = i + 1;
+         j < sendRequests.size() && sendRequests[j] == sendRequests[j - 1] + 1;
+         ++j)
+      ;
+    if (int rc =
+            backend.waitAll(sendRequests[i], sendRequests[j - 1] + 1, nullptr))
+      return rc;
   }
   // Correctness is proved; a piece that never came is the runtime's fault.
   if (std::find_if(arrived.begin(), arrived.end(),
