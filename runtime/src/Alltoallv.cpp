@@ -138,15 +138,19 @@ using Bytes = std::vector<char, Uninitialized<char>>;
 /// page faults and TLB flushes cost 10-100 times the exchange itself.
 struct Workspace {
   bool busy = false;
-  std::vector<Bytes> buckets[2]; // the send buffers, by peer
-  std::vector<Bytes> inbox;      // a stage's received messages
-  Bytes mine;                    // the bucket a rank keeps for itself
+  // The send buffers: a staged exchange's by peer, a forwarding one's by
+  // send.
+  std::vector<Bytes> buckets[2];
+  // The received messages: a stage's, or a whole forwarding exchange's.
+  std::vector<Bytes> inbox;
+  Bytes mine; // the bucket a rank keeps for itself
   // A forwarding exchange's pieces held, by id, with their offsets in their
   // blocks, and in the order they came; per origin, the pieces of its block
-  // for this rank that arrived.
+  // for this rank that arrived; its sends' requests.
   std::unordered_map<int64_t, std::pair<Piece, int64_t>> held;
   std::vector<int64_t> order;
   std::vector<int64_t> arrived;
+  std::vector<int> sendRequests;
 };
 
 /// The thread's workspace for the length of a call; a call inside another
@@ -565,10 +569,14 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     why = "a message is malformed";
     return false;
   };
-  // Takes one piece in: an MPI code.
+  // Takes one piece in: an MPI code. A piece of this rank's own block may
+  // come back: it is read from the send buffer, and counted, noted and
+  // sent on as the own piece it is, never twice.
   auto deliver = [&](const PieceHeader &h, const char *payload) {
     if (!wellFormed(h))
       return MPI_ERR_INTERN;
+    if (h.origin == me)
+      return MPI_SUCCESS;
     const int64_t id = idOf(h.origin, h.dest, h.index);
     const size_t bytes = static_cast<size_t>(h.count) * es;
     char *at = const_cast<char *>(payload);
@@ -581,8 +589,7 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     }
     if (held.insert_or_assign(id, std::pair(Piece{at, bytes}, h.offset))
             .second) {
-      // (A piece of the own block may come back: it is already in place.)
-      if (h.dest == me && h.origin != me)
+      if (h.dest == me)
         ++arrived[static_cast<size_t>(h.origin)];
       if (filters)
         order.push_back(id);
@@ -650,7 +657,7 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
   // that order; each send's buffer lives until all are done.
   if (buckets.size() < rows.sends.size())
     buckets.resize(rows.sends.size());
-  thread_local std::vector<int> sendRequests;
+  std::vector<int> &sendRequests = ws.sendRequests;
   sendRequests.clear();
   auto post = [&](int k) -> int {
     const int to = rows.sends[k];
@@ -1124,11 +1131,13 @@ int AlltoallvSteps::fail(int code, const char *message) const {
   return code;
 }
 
-int AlltoallvSteps::splitBlocks(int64_t count) {
-  // The same on every rank: the count depends on the size alone.
-  if (count < 1 || count > INT32_MAX / std::max(p, 1))
+int AlltoallvSteps::splitBlocks(int64_t n) {
+  // The same on every rank: the count depends on the size alone. A rank
+  // notes piece ids by int: p * p * count of them at most.
+  const int64_t blocks = int64_t(std::max(p, 1)) * std::max(p, 1);
+  if (n < 1 || n > INT32_MAX / blocks)
     return fail(MPI_ERR_ARG, "a block's piece count is out of range");
-  rows->pieces = count;
+  rows->pieces = n;
   return MPI_SUCCESS;
 }
 

@@ -127,9 +127,10 @@ public:
   /// Prints "collc: SCHEDULE: message" and returns `code` (before run(),
   /// every rank sees the same, as for Engine::fail).
   int fail(int code, const char *message) const;
-  /// The schedule's `chunks`: each block is sent in this many pieces, piece
-  /// k its elements from n * k / count on (before the walk; 1 without).
-  int splitBlocks(int64_t count);
+  /// The schedule's `chunks n`: each block is sent in n pieces, piece k of
+  /// a block of `size` elements its elements from size * k / n on (before
+  /// the walk; 1 without).
+  int splitBlocks(int64_t n);
   /// The walk's calls: this rank sends its own block for `peer`, or the
   /// blocks `filter` names (of those it holds: causality is proved, so all
   /// it names), or receives from `sender`.
