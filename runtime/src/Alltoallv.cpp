@@ -145,10 +145,12 @@ struct Workspace {
   std::vector<Bytes> inbox;
   Bytes mine; // the bucket a rank keeps for itself
   // A forwarding exchange's pieces held, by id, with their offsets in their
-  // blocks, and in the order they came; per origin, the pieces of its block
+  // blocks, and in the order they came (where that order stood as each step
+  // began, on a first call); per origin, the pieces of its block
   // for this rank that arrived; its sends' requests.
   std::unordered_map<int64_t, std::pair<Piece, int64_t>> held;
   std::vector<int64_t> order;
+  std::vector<size_t> heldBefore;
   std::vector<int64_t> arrived;
   std::vector<int> sendRequests;
 };
@@ -521,27 +523,35 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
   auto idOf = [&](int64_t origin, int64_t dest, int64_t index) {
     return (origin * p + dest) * pieces + index;
   };
+  struct PieceName {
+    int64_t origin, dest, index;
+  };
+  auto nameOf = [&](int64_t id) {
+    return PieceName{id / pieces / p, id / pieces % p, id % pieces};
+  };
   // The pieces received so far, by id, where they lie now, with their
   // offsets; the own ones are read from the send buffer.
   auto &held = ws.held;
   std::vector<int64_t> &order = ws.order; // ids as this rank came to hold them
   held.clear();
   order.clear();
+  // On the first call, where `order` stood at the start of each step.
+  std::vector<size_t> &heldBefore = ws.heldBefore;
+  heldBefore.clear();
   if (filters) {
     rows.blockAt.assign(1, 0);
     rows.blocks.clear();
+    rows.readyAt.clear();
     for (int64_t d = 0; d < p; ++d)
       for (int64_t k = 0; k < pieces; ++k)
         order.push_back(idOf(me, d, k));
   }
   auto find = [&](int64_t id, Piece &piece, int64_t &offset) {
-    const int64_t block = id / pieces;
-    if (block / p == me) {
-      const int64_t d = block % p;
-      const PieceSpan span = pieceOf(sendcounts[d], id % pieces, pieces);
+    if (const PieceName n = nameOf(id); n.origin == me) {
+      const PieceSpan span = pieceOf(sendcounts[n.dest], n.index, pieces);
       offset = span.offset;
       piece = Piece{const_cast<char *>(in) +
-                        static_cast<size_t>(sdispls[d] + span.offset) * es,
+                        static_cast<size_t>(sdispls[n.dest] + span.offset) * es,
                     static_cast<size_t>(span.count) * es};
       return true;
     }
@@ -678,9 +688,10 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
         why = "a block to send on never arrived";
         return MPI_ERR_INTERN;
       }
-      const PieceHeader h{static_cast<int32_t>(id / pieces / p),
-                          static_cast<int32_t>(id / pieces % p), id % pieces,
-                          offset, static_cast<int64_t>(piece.bytes / es)};
+      const PieceName n = nameOf(id);
+      const PieceHeader h{static_cast<int32_t>(n.origin),
+                          static_cast<int32_t>(n.dest), n.index, offset,
+                          static_cast<int64_t>(piece.bytes / es)};
       std::memcpy(b.data() + sizeof runs +
                       static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
                   &h, sizeof h);
@@ -716,37 +727,42 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     sendRequests.push_back(request);
     return MPI_SUCCESS;
   };
-  // On a call whose pieces were noted, a send whose pieces are all here
-  // (its own, or arrived) goes ahead of its step, once those before it
-  // have gone: the steps of a stage that deals its own blocks go at once.
-  auto ready = [&](int k) {
-    for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i)
-      if (rows.blocks[i] / pieces / p != me && !held.count(rows.blocks[i]))
-        return false;
-    return true;
-  };
   const int sends = static_cast<int>(rows.sends.size());
   int posted = 0; // sends 0 .. posted - 1 have gone
   size_t received = 0;
   for (int s = 0; s < steps; ++s) {
-    if (filters)
+    if (filters) {
+      heldBefore.push_back(order.size());
       for (int k = rows.sendAt[s]; k < rows.sendAt[s + 1]; ++k) {
         const int to = rows.sends[k];
         const AlltoallvSteps::BlockFilter &filter = (*filters)[k];
+        // The last of the send's pieces that this rank came to hold.
+        size_t last = 0;
         if (!filter) {
           for (int64_t i = 0; i < pieces; ++i)
             rows.blocks.push_back(idOf(me, to, i));
         } else {
-          for (int64_t id : order)
-            if (filter(id / pieces / p, id / pieces % p, id % pieces))
-              rows.blocks.push_back(id);
+          for (size_t i = 0; i < order.size(); ++i)
+            if (const PieceName n = nameOf(order[i]);
+                filter(n.origin, n.dest, n.index)) {
+              rows.blocks.push_back(order[i]);
+              last = i;
+            }
         }
         rows.blockAt.push_back(static_cast<int>(rows.blocks.size()));
+        // The first step that starts with all of them here.
+        rows.readyAt.push_back(static_cast<int>(
+            std::upper_bound(heldBefore.begin(), heldBefore.end(), last) -
+            heldBefore.begin()));
       }
+    }
     for (; posted < rows.sendAt[s + 1]; ++posted)
       if (int rc = post(posted))
         return rc;
-    for (; !filters && posted < sends && ready(posted); ++posted)
+    // On a call whose pieces were noted, a send whose pieces are all here
+    // (its own, or arrived) goes ahead of its step, once those before it
+    // have gone: the steps of a stage that deals its own blocks go at once.
+    for (; !filters && posted < sends && rows.readyAt[posted] <= s; ++posted)
       if (int rc = post(posted))
         return rc;
     for (int k = rows.receiveAt[s]; k < rows.receiveAt[s + 1]; ++k) {
@@ -833,6 +849,7 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
   r.pieces = 1;
   r.blockAt.assign(1, 0);
   r.blocks.clear();
+  r.readyAt.clear();
   r.sendAt.assign(1, 0);
   r.receiveAt.assign(1, 0);
   r.sends.clear();

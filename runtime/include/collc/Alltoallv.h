@@ -149,8 +149,9 @@ public:
 
   /// One rank's steps: the peers it sends to and receives from, by step,
   /// and where some message forwards, the pieces each send carries (ids
-  /// (origin * p + dest) * pieces + index; filled by the first run, from
-  /// the filters).
+  /// (origin * p + dest) * pieces + index) and the first step that starts
+  /// with all of them at this rank (filled by the first run, from the
+  /// filters).
   struct Rows {
     const void *schedule = nullptr;
     int p = 0, me = 0;
@@ -160,6 +161,7 @@ public:
     std::vector<int> sendAt{0}, sends, receiveAt{0}, receives;
     std::vector<int> blockAt{0};
     std::vector<int64_t> blocks;
+    std::vector<int> readyAt;
   };
 
 private:
