@@ -395,7 +395,7 @@ struct RouteExprs {
     return ir::Expr::select(pseudo, standIn, own);
   }
   /// Who holds a chunk after a stage of `kind`, given who held it before:
-  /// what the runtime's buckets do (runtime/src/Alltoallv.cpp, Exchange::
+  /// what the runtime's buckets do (runtime/src/AlltoallvPlan.cpp, Exchange::
   /// distribute). The chunk index is the node a Distribute or Spread deals
   /// the chunk's elements to: its column in Stage I, its row in Stage II.
   ir::ExprRef holderAfter(StageKind kind, const ir::ExprRef &before) const {

@@ -96,7 +96,8 @@ public:
   /// Waits until the next message from `peer` with `tag` has arrived and
   /// sets `bytes` to its size, leaving it to the next irecv from `peer` with
   /// `tag`. For messages whose size only the sender knows: the irregular
-  /// all-to-all's (Alltoallv.cpp) depend on every rank's counts.
+  /// all-to-all's staged and forwarding exchanges (AlltoallvPlan.cpp,
+  /// AlltoallvForwarding.cpp) depend on every rank's counts.
   virtual int probe(int peer, int tag, size_t &bytes) = 0;
   /// Forgets every request: each has been waited for, or, after a call
   /// that failed part way, is released.

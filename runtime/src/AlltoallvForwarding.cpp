@@ -1,0 +1,378 @@
+// An emitted `schedule x : alltoallv` whose rules forward blocks, or with
+// `chunks n` their pieces (collc/Alltoallv.h's AlltoallvSteps): each
+// message carries the pieces its filter names behind headers that say what
+// they are and where they lie in their block.
+
+#include "AlltoallvDetail.h"
+#include "EngineDetail.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace collc::rt::alltoallv_detail {
+namespace {
+
+/// A piece of a block in a forwarding message (a `schedule x : alltoallv`
+/// whose blocks are split into `chunks` pieces): which piece, where it
+/// lies in its block, and its count * elementSize bytes after the headers.
+struct PieceHeader {
+  int32_t origin;
+  int32_t dest;
+  int64_t index;
+  int64_t offset;
+  int64_t count;
+};
+
+/// Piece k of `pieces` of a block of n elements: its first element and its
+/// count, n * k / pieces onwards, so that pieces differ by one at most.
+struct PieceSpan {
+  int64_t offset, count;
+};
+PieceSpan pieceOf(int64_t n, int64_t k, int64_t pieces) {
+  const int64_t at = n * k / pieces;
+  return {at, n * (k + 1) / pieces - at};
+}
+
+/// The i-th piece header of a forwarding message, after its piece count.
+PieceHeader pieceHeader(const char *message, int64_t i) {
+  PieceHeader h;
+  std::memcpy(&h, message + sizeof(int64_t) + static_cast<size_t>(i) * sizeof h,
+              sizeof h);
+  return h;
+}
+
+} // namespace
+
+/// An exchange whose messages forward pieces of blocks (a `schedule x :
+/// alltoallv` with chunk filters; a block is one piece without `chunks`):
+/// each message is its number of pieces, their PieceHeaders, then the
+/// pieces, and its size is probed (a long one leaves from where its pieces
+/// lie). A piece for this rank lands in the receive buffer; any other is
+/// kept, in the message it came in, until a later step sends it on. A send's
+/// pieces are those its filter names among what this rank holds (all it
+/// names: causality is proved), in the order it came to hold them; the
+/// first call picks them with the filters (`filters`) and notes them in
+/// `rows`, later calls alike send what was noted.
+int forwardingExchange(AlltoallvSteps::Rows &rows,
+                       const std::vector<AlltoallvSteps::BlockFilter> *filters,
+                       Backend &backend, int tag, size_t es, const char *in,
+                       const int *sendcounts, const int *sdispls, char *out,
+                       const int *recvcounts, const int *rdispls,
+                       const char *&why) {
+  const int64_t p = rows.p, me = rows.me, pieces = rows.pieces;
+  const int steps = static_cast<int>(rows.sendAt.size()) - 1;
+  HeldWorkspace lease;
+  Workspace &ws = lease.workspace;
+  // Every received message stays until the end: its pieces may go on.
+  if (ws.inbox.size() < rows.receives.size())
+    ws.inbox.resize(rows.receives.size());
+  std::vector<Bytes> &buckets = ws.buckets[0];
+
+  // A piece's id: its block's (origin * p + dest), then its index.
+  auto idOf = [&](int64_t origin, int64_t dest, int64_t index) {
+    return (origin * p + dest) * pieces + index;
+  };
+  struct PieceName {
+    int64_t origin, dest, index;
+  };
+  auto nameOf = [&](int64_t id) {
+    return PieceName{id / pieces / p, id / pieces % p, id % pieces};
+  };
+  // The pieces received so far, by id, where they lie now, with their
+  // offsets; the own ones are read from the send buffer.
+  auto &held = ws.held;
+  std::vector<int64_t> &order = ws.order; // ids as this rank came to hold them
+  held.clear();
+  order.clear();
+  // On the first call, where `order` stood at the start of each step.
+  std::vector<size_t> &heldBefore = ws.heldBefore;
+  heldBefore.clear();
+  if (filters) {
+    rows.blockAt.assign(1, 0);
+    rows.blocks.clear();
+    rows.readyAt.clear();
+    for (int64_t d = 0; d < p; ++d)
+      for (int64_t k = 0; k < pieces; ++k)
+        order.push_back(idOf(me, d, k));
+  }
+  auto find = [&](int64_t id, Piece &piece, int64_t &offset) {
+    if (const PieceName n = nameOf(id); n.origin == me) {
+      const PieceSpan span = pieceOf(sendcounts[n.dest], n.index, pieces);
+      offset = span.offset;
+      piece = Piece{const_cast<char *>(in) +
+                        static_cast<size_t>(sdispls[n.dest] + span.offset) * es,
+                    static_cast<size_t>(span.count) * es};
+      return true;
+    }
+    auto it = held.find(id);
+    if (it == held.end())
+      return false;
+    std::tie(piece, offset) = it->second;
+    return true;
+  };
+  // Where a piece for this rank goes, or null if it does not fit recvcounts.
+  auto placeOf = [&](const PieceHeader &h) -> char * {
+    if (h.offset < 0 || h.count < 0 ||
+        h.offset + h.count > recvcounts[h.origin]) {
+      why = "a block does not fit recvcounts";
+      return nullptr;
+    }
+    return out + static_cast<size_t>(rdispls[h.origin] + h.offset) * es;
+  };
+  std::vector<int64_t> &arrived = ws.arrived;
+  arrived.assign(static_cast<size_t>(p), 0);
+  auto wellFormed = [&](const PieceHeader &h) {
+    if (h.origin >= 0 && h.origin < p && h.dest >= 0 && h.dest < p &&
+        h.index >= 0 && h.index < pieces && h.count >= 0)
+      return true;
+    why = "a message is malformed";
+    return false;
+  };
+  // Takes one piece in: an MPI code. A piece of this rank's own block may
+  // come back: it is read from the send buffer, and counted, noted and
+  // sent on as the own piece it is, never twice.
+  auto deliver = [&](const PieceHeader &h, const char *payload) {
+    if (!wellFormed(h))
+      return MPI_ERR_INTERN;
+    if (h.origin == me)
+      return MPI_SUCCESS;
+    const int64_t id = idOf(h.origin, h.dest, h.index);
+    const size_t bytes = static_cast<size_t>(h.count) * es;
+    char *at = const_cast<char *>(payload);
+    if (h.dest == me) {
+      at = placeOf(h);
+      if (!at)
+        return MPI_ERR_TRUNCATE;
+      if (at != payload)
+        moveBytes(at, payload, bytes);
+    }
+    if (held.insert_or_assign(id, std::pair(Piece{at, bytes}, h.offset))
+            .second) {
+      if (h.dest == me)
+        ++arrived[static_cast<size_t>(h.origin)];
+      if (filters)
+        order.push_back(id);
+    }
+    return MPI_SUCCESS;
+  };
+  if (sendcounts[me] > recvcounts[me]) {
+    why = "a block does not fit recvcounts";
+    return MPI_ERR_TRUNCATE;
+  }
+  moveBytes(out + static_cast<size_t>(rdispls[me]) * es,
+            in + static_cast<size_t>(sdispls[me]) * es,
+            static_cast<size_t>(sendcounts[me]) * es);
+  arrived[static_cast<size_t>(me)] = pieces;
+
+  // As the engine's: a message of up to this many bytes travels packed.
+  constexpr size_t wholeMessage = detail::wholeLimit;
+  thread_local std::vector<Piece> gathered;
+  // A message that is only headers, of pieces too long to travel with them:
+  // they follow, taken into place, those for this rank into the receive
+  // buffer and the rest behind the headers in `m` (its layout when packed).
+  thread_local std::vector<Piece> into;
+  auto receiveLong = [&](int from, Bytes &m, int64_t runs, size_t headers,
+                         size_t &bytes, bool &inPlace) -> int {
+    inPlace = false;
+    if (bytes != headers)
+      return MPI_SUCCESS;
+    size_t payload = 0;
+    for (int64_t i = 0; i < runs; ++i) {
+      const PieceHeader h = pieceHeader(m.data(), i);
+      if (!wellFormed(h))
+        return MPI_ERR_INTERN;
+      payload += static_cast<size_t>(h.count) * es;
+    }
+    // Packed, or only headers (however many): no second message.
+    if (payload == 0 || headers + payload <= wholeMessage)
+      return MPI_SUCCESS;
+    m.resize(headers + payload);
+    into.clear();
+    size_t at = headers;
+    for (int64_t i = 0; i < runs; ++i) {
+      const PieceHeader h = pieceHeader(m.data(), i);
+      const size_t n = static_cast<size_t>(h.count) * es;
+      if (n == 0)
+        continue;
+      char *place = m.data() + at;
+      if (h.dest == me && !(place = placeOf(h)))
+        return MPI_ERR_TRUNCATE;
+      into.push_back(Piece{place, n});
+      at += n;
+    }
+    size_t got = 0;
+    if (int rc = backend.recv(from, tag, into, got))
+      return rc;
+    // (An MPI receive into several places does not count its bytes: 0.)
+    if (got != 0 && got != payload) {
+      why = "a message is malformed";
+      return MPI_ERR_INTERN;
+    }
+    bytes = headers + payload;
+    inPlace = true;
+    return MPI_SUCCESS;
+  };
+  // Sends go in the order of the steps, so that each peer takes them in
+  // that order; each send's buffer lives until all are done.
+  if (buckets.size() < rows.sends.size())
+    buckets.resize(rows.sends.size());
+  std::vector<int> &sendRequests = ws.sendRequests;
+  sendRequests.clear();
+  auto post = [&](int k) -> int {
+    const int to = rows.sends[k];
+    // The piece count and headers, then the pieces: copied behind them up
+    // to wholeMessage bytes, else sent from where they lie (one gathered
+    // message, as the engine's long messages).
+    Bytes &b = buckets[k];
+    const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
+    b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader));
+    std::memcpy(b.data(), &runs, sizeof runs);
+    size_t payload = 0;
+    gathered.assign(1, Piece{});
+    for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
+      const int64_t id = rows.blocks[i];
+      Piece piece;
+      int64_t offset = 0;
+      if (!find(id, piece, offset)) {
+        why = "a block to send on never arrived";
+        return MPI_ERR_INTERN;
+      }
+      const PieceName n = nameOf(id);
+      const PieceHeader h{static_cast<int32_t>(n.origin),
+                          static_cast<int32_t>(n.dest), n.index, offset,
+                          static_cast<int64_t>(piece.bytes / es)};
+      std::memcpy(b.data() + sizeof runs +
+                      static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
+                  &h, sizeof h);
+      payload += piece.bytes;
+      if (piece.bytes)
+        gathered.push_back(piece);
+    }
+    if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
+      why = "a message exceeds 2 GiB";
+      return MPI_ERR_COUNT;
+    }
+    if (b.size() + payload <= wholeMessage) {
+      for (size_t i = 1; i < gathered.size(); ++i) {
+        const size_t at = b.size();
+        b.resize(at + gathered[i].bytes);
+        std::memcpy(b.data() + at, gathered[i].data, gathered[i].bytes);
+      }
+      gathered.resize(1);
+    }
+    int request = 0;
+    if (gathered.size() > 1) {
+      // Long: the headers first, so that the receiver takes the pieces
+      // straight into place.
+      if (int rc = backend.isend(to, tag, {Piece{b.data(), b.size()}}, request))
+        return rc;
+      sendRequests.push_back(request);
+      gathered.erase(gathered.begin());
+    } else {
+      gathered[0] = Piece{b.data(), b.size()};
+    }
+    if (int rc = backend.isend(to, tag, gathered, request))
+      return rc;
+    sendRequests.push_back(request);
+    return MPI_SUCCESS;
+  };
+  const int sends = static_cast<int>(rows.sends.size());
+  int posted = 0; // sends 0 .. posted - 1 have gone
+  size_t received = 0;
+  for (int s = 0; s < steps; ++s) {
+    if (filters) {
+      heldBefore.push_back(order.size());
+      for (int k = rows.sendAt[s]; k < rows.sendAt[s + 1]; ++k) {
+        const int to = rows.sends[k];
+        const AlltoallvSteps::BlockFilter &filter = (*filters)[k];
+        // The last of the send's pieces that this rank came to hold.
+        size_t last = 0;
+        if (!filter) {
+          for (int64_t i = 0; i < pieces; ++i)
+            rows.blocks.push_back(idOf(me, to, i));
+        } else {
+          for (size_t i = 0; i < order.size(); ++i)
+            if (const PieceName n = nameOf(order[i]);
+                filter(n.origin, n.dest, n.index)) {
+              rows.blocks.push_back(order[i]);
+              last = i;
+            }
+        }
+        rows.blockAt.push_back(static_cast<int>(rows.blocks.size()));
+        // The first step that starts with all of them here.
+        rows.readyAt.push_back(static_cast<int>(
+            std::upper_bound(heldBefore.begin(), heldBefore.end(), last) -
+            heldBefore.begin()));
+      }
+    }
+    for (; posted < rows.sendAt[s + 1]; ++posted)
+      if (int rc = post(posted))
+        return rc;
+    // On a call whose pieces were noted, a send whose pieces are all here
+    // (its own, or arrived) goes ahead of its step, once those before it
+    // have gone: the steps of a stage that deals its own blocks go at once.
+    for (; !filters && posted < sends && rows.readyAt[posted] <= s; ++posted)
+      if (int rc = post(posted))
+        return rc;
+    for (int k = rows.receiveAt[s]; k < rows.receiveAt[s + 1]; ++k) {
+      const int from = rows.receives[k];
+      size_t bytes = 0;
+      if (int rc = backend.probe(from, tag, bytes))
+        return rc;
+      Bytes &m = ws.inbox[received++];
+      m.resize(bytes);
+      if (int rc = backend.recvOne(from, tag, Piece{m.data(), bytes}, bytes))
+        return rc;
+      int64_t runs = -1;
+      if (bytes >= sizeof runs)
+        std::memcpy(&runs, m.data(), sizeof runs);
+      const size_t headers =
+          sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader);
+      if (runs < 0 || runs > p * p * pieces || headers > bytes) {
+        why = "a message is malformed";
+        return MPI_ERR_INTERN;
+      }
+      bool inPlace = false;
+      if (int rc = receiveLong(from, m, runs, headers, bytes, inPlace))
+        return rc;
+      size_t at = headers;
+      for (int64_t i = 0; i < runs; ++i) {
+        const PieceHeader h = pieceHeader(m.data(), i);
+        const size_t n = static_cast<size_t>(h.count) * es;
+        if (!wellFormed(h) || at + n > bytes) {
+          why = "a message is malformed";
+          return MPI_ERR_INTERN;
+        }
+        const char *payload = m.data() + at;
+        if (inPlace && h.dest == me && n && !(payload = placeOf(h)))
+          return MPI_ERR_TRUNCATE;
+        if (int rc = deliver(h, payload))
+          return rc;
+        at += n;
+      }
+      if (at != bytes) {
+        why = "a message is malformed";
+        return MPI_ERR_INTERN;
+      }
+    }
+  }
+  // The sends' requests, a run of consecutive numbers at a time.
+  for (size_t i = 0, j = 0; i < sendRequests.size(); i = j) {
+    for (j = i + 1;
+         j < sendRequests.size() && sendRequests[j] == sendRequests[j - 1] + 1;
+         ++j)
+      ;
+    if (int rc =
+            backend.waitAll(sendRequests[i], sendRequests[j - 1] + 1, nullptr))
+      return rc;
+  }
+  // Correctness is proved; a piece that never came is the runtime's fault.
+  if (std::find_if(arrived.begin(), arrived.end(),
+                   [&](int64_t n) { return n != pieces; }) != arrived.end()) {
+    why = "a block for this rank never arrived";
+    return MPI_ERR_INTERN;
+  }
+  return MPI_SUCCESS;
+}
+
+} // namespace collc::rt::alltoallv_detail
