@@ -4,7 +4,6 @@
 // they are and where they lie in their block.
 
 #include "AlltoallvDetail.h"
-#include "EngineDetail.h"
 
 #include <algorithm>
 #include <cstring>
@@ -164,8 +163,13 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
             static_cast<size_t>(sendcounts[me]) * es);
   arrived[static_cast<size_t>(me)] = pieces;
 
-  // As the engine's: a message of up to this many bytes travels packed.
-  constexpr size_t wholeMessage = detail::wholeLimit;
+  // A message of up to this many bytes travels packed, its pieces copied
+  // behind the headers; a longer one is the headers, then the pieces from
+  // where they lie (a derived datatype on each side). Making that type costs
+  // more than the copy below about 128 KiB: packed, A2 and A4 took 0.6-1.0
+  // of the gathered time at 4 ranks with messages to 64 KiB, and up to 2.0
+  // with messages of 1 MiB (bench/results/alltoallv-ir.txt).
+  constexpr size_t wholeMessage = size_t(1) << 17;
   thread_local std::vector<Piece> gathered;
   // A message that is only headers, of pieces too long to travel with them:
   // they follow, taken into place, those for this rank into the receive
@@ -222,7 +226,7 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     const int to = rows.sends[k];
     // The piece count and headers, then the pieces: copied behind them up
     // to wholeMessage bytes, else sent from where they lie (one gathered
-    // message, as the engine's long messages).
+    // message).
     Bytes &b = buckets[k];
     const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
     b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader));
