@@ -51,7 +51,7 @@ PieceHeader pieceHeader(const char *message, int64_t i) {
 /// pieces are those its filter names among what this rank holds (all it
 /// names: causality is proved), in the order it came to hold them; the
 /// first call picks them with the filters (`filters`) and notes them in
-/// `rows`, later calls alike send what was noted.
+/// `rows`, later calls alike send what was noted but the empty pieces.
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
                        Backend &backend, int tag, size_t es, const char *in,
@@ -165,10 +165,10 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
 
   // A message of up to this many bytes travels packed, its pieces copied
   // behind the headers; a longer one is the headers, then the pieces from
-  // where they lie (a derived datatype on each side). Making that type costs
-  // more than the copy below about 128 KiB: packed, A2 and A4 took 0.6-1.0
-  // of the gathered time at 4 ranks with messages to 64 KiB, and up to 2.0
-  // with messages of 1 MiB (bench/results/alltoallv-ir.txt).
+  // where they lie (several make a derived datatype on each side). At 4
+  // ranks, packing took 0.6-1.0 of the gathered time with messages to
+  // 64 KiB, about 1.1 with messages of 65-260 KiB and up to 1.8 at 1 MiB
+  // (bench/results/alltoallv-ir.txt).
   constexpr size_t wholeMessage = size_t(1) << 17;
   thread_local std::vector<Piece> gathered;
   // A message that is only headers, of pieces too long to travel with them:
@@ -228,9 +228,7 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     // to wholeMessage bytes, else sent from where they lie (one gathered
     // message).
     Bytes &b = buckets[k];
-    const int64_t runs = rows.blockAt[k + 1] - rows.blockAt[k];
-    b.resize(sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader));
-    std::memcpy(b.data(), &runs, sizeof runs);
+    b.resize(sizeof(int64_t));
     size_t payload = 0;
     gathered.assign(1, Piece{});
     for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
@@ -238,20 +236,32 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       Piece piece;
       int64_t offset = 0;
       if (!find(id, piece, offset)) {
+        // A later call: an empty piece did not travel (below).
+        if (!filters)
+          continue;
         why = "a block to send on never arrived";
         return MPI_ERR_INTERN;
       }
+      // The first call sends every piece, so that each rank notes every
+      // piece it will forward whatever the counts; a later call leaves
+      // the empty ones out, as the tables send no empty run (a sparse
+      // exchange would otherwise carry p * pieces headers a rank).
+      if (piece.bytes == 0 && !filters)
+        continue;
       const PieceName n = nameOf(id);
       const PieceHeader h{static_cast<int32_t>(n.origin),
                           static_cast<int32_t>(n.dest), n.index, offset,
                           static_cast<int64_t>(piece.bytes / es)};
-      std::memcpy(b.data() + sizeof runs +
-                      static_cast<size_t>(i - rows.blockAt[k]) * sizeof h,
-                  &h, sizeof h);
+      const size_t at = b.size();
+      b.resize(at + sizeof h);
+      std::memcpy(b.data() + at, &h, sizeof h);
       payload += piece.bytes;
       if (piece.bytes)
         gathered.push_back(piece);
     }
+    const int64_t runs = static_cast<int64_t>((b.size() - sizeof(int64_t)) /
+                                              sizeof(PieceHeader));
+    std::memcpy(b.data(), &runs, sizeof runs);
     if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
       why = "a message exceeds 2 GiB";
       return MPI_ERR_COUNT;
@@ -371,8 +381,11 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       return rc;
   }
   // Correctness is proved; a piece that never came is the runtime's fault.
-  if (std::find_if(arrived.begin(), arrived.end(),
-                   [&](int64_t n) { return n != pieces; }) != arrived.end()) {
+  // (A later call cannot tell a piece left out for being empty from one
+  // lost: the first call, which sends them all, checks.)
+  if (filters && std::find_if(arrived.begin(), arrived.end(), [&](int64_t n) {
+                   return n != pieces;
+                 }) != arrived.end()) {
     why = "a block for this rank never arrived";
     return MPI_ERR_INTERN;
   }
