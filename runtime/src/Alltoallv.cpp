@@ -52,18 +52,28 @@ size_t contiguousSize(MPI_Datatype type) {
   return static_cast<size_t>(size);
 }
 
+namespace {
+constexpr size_t keep = 4;
+thread_local AlltoallvSteps::Rows kept[keep];
+thread_local size_t next = 0;
+} // namespace
+
 AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
                               bool &found) {
-  constexpr size_t keep = 4;
-  thread_local AlltoallvSteps::Rows kept[keep];
-  thread_local size_t next = 0;
+  AlltoallvSteps::Rows *slot = nullptr;
   for (AlltoallvSteps::Rows &r : kept)
-    if (r.schedule == schedule && r.p == p && r.me == me && r.complete) {
-      found = true;
-      return r;
+    if (r.schedule == schedule && r.p == p && r.me == me) {
+      if (r.complete) {
+        found = true;
+        return r;
+      }
+      slot = &r; // a walk that noted too little: walked again in its place
     }
-  AlltoallvSteps::Rows &r = kept[next];
-  next = (next + 1) % keep;
+  if (!slot) {
+    slot = &kept[next];
+    next = (next + 1) % keep;
+  }
+  AlltoallvSteps::Rows &r = *slot;
   r.schedule = schedule;
   r.p = p;
   r.me = me;
@@ -236,6 +246,11 @@ int AlltoallvSteps::connect(const char *name, CommRef c) {
 
 bool AlltoallvSteps::known() const { return rows && rows->complete; }
 
+void AlltoallvSteps::forgetNoted() {
+  for (Rows &r : kept)
+    r = Rows{};
+}
+
 int AlltoallvSteps::fail(int code, const char *message) const {
   std::fprintf(stderr, "collc: %s: %s\n", schedule, message);
   return code;
@@ -298,11 +313,12 @@ int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
   char *out = static_cast<char *>(recvbuf);
   if (rows->forwards) {
     const char *why = "a message failed to travel";
+    bool noted = true;
     if (int rc = forwardingExchange(*rows, walked ? &filters : nullptr,
                                     *backend, tag, es, in, sendcounts, sdispls,
-                                    out, recvcounts, rdispls, why))
+                                    out, recvcounts, rdispls, why, noted))
       return failAlone(comm, schedule, rc, why);
-    rows->complete = true;
+    rows->complete = noted;
     return MPI_SUCCESS;
   }
   if (int rc = directExchange(*rows, *backend, tag, es, in, sendcounts, sdispls,

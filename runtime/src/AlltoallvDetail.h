@@ -125,12 +125,13 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
                    AlltoallvStats *stats);
 
 /// An exchange whose messages forward pieces of blocks
-/// (AlltoallvForwarding.cpp). Returns an MPI code and, on a failure, `why`.
+/// (AlltoallvForwarding.cpp). Returns an MPI code and, on a failure, `why`;
+/// `noted`: whether a walk (`filters`) noted every piece this rank sends.
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
                        Backend &backend, int tag, size_t es, const char *in,
                        const int *sendcounts, const int *sdispls, char *out,
                        const int *recvcounts, const int *rdispls,
-                       const char *&why);
+                       const char *&why, bool &noted);
 
 } // namespace collc::rt::alltoallv_detail

@@ -52,12 +52,16 @@ PieceHeader pieceHeader(const char *message, int64_t i) {
 /// names: causality is proved), in the order it came to hold them; the
 /// first call picks them with the filters (`filters`) and notes them in
 /// `rows`, later calls alike send what was noted but the empty pieces.
+/// Each rank keeps its own notes, so a rank may walk again (its notes
+/// forgotten, or pushed out by others) while its peers leave empty pieces
+/// out: their messages say so, and such a walk notes too little, so it
+/// checks no arrivals, marks its own messages alike and is not kept.
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
                        Backend &backend, int tag, size_t es, const char *in,
                        const int *sendcounts, const int *sdispls, char *out,
                        const int *recvcounts, const int *rdispls,
-                       const char *&why) {
+                       const char *&why, bool &noted) {
   const int64_t p = rows.p, me = rows.me, pieces = rows.pieces;
   const int steps = static_cast<int>(rows.sendAt.size()) - 1;
   HeldWorkspace lease;
@@ -67,6 +71,11 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     ws.inbox.resize(rows.receives.size());
   std::vector<Bytes> &buckets = ws.buckets[0];
 
+  // A message's first word: its piece count, and this bit where pieces
+  // may have been left out for being empty.
+  constexpr int64_t emptiesLeftOut = int64_t(1) << 62;
+  // Whether a message that may lack pieces came (so the walk may too).
+  bool partial = false;
   // A piece's id: its block's (origin * p + dest), then its index.
   auto idOf = [&](int64_t origin, int64_t dest, int64_t index) {
     return (origin * p + dest) * pieces + index;
@@ -261,7 +270,8 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     }
     const int64_t runs = static_cast<int64_t>((b.size() - sizeof(int64_t)) /
                                               sizeof(PieceHeader));
-    std::memcpy(b.data(), &runs, sizeof runs);
+    const int64_t word = !filters || partial ? runs | emptiesLeftOut : runs;
+    std::memcpy(b.data(), &word, sizeof word);
     if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
       why = "a message exceeds 2 GiB";
       return MPI_ERR_COUNT;
@@ -340,6 +350,10 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
       int64_t runs = -1;
       if (bytes >= sizeof runs)
         std::memcpy(&runs, m.data(), sizeof runs);
+      if (runs >= 0 && (runs & emptiesLeftOut)) {
+        runs &= ~emptiesLeftOut;
+        partial = true;
+      }
       const size_t headers =
           sizeof runs + static_cast<size_t>(runs) * sizeof(PieceHeader);
       if (runs < 0 || runs > p * p * pieces || headers > bytes) {
@@ -382,10 +396,11 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
   }
   // Correctness is proved; a piece that never came is the runtime's fault.
   // (A later call cannot tell a piece left out for being empty from one
-  // lost: the first call, which sends them all, checks.)
-  if (filters && std::find_if(arrived.begin(), arrived.end(), [&](int64_t n) {
-                   return n != pieces;
-                 }) != arrived.end()) {
+  // lost: a walk that got every piece checks.)
+  noted = !filters || !partial;
+  if (filters && !partial &&
+      std::find_if(arrived.begin(), arrived.end(),
+                   [&](int64_t n) { return n != pieces; }) != arrived.end()) {
     why = "a block for this rank never arrived";
     return MPI_ERR_INTERN;
   }

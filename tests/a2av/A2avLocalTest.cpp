@@ -210,6 +210,58 @@ TEST(A2avLocal, ForwardingSchedules) {
   check("ring_alltoallv", 7, gen::ring_alltoallv, sparseFirst);
 }
 
+// Each rank keeps its own notes of what its messages carry, and a later
+// call leaves empty pieces out. A rank that has forgotten its notes walks
+// again among peers that do not; its walk then sees messages without the
+// empty pieces, so it must neither trust nor keep what it noted, call
+// after call, while every result stays right.
+TEST(A2avLocal, OneRankWalksAgainAmongPeersThatDoNot) {
+  namespace gen = a2av_forward::local;
+  using LocalFn =
+      int (*)(const void *, const int *, const int *, MPI_Datatype, void *,
+              const int *, const int *, MPI_Datatype, rt::LocalComm &);
+  const std::vector<const char *> calls = {"spike", "zero",   "huge",
+                                           "spike", "random", "zero"};
+  auto check = [&](const char *name, int p, LocalFn fn) {
+    std::vector<std::vector<int>> matrices;
+    for (const char *pattern : calls)
+      matrices.push_back(countMatrix(pattern, p, 50, 5000));
+    std::vector<std::vector<std::vector<int64_t>>> got(
+        calls.size(), std::vector<std::vector<int64_t>>(size_t(p)));
+    std::vector<std::vector<int>> codes(calls.size(),
+                                        std::vector<int>(size_t(p), -1));
+    ASSERT_EQ(rt::local::run(p,
+                             [&](rt::LocalComm &comm) {
+                               const int me = comm.rank();
+                               for (size_t c = 0; c < calls.size(); ++c) {
+                                 // Rank 1 forgets after the first call and
+                                 // again after the fourth.
+                                 if (me == 1 && (c == 1 || c == 4))
+                                   rt::AlltoallvSteps::forgetNoted();
+                                 RankBuffers b = buffersFor(matrices[c], p, me);
+                                 codes[c][me] =
+                                     fn(b.send.data(), b.sendcounts.data(),
+                                        b.sdispls.data(), MPI_INT64_T,
+                                        b.recv.data(), b.recvcounts.data(),
+                                        b.rdispls.data(), MPI_INT64_T, comm);
+                                 got[c][me] = std::move(b.recv);
+                               }
+                             }),
+              MPI_SUCCESS);
+    for (size_t c = 0; c < calls.size(); ++c)
+      for (int me = 0; me < p; ++me) {
+        SCOPED_TRACE(std::string(name) + " on " + std::to_string(p) +
+                     " ranks, call " + std::to_string(c) + " (" + calls[c] +
+                     "), rank " + std::to_string(me));
+        EXPECT_EQ(codes[c][me], MPI_SUCCESS);
+        EXPECT_EQ(got[c][me], expectedRecv(matrices[c], p, me));
+      }
+  };
+  check("spread_alltoallv", 5, gen::spread_alltoallv);
+  check("four_stage_alltoallv", 9, gen::four_stage_alltoallv);
+  check("ring_alltoallv", 6, gen::ring_alltoallv);
+}
+
 // Outside its proved range the library schedule refuses, on every rank.
 TEST(A2avLocal, LibraryScheduleRefusesUnprovedSize) {
   std::vector<int> rc(65, -1);

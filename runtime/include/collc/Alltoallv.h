@@ -124,6 +124,9 @@ public:
   int rank() const { return me; }
   /// Whether this rank's steps are known from an earlier call alike.
   bool known() const;
+  /// Forgets the steps this thread noted, and frees them: its next call of
+  /// each schedule walks again, while its peers' may not (which is safe).
+  static void forgetNoted();
   /// Prints "collc: SCHEDULE: message" and returns `code` (before run(),
   /// every rank sees the same, as for Engine::fail).
   int fail(int code, const char *message) const;
