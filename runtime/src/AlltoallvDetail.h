@@ -126,7 +126,7 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
 
 /// An exchange whose messages forward pieces of blocks
 /// (AlltoallvForwarding.cpp). Returns an MPI code and, on a failure, `why`;
-/// `noted`: whether a walk (`filters`) noted every piece this rank sends.
+/// `noted`: false where a walk (`filters`) may have noted too few pieces.
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
                        Backend &backend, int tag, size_t es, const char *in,

@@ -55,7 +55,9 @@ PieceHeader pieceHeader(const char *message, int64_t i) {
 /// Each rank keeps its own notes, so a rank may walk again (its notes
 /// forgotten, or pushed out by others) while its peers leave empty pieces
 /// out: their messages say so, and such a walk notes too little, so it
-/// checks no arrivals, marks its own messages alike and is not kept.
+/// checks no arrivals, marks its own messages alike and is not kept. The
+/// rank walks at each call until one in which no piece bound its way was
+/// left out (no early sends meanwhile).
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
                        Backend &backend, int tag, size_t es, const char *in,
@@ -240,23 +242,28 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     b.resize(sizeof(int64_t));
     size_t payload = 0;
     gathered.assign(1, Piece{});
+    bool leftOut = partial; // a partial walk noted only what came
     for (int i = rows.blockAt[k]; i < rows.blockAt[k + 1]; ++i) {
       const int64_t id = rows.blocks[i];
       Piece piece;
       int64_t offset = 0;
       if (!find(id, piece, offset)) {
         // A later call: an empty piece did not travel (below).
-        if (!filters)
+        if (!filters) {
+          leftOut = true;
           continue;
+        }
         why = "a block to send on never arrived";
         return MPI_ERR_INTERN;
       }
-      // The first call sends every piece, so that each rank notes every
+      // A walk sends every piece it holds, so that each rank notes every
       // piece it will forward whatever the counts; a later call leaves
       // the empty ones out, as the tables send no empty run (a sparse
       // exchange would otherwise carry p * pieces headers a rank).
-      if (piece.bytes == 0 && !filters)
+      if (piece.bytes == 0 && !filters) {
+        leftOut = true;
         continue;
+      }
       const PieceName n = nameOf(id);
       const PieceHeader h{static_cast<int32_t>(n.origin),
                           static_cast<int32_t>(n.dest), n.index, offset,
@@ -270,7 +277,7 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
     }
     const int64_t runs = static_cast<int64_t>((b.size() - sizeof(int64_t)) /
                                               sizeof(PieceHeader));
-    const int64_t word = !filters || partial ? runs | emptiesLeftOut : runs;
+    const int64_t word = leftOut ? runs | emptiesLeftOut : runs;
     std::memcpy(b.data(), &word, sizeof word);
     if (b.size() + payload > static_cast<size_t>(INT32_MAX)) {
       why = "a message exceeds 2 GiB";

@@ -211,11 +211,12 @@ TEST(A2avLocal, ForwardingSchedules) {
 }
 
 // Each rank keeps its own notes of what its messages carry, and a later
-// call leaves empty pieces out. A rank that has forgotten its notes walks
-// again among peers that do not; its walk then sees messages without the
-// empty pieces, so it must neither trust nor keep what it noted, call
-// after call, while every result stays right.
-TEST(A2avLocal, OneRankWalksAgainAmongPeersThatDoNot) {
+// call leaves empty pieces out. Ranks that have forgotten their notes walk
+// again among peers that do not; their walks then see messages without the
+// empty pieces, so they must neither trust nor keep what they noted, and
+// must say so to the ranks they send to (on the ring, rank 2 hears only
+// from rank 1), call after call, while every result stays right.
+TEST(A2avLocal, ForgetfulRanksWalkAgainAmongPeersThatDoNot) {
   namespace gen = a2av_forward::local;
   using LocalFn =
       int (*)(const void *, const int *, const int *, MPI_Datatype, void *,
@@ -234,9 +235,9 @@ TEST(A2avLocal, OneRankWalksAgainAmongPeersThatDoNot) {
                              [&](rt::LocalComm &comm) {
                                const int me = comm.rank();
                                for (size_t c = 0; c < calls.size(); ++c) {
-                                 // Rank 1 forgets after the first call and
-                                 // again after the fourth.
-                                 if (me == 1 && (c == 1 || c == 4))
+                                 // Ranks 1 and 2 forget after the first
+                                 // call and again after the fourth.
+                                 if ((me == 1 || me == 2) && (c == 1 || c == 4))
                                    rt::AlltoallvSteps::forgetNoted();
                                  RankBuffers b = buffersFor(matrices[c], p, me);
                                  codes[c][me] =

@@ -126,6 +126,7 @@ public:
   bool known() const;
   /// Forgets the steps this thread noted, and frees them: its next call of
   /// each schedule walks again, while its peers' may not (which is safe).
+  /// Not while a call runs on this thread.
   static void forgetNoted();
   /// Prints "collc: SCHEDULE: message" and returns `code` (before run(),
   /// every rank sees the same, as for Engine::fail).
@@ -153,8 +154,8 @@ public:
   /// One rank's steps: the peers it sends to and receives from, by step,
   /// and where some message forwards, the pieces each send carries (ids
   /// (origin * p + dest) * pieces + index) and the first step that starts
-  /// with all of them at this rank (filled by the first run, from the
-  /// filters).
+  /// with all of them at this rank (filled by a walk, from the filters; kept
+  /// once a walk saw every piece).
   struct Rows {
     const void *schedule = nullptr;
     int p = 0, me = 0;
