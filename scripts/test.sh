@@ -2,7 +2,7 @@
 # The test suite, from a fresh machine: set up, build, and run the default
 # tier with ctest: GoogleTest unit tests, lit golden tests (the library
 # proved over small ranges), end-to-end and drop-in runs under Open MPI
-# and MPICH, the front-end fuzzer. 4 to 7 minutes of ctest on 2 cores.
+# and MPICH, the front-end fuzzer. About 10 minutes of ctest on 2 cores.
 #
 #   bash scripts/test.sh           the default tier (what CI runs)
 #   bash scripts/test.sh --full    the full tier only: the library proved

@@ -1,4 +1,5 @@
 #include "cost/Cost.h"
+#include "collc/Member.h"
 
 #include "ir/Instantiate.h"
 #include "simulate/Simulator.h"
@@ -469,50 +470,72 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
         "'%s' has no member with p = %lld%s", schedule.name.c_str(),
         static_cast<long long>(p), why.str().c_str());
   };
-  // The environment the topology's dimensions are evaluated in: p and the
-  // parameters, all set to the candidate value.
-  auto ranksAt = [&](int64_t v) -> std::optional<int64_t> {
-    std::vector<int64_t> env(schedule.numSlots(), 0);
-    for (const ir::Parameter &param : schedule.params)
-      env[param.slot] = isAmount(param) ? *amount : v;
+  // The parameters the size leaves open, searched within their declared
+  // ranges (1..p where none is declared): p's own is p, a shift's the
+  // amount (collc/Member.h says which member of p ranks runs).
+  std::vector<int64_t> env(schedule.numSlots(), 0);
+  std::vector<unsigned> searched;
+  std::vector<member::Range> ranges;
+  for (const ir::Parameter &param : schedule.params) {
+    if (isAmount(param)) {
+      env[param.slot] = *amount;
+    } else if (param.slot == ir::SlotSize) {
+      env[param.slot] = p;
+      if (param.range && (p < param.range->first || p > param.range->second))
+        return noMember(" (p in " + std::to_string(param.range->first) + ".." +
+                        std::to_string(param.range->second) + ")");
+    } else {
+      searched.push_back(param.slot);
+      ranges.push_back(
+          param.range ? member::Range{param.range->first, param.range->second}
+                      : member::Range{1, p});
+    }
+  }
+  // A search evaluates every member of the ranges; past this many, the
+  // caller names the member (--param) rather than wait.
+  constexpr int64_t maxSearched = int64_t(1) << 24;
+  if (member::span(ranges.data(), ranges.size()) > maxSearched)
+    return noMember(" that a search of its parameters' ranges can find in "
+                    "time; give every parameter (--param NAME=V)");
+  auto ranksOf = [&](const int64_t *values) -> int64_t {
+    for (size_t i = 0; i < searched.size(); ++i)
+      env[searched[i]] = values[i];
     std::vector<int64_t> dims;
     for (const ir::ExprRef &d : schedule.topology.dims) {
       ir::EvalResult value = ir::evaluate(*d, env);
       if (!value.ok())
-        return std::nullopt;
+        return -1;
       dims.push_back(value.value);
     }
     llvm::Expected<int64_t> n = ir::countRanks(schedule.topology.kind, dims);
     if (!n) {
       llvm::consumeError(n.takeError());
-      return std::nullopt;
+      return -1;
     }
     return *n;
   };
-  if (schedule.params.empty()) {
-    std::optional<int64_t> n = ranksAt(0);
-    if (n && *n == p)
-      return std::vector<int64_t>{};
-    return noMember(n ? " (it has " + std::to_string(*n) + " ranks)" : "");
-  }
-  // Every topology's rank count grows with its dimensions, so count up
-  // until the candidate overshoots.
-  for (int64_t v = 1; v <= p; ++v) {
-    std::optional<int64_t> n = ranksAt(v);
-    if (!n)
-      continue;
-    if (*n == p) {
-      std::vector<int64_t> values;
-      for (const ir::Parameter &param : schedule.params)
-        values.push_back(isAmount(param) ? *amount : v);
-      return values;
+  std::vector<int64_t> found(searched.size());
+  if (!member::closest(ranges.data(), ranges.size(), p, ranksOf,
+                       found.data())) {
+    if (schedule.params.empty()) {
+      int64_t n = ranksOf(nullptr);
+      return noMember(n >= 0 ? " (it has " + std::to_string(n) + " ranks)"
+                             : "");
     }
-    if (*n > p)
-      break;
+    std::string within;
+    for (const ir::Parameter &param : schedule.params)
+      if (param.range && !isAmount(param))
+        within += (within.empty() ? " (" : ", ") + param.name + " in " +
+                  std::to_string(param.range->first) + ".." +
+                  std::to_string(param.range->second);
+    return noMember(within.empty() ? "" : within + ")");
   }
-  return noMember(schedule.params.size() > 1
-                      ? " with the same value for every parameter"
-                      : "");
+  for (size_t i = 0; i < searched.size(); ++i)
+    env[searched[i]] = found[i];
+  std::vector<int64_t> values;
+  for (const ir::Parameter &param : schedule.params)
+    values.push_back(env[param.slot]);
+  return values;
 }
 
 //===----------------------------------------------------------------------===//

@@ -235,10 +235,11 @@ llvm::Expected<ScheduleCost> costFromRules(const ir::Schedule &schedule,
                                            PortModel ports);
 
 /// Parameter values that give `schedule` exactly p ranks: its own size for
-/// a schedule without parameters, else the same value for every parameter
-/// of its topology (a square or cubic mesh). A family over the shift amount
-/// (`shift(q: q)`) takes `amount` for it. Errors say that no such member
-/// exists, or that the amount is missing.
+/// a schedule without parameters, else the member of p ranks an emitted
+/// function runs (collc/Member.h: the values closest together), within
+/// the declared ranges where the emitted code searches the proved ones. A
+/// family over the shift amount (`shift(q: q)`) takes `amount` for it. Errors
+/// say that no such member exists, or that the amount is missing.
 llvm::Expected<std::vector<int64_t>>
 paramsForRanks(const ir::Schedule &schedule, int64_t p,
                std::optional<int64_t> amount = std::nullopt);

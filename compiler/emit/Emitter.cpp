@@ -23,15 +23,68 @@ namespace {
 /// Names the emitted code declares itself, and C++ keywords a .coll name
 /// could collide with: a spec name among them gets a trailing underscore.
 bool isReserved(llvm::StringRef name) {
-  static const llvm::StringSet<> reserved = {
-      "r", "p", "origin", "dest", "index", "me", "eng", "call", "step", "live",
-      "collc_name",
-      "fits", "chunks", "rc", "transfers", "t", "auto", "bool", "break",
-      "case", "char", "class", "const", "continue", "default", "delete", "do",
-      "double", "else", "enum", "false", "float", "for", "goto", "if", "int",
-      "long", "new", "return", "short", "signed", "sizeof", "static",
-      "struct", "switch", "this", "true", "union", "unsigned", "void",
-      "while", "and", "or", "not", "xor", "int64_t", "std"};
+  static const llvm::StringSet<> reserved = {"r",
+                                             "p",
+                                             "origin",
+                                             "dest",
+                                             "index",
+                                             "me",
+                                             "eng",
+                                             "call",
+                                             "step",
+                                             "live",
+                                             "collc_name",
+                                             "collc_member",
+                                             "collc_member_p",
+                                             "collc_ranges",
+                                             "collc_ranks",
+                                             "collc_values",
+                                             "fits",
+                                             "chunks",
+                                             "rc",
+                                             "transfers",
+                                             "t",
+                                             "auto",
+                                             "bool",
+                                             "break",
+                                             "case",
+                                             "char",
+                                             "class",
+                                             "const",
+                                             "continue",
+                                             "default",
+                                             "delete",
+                                             "do",
+                                             "double",
+                                             "else",
+                                             "enum",
+                                             "false",
+                                             "float",
+                                             "for",
+                                             "goto",
+                                             "if",
+                                             "int",
+                                             "long",
+                                             "new",
+                                             "return",
+                                             "short",
+                                             "signed",
+                                             "sizeof",
+                                             "static",
+                                             "struct",
+                                             "switch",
+                                             "this",
+                                             "true",
+                                             "union",
+                                             "unsigned",
+                                             "void",
+                                             "while",
+                                             "and",
+                                             "or",
+                                             "not",
+                                             "xor",
+                                             "int64_t",
+                                             "std"};
   return reserved.contains(name);
 }
 
@@ -240,12 +293,7 @@ private:
                std::to_string(r.lo) + ".." + std::to_string(r.hi);
     os << "  // The member of the family " << topology
        << " with p ranks, within the proved range " << range << ".\n";
-    os << "  bool fits = false;\n";
     // ring(p): the size parameter is p itself; only its range is checked.
-    std::string count = rankCount();
-    std::string fitCondition = count == "p" ? "true" : count + " == p";
-    // Every parameter is declared before the search, so the body sees the
-    // values of the member found (a family may have several: mesh(a, b)).
     auto rangeOf = [&](const ir::Parameter &param) {
       const verify::ParamRange *r = nullptr;
       for (const verify::ParamRange &candidate : report.ranges)
@@ -253,44 +301,57 @@ private:
           r = &candidate;
       return r;
     };
-    // The shift amount is the caller's, within the proved range.
-    auto isAmount = [&](const ir::Parameter &param) {
-      return s.collective.isShiftAmount(param.slot);
-    };
-    for (const ir::Parameter &param : s.params) {
-      const verify::ParamRange *r = rangeOf(param);
-      if (r && isAmount(param))
+    const std::string mismatch = "    return eng.fail(MPI_ERR_SIZE, " +
+                                 quote(sizeMismatch(topology, range)) + ");\n";
+    // The caller's shift amount first, then the size.
+    for (const ir::Parameter &param : s.params)
+      if (const verify::ParamRange *r = rangeOf(param);
+          r && s.collective.isShiftAmount(param.slot))
         os << "  if (q < " << r->lo << " || q > " << r->hi
            << ")\n    return eng.fail(MPI_ERR_ARG, "
            << quote("the schedule is proved for q in " + std::to_string(r->lo) +
                     ".." + std::to_string(r->hi))
            << ");\n";
-      else if (r && param.slot != ir::SlotSize)
-        os << "  int64_t " << names[param.slot] << " = 0;\n";
-    }
-    unsigned depth = 1;
+    std::vector<const ir::Parameter *> searched;
+    std::vector<const verify::ParamRange *> searchedRanges;
     for (const ir::Parameter &param : s.params) {
       const verify::ParamRange *r = rangeOf(param);
-      if (!r || isAmount(param))
+      if (!r || s.collective.isShiftAmount(param.slot))
         continue;
       if (param.slot == ir::SlotSize) {
-        fitCondition += " && p >= " + std::to_string(r->lo) +
-                        " && p <= " + std::to_string(r->hi);
-        continue;
+        os << "  if (p < " << r->lo << " || p > " << r->hi << ")\n" << mismatch;
+      } else {
+        searched.push_back(&param);
+        searchedRanges.push_back(r);
       }
-      const std::string &name = names[param.slot];
-      os << indent(depth) << "for (int64_t " << name << "_try = " << r->lo
-         << "; " << name << "_try <= " << r->hi << " && !fits; ++" << name
-         << "_try) {\n";
-      ++depth;
-      os << indent(depth) << name << " = " << name << "_try;\n";
     }
-    os << indent(depth) << "fits = " << fitCondition << ";\n";
-    for (; depth > 1; --depth)
-      os << indent(depth - 1) << "}\n";
-    os << "  if (!fits)\n    return eng.fail(MPI_ERR_SIZE, "
-       << quote(sizeMismatch(topology, range))
-       << ");\n";
+    if (searched.empty()) {
+      std::string count = rankCount();
+      if (count != "p")
+        os << "  if (" << count << " != p)\n" << mismatch;
+      return;
+    }
+    // The member collc/Member.h names, found once per size and thread.
+    os << "  static thread_local int64_t collc_member_p = -1;\n"
+       << "  static thread_local int64_t collc_member[" << searched.size()
+       << "];\n"
+       << "  if (collc_member_p != p) {\n"
+       << "    static const collc::member::Range collc_ranges[] = {";
+    for (size_t i = 0; i < searched.size(); ++i)
+      os << (i ? ", " : "") << "{" << searchedRanges[i]->lo << ", "
+         << searchedRanges[i]->hi << "}";
+    os << "};\n"
+       << "    auto collc_ranks = [&](const int64_t *collc_values) {\n";
+    for (size_t i = 0; i < searched.size(); ++i)
+      os << "      [[maybe_unused]] const int64_t " << names[searched[i]->slot]
+         << " = collc_values[" << i << "];\n";
+    os << "      return " << rankCount() << ";\n    };\n"
+       << "    if (!collc::member::closest(collc_ranges, " << searched.size()
+       << ", p, collc_ranks, collc_member))\n  " << mismatch
+       << "    collc_member_p = p;\n  }\n";
+    for (size_t i = 0; i < searched.size(); ++i)
+      os << "  [[maybe_unused]] const int64_t " << names[searched[i]->slot]
+         << " = collc_member[" << i << "];\n";
   }
 
   /// Where the step being emitted is: each enclosing body (outermost
@@ -626,6 +687,7 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
          << (hasAlltoallv ? "#include \"collc/Alltoallv.h\"\n\n" : "")
          << nsOpen;
   source << banner << "#include \"" << options.baseName << ".h\"\n\n"
+         << "#include \"collc/Member.h\"\n"
          << "#include \"collc/Runtime.h\"\n"
          << (hasAlltoallvSchedule ? "#include \"collc/Alltoallv.h\"\n" : "")
          << (hasRedistribution ? "#include \"collc/Redistribute.h\"\n" : "")

@@ -106,7 +106,8 @@ inline PortModel portsFor(const Program &program, bool allPortFlag) {
 }
 
 /// The member of a family that `--param NAME=V` options (all parameters),
-/// or else `--p N` (every parameter equal, cost::paramsForRanks) ask for;
+/// or else `--p N` (the member emitted code runs, cost::paramsForRanks)
+/// ask for;
 /// a family with one member (a resolved collective) needs neither.
 llvm::Expected<std::vector<int64_t>>
 chooseMember(const ir::Schedule &s, int64_t p,

@@ -33,8 +33,8 @@ cl::list<std::string> costSchedules(
     cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(costCommand),
     cl::cat(category()));
 cl::opt<int64_t> costP("p",
-                       cl::desc("Number of ranks (a family's member with "
-                                "every parameter equal that has N ranks)"),
+                       cl::desc("Number of ranks (of a family, the member "
+                                "of N ranks that emitted code runs)"),
                        cl::value_desc("N"), cl::init(0), cl::sub(costCommand),
                        cl::cat(category()));
 cl::list<std::string> costParams("param",

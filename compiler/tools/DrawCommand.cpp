@@ -37,8 +37,8 @@ cl::opt<std::string>
                  cl::value_desc("NAME"), cl::sub(drawCommand),
                  cl::cat(category()));
 cl::opt<int64_t> drawP("p",
-                       cl::desc("Number of ranks (a family's member with "
-                                "every parameter equal that has N ranks)"),
+                       cl::desc("Number of ranks (of a family, the member "
+                                "of N ranks that emitted code runs)"),
                        cl::value_desc("N"), cl::init(0), cl::sub(drawCommand),
                        cl::cat(category()));
 cl::list<std::string> drawParams("param",

@@ -28,8 +28,8 @@ cl::list<std::string> showSchedules(
     cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(showCommand),
     cl::cat(category()));
 cl::opt<int64_t> showP("p",
-                       cl::desc("Number of ranks (a family's member with "
-                                "every parameter equal that has N ranks)"),
+                       cl::desc("Number of ranks (of a family, the member "
+                                "of N ranks that emitted code runs)"),
                        cl::value_desc("N"), cl::init(0), cl::sub(showCommand),
                        cl::cat(category()));
 cl::list<std::string> showParams("param",

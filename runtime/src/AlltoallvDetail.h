@@ -87,6 +87,8 @@ struct Workspace {
   std::vector<size_t> heldBefore;
   std::vector<int64_t> arrived;
   std::vector<int> sendRequests;
+  // A forwarding message's pieces, gathered to send or to receive into.
+  std::vector<Piece> gathered;
 };
 
 /// The thread's workspace for the length of a call; a call inside another
