@@ -2,7 +2,8 @@
 // send buffers) against A1, A2, A3 (blocking and non-blocking, on a perfect
 // square number of ranks), the same patterns written as proved schedules
 // (specs/alltoallv_forwarding.coll, "-ir": A2 up to 64 ranks, A3 and A4 on
-// perfect squares up to 64) and the MPI library's MPI_Alltoallv, on the
+// the squarest a x b array, a up to 8 and b 2 to 8) and the MPI library's
+// MPI_Alltoallv, on the
 // regular pattern (every pair M_max elements), Pattern 1 (one spike) and
 // Pattern 2 (2-D transpose) of Figure 14, and random sizes. Every call's
 // result is compared with MPI_Alltoallv's on the same input (exit 1 on a
@@ -28,7 +29,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -183,10 +183,13 @@ std::vector<Variant> variantsFor(int p, std::deque<OwnedPlan> &plans) {
            return f(sb, sc, sd, st, rb, rc, rd, rt, comm);
          }});
   };
-  const int side = static_cast<int>(std::lround(std::sqrt(p)));
+  // A3 and A4 on an a x b array, a in 1..8 and b in 2..8 as compiled.
+  bool array = false;
+  for (int a = 1; a <= 8; ++a)
+    array |= p % a == 0 && p / a >= 2 && p / a <= 8;
   if (p <= 64)
     emitted("A2-ir", A::TwoStageRandom, a2av_ir::spread_alltoallv);
-  if (side * side == p && side <= 8) {
+  if (array) {
     emitted("A3-ir", A::TwoStageMesh, a2av_ir::two_stage_mesh_alltoallv);
     emitted("A4-ir", A::FourStage, a2av_ir::four_stage_alltoallv);
   }

@@ -169,8 +169,9 @@ TEST(A2avLocal, LibrarySchedule) {
 }
 
 // Schedules whose messages forward blocks (specs/alltoallv_forwarding.coll):
-// the ring's on every size, the mesh's where p = a * b with a, b in 2..8 (the
-// fewest rows first), the hypercube's on powers of two, A3 and A4 on squares.
+// the ring's on every size, the mesh's and A3's and A4's where p = a * b
+// with a in 1..8, b in 2..8 (the squarest array: 3 x 4 for 12 ranks, one row
+// for 7), the hypercube's on powers of two.
 // The first call at each size picks each message's blocks with the rules'
 // filters; the later ones send what it noted.
 TEST(A2avLocal, ForwardingSchedules) {
@@ -195,17 +196,17 @@ TEST(A2avLocal, ForwardingSchedules) {
     check("mesh_alltoallv", p, gen::mesh_alltoallv);
   for (int p : {2, 8, 64})
     check("hypercube_alltoallv", p, gen::hypercube_alltoallv);
-  for (int p : {4, 9, 16, 36, 64})
+  for (int p : {4, 7, 9, 12, 16, 36, 40, 64})
     check("two_stage_mesh_alltoallv", p, gen::two_stage_mesh_alltoallv);
   // Blocks in pieces: dealt over every rank (A2), over rows then columns
   // (A4).
   for (int p : rankCounts)
     check("spread_alltoallv", p, gen::spread_alltoallv);
-  for (int p : {4, 9, 16, 36, 64})
+  for (int p : {4, 7, 9, 12, 16, 36, 40, 64})
     check("four_stage_alltoallv", p, gen::four_stage_alltoallv);
   for (int p : {5, 24})
     check("spread_alltoallv", p, gen::spread_alltoallv, sparseFirst);
-  for (int p : {9, 36})
+  for (int p : {9, 12, 36})
     check("four_stage_alltoallv", p, gen::four_stage_alltoallv, sparseFirst);
   check("ring_alltoallv", 7, gen::ring_alltoallv, sparseFirst);
 }

@@ -167,12 +167,11 @@ int main(int argc, char **argv) {
                      COLLC_EMITTED(a2av_forward::ring_alltoallv)});
     calls.push_back({"emitted mesh_alltoallv",
                      COLLC_EMITTED(a2av_forward::mesh_alltoallv)});
-    if (p == 4 || p == 9) {
-      calls.push_back({"emitted two_stage_mesh_alltoallv",
-                       COLLC_EMITTED(a2av_forward::two_stage_mesh_alltoallv)});
-      calls.push_back({"emitted four_stage_alltoallv",
-                       COLLC_EMITTED(a2av_forward::four_stage_alltoallv)});
-    }
+    // A3 and A4 on the squarest a x b array (one row for a prime).
+    calls.push_back({"emitted two_stage_mesh_alltoallv",
+                     COLLC_EMITTED(a2av_forward::two_stage_mesh_alltoallv)});
+    calls.push_back({"emitted four_stage_alltoallv",
+                     COLLC_EMITTED(a2av_forward::four_stage_alltoallv)});
     calls.push_back({"emitted spread_alltoallv",
                      COLLC_EMITTED(a2av_forward::spread_alltoallv)});
     if ((p & (p - 1)) == 0)

@@ -148,7 +148,8 @@ schedule forwards : alltoallv on ring(4) {
 // 001's A2, A3 and A4 written in the language
 // (specs/alltoallv_forwarding.coll) are the patterns compiler/alltoallv
 // builds for them, step for step: stage after stage, every rank sending to
-// the same peer (A4 on the square arrays, where no row is incomplete).
+// the same peer (A3 and A4 on the square arrays, a = b = s, where the
+// tables' array has no incomplete row).
 TEST_F(PipelineTest, AlltoallvFamiliesAreThePatterns) {
   auto text =
       llvm::MemoryBuffer::getFile(COLLC_SPECS_DIR "/alltoallv_forwarding.coll");
@@ -157,7 +158,7 @@ TEST_F(PipelineTest, AlltoallvFamiliesAreThePatterns) {
   struct Family {
     const char *name;
     alltoallv::Algorithm algorithm;
-    bool square; // the parameter is the array's side, p = s * s
+    bool square; // the parameters are the array's sides a and b, p = a * b
   };
   for (const Family &f :
        {Family{"spread_alltoallv", alltoallv::Algorithm::TwoStageRandom, false},
@@ -170,7 +171,9 @@ TEST_F(PipelineTest, AlltoallvFamiliesAreThePatterns) {
     for (int64_t s : {2, 3, 5, 8}) {
       const int64_t p = f.square ? s * s : s;
       SCOPED_TRACE(std::string(f.name) + ", p = " + std::to_string(p));
-      llvm::Expected<ir::Instance> instance = ir::instantiate(*family, {s});
+      llvm::Expected<ir::Instance> instance =
+          ir::instantiate(*family, f.square ? std::vector<int64_t>{s, s}
+                                            : std::vector<int64_t>{s});
       ASSERT_TRUE(static_cast<bool>(instance))
           << llvm::toString(instance.takeError());
       llvm::Expected<alltoallv::Pattern> pattern =
