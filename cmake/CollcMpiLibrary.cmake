@@ -94,7 +94,9 @@ function(collc_add_mpi_library)
   file(CONFIGURE OUTPUT ${gen}/BuildModel.inc
        CONTENT "R\"(@model_line@)\"\n" @ONLY)
 
-  add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Fortran.cpp
+  add_library(${ARG_NAME} SHARED ${dir}/Interpose.cpp ${dir}/Reductions.cpp
+              ${dir}/Exchanges.cpp ${dir}/Irregular.cpp ${dir}/Fold.cpp
+              ${dir}/Fortran.cpp
               ${dir}/Choice.cpp ${dir}/Agreement.cpp
               ${dir}/HandedOn.cpp ${table} ${costs})
   target_include_directories(${ARG_NAME} PRIVATE ${dir} ${gen})

@@ -1,0 +1,408 @@
+// libcollc_mpi's calls whose counts differ from rank to rank:
+// MPI_Alltoallv, MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv.
+
+#include "Agreement.h"
+#include "Interpose.h"
+#include "Route.h"
+#include "collc/Meaning.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace collc::mpi;
+using collc::rt::describe;
+using collc::rt::Staged;
+using collc::rt::TypeInfo;
+
+namespace {
+
+/// One side of an irregular exchange as bytes: p blocks of `counts[j]`
+/// elements at `displs[j]` extents, each block where the user put it when
+/// the type lies in one piece (the block's bytes and offset fit an int),
+/// else packed one after another into a copy, read in when `read`; finish()
+/// unpacks the copy when `write`.
+class Blocks {
+public:
+  /// An MPI error code, and `why`, for what only this rank can see: a
+  /// negative count, a null buffer that should hold data, over 2 GiB.
+  int start(const void *buf, const int *counts, const int *displs,
+            MPI_Datatype type, const TypeInfo &info, int p, bool read,
+            bool write, bool copy, MPI_Comm comm) {
+    user = static_cast<char *>(const_cast<void *>(buf));
+    userCounts = counts;
+    userDispls = displs;
+    userType = type;
+    extent = info.extent;
+    packed = copy || !info.contiguous(2);
+    writeBack = false;
+    byteCounts.resize(static_cast<size_t>(p));
+    byteDispls.resize(static_cast<size_t>(p));
+    int64_t total = 0;
+    for (int j = 0; j < p; ++j) {
+      if (counts[j] < 0) {
+        why = "a negative count";
+        return MPI_ERR_COUNT;
+      }
+      const int64_t bytes = static_cast<int64_t>(counts[j]) * info.size;
+      const int64_t at = static_cast<int64_t>(displs[j]) * info.extent;
+      if (bytes > INT_MAX) {
+        why = "a block over 2 GiB";
+        return MPI_ERR_COUNT;
+      }
+      if (at < 0 || at > INT_MAX)
+        packed = true;
+      byteCounts[static_cast<size_t>(j)] = static_cast<int>(bytes);
+      byteDispls[static_cast<size_t>(j)] = static_cast<int>(at);
+      total += bytes;
+    }
+    if (total > 0 && !user) {
+      why = "a null buffer where this rank has data";
+      return MPI_ERR_BUFFER;
+    }
+    if (!packed) {
+      base = user ? user + info.trueLb : nullptr;
+      return MPI_SUCCESS;
+    }
+    if (total > INT_MAX) {
+      why = "over 2 GiB on one side of a rank";
+      return MPI_ERR_COUNT;
+    }
+    data.resize(static_cast<size_t>(total));
+    base = data.data();
+    for (int j = 0, at = 0; j < p; ++j) {
+      byteDispls[static_cast<size_t>(j)] = at;
+      at += byteCounts[static_cast<size_t>(j)];
+    }
+    writeBack = write;
+    for (int j = 0; read && j < p; ++j) {
+      int position = byteDispls[static_cast<size_t>(j)];
+      // Nothing to pack for no data (a type of size 0 included).
+      if (byteCounts[static_cast<size_t>(j)] > 0 &&
+          PMPI_Pack(block(j), counts[j], type, base, static_cast<int>(total),
+                    &position, comm) != MPI_SUCCESS) {
+        why = "cannot pack a block";
+        return MPI_ERR_INTERN;
+      }
+    }
+    return MPI_SUCCESS;
+  }
+
+  int finish(MPI_Comm comm) {
+    for (size_t j = 0; writeBack && j < byteCounts.size(); ++j) {
+      int position = byteDispls[j];
+      if (byteCounts[j] > 0 &&
+          PMPI_Unpack(base, static_cast<int>(data.size()), &position,
+                      block(static_cast<int>(j)), userCounts[j], userType,
+                      comm) != MPI_SUCCESS)
+        return MPI_ERR_INTERN;
+    }
+    return MPI_SUCCESS;
+  }
+
+  char *base = nullptr;
+  std::vector<int> byteCounts, byteDispls;
+  const char *why = "";
+
+private:
+  char *block(int j) const {
+    return user + static_cast<MPI_Aint>(userDispls[j]) * extent;
+  }
+
+  char *user = nullptr;
+  const int *userCounts = nullptr, *userDispls = nullptr;
+  MPI_Datatype userType = MPI_DATATYPE_NULL;
+  MPI_Aint extent = 0;
+  bool packed = false, writeBack = false;
+  std::vector<char> data;
+};
+
+/// MPI_Alltoallv by candidate `k` (an alltoallv pattern of 001 §3), both
+/// sides as bytes: the pattern's messages say what they carry, so each
+/// rank's own counts and layouts are all it needs.
+int alltoallvBy(const Candidate &k, const void *send, const int *sendcounts,
+                const int *sdispls, MPI_Datatype sendtype, void *recv,
+                const int *recvcounts, const int *rdispls,
+                MPI_Datatype recvtype, MPI_Comm comm, int p) {
+  // In place, the send arguments are ignored (MPI 4.0 §6.8): each block
+  // is read from where it is received, before the exchange overwrites it.
+  const bool inPlace = send == MPI_IN_PLACE;
+  if (!recvcounts || !rdispls || (!inPlace && (!sendcounts || !sdispls)))
+    return localFailure(comm, MPI_ERR_ARG,
+                        "MPI_Alltoallv: a null count or displacement array");
+  TypeInfo sendInfo, recvInfo;
+  if (recvtype == MPI_DATATYPE_NULL ||
+      describe(recvtype, recvInfo) != MPI_SUCCESS ||
+      (!inPlace && (sendtype == MPI_DATATYPE_NULL ||
+                    describe(sendtype, sendInfo) != MPI_SUCCESS)))
+    return localFailure(comm, MPI_ERR_TYPE,
+                        "MPI_Alltoallv: an invalid datatype");
+  // Kept across calls: a repeated exchange allocates nothing.
+  thread_local Blocks in, out;
+  int rc = inPlace ? in.start(recv, recvcounts, rdispls, recvtype, recvInfo, p,
+                              true, false, true, comm)
+                   : in.start(send, sendcounts, sdispls, sendtype, sendInfo, p,
+                              true, false, false, comm);
+  const char *why = in.why;
+  if (rc == MPI_SUCCESS) {
+    rc = out.start(recv, recvcounts, rdispls, recvtype, recvInfo, p, false,
+                   true, false, comm);
+    why = out.why;
+  }
+  if (rc != MPI_SUCCESS) {
+    char what[128];
+    std::snprintf(what, sizeof what, "MPI_Alltoallv: %s", why);
+    return localFailure(comm, rc, what);
+  }
+  Args a;
+  a.send = in.base;
+  a.recv = out.base;
+  a.type = MPI_BYTE;
+  a.comm = comm;
+  a.sendCounts = in.byteCounts.data();
+  a.sendDispls = in.byteDispls.data();
+  a.recvCounts = out.byteCounts.data();
+  a.recvDispls = out.byteDispls.data();
+  if (int r = k.run(a))
+    return ran(comm, r, "MPI_Alltoallv: the exchange failed");
+  return ran(comm, out.finish(comm), "MPI_Alltoallv: cannot unpack");
+}
+
+} // namespace
+
+extern "C" {
+
+// Each rank's counts and layouts are its own (MPI asks only that what i
+// sends j is what j expects from i), so the path is decided by the
+// communicator alone, and the pattern by its size, priced at m = 0: the
+// block sizes differ from rank to rank, and so would a choice made on them.
+int MPI_Alltoallv(const void *send, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recv, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (checking() && checkable(comm)) {
+    // In place, the send arguments are ignored, and may be anything.
+    const int64_t sendSize = send == MPI_IN_PLACE ? -1 : bytesOf(1, sendtype),
+                  recvSize = bytesOf(1, recvtype);
+    auto received = [&](int, int j) -> int64_t {
+      return recvcounts && recvSize >= 0 && recvcounts[j] >= 0
+                 ? recvcounts[j] * recvSize
+                 : -1;
+    };
+    if (int rc = agreePairwise(
+            comm, Coll::Alltoallv, -1,
+            [&](int rank, int j) -> int64_t {
+              if (send == MPI_IN_PLACE)
+                return received(rank, j);
+              return sendcounts && sendSize >= 0 && sendcounts[j] >= 0
+                         ? sendcounts[j] * sendSize
+                         : -1;
+            },
+            received))
+      return rc;
+  }
+  Comm c;
+  const Reason why = screen(Coll::Alltoallv, comm, c);
+  const Choice choice =
+      why == Reason::Count ? choose(Coll::Alltoallv, c.size, 0) : refuse(why);
+  return route(
+      Coll::Alltoallv, choice,
+      [&](const Candidate &k) {
+        if (int rc = misplacedInPlace(Coll::Alltoallv, c, -1, send, recv, comm))
+          return rc;
+        return alltoallvBy(k, send, sendcounts, sdispls, sendtype, recv,
+                           recvcounts, rdispls, recvtype, comm, c.size);
+      },
+      [&] {
+        return PMPI_Alltoallv(send, sendcounts, sdispls, sendtype, recv,
+                              recvcounts, rdispls, recvtype, comm);
+      });
+}
+
+namespace {
+
+/// COLLC_MPI_CHECK for MPI_Gatherv and MPI_Scatterv: the root's `counts`
+/// of `rootType` against each rank's own block, `count` of `type`; the
+/// root receives them (gatherv) or sends them (scatterv). `inPlace`: the
+/// root's own block stays where it is.
+int checkRootCounts(MPI_Comm comm, Coll coll, int root, const int *counts,
+                    MPI_Datatype rootType, int count, MPI_Datatype type,
+                    bool inPlace) {
+  if (!checking() || !checkable(comm))
+    return MPI_SUCCESS;
+  // The root's arguments are read at the root alone: elsewhere MPI ignores
+  // them, and they may be anything.
+  const PairBytes rootSide = [&](int rank, int j) -> int64_t {
+    if (rank != root)
+      return 0;
+    const int64_t rootSize = bytesOf(1, rootType);
+    if ((j == root && inPlace) || !counts || rootSize < 0 || counts[j] < 0)
+      return -1;
+    return counts[j] * rootSize;
+  };
+  const PairBytes ownSide = [&](int rank, int j) -> int64_t {
+    if (j != root)
+      return 0;
+    return rank == root && inPlace ? -1 : bytesOf(count, type);
+  };
+  return coll == Coll::Gatherv
+             ? agreePairwise(comm, coll, root, ownSide, rootSide)
+             : agreePairwise(comm, coll, root, rootSide, ownSide);
+}
+
+} // namespace
+
+// MPI_Gatherv's recvcounts and MPI_Scatterv's sendcounts are significant at
+// the root only; every other rank knows its own count alone, which MPI lets
+// differ from the others'. Equal counts are a fact at the root, and a path
+// chosen on it would leave the root in a schedule the others never enter:
+// only a message from the root could tell them (docs/dropin.md weighs its
+// cost). They go to MPI, counted.
+int MPI_Gatherv(const void *send, int sendcount, MPI_Datatype sendtype,
+                void *recv, const int recvcounts[], const int displs[],
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (int rc = checkRootCounts(comm, Coll::Gatherv, root, recvcounts, recvtype,
+                               sendcount, sendtype, send == MPI_IN_PLACE))
+    return rc;
+  return handOn(Coll::Gatherv, Reason::RootCounts, [&] {
+    return PMPI_Gatherv(send, sendcount, sendtype, recv, recvcounts, displs,
+                        recvtype, root, comm);
+  });
+}
+
+int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recv, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (int rc = checkRootCounts(comm, Coll::Scatterv, root, sendcounts, sendtype,
+                               recvcount, recvtype, recv == MPI_IN_PLACE))
+    return rc;
+  return handOn(Coll::Scatterv, Reason::RootCounts, [&] {
+    return PMPI_Scatterv(send, sendcounts, displs, sendtype, recv, recvcount,
+                         recvtype, root, comm);
+  });
+}
+
+int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
+                   void *recv, const int recvcounts[], const int displs[],
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  // recvcounts is the same at every rank in bytes (each is what that rank
+  // sends; recvtype may differ from rank to rank, its signature may not);
+  // displs is this rank's own layout. Equal counts make it an all-gather,
+  // the blocks wherever displs puts them; counts that differ by little, an
+  // all-gather of blocks padded to the largest (paddedSize).
+  Comm c;
+  TypeInfo recvInfo;
+  int64_t bytes = 0; // a block's, padded
+  Reason why = screen(Coll::Allgatherv, comm, c);
+  if (int rc = checked(comm, [&] {
+        Agreed a = agreed(Coll::Allgatherv, -1, MPI_OP_NULL, 1, recvtype);
+        a.bytes.reset();
+        a.counts = countsDigest(c.size, recvcounts, recvtype);
+        const int64_t own = recvcounts && c.size > 0
+                                ? bytesOf(recvcounts[c.rank], recvtype)
+                                : -1;
+        if (send != MPI_IN_PLACE) { // else the send arguments are ignored
+          const int64_t sent = bytesOf(sendcount, sendtype);
+          if (sent >= 0 && own >= 0 && sent != own)
+            a.fault = "it sends another size than recvcounts gives it";
+        }
+        return a;
+      }))
+    return rc;
+  // Open MPI's own call reads through a null array and crashes.
+  if (why == Reason::Count && (!recvcounts || !displs))
+    return localFailure(comm, MPI_ERR_ARG,
+                        "MPI_Allgatherv: a null count or displacement array");
+  bool unequal = false;
+  int count = 0; // the largest
+  for (int j = 0; why == Reason::Count && j < c.size; ++j) {
+    if (recvcounts[j] < 0)
+      why = Reason::Invalid;
+    unequal = unequal || recvcounts[j] != recvcounts[0];
+    count = std::max(count, recvcounts[j]);
+  }
+  if (why == Reason::Count)
+    why = blockBytes(count, recvtype, recvInfo, bytes);
+  if (why == Reason::Count && unequal && !paddedSize(c.size, [&](int j) {
+        return int64_t{recvcounts[j]} * recvInfo.size;
+      }))
+    why = Reason::UnequalCounts;
+  const Choice choice = why == Reason::Count
+                            ? choose(Coll::Allgather, c.size, bytes)
+                            : refuse(why);
+  const bool inPlace = send == MPI_IN_PLACE;
+  const int ownCount = why == Reason::Count ? recvcounts[c.rank] : 0;
+  const int64_t own = int64_t{ownCount} * recvInfo.size;
+  // What this rank sends is its own to get right: the others are in the
+  // schedule already.
+  TypeInfo sendInfo;
+  if (choice.candidate && !inPlace &&
+      (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
+       describe(sendtype, sendInfo) != MPI_SUCCESS))
+    return localFailure(comm, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                        "MPI_Allgatherv: an invalid send count or type");
+  if (choice.candidate && !inPlace && int64_t{sendcount} * sendInfo.size != own)
+    return localFailure(comm, MPI_ERR_TRUNCATE,
+                        "MPI_Allgatherv: this rank sends another size than "
+                        "recvcounts gives it");
+  return route(
+      Coll::Allgatherv, choice,
+      [&](const Candidate &k) {
+        if (int rc =
+                misplacedInPlace(Coll::Allgatherv, c, -1, send, recv, comm))
+          return rc;
+        const int p = c.size;
+        // The blocks in order, one after another: the user's buffer itself,
+        // or a copy packed from and unpacked to where displs puts them.
+        bool regular = !unequal && recvInfo.contiguous(int64_t{count} * p);
+        for (int j = 0; regular && j < p; ++j)
+          regular = displs[j] == int64_t{j} * count;
+        auto place = [&](int j) {
+          return static_cast<char *>(recv) +
+                 static_cast<MPI_Aint>(displs[j]) * recvInfo.extent;
+        };
+        std::vector<char> copy;
+        char *all = static_cast<char *>(recv) + recvInfo.trueLb;
+        char *mine = all + bytes * c.rank;
+        if (!regular) {
+          copy.resize(static_cast<size_t>(bytes) * static_cast<size_t>(p));
+          all = copy.data();
+          mine = all + bytes * c.rank;
+          int at = 0;
+          if (inPlace && own &&
+              PMPI_Pack(place(c.rank), ownCount, recvtype, mine,
+                        static_cast<int>(bytes), &at, comm) != MPI_SUCCESS)
+            return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot pack");
+        }
+        // A padded block is sent from its place in the copy, in place.
+        Staged in;
+        if (!inPlace && own)
+          if (int rc = in.start(send, sendcount, sendtype, sendInfo, true,
+                                false, comm))
+            return ran(comm, rc, "MPI_Allgatherv: cannot stage the buffer");
+        if (!inPlace && unequal && own)
+          std::memcpy(mine, in.bytes(), static_cast<size_t>(own));
+        Args a;
+        a.send = inPlace || unequal ? MPI_IN_PLACE : in.bytes();
+        a.recv = all;
+        a.count = static_cast<int>(bytes);
+        a.comm = comm;
+        if (int rc = k.run(a))
+          return ran(comm, rc, "MPI_Allgatherv: the schedule failed");
+        for (int j = 0; !regular && j < p; ++j) {
+          int at = 0;
+          if (recvcounts[j] &&
+              PMPI_Unpack(all + bytes * j, static_cast<int>(bytes), &at,
+                          place(j), recvcounts[j], recvtype,
+                          comm) != MPI_SUCCESS)
+            return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot unpack");
+        }
+        return MPI_SUCCESS;
+      },
+      [&] {
+        return PMPI_Allgatherv(send, sendcount, sendtype, recv, recvcounts,
+                               displs, recvtype, comm);
+      });
+}
+
+} // extern "C"
