@@ -12,6 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace collc;
@@ -23,68 +24,18 @@ namespace {
 /// Names the emitted code declares itself, and C++ keywords a .coll name
 /// could collide with: a spec name among them gets a trailing underscore.
 bool isReserved(llvm::StringRef name) {
-  static const llvm::StringSet<> reserved = {"r",
-                                             "p",
-                                             "origin",
-                                             "dest",
-                                             "index",
-                                             "me",
-                                             "eng",
-                                             "call",
-                                             "step",
-                                             "live",
-                                             "collc_name",
-                                             "collc_member",
-                                             "collc_member_p",
-                                             "collc_ranges",
-                                             "collc_ranks",
-                                             "collc_values",
-                                             "fits",
-                                             "chunks",
-                                             "rc",
-                                             "transfers",
-                                             "t",
-                                             "auto",
-                                             "bool",
-                                             "break",
-                                             "case",
-                                             "char",
-                                             "class",
-                                             "const",
-                                             "continue",
-                                             "default",
-                                             "delete",
-                                             "do",
-                                             "double",
-                                             "else",
-                                             "enum",
-                                             "false",
-                                             "float",
-                                             "for",
-                                             "goto",
-                                             "if",
-                                             "int",
-                                             "long",
-                                             "new",
-                                             "return",
-                                             "short",
-                                             "signed",
-                                             "sizeof",
-                                             "static",
-                                             "struct",
-                                             "switch",
-                                             "this",
-                                             "true",
-                                             "union",
-                                             "unsigned",
-                                             "void",
-                                             "while",
-                                             "and",
-                                             "or",
-                                             "not",
-                                             "xor",
-                                             "int64_t",
-                                             "std"};
+  // clang-format off
+  static const llvm::StringSet<> reserved = {
+      "r", "p", "origin", "dest", "index", "me", "eng", "call", "step",
+      "live", "collc_name", "collc_member", "collc_member_p", "collc_ranges",
+      "collc_ranks", "collc_values", "fits", "chunks", "rc", "transfers", "t",
+      "auto", "bool", "break", "case", "char", "class", "const", "continue",
+      "default", "delete", "do", "double", "else", "enum", "false", "float",
+      "for", "goto", "if", "int", "long", "new", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "this", "true", "union",
+      "unsigned", "void", "while", "and", "or", "not", "xor", "int64_t",
+      "std"};
+  // clang-format on
   return reserved.contains(name);
 }
 
@@ -312,8 +263,9 @@ private:
            << quote("the schedule is proved for q in " + std::to_string(r->lo) +
                     ".." + std::to_string(r->hi))
            << ");\n";
-    std::vector<const ir::Parameter *> searched;
-    std::vector<const verify::ParamRange *> searchedRanges;
+    // The parameters found from the size, each with its proved range.
+    std::vector<std::pair<const ir::Parameter *, const verify::ParamRange *>>
+        searched;
     for (const ir::Parameter &param : s.params) {
       const verify::ParamRange *r = rangeOf(param);
       if (!r || s.collective.isShiftAmount(param.slot))
@@ -321,8 +273,7 @@ private:
       if (param.slot == ir::SlotSize) {
         os << "  if (p < " << r->lo << " || p > " << r->hi << ")\n" << mismatch;
       } else {
-        searched.push_back(&param);
-        searchedRanges.push_back(r);
+        searched.emplace_back(&param, r);
       }
     }
     if (searched.empty()) {
@@ -338,20 +289,20 @@ private:
        << "  if (collc_member_p != p) {\n"
        << "    static const collc::member::Range collc_ranges[] = {";
     for (size_t i = 0; i < searched.size(); ++i)
-      os << (i ? ", " : "") << "{" << searchedRanges[i]->lo << ", "
-         << searchedRanges[i]->hi << "}";
+      os << (i ? ", " : "") << "{" << searched[i].second->lo << ", "
+         << searched[i].second->hi << "}";
     os << "};\n"
        << "    auto collc_ranks = [&](const int64_t *collc_values) {\n";
     for (size_t i = 0; i < searched.size(); ++i)
-      os << "      [[maybe_unused]] const int64_t " << names[searched[i]->slot]
-         << " = collc_values[" << i << "];\n";
+      os << "      [[maybe_unused]] const int64_t "
+         << names[searched[i].first->slot] << " = collc_values[" << i << "];\n";
     os << "      return " << rankCount() << ";\n    };\n"
        << "    if (!collc::member::closest(collc_ranges, " << searched.size()
        << ", p, collc_ranks, collc_member))\n  " << mismatch
        << "    collc_member_p = p;\n  }\n";
     for (size_t i = 0; i < searched.size(); ++i)
-      os << "  [[maybe_unused]] const int64_t " << names[searched[i]->slot]
-         << " = collc_member[" << i << "];\n";
+      os << "  [[maybe_unused]] const int64_t "
+         << names[searched[i].first->slot] << " = collc_member[" << i << "];\n";
   }
 
   /// Where the step being emitted is: each enclosing body (outermost
@@ -651,60 +602,51 @@ std::string proofComment(const ir::Schedule &s,
   return text;
 }
 
-} // namespace
+/// The header and source of one spec, in the order emitCpp writes them:
+/// the includes, every schedule's function, every collective's choice or
+/// pattern, then the any-root and local twins gathered on the way.
+class FileEmitter {
+public:
+  FileEmitter(const Program &program, const EmitOptions &options,
+              EmittedFiles &files)
+      : program(program), options(options), files(files), header(files.header),
+        source(files.source), localHeader(localHeaderText),
+        localSource(localSourceText), anyRootHeader(anyRootHeaderText),
+        anyRootSource(anyRootSourceText),
+        qualifier(options.ns.empty() ? "::" : "::" + options.ns + "::") {}
 
-llvm::Expected<EmittedFiles> collc::emit::emitCpp(
-    const Program &program, llvm::ArrayRef<VerifiedSchedule> schedules,
-    llvm::ArrayRef<VerifiedPattern> patterns, const EmitOptions &options) {
-  EmittedFiles files;
-  llvm::raw_string_ostream header(files.header), source(files.source);
-  std::string banner = "// Generated by collc from " + options.specName +
-                       ". Do not edit: change the spec and recompile.\n";
-  std::string nsOpen = options.ns.empty()
-                           ? std::string()
-                           : "namespace " + options.ns + " {\n\n";
-  std::string nsClose = options.ns.empty()
-                            ? std::string()
-                            : "} // namespace " + options.ns + "\n";
-  // 001 §3: an alltoallv collective runs a library pattern on the runtime's
-  // irregular all-to-all, whose plan type the declaration names.
-  bool hasAlltoallv =
-      llvm::any_of(program.collectives, [&](const CollectiveDef &c) {
-        return program.runsPattern(c);
-      });
-  // An alltoallv schedule runs on the irregular all-to-all's engine.
-  bool hasAlltoallvSchedule =
-      llvm::any_of(schedules, [](const VerifiedSchedule &v) {
-        return v.schedule->collective.kind == ir::CollectiveKind::Alltoallv;
-      });
-  bool hasRedistribution =
-      llvm::any_of(program.collectives, [](const CollectiveDef &c) {
-        return c.redistribution.has_value();
-      });
-  // Each function also runs on the local backend (collc/Local.h).
-  header << banner << "#pragma once\n\n#include <mpi.h>\n\n"
-         << "namespace collc::rt {\nclass LocalComm;\n}\n\n"
-         << (hasAlltoallv ? "#include \"collc/Alltoallv.h\"\n\n" : "")
-         << nsOpen;
-  source << banner << "#include \"" << options.baseName << ".h\"\n\n"
-         << "#include \"collc/Member.h\"\n"
-         << "#include \"collc/Runtime.h\"\n"
-         << (hasAlltoallvSchedule ? "#include \"collc/Alltoallv.h\"\n" : "")
-         << (hasRedistribution ? "#include \"collc/Redistribute.h\"\n" : "")
-         << "\n#include <algorithm>\n"
-         << "#include <cstdint>\n\n"
-         << nsOpen;
+  /// The banner, includes and opening namespace of both files.
+  void begin(bool hasAlltoallvSchedule) {
+    // 001 §3: an alltoallv collective runs a library pattern on the
+    // runtime's irregular all-to-all, whose plan type the declaration names.
+    bool hasAlltoallv =
+        llvm::any_of(program.collectives, [&](const CollectiveDef &c) {
+          return program.runsPattern(c);
+        });
+    bool hasRedistribution =
+        llvm::any_of(program.collectives, [](const CollectiveDef &c) {
+          return c.redistribution.has_value();
+        });
+    std::string banner = "// Generated by collc from " + options.specName +
+                         ". Do not edit: change the spec and recompile.\n";
+    // Each function also runs on the local backend (collc/Local.h).
+    header << banner << "#pragma once\n\n#include <mpi.h>\n\n"
+           << "namespace collc::rt {\nclass LocalComm;\n}\n\n"
+           << (hasAlltoallv ? "#include \"collc/Alltoallv.h\"\n\n" : "")
+           << namespaceOpen();
+    source << banner << "#include \"" << options.baseName << ".h\"\n\n"
+           << "#include \"collc/Member.h\"\n"
+           << "#include \"collc/Runtime.h\"\n"
+           << (hasAlltoallvSchedule ? "#include \"collc/Alltoallv.h\"\n" : "")
+           << (hasRedistribution ? "#include \"collc/Redistribute.h\"\n" : "")
+           << "\n#include <algorithm>\n"
+           << "#include <cstdint>\n\n"
+           << namespaceOpen();
+  }
 
-  auto location = [&](llvm::SMLoc loc) { return sourcePlace(options, loc); };
-
-  std::string localHeaderText, localSourceText, anyRootHeaderText,
-      anyRootSourceText, redistributionHeader, redistributionSource;
-  llvm::raw_string_ostream localHeader(localHeaderText),
-      localSource(localSourceText), anyRootHeader(anyRootHeaderText),
-      anyRootSource(anyRootSourceText);
-  const std::string qualifier =
-      options.ns.empty() ? "::" : "::" + options.ns + "::";
-  for (const VerifiedSchedule &v : schedules) {
+  /// A proved schedule's function, its twin on the local backend and, for
+  /// a rooted one, its any-root twin.
+  llvm::Error schedule(const VerifiedSchedule &v) {
     const ir::Schedule &s = *v.schedule;
     if (v.report.verdict() != verify::Status::Proved)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -747,42 +689,43 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
       anyRootHeader << "int " << s.name << "(" << b.params << ");\n";
       anyRootSource << anyRootFunction(s, b, qualifier);
     }
+    return llvm::Error::success();
   }
 
-  // A collective resolved to several schedules by message size (library/
-  // Library.h, `using auto`) gets a function that picks one at run time;
-  // one resolved to a single schedule is that schedule, already emitted.
-  for (const CollectiveDef &c : program.collectives) {
-    if (program.runsPattern(c)) {
-      const VerifiedPattern *pattern =
-          llvm::find_if(patterns, [&](const VerifiedPattern &v) {
-            return v.collective == &c;
-          });
-      if (pattern == patterns.end())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       location(c.loc) + ": alltoallv `" +
-                                           c.name + "` was not checked");
-      llvm::Expected<alltoallv::EmittedCollective> e =
-          alltoallv::emitCollective(c.name, pattern->verdict, location(c.loc));
-      if (!e)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       location(c.loc) + ": " +
-                                           llvm::toString(e.takeError()));
-      header << e->declaration;
-      source << e->definition;
-      localHeader << e->localDeclaration;
-      localSource << e->localDefinition;
-      if (!e->note.empty())
-        files.notes.push_back(e->note);
-      continue;
-    }
-    if (c.redistribution) {
-      Redistributing f = redistributionFunction(c, location(c.loc));
-      redistributionHeader += f.declaration;
-      redistributionSource += f.definition;
-    }
-    if (c.resolved.size() < 2)
-      continue;
+  /// An alltoallv collective that runs a checked pattern (001 §3).
+  llvm::Error pattern(const CollectiveDef &c,
+                      llvm::ArrayRef<VerifiedPattern> patterns) {
+    const VerifiedPattern *pattern = llvm::find_if(
+        patterns, [&](const VerifiedPattern &v) { return v.collective == &c; });
+    if (pattern == patterns.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     location(c.loc) + ": alltoallv `" +
+                                         c.name + "` was not checked");
+    llvm::Expected<alltoallv::EmittedCollective> e =
+        alltoallv::emitCollective(c.name, pattern->verdict, location(c.loc));
+    if (!e)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     location(c.loc) + ": " +
+                                         llvm::toString(e.takeError()));
+    header << e->declaration;
+    source << e->definition;
+    localHeader << e->localDeclaration;
+    localSource << e->localDefinition;
+    if (!e->note.empty())
+      files.notes.push_back(e->note);
+    return llvm::Error::success();
+  }
+
+  /// A redistribution's function, written after the exchanges it calls.
+  void redistribution(const CollectiveDef &c) {
+    Redistributing f = redistributionFunction(c, location(c.loc));
+    redistributionHeader += f.declaration;
+    redistributionSource += f.definition;
+  }
+
+  /// A collective resolved to several schedules by message size (library/
+  /// Library.h, `using auto`): a function that picks one at run time.
+  void choice(const CollectiveDef &c) {
     const Binding b = bindingFor(c.collective);
     const std::string function = c.collectiveFunction();
     std::string comment = concat(
@@ -812,30 +755,88 @@ llvm::Expected<EmittedFiles> collc::emit::emitCpp(
     localHeader << local << ";\n";
     localSource << local << " {\n" << localBody;
   }
-  // After the exchanges they call, whether one schedule or a choice.
-  header << redistributionHeader;
-  source << redistributionSource;
-  if (!anyRootHeader.str().empty()) {
-    header << "// The rooted functions above for any root: the ranks are "
-              "rotated so that\n// `root` plays the proved root. A rotation "
-              "is a symmetry of a fully\n// connected network (what a "
-              "communicator without a topology is), so the\n// proof "
-              "carries over; on the spec's own topology it may congest.\n"
-           << "namespace any_root {\n" << anyRootHeader.str()
-           << "} // namespace any_root\n\n";
-    source << "namespace any_root {\n\n" << anyRootSource.str()
-           << "} // namespace any_root\n\n";
+
+  /// The redistributions, the any-root and local namespaces, and the
+  /// closing namespace.
+  void end() {
+    header << redistributionHeader;
+    source << redistributionSource;
+    if (!anyRootHeader.str().empty()) {
+      header << "// The rooted functions above for any root: the ranks are "
+                "rotated so that\n// `root` plays the proved root. A rotation "
+                "is a symmetry of a fully\n// connected network (what a "
+                "communicator without a topology is), so the\n// proof "
+                "carries over; on the spec's own topology it may congest.\n"
+             << "namespace any_root {\n"
+             << anyRootHeader.str() << "} // namespace any_root\n\n";
+      source << "namespace any_root {\n\n"
+             << anyRootSource.str() << "} // namespace any_root\n\n";
+    }
+    if (!localHeader.str().empty()) {
+      header << "// The functions above on the local backend "
+                "(collc/Local.h):\n"
+             << "// ranks as threads of one process.\nnamespace local {\n"
+             << localHeader.str() << "} // namespace local\n\n";
+      source << "namespace local {\n\n"
+             << localSource.str() << "\n} // namespace local\n\n";
+    }
+    if (!options.ns.empty()) {
+      header << "} // namespace " << options.ns << "\n";
+      source << "} // namespace " << options.ns << "\n";
+    }
+    header.flush();
+    source.flush();
   }
-  if (!localHeader.str().empty()) {
-    header << "// The functions above on the local backend (collc/Local.h):\n"
-           << "// ranks as threads of one process.\nnamespace local {\n"
-           << localHeader.str() << "} // namespace local\n\n";
-    source << "namespace local {\n\n"
-           << localSource.str() << "\n} // namespace local\n\n";
+
+private:
+  std::string namespaceOpen() const {
+    return options.ns.empty() ? std::string()
+                              : "namespace " + options.ns + " {\n\n";
   }
-  header << nsClose;
-  source << nsClose;
-  header.flush();
-  source.flush();
+  std::string location(llvm::SMLoc loc) const {
+    return sourcePlace(options, loc);
+  }
+
+  const Program &program;
+  const EmitOptions &options;
+  EmittedFiles &files;
+  llvm::raw_string_ostream header, source;
+  std::string localHeaderText, localSourceText, anyRootHeaderText,
+      anyRootSourceText, redistributionHeader, redistributionSource;
+  llvm::raw_string_ostream localHeader, localSource, anyRootHeader,
+      anyRootSource;
+  const std::string qualifier; // the functions' namespace, "::ns::"
+};
+
+} // namespace
+
+llvm::Expected<EmittedFiles> collc::emit::emitCpp(
+    const Program &program, llvm::ArrayRef<VerifiedSchedule> schedules,
+    llvm::ArrayRef<VerifiedPattern> patterns, const EmitOptions &options) {
+  EmittedFiles files;
+  { // the writer's streams end before the files are returned
+    FileEmitter file(program, options, files);
+    // An alltoallv schedule runs on the irregular all-to-all's engine.
+    file.begin(llvm::any_of(schedules, [](const VerifiedSchedule &v) {
+      return v.schedule->collective.kind == ir::CollectiveKind::Alltoallv;
+    }));
+    for (const VerifiedSchedule &v : schedules)
+      if (llvm::Error e = file.schedule(v))
+        return e;
+    // A collective resolved to one schedule is that schedule, already
+    // emitted; one resolved to several gets a function that picks.
+    for (const CollectiveDef &c : program.collectives) {
+      if (program.runsPattern(c)) {
+        if (llvm::Error e = file.pattern(c, patterns))
+          return e;
+        continue;
+      }
+      if (c.redistribution)
+        file.redistribution(c);
+      if (c.resolved.size() >= 2)
+        file.choice(c);
+    }
+    file.end();
+  }
   return files;
 }

@@ -139,6 +139,16 @@ private:
   /// false after reporting what is wrong with it.
   bool wordArgument(const std::string &key, const ast::Argument &arg,
                     ir::Collective &c);
+  /// A collective's `root` or constant `q` into `c`; false after
+  /// reporting a value that is not a number or is outside the topology.
+  bool numberArgument(const std::string &key, const ast::Argument &arg,
+                      std::optional<int64_t> ranks, ir::Collective &c);
+  /// Whether `c` has the arguments its kind needs (a shift's amount,
+  /// permute's `to:`, a redistribution's two allocations); false after
+  /// reporting the one missing.
+  bool argumentsComplete(const ast::CollectiveExpr &expr,
+                         const ir::Collective &c, bool sawQ,
+                         bool sawAllocations);
   /// permute's `to:` into `c`: lowered, spelled for messages, and on a
   /// topology of known size checked to be a bijection.
   bool permutationArgument(const ast::Argument &arg,

@@ -312,6 +312,85 @@ ExprRef Analyzer::familyShift(const ast::Operand &value, ir::Schedule &s,
   return e;
 }
 
+namespace {
+/// The named arguments a collective of `kind` takes (`redistributes`: the
+/// alltoall of a `redistribute(from:, to:)`).
+std::vector<std::string> collectiveParameters(ir::CollectiveKind kind,
+                                              bool redistributes) {
+  std::vector<std::string> allowed = {"type"};
+  if (redistributes) {
+    allowed.push_back("from");
+    allowed.push_back("to");
+  }
+  if (ir::isRooted(kind))
+    allowed.push_back("root");
+  if (ir::isReduction(kind)) {
+    allowed.push_back("op");
+    allowed.push_back("commutative");
+  }
+  if (kind == ir::CollectiveKind::Shift)
+    allowed.push_back("q");
+  if (kind == ir::CollectiveKind::Permute)
+    allowed.push_back("to");
+  return allowed;
+}
+} // namespace
+
+bool Analyzer::numberArgument(const std::string &key, const ast::Argument &arg,
+                              std::optional<int64_t> ranks, ir::Collective &c) {
+  std::optional<int64_t> v = constant(arg.value, "'" + key + "'");
+  if (!v)
+    return false;
+  bool ok = true;
+  if (key == "root") {
+    if (ranks && (*v < 0 || *v >= *ranks)) {
+      diags.error(locOf(locatedOf(arg.value)),
+                  "root " + std::to_string(*v) +
+                      " is outside the topology (ranks 0.." +
+                      std::to_string(*ranks - 1) + ")",
+                  rangeOf(locatedOf(arg.value)));
+      ok = false;
+    }
+    c.root = *v;
+  } else if (key == "q") {
+    if (*v < 0 || (ranks && *v >= *ranks)) {
+      diags.error(locOf(locatedOf(arg.value)),
+                  "shift amount " + std::to_string(*v) + " must be in 0.." +
+                      (ranks ? std::to_string(*ranks - 1) : "p-1"),
+                  rangeOf(locatedOf(arg.value)));
+      ok = false;
+    }
+    c.shift = *v;
+  }
+  return ok;
+}
+
+bool Analyzer::argumentsComplete(const ast::CollectiveExpr &expr,
+                                 const ir::Collective &c, bool sawQ,
+                                 bool sawAllocations) {
+  const bool redistributes = expr.kind.name == "redistribute";
+  if (c.kind == ir::CollectiveKind::Shift && !sawQ) {
+    diags.error(locOf(expr), "shift needs its amount, as in shift(q: 1)",
+                rangeOf(expr));
+    return false;
+  }
+  if (c.kind == ir::CollectiveKind::Permute && !c.permuteTo) {
+    diags.error(locOf(expr),
+                "permute needs where each rank's block goes, as in "
+                "permute(to: bitreverse(r, 3))",
+                rangeOf(expr));
+    return false;
+  }
+  if (redistributes && !sawAllocations) {
+    diags.error(locOf(expr),
+                "redistribute needs the allocation it moves from and the one "
+                "it moves to, as in redistribute(from: block, to: cyclic)",
+                rangeOf(expr));
+    return false;
+  }
+  return true;
+}
+
 std::optional<ir::Collective>
 Analyzer::collective(const ast::CollectiveExpr &expr,
                      std::optional<int64_t> ranks, ir::Schedule *schedule,
@@ -343,23 +422,8 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
   ir::Collective c;
   c.kind = *kind;
   Redistribution moves;
-  bool hasRoot = ir::isRooted(c.kind);
-  bool hasOp = ir::isReduction(c.kind);
-  std::vector<std::string> allowed = {"type"};
-  if (redistributes) {
-    allowed.push_back("from");
-    allowed.push_back("to");
-  }
-  if (hasRoot)
-    allowed.push_back("root");
-  if (hasOp) {
-    allowed.push_back("op");
-    allowed.push_back("commutative");
-  }
-  if (c.kind == CK::Shift)
-    allowed.push_back("q");
-  if (c.kind == CK::Permute)
-    allowed.push_back("to");
+  const std::vector<std::string> allowed =
+      collectiveParameters(c.kind, redistributes);
 
   bool ok = true, sawQ = false;
   llvm::StringMap<llvm::SMLoc> seen;
@@ -419,52 +483,12 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
         continue;
       }
     }
-    std::optional<int64_t> v = constant(arg.value, "'" + key + "'");
-    if (!v) {
-      ok = false;
-      continue;
-    }
-    if (key == "root") {
-      if (ranks && (*v < 0 || *v >= *ranks)) {
-        diags.error(locOf(locatedOf(arg.value)),
-                    "root " + std::to_string(*v) +
-                        " is outside the topology (ranks 0.." +
-                        std::to_string(*ranks - 1) + ")",
-                    rangeOf(locatedOf(arg.value)));
-        ok = false;
-      }
-      c.root = *v;
-    } else if (key == "q") {
-      sawQ = true;
-      if (*v < 0 || (ranks && *v >= *ranks)) {
-        diags.error(locOf(locatedOf(arg.value)),
-                    "shift amount " + std::to_string(*v) + " must be in 0.." +
-                        (ranks ? std::to_string(*ranks - 1) : "p-1"),
-                    rangeOf(locatedOf(arg.value)));
-        ok = false;
-      }
-      c.shift = *v;
-    }
+    sawQ = sawQ || key == "q";
+    ok &= numberArgument(key, arg, ranks, c);
   }
-  if (c.kind == CK::Shift && !sawQ && ok) {
-    diags.error(locOf(expr), "shift needs its amount, as in shift(q: 1)",
-                rangeOf(expr));
-    ok = false;
-  }
-  if (c.kind == CK::Permute && !c.permuteTo && ok) {
-    diags.error(locOf(expr),
-                "permute needs where each rank's block goes, as in "
-                "permute(to: bitreverse(r, 3))",
-                rangeOf(expr));
-    ok = false;
-  }
-  if (redistributes && (!seen.count("from") || !seen.count("to")) && ok) {
-    diags.error(locOf(expr),
-                "redistribute needs the allocation it moves from and the one "
-                "it moves to, as in redistribute(from: block, to: cyclic)",
-                rangeOf(expr));
-    ok = false;
-  }
+  ok = ok && argumentsComplete(expr, c, sawQ,
+                               redistributes && seen.count("from") &&
+                                   seen.count("to"));
   if (redistributes)
     *redistribution = moves;
   if (c.op == "user" && !seen.count("commutative") && ok) {

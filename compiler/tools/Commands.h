@@ -113,6 +113,24 @@ llvm::Expected<std::vector<int64_t>>
 chooseMember(const ir::Schedule &s, int64_t p,
              llvm::ArrayRef<std::string> params);
 
+/// `--p N` and `--param NAME=V` of a command that works on one member of
+/// each family (cost, show, draw).
+class MemberOptions {
+public:
+  explicit MemberOptions(llvm::cl::SubCommand &command);
+  /// chooseMember by these options.
+  llvm::Expected<std::vector<int64_t>> choose(const ir::Schedule &s) const;
+  /// Whether a member is asked for at all.
+  bool given() const { return ranks > 0 || !params.empty(); }
+  /// `--p N` alone: over many schedules, those with no member of N ranks
+  /// are skipped rather than errors.
+  bool sizeAlone() const { return ranks > 0 && params.empty(); }
+
+private:
+  llvm::cl::opt<int64_t> ranks;
+  llvm::cl::list<std::string> params;
+};
+
 /// A counterexample of `property` drawn as collc draw draws a schedule
 /// (DrawCommand.cpp): the member it holds at, its failing step alone, the
 /// channel or rank at fault in red (collc verify --draw). Errors: the

@@ -32,16 +32,7 @@ cl::list<std::string> costSchedules(
     cl::desc("Price only these schedules (names separated by commas)"),
     cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(costCommand),
     cl::cat(category()));
-cl::opt<int64_t> costP("p",
-                       cl::desc("Number of ranks (of a family, the member "
-                                "of N ranks that emitted code runs)"),
-                       cl::value_desc("N"), cl::init(0), cl::sub(costCommand),
-                       cl::cat(category()));
-cl::list<std::string> costParams("param",
-                                 cl::desc("Value of a schedule parameter, "
-                                          "e.g. d=4"),
-                                 cl::value_desc("NAME=V"),
-                                 cl::sub(costCommand), cl::cat(category()));
+MemberOptions costMember(costCommand);
 cl::opt<Format> costFormat(
     "format", cl::desc("Output format"),
     formatValues("readable table", "one JSON document"),
@@ -64,8 +55,7 @@ cl::opt<bool> costAllPort("all-port",
 
 /// The member of `schedule` the options ask for.
 llvm::Expected<std::vector<int64_t>> chooseParams(const ir::Schedule &s) {
-  return chooseMember(
-      s, costP, std::vector<std::string>(costParams.begin(), costParams.end()));
+  return costMember.choose(s);
 }
 
 std::string describeMember(const ir::Schedule &s, const cost::ScheduleCost &c) {
@@ -408,7 +398,7 @@ int runCost() {
   size_t priced = 0;
   // Without a size or names, every schedule of fixed size is priced and
   // the families are listed with what they need.
-  const bool anySize = costP > 0 || !costParams.empty();
+  const bool anySize = costMember.given();
   llvm::json::Array jsonSchedules, jsonAlltoallv, jsonUnpriced;
   for (const LoadedFile &file : selection->files) {
     const Program *program = &file.program;
@@ -439,7 +429,7 @@ int runCost() {
         std::string message = llvm::toString(params.takeError());
         // With --p over many schedules, those without such a member are
         // skipped; one named on its own is an error.
-        if (costP > 0 && selection->names.empty() && costParams.empty()) {
+        if (costMember.sizeAlone() && selection->names.empty()) {
           llvm::errs() << "collc: note: skipping " << message << "\n";
           continue;
         }

@@ -36,16 +36,7 @@ cl::opt<std::string>
                           "resolved to); needed when the file has several"),
                  cl::value_desc("NAME"), cl::sub(drawCommand),
                  cl::cat(category()));
-cl::opt<int64_t> drawP("p",
-                       cl::desc("Number of ranks (of a family, the member "
-                                "of N ranks that emitted code runs)"),
-                       cl::value_desc("N"), cl::init(0), cl::sub(drawCommand),
-                       cl::cat(category()));
-cl::list<std::string> drawParams("param",
-                                 cl::desc("Value of a schedule parameter, "
-                                          "e.g. d=3"),
-                                 cl::value_desc("NAME=V"), cl::sub(drawCommand),
-                                 cl::cat(category()));
+MemberOptions drawMember(drawCommand);
 cl::opt<bool> drawAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(drawCommand), cl::cat(category()));
 cl::opt<Format> drawFormat(
@@ -732,9 +723,7 @@ int runDraw() {
     return ExitInputError;
   }
   const ir::Schedule &schedule = *picked.front();
-  std::vector<std::string> params(drawParams.begin(), drawParams.end());
-  llvm::Expected<std::vector<int64_t>> member =
-      chooseMember(schedule, drawP, params);
+  llvm::Expected<std::vector<int64_t>> member = drawMember.choose(schedule);
   if (!member) {
     diags.error(schedule.loc, "cannot draw '" + schedule.name + "': " +
                                   llvm::toString(member.takeError()));

@@ -27,16 +27,7 @@ cl::list<std::string> showSchedules(
     cl::desc("Show only these schedules (names separated by commas)"),
     cl::value_desc("NAME,..."), cl::CommaSeparated, cl::sub(showCommand),
     cl::cat(category()));
-cl::opt<int64_t> showP("p",
-                       cl::desc("Number of ranks (of a family, the member "
-                                "of N ranks that emitted code runs)"),
-                       cl::value_desc("N"), cl::init(0), cl::sub(showCommand),
-                       cl::cat(category()));
-cl::list<std::string> showParams("param",
-                                 cl::desc("Value of a schedule parameter, "
-                                          "e.g. d=3"),
-                                 cl::value_desc("NAME=V"), cl::sub(showCommand),
-                                 cl::cat(category()));
+MemberOptions showMember(showCommand);
 cl::opt<bool> showAllPort("all-port", cl::desc("All-port model"),
                           cl::sub(showCommand), cl::cat(category()));
 cl::opt<Format>
@@ -152,7 +143,6 @@ int runShow() {
     return ExitInputError;
   int exitCode = selection->failed ? ExitInputError : ExitOk;
   size_t shown = 0;
-  std::vector<std::string> params(showParams.begin(), showParams.end());
   std::vector<ir::Schedule> patterns;
   for (const LoadedFile &file : selection->files) {
     llvm::Expected<std::vector<const ir::Schedule *>> schedules =
@@ -166,13 +156,12 @@ int runShow() {
       const ir::Schedule &schedule = *each;
       if (!selection->selects(file, schedule))
         continue;
-      llvm::Expected<std::vector<int64_t>> member =
-          chooseMember(schedule, showP, params);
+      llvm::Expected<std::vector<int64_t>> member = showMember.choose(schedule);
       if (!member) {
         std::string message = llvm::toString(member.takeError());
         // With --p over many schedules, those without such a member are
         // skipped; one named on its own is an error.
-        if (showP > 0 && selection->names.empty() && params.empty()) {
+        if (showMember.sizeAlone() && selection->names.empty()) {
           diags.note(llvm::SMLoc(), "skipping " + message);
           continue;
         }

@@ -140,6 +140,22 @@ collc::tools::schedulesOf(const LoadedFile &file,
   return out;
 }
 
+collc::tools::MemberOptions::MemberOptions(llvm::cl::SubCommand &command)
+    : ranks("p",
+            llvm::cl::desc("Number of ranks (of a family, the member of N "
+                           "ranks that emitted code runs)"),
+            llvm::cl::value_desc("N"), llvm::cl::init(0),
+            llvm::cl::sub(command), llvm::cl::cat(category())),
+      params("param", llvm::cl::desc("Value of a schedule parameter, e.g. d=4"),
+             llvm::cl::value_desc("NAME=V"), llvm::cl::sub(command),
+             llvm::cl::cat(category())) {}
+
+llvm::Expected<std::vector<int64_t>>
+collc::tools::MemberOptions::choose(const collc::ir::Schedule &s) const {
+  return chooseMember(s, ranks,
+                      std::vector<std::string>(params.begin(), params.end()));
+}
+
 llvm::Expected<std::vector<int64_t>>
 collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
                            llvm::ArrayRef<std::string> params) {
