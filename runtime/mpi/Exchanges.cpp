@@ -17,7 +17,8 @@ extern "C" {
 
 namespace {
 
-/// MPI_Bcast's whole path, out of line, as decideReduction's.
+/// MPI_Bcast's whole path, out of line, so that the remembered call's path
+/// in MPI_Bcast stays short.
 [[gnu::noinline]] int decideBcast(const CallKey &key, void *buf, int count,
                                   MPI_Datatype type, int root, MPI_Comm comm) {
   Comm c;
@@ -76,7 +77,7 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
 /// Allgather, Alltoall, Gather and Scatter: blocks of bytes. `root` < 0
 /// for the unrooted ones. The side of a block that is significant at this
 /// rank gives its size (MPI requires the signatures to match). The whole
-/// path, out of line, as decideReduction's.
+/// path, out of line, as decideBcast's.
 [[gnu::noinline]] int decideBlocks(Coll coll, const CallKey &key,
                                    const void *send, int sendcount,
                                    MPI_Datatype sendtype, void *recv,

@@ -12,7 +12,10 @@ namespace collc::mpi {
 
 constinit thread_local Remembered rememberedCalls[scheduledColls]
                                                  [rememberedWays];
+namespace {
+/// The way of each kind that the next remembered call takes.
 constinit thread_local unsigned rememberedNext[scheduledColls];
+} // namespace
 
 Reason screen(Coll coll, MPI_Comm comm, Comm &c) {
   if (comm == MPI_COMM_NULL)
@@ -62,7 +65,6 @@ int ran(MPI_Comm comm, int rc, const char *what) {
   return localFailure(comm, rc, what);
 }
 
-/// A remembered call run again on this call's buffers.
 int runRemembered(const Remembered &r, const void *send, void *recv) {
   Args a;
   a.send = r.passSend ? send : (r.inPlace ? MPI_IN_PLACE : nullptr);

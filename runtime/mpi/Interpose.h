@@ -1,8 +1,9 @@
 #pragma once
 // libcollc_mpi: MPI's collective calls, run by proved schedules. This
 // header is what every intercepted call shares; the calls themselves are in
-// Reductions.cpp, Exchanges.cpp and Irregular.cpp (Fortran.cpp forwards
-// Fortran's names to them).
+// Reductions.cpp, Exchanges.cpp and Irregular.cpp, those only counted on
+// their way to MPI in HandedOn.cpp, MPI_Init and MPI_Finalize (the report)
+// in Interpose.cpp, and Fortran's names forward to them from Fortran.cpp.
 //
 // Each MPI_X is what a program calls (LD_PRELOAD, or linked before
 // MPI); PMPI_X is the MPI library's own. A call runs a library schedule
@@ -118,11 +119,10 @@ struct Remembered {
 };
 
 constexpr unsigned rememberedWays = 4; // a program cycles through a few
-// Constant-initialised, so that another file reads them with no TLS
-// wrapper call.
+// Constant-initialised, so that the files that read it need no TLS wrapper
+// call (GCC 12 and later).
 extern constinit thread_local Remembered rememberedCalls[scheduledColls]
                                                         [rememberedWays];
-extern constinit thread_local unsigned rememberedNext[scheduledColls];
 
 /// The remembered call `key` of `coll`, or null. Inlined into each MPI_X.
 [[gnu::always_inline]] inline const Remembered *recall(Coll coll,
