@@ -340,25 +340,39 @@ llvm::Error failure(const llvm::Twine &why) {
                                  why.str().c_str());
 }
 
-/// `family` specialised to `def` on its topology of dimensions `dims`, one
-/// that `def`'s contains (embeddedDims), or why not.
-llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
-                                    const CollectiveDef &def,
-                                    const std::vector<int64_t> &dims) {
+/// Whether member `env` of permutation family `family` sends as `want`
+/// declares on every rank of `target`.
+bool permutesAsDeclared(const ir::Schedule &family, const ir::Collective &want,
+                        const Topology &target,
+                        const std::vector<int64_t> &env) {
+  const int64_t p = target.numRanks();
+  std::vector<int64_t> member = env, declared(ir::NumFixedSlots, 0);
+  member[ir::SlotSize] = declared[ir::SlotSize] = p;
+  for (int64_t r = 0; r < p; ++r) {
+    member[ir::SlotRank] = declared[ir::SlotRank] = r;
+    ir::EvalResult ours = ir::evaluate(*family.collective.permuteTo, member);
+    ir::EvalResult theirs = ir::evaluate(*want.permuteTo, declared);
+    if (!ours.ok() || !theirs.ok() || ours.value != theirs.value)
+      return false;
+  }
+  return true;
+}
+
+/// The slots of `family`'s member on topology dimensions `dims` that runs
+/// `def`'s collective, every parameter set; or why no member does.
+llvm::Expected<std::vector<int64_t>>
+solveMember(const ir::Schedule &family, const CollectiveDef &def,
+            const std::vector<int64_t> &dims) {
   auto fail = failure;
   const Topology &target = def.topology;
   const ir::Collective &want = def.collective;
   const ir::ExprRef &amount = family.collective.shiftOf;
-  if (dims.size() != family.topology.dims.size())
-    return fail("its topology has " + llvm::Twine(family.topology.dims.size()) +
-                " dimensions");
-
   // Solve the parameters from the dimensions: a dimension that is a
   // parameter sets it; one that is an expression of a single parameter not
   // yet set (`tree(leaves: 1 << h)`) sets it to a value that gives the
   // dimension, from its range first; like a size beyond the range, one
-  // beyond it is proved again for the member. The check below evaluates
-  // every dimension.
+  // beyond it is proved again for the member. checkMember evaluates every
+  // dimension.
   std::vector<int64_t> env(family.numSlots(), 0);
   std::vector<bool> bound(family.numSlots(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -400,23 +414,10 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
     bound[amount->slot] = true;
   }
   // A permutation family implements the declared map when the two agree
-  // on every rank of this member (the library's proof is of its own).
-  const ir::ExprRef &to = family.collective.permuteTo;
-  auto permutesAsDeclared = [&] {
-    const int64_t p = target.numRanks();
-    std::vector<int64_t> member = env, declared(ir::NumFixedSlots, 0);
-    member[ir::SlotSize] = declared[ir::SlotSize] = p;
-    for (int64_t r = 0; r < p; ++r) {
-      member[ir::SlotRank] = declared[ir::SlotRank] = r;
-      ir::EvalResult ours = ir::evaluate(*to, member);
-      ir::EvalResult theirs = ir::evaluate(*want.permuteTo, declared);
-      if (!ours.ok() || !theirs.ok() || ours.value != theirs.value)
-        return false;
-    }
-    return true;
-  };
-  // A parameter of the map alone (`shuffle(r, k % d, d)`'s k) takes the
+  // on every rank of this member (the library's proof is of its own). A
+  // parameter of the map alone (`shuffle(r, k % d, d)`'s k) takes the
   // first value of its range that gives the declared map.
+  const ir::ExprRef &to = family.collective.permuteTo;
   if (to && want.permuteTo)
     for (const ir::Parameter &param : family.params) {
       if (bound[param.slot] || !param.range || !ir::reads(*to, param.slot) ||
@@ -427,7 +428,7 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
       for (int64_t v = param.range->first;
            v <= param.range->second && !bound[param.slot]; ++v) {
         env[param.slot] = v;
-        bound[param.slot] = permutesAsDeclared();
+        bound[param.slot] = permutesAsDeclared(family, want, target, env);
       }
       if (!bound[param.slot])
         return fail("it permutes by " + family.collective.permutationText() +
@@ -436,16 +437,27 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
                     llvm::Twine(param.range->second) + " makes " +
                     want.permutationText());
     }
-  std::vector<int64_t> params;
   for (const ir::Parameter &param : family.params) {
-    if (!bound[param.slot]) {
-      if (!param.range || param.range->first != param.range->second)
-        return fail("its parameter '" + param.name +
-                    "' is not set by the topology");
-      env[param.slot] = param.range->first;
-    }
-    params.push_back(env[param.slot]);
+    if (bound[param.slot])
+      continue;
+    if (!param.range || param.range->first != param.range->second)
+      return fail("its parameter '" + param.name +
+                  "' is not set by the topology");
+    env[param.slot] = param.range->first;
   }
+  return env;
+}
+
+/// Whether member `env` of `family` is on `def`'s topology (dimensions
+/// `dims`, and a graph's or tree's links) and runs its collective (shift
+/// amount, permutation); or why not.
+llvm::Error checkMember(const ir::Schedule &family, const CollectiveDef &def,
+                        const std::vector<int64_t> &dims,
+                        std::vector<int64_t> env) {
+  auto fail = failure;
+  const Topology &target = def.topology;
+  const ir::Collective &want = def.collective;
+  const ir::ExprRef &amount = family.collective.shiftOf;
   for (size_t i = 0; i < dims.size(); ++i) {
     ir::EvalResult v = ir::evaluate(*family.topology.dims[i], env);
     if (!v.ok() || v.value != dims[i])
@@ -459,7 +471,8 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
             want.shift)
       return fail("it shifts by " + ir::print(*amount));
   }
-  if (to && !permutesAsDeclared())
+  if (family.collective.permuteTo &&
+      !permutesAsDeclared(family, want, target, env))
     return fail("it permutes by " + family.collective.permutationText());
   if (family.topology.kind == target.kind() &&
       (target.kind() == TopologyKind::Graph ||
@@ -476,6 +489,28 @@ llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
       return fail("its " + own->describe() + " has other links than " +
                   target.describe());
   }
+  return llvm::Error::success();
+}
+
+/// `family` specialised to `def` on its topology of dimensions `dims`, one
+/// that `def`'s contains (embeddedDims), or why not.
+llvm::Expected<Choice> specialiseTo(const ir::Schedule &family,
+                                    const CollectiveDef &def,
+                                    const std::vector<int64_t> &dims) {
+  auto fail = failure;
+  const Topology &target = def.topology;
+  const ir::Collective &want = def.collective;
+  if (dims.size() != family.topology.dims.size())
+    return fail("its topology has " + llvm::Twine(family.topology.dims.size()) +
+                " dimensions");
+  llvm::Expected<std::vector<int64_t>> env = solveMember(family, def, dims);
+  if (!env)
+    return env.takeError();
+  if (llvm::Error e = checkMember(family, def, dims, *env))
+    return e;
+  std::vector<int64_t> params;
+  for (const ir::Parameter &param : family.params)
+    params.push_back((*env)[param.slot]);
 
   Choice choice;
   choice.source = family.name;

@@ -238,32 +238,204 @@ const AlltoallvSteps::Rows &rowsOfPlan(const AlltoallvPlan &plan, int me) {
 }
 
 /// A plan's exchange through its stages' buckets (every plan but one direct
-/// stage). Returns an MPI code and, on a failure, `why`.
-int stagedExchange(const AlltoallvPlan &plan, Backend &backend, int tagBase,
-                   size_t es, const char *in, const int *sendcounts,
-                   const int *sdispls, char *out, const int *recvcounts,
-                   const int *rdispls, AlltoallvMode mode,
-                   AlltoallvStats *stats, const char *&why) {
-  const int size = plan.p, me = backend.rank();
-  const size_t stages = plan.stages.size();
-  const bool dual = mode == AlltoallvMode::NonBlockingDual;
-  HeldWorkspace lease;
-  Workspace &ws = lease.workspace;
-  Exchange ex(plan, me, es, ws);
-  AlltoallvStats local;
-  local.stages.resize(stages);
-  bool overflow = false;
-  auto deliver = [&](const RunHeader &h, const char *payload) {
-    if (h.dest != me || h.origin < 0 || h.origin >= size || h.offset < 0 ||
-        h.offset + h.count > recvcounts[h.origin]) {
-      overflow = true;
-      return false;
+/// stage): one call's state, and a method for each part of a stage.
+class StagedExchange {
+public:
+  StagedExchange(const AlltoallvPlan &plan, Backend &backend, int tagBase,
+                 size_t es, AlltoallvMode mode, Workspace &ws)
+      : plan(plan), backend(backend), tagBase(tagBase), es(es), mode(mode),
+        dual(mode == AlltoallvMode::NonBlockingDual), me(backend.rank()),
+        ws(ws), ex(plan, me, es, ws) {
+    local.stages.resize(plan.stages.size());
+  }
+
+  /// Returns an MPI code and, on a failure, `why`.
+  int run(const char *in, const int *sendcounts, const int *sdispls, char *out,
+          const int *recvcounts, const int *rdispls, AlltoallvStats *stats,
+          const char *&why) {
+    output = out;
+    outputCounts = recvcounts;
+    outputDispls = rdispls;
+    // Stage 0's buckets come straight from the send buffer (R-Distribute
+    // scans it once).
+    ex.startStage(0, 0);
+    for (int j = 0; j < plan.p; ++j)
+      ex.distribute(0, RunHeader{me, j, 0, static_cast<int64_t>(sendcounts[j])},
+                    in + static_cast<size_t>(sdispls[j]) * es);
+    for (size_t k = 0; k < plan.stages.size(); ++k)
+      if (int rc = runStage(k, why))
+        return rc;
+    if (int rc = waitAll(previousSends))
+      return rc;
+    if (stats)
+      *stats = std::move(local);
+    if (overflow) {
+      why = "received data does not fit recvcounts";
+      return MPI_ERR_TRUNCATE;
     }
-    std::memcpy(out + (static_cast<size_t>(rdispls[h.origin]) + h.offset) * es,
-                payload, static_cast<size_t>(h.count) * es);
-    return true;
+    return MPI_SUCCESS;
+  }
+
+private:
+  /// One stage as it runs: its table, the bucket sets it sends from and
+  /// deals into, and what it has received.
+  struct Stage {
+    const AlltoallvStage &table;
+    AlltoallvStageStats &stats;
+    int set = 0, next = 0, tag = 0;
+    bool last = false;
+    // Messages kept until the stage's end (single send buffer): the first
+    // `kept` of the inbox.
+    size_t kept = 0;
+    size_t receivedBytes = 0;
+    std::vector<int> sends;
+
+    Stage(const AlltoallvStage &table, AlltoallvStageStats &stats)
+        : table(table), stats(stats) {}
   };
-  auto waitAll = [&](std::vector<int> &requests) -> int {
+
+  /// Copies a run that reached its destination into the receive buffer;
+  /// false for one that does not fit recvcounts.
+  auto delivery() {
+    return [this](const RunHeader &h, const char *payload) {
+      if (h.dest != me || h.origin < 0 || h.origin >= plan.p || h.offset < 0 ||
+          h.offset + h.count > outputCounts[h.origin])
+        return false;
+      std::memcpy(output +
+                      (static_cast<size_t>(outputDispls[h.origin]) + h.offset) *
+                          es,
+                  payload, static_cast<size_t>(h.count) * es);
+      return true;
+    };
+  }
+
+  int sendTo(const Stage &s, int step) const {
+    return s.table.sendTo[step * plan.p + me];
+  }
+  int receiveFrom(const Stage &s, int step) const {
+    for (int x = 0; x < plan.p; ++x)
+      if (s.table.sendTo[step * plan.p + x] == me)
+        return x;
+    return -1;
+  }
+
+  int runStage(size_t k, const char *&why) {
+    Stage s{plan.stages[k], local.stages[k]};
+    s.set = dual ? static_cast<int>(k % 2) : 0;
+    s.next = dual ? 1 - s.set : 0;
+    s.last = k + 1 == plan.stages.size();
+    s.tag = tagBase + static_cast<int>(k);
+    // The bucket a rank keeps for itself: Lemma 1's message from itself.
+    const int64_t mineElements = ex.bucketElements(s.set, me);
+    s.stats.sendBuffer = ex.setElements(s.set);
+    s.stats.received = 1;
+    s.stats.longestReceived = mineElements;
+    s.stats.receiveBuffer = mineElements;
+    Bytes &mine = ws.mine;
+    mine.swap(ex.bucket(s.set, me));
+    ex.bucket(s.set, me).clear();
+    if (dual && !s.last) {
+      // The other buffer was the stage before's: its sends must be done
+      // before it fills again.
+      if (int rc = waitAll(previousSends))
+        return rc;
+      ex.startStage(k + 1, s.next);
+    }
+    for (int step = 0; step < s.table.steps; ++step)
+      if (sendTo(s, step) >= 0 && ex.bucket(s.set, sendTo(s, step)).size() >
+                                      static_cast<size_t>(INT32_MAX)) {
+        why = "a message exceeds 2 GiB";
+        return MPI_ERR_COUNT;
+      }
+    const size_t bucketBytes = ex.bucketBytes(s.set) + mine.size();
+    if (mode == AlltoallvMode::Blocking) {
+      for (int step = 0; step < s.table.steps; ++step) {
+        if (sendTo(s, step) >= 0)
+          if (int rc = post(s, sendTo(s, step)))
+            return rc;
+        if (int from = receiveFrom(s, step); from >= 0)
+          if (int rc = receive(s, from))
+            return rc;
+        if (int rc = waitAll(s.sends))
+          return rc;
+      }
+    } else {
+      for (int step = 0; step < s.table.steps; ++step)
+        if (sendTo(s, step) >= 0)
+          if (int rc = post(s, sendTo(s, step)))
+            return rc;
+      for (int step = 0; step < s.table.steps; ++step)
+        if (int from = receiveFrom(s, step); from >= 0)
+          if (int rc = receive(s, from))
+            return rc;
+    }
+    local.largestBuffer =
+        std::max<int64_t>(local.largestBuffer,
+                          static_cast<int64_t>(bucketBytes + s.receivedBytes));
+    if (dual) {
+      previousSends.insert(previousSends.end(), s.sends.begin(), s.sends.end());
+    } else if (int rc = waitAll(s.sends)) {
+      return rc;
+    }
+    // What this rank kept for itself goes on like a received message.
+    if (s.last) {
+      overflow |= !ex.forEachRun(mine.data(), mine.size(), delivery());
+    } else {
+      if (!dual)
+        ex.startStage(k + 1, s.next);
+      overflow |= !ex.distributeMessage(s.next, mine.data(), mine.size());
+      for (size_t i = 0; i < s.kept; ++i)
+        overflow |= !ex.distributeMessage(s.next, ws.inbox[i].data(),
+                                          ws.inbox[i].size());
+    }
+    return MPI_SUCCESS;
+  }
+
+  /// Sends this rank's bucket for `peer`.
+  int post(Stage &s, int peer) {
+    Bytes &b = ex.bucket(s.set, peer);
+    ++local.messages;
+    ++s.stats.sent;
+    s.stats.longestSent =
+        std::max(s.stats.longestSent, ex.bucketElements(s.set, peer));
+    int request = 0;
+    if (int rc =
+            backend.isend(peer, s.tag, {Piece{b.data(), b.size()}}, request))
+      return rc;
+    s.sends.push_back(request);
+    return MPI_SUCCESS;
+  }
+
+  /// Receives the stage's message from `from`: its size is the sender's
+  /// business, so ask for it, then take it whole.
+  int receive(Stage &s, int from) {
+    size_t bytes = 0;
+    if (int rc = backend.probe(from, s.tag, bytes))
+      return rc;
+    if (ws.inbox.size() <= s.kept)
+      ws.inbox.resize(s.kept + 1);
+    Bytes &m = ws.inbox[s.kept];
+    m.resize(bytes);
+    int request = 0;
+    if (int rc = backend.irecv(from, s.tag, {Piece{m.data(), bytes}}, request))
+      return rc;
+    if (int rc = backend.wait(request, bytes))
+      return rc;
+    s.receivedBytes += m.size();
+    const int64_t n = ex.elementsOf(m.data(), m.size());
+    ++s.stats.received;
+    s.stats.longestReceived = std::max(s.stats.longestReceived, n);
+    s.stats.receiveBuffer += n;
+    if (s.last)
+      overflow |= !ex.forEachRun(m.data(), m.size(), delivery());
+    else if (dual)
+      overflow |= !ex.distributeMessage(s.next, m.data(), m.size());
+    else
+      ++s.kept;
+    return MPI_SUCCESS;
+  }
+
+  int waitAll(std::vector<int> &requests) {
     for (int request : requests) {
       size_t bytes = 0;
       if (int rc = backend.wait(request, bytes))
@@ -271,150 +443,23 @@ int stagedExchange(const AlltoallvPlan &plan, Backend &backend, int tagBase,
     }
     requests.clear();
     return MPI_SUCCESS;
-  };
+  }
 
-  // Stage 0's buckets come straight from the send buffer (R-Distribute
-  // scans it once).
-  ex.startStage(0, 0);
-  for (int j = 0; j < size; ++j)
-    ex.distribute(0, RunHeader{me, j, 0, static_cast<int64_t>(sendcounts[j])},
-                  in + static_cast<size_t>(sdispls[j]) * es);
-
+  const AlltoallvPlan &plan;
+  Backend &backend;
+  const int tagBase;
+  const size_t es;
+  const AlltoallvMode mode;
+  const bool dual;
+  const int me;
+  Workspace &ws;
+  Exchange ex;
+  char *output = nullptr;
+  const int *outputCounts = nullptr, *outputDispls = nullptr;
+  AlltoallvStats local;
   std::vector<int> previousSends;
-  for (size_t k = 0; k < stages; ++k) {
-    const AlltoallvStage &stage = plan.stages[k];
-    AlltoallvStageStats &st = local.stages[k];
-    const int set = dual ? static_cast<int>(k % 2) : 0;
-    const int next = dual ? 1 - set : 0;
-    const bool last = k + 1 == stages;
-    const int tag = tagBase + static_cast<int>(k);
-    // The bucket a rank keeps for itself: Lemma 1's message from itself.
-    const int64_t mineElements = ex.bucketElements(set, me);
-    st.sendBuffer = ex.setElements(set);
-    st.received = 1;
-    st.longestReceived = mineElements;
-    st.receiveBuffer = mineElements;
-    Bytes &mine = ws.mine;
-    mine.swap(ex.bucket(set, me));
-    ex.bucket(set, me).clear();
-    if (dual && !last) {
-      // The other buffer was the stage before's: its sends must be done
-      // before it fills again.
-      if (int rc = waitAll(previousSends))
-        return rc;
-      ex.startStage(k + 1, next);
-    }
-    // Messages kept until the stage's end (single send buffer): the
-    // first `kept` of the inbox.
-    size_t kept = 0;
-    size_t receivedBytes = 0;
-    auto onMessage = [&](const Bytes &m) {
-      receivedBytes += m.size();
-      const int64_t n = ex.elementsOf(m.data(), m.size());
-      ++st.received;
-      st.longestReceived = std::max(st.longestReceived, n);
-      st.receiveBuffer += n;
-      if (last)
-        overflow |= !ex.forEachRun(m.data(), m.size(), deliver);
-      else if (dual)
-        overflow |= !ex.distributeMessage(next, m.data(), m.size());
-      else
-        ++kept;
-    };
-    auto receiveFrom = [&](int from) -> int {
-      // The size is the sender's business: ask for it, then take it whole.
-      size_t bytes = 0;
-      if (int rc = backend.probe(from, tag, bytes))
-        return rc;
-      if (ws.inbox.size() <= kept)
-        ws.inbox.resize(kept + 1);
-      Bytes &m = ws.inbox[kept];
-      m.resize(bytes);
-      int request = 0;
-      if (int rc = backend.irecv(from, tag, {Piece{m.data(), bytes}}, request))
-        return rc;
-      if (int rc = backend.wait(request, bytes))
-        return rc;
-      onMessage(m);
-      return MPI_SUCCESS;
-    };
-    auto sendTo = [&](int step) { return stage.sendTo[step * size + me]; };
-    auto receiveFromOf = [&](int step) {
-      for (int x = 0; x < size; ++x)
-        if (stage.sendTo[step * size + x] == me)
-          return x;
-      return -1;
-    };
-    for (int s = 0; s < stage.steps; ++s)
-      if (sendTo(s) >= 0 &&
-          ex.bucket(set, sendTo(s)).size() > static_cast<size_t>(INT32_MAX)) {
-        why = "a message exceeds 2 GiB";
-        return MPI_ERR_COUNT;
-      }
-    std::vector<int> sends;
-    auto post = [&](int peer) -> int {
-      Bytes &b = ex.bucket(set, peer);
-      ++local.messages;
-      ++st.sent;
-      st.longestSent = std::max(st.longestSent, ex.bucketElements(set, peer));
-      int request = 0;
-      if (int rc =
-              backend.isend(peer, tag, {Piece{b.data(), b.size()}}, request))
-        return rc;
-      sends.push_back(request);
-      return MPI_SUCCESS;
-    };
-    size_t bucketBytes = ex.bucketBytes(set) + mine.size();
-    if (mode == AlltoallvMode::Blocking) {
-      for (int s = 0; s < stage.steps; ++s) {
-        if (sendTo(s) >= 0)
-          if (int rc = post(sendTo(s)))
-            return rc;
-        if (int from = receiveFromOf(s); from >= 0)
-          if (int rc = receiveFrom(from))
-            return rc;
-        if (int rc = waitAll(sends))
-          return rc;
-      }
-    } else {
-      for (int s = 0; s < stage.steps; ++s)
-        if (sendTo(s) >= 0)
-          if (int rc = post(sendTo(s)))
-            return rc;
-      for (int s = 0; s < stage.steps; ++s)
-        if (int from = receiveFromOf(s); from >= 0)
-          if (int rc = receiveFrom(from))
-            return rc;
-    }
-    local.largestBuffer = std::max<int64_t>(
-        local.largestBuffer, static_cast<int64_t>(bucketBytes + receivedBytes));
-    if (dual) {
-      previousSends.insert(previousSends.end(), sends.begin(), sends.end());
-    } else if (int rc = waitAll(sends)) {
-      return rc;
-    }
-    // What this rank kept for itself goes on like a received message.
-    if (last) {
-      overflow |= !ex.forEachRun(mine.data(), mine.size(), deliver);
-    } else {
-      if (!dual)
-        ex.startStage(k + 1, next);
-      overflow |= !ex.distributeMessage(next, mine.data(), mine.size());
-      for (size_t i = 0; i < kept; ++i)
-        overflow |=
-            !ex.distributeMessage(next, ws.inbox[i].data(), ws.inbox[i].size());
-    }
-  }
-  if (int rc = waitAll(previousSends))
-    return rc;
-  if (stats)
-    *stats = std::move(local);
-  if (overflow) {
-    why = "received data does not fit recvcounts";
-    return MPI_ERR_TRUNCATE;
-  }
-  return MPI_SUCCESS;
-}
+  bool overflow = false;
+};
 
 } // namespace
 
@@ -466,10 +511,11 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   }
   // Every failure from here on may be this rank's alone (failAlone).
   const char *why = "a message failed to travel";
-  if (int rc = stagedExchange(plan, *backend, tagBase, es,
-                              static_cast<const char *>(sendbuf), sendcounts,
-                              sdispls, static_cast<char *>(recvbuf), recvcounts,
-                              rdispls, mode, stats, why))
+  HeldWorkspace lease;
+  StagedExchange exchange(plan, *backend, tagBase, es, mode, lease.workspace);
+  if (int rc = exchange.run(static_cast<const char *>(sendbuf), sendcounts,
+                            sdispls, static_cast<char *>(recvbuf), recvcounts,
+                            rdispls, stats, why))
     return failAlone(comm, "alltoallv", rc, why);
   return MPI_SUCCESS;
 }
