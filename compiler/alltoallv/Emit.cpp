@@ -174,76 +174,85 @@ alltoallv::verifyPattern(llvm::StringRef name, Algorithm algorithm,
   return out;
 }
 
-llvm::Expected<EmittedCollective>
-alltoallv::emitCollective(llvm::StringRef name, const PatternVerdict &v,
-                          llvm::StringRef where) {
-  const PatternVerdict *verdict = &v;
-  const Algorithm algorithm = v.pattern.algorithm;
-  const Pattern *pattern = &verdict->pattern;
-  const Layout &l = pattern->layout;
+/// The first stage, then the routes, not proved, with the verifier's text;
+/// success when all are: only proved patterns are written.
+static llvm::Error unprovedError(llvm::StringRef name,
+                                 const PatternVerdict &verdict) {
+  for (const StageVerdict &v : verdict.stages) {
+    if (v.proved())
+      continue;
+    const Stage &st = v.stage;
+    // What failed, without the congestion that is only measured.
+    verify::ScheduleReport failed = v.report;
+    llvm::erase_if(failed.properties, [](const verify::PropertyResult &r) {
+      return r.property == verify::Property::Congestion;
+    });
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    verify::printText(v.schedule, failed, os);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "stage " + st.name + " of `" + name +
+                                       "` is not proved:\n" + os.str());
+  }
+  if (!verdict.routes.proved()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    verify::printText(verdict.routes.schedule, verdict.routes.report, os);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the routes of `" + name +
+                                       "` are not proved:\n" + os.str());
+  }
+  return llvm::Error::success();
+}
 
+/// One comment line for a proved stage: how it was proved, and its load on
+/// the declared topology.
+static void printStageComment(llvm::raw_ostream &c, const StageVerdict &v,
+                              const PatternVerdict &verdict) {
+  const Stage &st = v.stage;
+  c << "// Stage " << st.name << " (" << stageKindName(st.kind)
+    << "): " << st.numSteps() << " steps, proved contention-free and "
+    << "matched";
+  for (const verify::PropertyResult &r : v.report.properties)
+    if (r.property == verify::Property::Contention)
+      c << " (" << r.method << ")";
+  if (v.congestion)
+    c << "; congests on " << verdict.topology << ": " << v.congestionText();
+  else
+    c << ", congestion-free on " << verdict.topology;
+  c << ".\n";
+}
+
+/// The comment above the declaration and the definition: the algorithm, its
+/// array, and what was proved of each stage and of the routes.
+static std::string provenanceComment(llvm::StringRef name,
+                                     const PatternVerdict &verdict,
+                                     llvm::StringRef where) {
+  const Algorithm algorithm = verdict.pattern.algorithm;
+  const Layout &l = verdict.pattern.layout;
   std::string comment;
   llvm::raw_string_ostream c(comment);
   c << "// Collective `" << name << "` (" << where << "): alltoallv on "
-    << verdict->topology << ", by " << algorithmName(algorithm)
+    << verdict.topology << ", by " << algorithmName(algorithm)
     << " (001 §3).\n";
   if (algorithm == Algorithm::FourStage || algorithm == Algorithm::TwoStageMesh)
     c << "// Array: C = " << l.columns << " columns, R = " << l.rows
       << " rows, r = " << l.r
       << (l.rearranged ? " (rearranged, §3.2.2(A))" : "") << ".\n";
-  for (const StageVerdict &v : verdict->stages) {
-    const Stage &st = v.stage;
-    if (!v.proved()) {
-      // What failed, without the congestion that is only measured.
-      verify::ScheduleReport failed = v.report;
-      llvm::erase_if(failed.properties, [](const verify::PropertyResult &r) {
-        return r.property == verify::Property::Congestion;
-      });
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      verify::printText(v.schedule, failed, os);
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "stage " + st.name + " of `" + name +
-                                         "` is not proved:\n" + os.str());
-    }
-    c << "// Stage " << st.name << " (" << stageKindName(st.kind)
-      << "): " << st.numSteps() << " steps, proved contention-free and "
-      << "matched";
-    for (const verify::PropertyResult &r : v.report.properties)
-      if (r.property == verify::Property::Contention)
-        c << " (" << r.method << ")";
-    if (v.congestion)
-      c << "; congests on " << verdict->topology << ": " << v.congestionText();
-    else
-      c << ", congestion-free on " << verdict->topology;
-    c << ".\n";
-  }
-
-  if (!verdict->routes.proved()) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    verify::printText(verdict->routes.schedule, verdict->routes.report, os);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the routes of `" + name +
-                                       "` are not proved:\n" + os.str());
-  }
+  for (const StageVerdict &v : verdict.stages)
+    printStageComment(c, v, verdict);
   c << "// Routes: every block reaches its destination, and a node forwards "
        "only what\n// reached it (correctness, causality: "
-    << verdict->routes.report.properties.front().method << ").\n";
+    << verdict.routes.report.properties.front().method << ").\n";
+  return c.str();
+}
 
-  EmittedCollective out;
-  const std::string mpiSignature = signature("MPI_Comm"),
-                    localSignature = signature("collc::rt::LocalComm &");
-  out.declaration = c.str() + "int " + name.str() + "(" + mpiSignature +
-                    defaultMode + ");\n\n";
-  out.localDeclaration =
-      "int " + name.str() + "(" + localSignature + defaultMode + ");\n";
-  std::string def;
-  llvm::raw_string_ostream d(def);
-  d << c.str();
-  for (size_t s = 0; s < pattern->stages.size(); ++s) {
+/// `name`_stage<s>: one row per step, each rank's destination in it.
+static void printStageTables(llvm::raw_ostream &d, llvm::StringRef name,
+                             const Pattern &pattern) {
+  for (size_t s = 0; s < pattern.stages.size(); ++s) {
     d << "static const int " << name << "_stage" << s << "[] = {";
-    const Stage &st = pattern->stages[s];
+    const Stage &st = pattern.stages[s];
     for (size_t i = 0; i < st.numSteps(); ++i) {
       d << "\n   ";
       for (int64_t y : st.sendTo[i])
@@ -251,35 +260,68 @@ alltoallv::emitCollective(llvm::StringRef name, const PatternVerdict &v,
     }
     d << "\n};\n";
   }
+}
+
+/// `name`_plan(): the layout and the stage tables, built once.
+static void printPlan(llvm::raw_ostream &d, llvm::StringRef name,
+                      const Pattern &pattern) {
+  const Layout &l = pattern.layout;
   // One plan for the function and its twin on the local backend.
   d << "static const collc::rt::AlltoallvPlan &" << name << "_plan() {\n"
     << "  static const collc::rt::AlltoallvPlan plan = [] {\n"
     << "    collc::rt::AlltoallvPlan plan;\n"
     << "    plan.p = " << l.p << ";\n    plan.columns = " << l.columns
     << ";\n    plan.rows = " << l.rows << ";\n    plan.r = " << l.r << ";\n";
-  for (size_t s = 0; s < pattern->stages.size(); ++s)
+  for (size_t s = 0; s < pattern.stages.size(); ++s)
     d << "    plan.stages.push_back({collc::rt::AlltoallvStageKind::"
-      << runtimeKind(pattern->stages[s].kind) << ", "
-      << pattern->stages[s].numSteps() << ", " << name << "_stage" << s
+      << runtimeKind(pattern.stages[s].kind) << ", "
+      << pattern.stages[s].numSteps() << ", " << name << "_stage" << s
       << "});\n";
   d << "    return plan;\n  }();\n  return plan;\n}\n";
+}
+
+/// The user's note for a congested pattern: its most loaded stage.
+static std::string congestionNote(llvm::StringRef name,
+                                  const PatternVerdict &verdict,
+                                  llvm::StringRef where) {
+  const StageVerdict *worst = nullptr;
+  for (const StageVerdict &v : verdict.stages)
+    if (!worst || v.maxLoad > worst->maxLoad)
+      worst = &v;
+  return "alltoallv `" + name.str() + "` (" + where.str() + ") congests on " +
+         verdict.topology + ": stage " + worst->stage.name + ": " +
+         worst->congestionText() +
+         "; its stages are proved contention-free and matched, so the "
+         "code is written; the cost counts the load";
+}
+
+llvm::Expected<EmittedCollective>
+alltoallv::emitCollective(llvm::StringRef name, const PatternVerdict &verdict,
+                          llvm::StringRef where) {
+  if (llvm::Error e = unprovedError(name, verdict))
+    return e;
+  const std::string comment = provenanceComment(name, verdict, where);
+
+  EmittedCollective out;
+  const std::string mpiSignature = signature("MPI_Comm"),
+                    localSignature = signature("collc::rt::LocalComm &");
+  out.declaration = comment + "int " + name.str() + "(" + mpiSignature +
+                    defaultMode + ");\n\n";
+  out.localDeclaration =
+      "int " + name.str() + "(" + localSignature + defaultMode + ");\n";
+  std::string def;
+  llvm::raw_string_ostream d(def);
+  d << comment;
+  printStageTables(d, name, verdict.pattern);
+  printPlan(d, name, verdict.pattern);
   const std::string call =
       "  return collc::rt::alltoallv(" + name.str() +
       "_plan(), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, "
       "rdispls, recvtype, comm, mode);\n}\n";
   d << "int " << name << "(" << mpiSignature << ") {\n" << call << "\n";
   out.definition = d.str();
-  if (verdict->maxLoad() > 1) {
-    const StageVerdict *worst = nullptr;
-    for (const StageVerdict &v : verdict->stages)
-      if (!worst || v.maxLoad > worst->maxLoad)
-        worst = &v;
-    out.note = "alltoallv `" + name.str() + "` (" + where.str() +
-               ") congests on " + verdict->topology + ": stage " +
-               worst->stage.name + ": " + worst->congestionText() +
-               "; its stages are proved contention-free and matched, so the "
-               "code is written; the cost counts the load";
-  }
+  if (verdict.maxLoad() > 1)
+    out.note = congestionNote(name, verdict, where);
   out.localDefinition =
       "int " + name.str() + "(" + localSignature + ") {\n" + call;
   return out;

@@ -5,8 +5,8 @@
 #include "simulate/Simulator.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cassert>
+#include <cmath>
 #include <numeric>
 
 using namespace collc;
@@ -99,6 +99,154 @@ collc::cost::tooLargeToSimulate(const ir::Schedule &schedule,
   return why + ")";
 }
 
+namespace {
+
+/// The cost of a member too large to simulate (`why` says how): priced
+/// from its rules, which is only sound where a proof says it holds there.
+llvm::Expected<ScheduleCost>
+costWithoutSimulating(const ir::Schedule &schedule,
+                      llvm::ArrayRef<int64_t> params,
+                      const CostOptions &costOptions, const std::string &why) {
+  if (costOptions.provedBy.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "%s and not known to hold there, which pricing it from its rules "
+        "needs",
+        why.c_str());
+  llvm::Expected<ScheduleCost> fromRules =
+      costFromRules(schedule, params, costOptions.ports);
+  if (fromRules)
+    fromRules->reliesOn = costOptions.provedBy;
+  return fromRules;
+}
+
+/// Which messages carry only data their senders held at the start: the
+/// chunks each rank has received, checked against what it sends. (Up to
+/// a few hundred ranks; past that no message counts as fresh.)
+class FreshMessages {
+public:
+  explicit FreshMessages(size_t steps) : fresh(steps) {}
+  // The simulation's callback holds `this`.
+  FreshMessages(const FreshMessages &) = delete;
+  FreshMessages &operator=(const FreshMessages &) = delete;
+
+  /// Records, as `options` simulates a member of p ranks, which messages
+  /// are fresh; this must outlive the simulation.
+  void watch(int64_t p, simulate::SimulateOptions &options) {
+    constexpr int64_t freshRanks = 256;
+    if (p > freshRanks)
+      return;
+    receivedBy.resize(static_cast<size_t>(p));
+    arriving.resize(static_cast<size_t>(p));
+    options.onTransfer = [this](const ir::InstanceStep &step, size_t transfer,
+                                llvm::ArrayRef<simulate::IdRange> chunks,
+                                const simulate::Semantics &) {
+      record(step, transfer, chunks);
+    };
+  }
+
+  /// Per step (0-based), whether each of its messages is fresh; may be
+  /// shorter than the step's messages, the rest not fresh.
+  const std::vector<bool> &ofStep(size_t index) const { return fresh[index]; }
+
+private:
+  void record(const ir::InstanceStep &step, size_t transfer,
+              llvm::ArrayRef<simulate::IdRange> chunks) {
+    if (step.number != arrivingStep) { // the steps before have arrived
+      for (size_t r = 0; r < arriving.size(); ++r) {
+        for (const simulate::IdRange &ids : arriving[r])
+          receivedBy[r].assign(ids.lo, ids.hi, 0);
+        arriving[r].clear();
+      }
+      arrivingStep = step.number;
+    }
+    const ir::Transfer &t = step.transfers[transfer];
+    std::vector<bool> &f = fresh[step.number - 1];
+    f.resize(step.transfers.size(), false);
+    bool held = true;
+    for (const simulate::IdRange &c : chunks)
+      receivedBy[static_cast<size_t>(t.src)].visit(
+          c.lo, c.hi, [&](uint64_t, uint64_t, uint32_t) { held = false; },
+          [](uint64_t, uint64_t) {});
+    f[transfer] = held;
+    std::vector<simulate::IdRange> &into = arriving[static_cast<size_t>(t.dst)];
+    into.insert(into.end(), chunks.begin(), chunks.end());
+  }
+
+  std::vector<simulate::ChunkRuns> receivedBy;          // the ids, value 0
+  std::vector<std::vector<simulate::IdRange>> arriving; // this step's
+  std::vector<std::vector<bool>> fresh;
+  unsigned arrivingStep = 0;
+};
+
+/// The first property the simulation did not prove, and how it fails
+/// (empty when there is none).
+std::string firstFailure(const simulate::SimulationResult &sim) {
+  for (const verify::PropertyResult &r : sim.properties) {
+    if (r.status == verify::Status::Proved)
+      continue;
+    std::string why = verify::propertyName(r.property);
+    if (r.counterexample) {
+      if (r.counterexample->step > 0)
+        why += " at step " + std::to_string(r.counterexample->step);
+      why += ": " + r.counterexample->message;
+    }
+    return why;
+  }
+  return "";
+}
+
+/// A simulated step's cost, its words in units of m (`chunks` per block).
+StepCost stepCost(const simulate::StepStats &stats,
+                  const ir::InstanceStep &step, int64_t chunks,
+                  const std::vector<bool> &fresh) {
+  StepCost s;
+  s.step = stats.step;
+  s.messages = static_cast<int64_t>(step.transfers.size());
+  s.maxLoad = stats.maxLoad;
+  s.words = Fraction(stats.maxChannelChunks, chunks);
+  int64_t allChunks = 0;
+  for (int64_t messageChunks : stats.messageChunks) {
+    allChunks += messageChunks;
+    s.messageWords.push_back(Fraction(messageChunks, chunks));
+  }
+  s.totalWords = Fraction(allChunks, chunks);
+  s.loopVars = step.loopVars;
+  for (const ir::Transfer &t : step.transfers) {
+    s.senders.push_back(t.src);
+    s.receivers.push_back(t.dst);
+  }
+  s.fresh = fresh;
+  s.fresh.resize(s.senders.size(), false);
+  return s;
+}
+
+/// The cost of `instance` (`params` of its schedule) from its simulation.
+ScheduleCost simulatedCost(const ir::Instance &instance,
+                           llvm::ArrayRef<int64_t> params, PortModel ports,
+                           const simulate::SimulationResult &sim,
+                           const FreshMessages &fresh) {
+  ScheduleCost cost;
+  cost.p = instance.p;
+  cost.collective = instance.collective;
+  cost.params.assign(params.begin(), params.end());
+  cost.ports = ports;
+  cost.valid = sim.allHold();
+  if (!cost.valid)
+    cost.invalidBecause = firstFailure(sim);
+  for (const simulate::StepStats &stats : sim.steps) {
+    StepCost s = stepCost(stats, instance.steps[stats.step - 1],
+                          instance.chunks, fresh.ofStep(stats.step - 1));
+    if (s.messages > 0)
+      ++cost.startups;
+    cost.words += s.words;
+    cost.steps.push_back(std::move(s));
+  }
+  return cost;
+}
+
+} // namespace
+
 llvm::Expected<ScheduleCost>
 collc::cost::costOf(const ir::Schedule &schedule,
                     llvm::ArrayRef<int64_t> params,
@@ -109,116 +257,27 @@ collc::cost::costOf(const ir::Schedule &schedule,
       tooLargeToSimulate(schedule, params);
   if (!tooLarge)
     return tooLarge.takeError();
-  if (*tooLarge) {
-    if (costOptions.provedBy.empty())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "%s and not known to hold there, which pricing it from its rules "
-          "needs",
-          (*tooLarge)->c_str());
-    llvm::Expected<ScheduleCost> fromRules =
-        costFromRules(schedule, params, ports);
-    if (fromRules)
-      fromRules->reliesOn = costOptions.provedBy;
-    return fromRules;
-  }
+  if (*tooLarge)
+    return costWithoutSimulating(schedule, params, costOptions, **tooLarge);
   llvm::Expected<ir::Instance> instance = ir::instantiate(schedule, params);
   if (!instance)
     return instance.takeError();
   std::vector<int64_t> dims = instance->dims;
   llvm::Expected<Topology> topology =
       Topology::make(schedule.topology.kind, dims, schedule.topology.edges,
-                       schedule.topology.order);
+                     schedule.topology.order);
   if (!topology)
     return topology.takeError();
   simulate::SimulateOptions options;
   options.ports = ports;
   options.stopAtViolation = costOptions.stopAtViolation;
-  // Which messages carry only data their senders held at the start: the
-  // chunks each rank has received, checked against what it sends. (Up to
-  // a few hundred ranks; past that no message counts as fresh.)
-  constexpr int64_t freshRanks = 256;
-  std::vector<simulate::ChunkRuns> receivedBy;          // the ids, value 0
-  std::vector<std::vector<simulate::IdRange>> arriving; // this step's
-  std::vector<std::vector<bool>> fresh(instance->steps.size());
-  unsigned arrivingStep = 0;
-  if (instance->p <= freshRanks) {
-    receivedBy.resize(static_cast<size_t>(instance->p));
-    arriving.resize(static_cast<size_t>(instance->p));
-    options.onTransfer = [&](const ir::InstanceStep &step, size_t transfer,
-                             llvm::ArrayRef<simulate::IdRange> chunks,
-                             const simulate::Semantics &) {
-      if (step.number != arrivingStep) { // the steps before have arrived
-        for (size_t r = 0; r < arriving.size(); ++r) {
-          for (const simulate::IdRange &ids : arriving[r])
-            receivedBy[r].assign(ids.lo, ids.hi, 0);
-          arriving[r].clear();
-        }
-        arrivingStep = step.number;
-      }
-      const ir::Transfer &t = step.transfers[transfer];
-      std::vector<bool> &f = fresh[step.number - 1];
-      f.resize(step.transfers.size(), false);
-      bool held = true;
-      for (const simulate::IdRange &c : chunks)
-        receivedBy[static_cast<size_t>(t.src)].visit(
-            c.lo, c.hi, [&](uint64_t, uint64_t, uint32_t) { held = false; },
-            [](uint64_t, uint64_t) {});
-      f[transfer] = held;
-      std::vector<simulate::IdRange> &into =
-          arriving[static_cast<size_t>(t.dst)];
-      into.insert(into.end(), chunks.begin(), chunks.end());
-    };
-  }
+  FreshMessages fresh(instance->steps.size());
+  fresh.watch(instance->p, options);
   llvm::Expected<simulate::SimulationResult> sim =
       simulate::simulate(*instance, *topology, options);
   if (!sim)
     return sim.takeError();
-
-  ScheduleCost cost;
-  cost.p = instance->p;
-  cost.collective = instance->collective;
-  cost.params.assign(params.begin(), params.end());
-  cost.ports = ports;
-  cost.valid = sim->allHold();
-  for (const verify::PropertyResult &r : sim->properties) {
-    if (cost.valid || r.status == verify::Status::Proved)
-      continue;
-    cost.invalidBecause = verify::propertyName(r.property);
-    if (r.counterexample) {
-      if (r.counterexample->step > 0)
-        cost.invalidBecause +=
-            " at step " + std::to_string(r.counterexample->step);
-      cost.invalidBecause += ": " + r.counterexample->message;
-    }
-    break;
-  }
-  for (const simulate::StepStats &stats : sim->steps) {
-    const ir::InstanceStep &step = instance->steps[stats.step - 1];
-    StepCost s;
-    s.step = stats.step;
-    s.messages = static_cast<int64_t>(step.transfers.size());
-    s.maxLoad = stats.maxLoad;
-    s.words = Fraction(stats.maxChannelChunks, instance->chunks);
-    int64_t allChunks = 0;
-    for (int64_t chunks : stats.messageChunks) {
-      allChunks += chunks;
-      s.messageWords.push_back(Fraction(chunks, instance->chunks));
-    }
-    s.totalWords = Fraction(allChunks, instance->chunks);
-    s.loopVars = step.loopVars;
-    for (const ir::Transfer &t : step.transfers) {
-      s.senders.push_back(t.src);
-      s.receivers.push_back(t.dst);
-    }
-    s.fresh = fresh[stats.step - 1];
-    s.fresh.resize(s.senders.size(), false);
-    if (s.messages > 0)
-      ++cost.startups;
-    cost.words += s.words;
-    cost.steps.push_back(std::move(s));
-  }
-  return cost;
+  return simulatedCost(*instance, params, ports, *sim, fresh);
 }
 
 std::string collc::cost::ScheduleCost::Line::str() const {
@@ -466,9 +525,8 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
     }
   auto noMember = [&](llvm::StringRef why) {
     return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "'%s' has no member with p = %lld%s", schedule.name.c_str(),
-        static_cast<long long>(p), why.str().c_str());
+        llvm::inconvertibleErrorCode(), "'%s' has no member with p = %lld%s",
+        schedule.name.c_str(), static_cast<long long>(p), why.str().c_str());
   };
   // The parameters the size leaves open, searched within their declared
   // ranges (1..p where none is declared): p's own is p, a shift's the

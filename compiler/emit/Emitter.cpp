@@ -463,23 +463,35 @@ private:
     std::string guard =
         rule.guard ? operand(*rule.guard, names) : std::string();
     std::string peer = operand(*rule.peer, names);
-    // The receiver's buffers, over the sender's environment (r is the
-    // sending rank in every expression).
+    std::string mask = deliveryMask(rule, live);
+    os << in << "// " << sourceLine(rule.loc) << "\n";
+    emitRuleSender(rule, in, guard, peer, mask, live);
+    emitRuleReceiver(rule, in, guard, peer, mask, live);
+  }
+
+  /// The receiver's buffers, over the sender's environment (r is the
+  /// sending rank in every expression).
+  std::string deliveryMask(const ir::TransferRule &rule, bool live) {
     std::string mask;
     for (const ir::Delivery &d : rule.into) {
       std::string bit =
           concat({"(uint64_t(1) << ", std::to_string(d.buffer), ")"});
       if (d.when)
-        bit = concat({"(", operand(*d.when, names), " ? ", bit,
-                      " : uint64_t(0))"});
+        bit = concat(
+            {"(", operand(*d.when, names), " ? ", bit, " : uint64_t(0))"});
       if (!mask.empty())
         mask += " | ";
       mask += bit;
     }
     if (live)
       mask = concat({"((", mask, ") & live)"});
-    os << in << "// " << sourceLine(rule.loc) << "\n";
-    // This rank as the sender.
+    return mask;
+  }
+
+  /// This rank as the rule's sender.
+  void emitRuleSender(const ir::TransferRule &rule, const std::string &in,
+                      const std::string &guard, const std::string &peer,
+                      const std::string &mask, bool live) {
     os << in << "{\n" << in << "  [[maybe_unused]] const int64_t r = me;\n";
     std::string sendIn = in + "  ";
     std::string condition = guard;
@@ -487,36 +499,47 @@ private:
       condition = (guard.empty() ? "" : guard + " && ") + mask + " != 0";
     if (!condition.empty()) {
       // operand() parenthesises all but a variable or a constant.
-      const bool bare = live || rule.guard->op == ExprOp::Var ||
-                        rule.guard->isConst();
-      os << in << "  if " << (bare ? "(" + condition + ")" : condition)
-         << "\n";
+      const bool bare =
+          live || rule.guard->op == ExprOp::Var || rule.guard->isConst();
+      os << in << "  if " << (bare ? "(" + condition + ")" : condition) << "\n";
       sendIn += "  ";
     }
+    emitSendCall(rule, sendIn, peer);
+    os << in << "}\n";
+  }
+
+  /// The engine call that sends the rule's buffer, whole or filtered by its
+  /// selector.
+  void emitSendCall(const ir::TransferRule &rule, const std::string &sendIn,
+                    const std::string &peer) {
     // An alltoallv schedule's engine keeps a filter past the walk, for the
     // run that moves the blocks, so it captures the walk's values by copy.
     const bool irregular = s.collective.kind == CollectiveKind::Alltoallv;
     if (!rule.selector || (irregular && ir::sendsOwnBlock(rule))) {
       os << sendIn << "eng.sendAll(" << peer << ", " << rule.fromBuffer
          << ");\n";
-    } else {
-      std::vector<unsigned> used;
-      ir::collectSlots(*rule.selector, used);
-      auto param = [&](unsigned slot, const char *name) {
-        return llvm::is_contained(used, slot) ? std::string("int64_t ") + name
-                                              : std::string("int64_t");
-      };
-      os << sendIn << "eng.send(" << peer << ", " << rule.fromBuffer
-         << (irregular ? ", [=](" : ", [&](") << param(ir::SlotOrigin, "origin")
-         << ", " << param(ir::SlotDest, "dest") << ", "
-         << param(ir::SlotIndex, "index") << ") {\n"
-         << sendIn << "  return static_cast<bool>("
-         << ir::printCpp(*rule.selector, names) << ");\n"
-         << sendIn << "});\n";
+      return;
     }
-    os << in << "}\n";
-    // This rank as a receiver: every sender whose rule names it, in rank
-    // order (the order deliveries follow).
+    std::vector<unsigned> used;
+    ir::collectSlots(*rule.selector, used);
+    auto param = [&](unsigned slot, const char *name) {
+      return llvm::is_contained(used, slot) ? std::string("int64_t ") + name
+                                            : std::string("int64_t");
+    };
+    os << sendIn << "eng.send(" << peer << ", " << rule.fromBuffer
+       << (irregular ? ", [=](" : ", [&](") << param(ir::SlotOrigin, "origin")
+       << ", " << param(ir::SlotDest, "dest") << ", "
+       << param(ir::SlotIndex, "index") << ") {\n"
+       << sendIn << "  return static_cast<bool>("
+       << ir::printCpp(*rule.selector, names) << ");\n"
+       << sendIn << "});\n";
+  }
+
+  /// This rank as a receiver: every sender whose rule names it, in rank
+  /// order (the order deliveries follow).
+  void emitRuleReceiver(const ir::TransferRule &rule, const std::string &in,
+                        const std::string &guard, const std::string &peer,
+                        const std::string &mask, bool live) {
     std::string accepts =
         concat({"if (", guard.empty() ? "" : guard + " && ", peer, " == me",
                 live ? " && " + mask + " != 0" : "", ")"});
@@ -530,10 +553,16 @@ private:
          << in << "    " << receive << "\n";
       return;
     }
-    // The prover showed that these candidates, evaluated at this rank,
-    // include every sender (Prover::namedSenders): a few evaluations per
-    // step instead of p.
-    const std::vector<ir::ExprRef> &candidates = named->second;
+    emitNamedSenders(rule, named->second, in, accepts, receive);
+  }
+
+  /// The prover showed that these candidates, evaluated at this rank,
+  /// include every sender (Prover::namedSenders): a few evaluations per
+  /// step instead of p.
+  void emitNamedSenders(const ir::TransferRule &rule,
+                        const std::vector<ir::ExprRef> &candidates,
+                        std::string in, const std::string &accepts,
+                        const std::string &receive) {
     os << in << "{\n" << in << "  [[maybe_unused]] const int64_t r = me;\n";
     // Where the guard's rank-free part fails no rank sends, and a candidate
     // need not be defined there.

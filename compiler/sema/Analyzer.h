@@ -88,6 +88,15 @@ private:
                llvm::StringRef note = "");
   void topologyDecl(const ast::TopologyDecl &decl);
   void modelDecl(const ast::ModelDecl &decl);
+  /// A model's `segment: SIZE`, opened in `model`; false after an error.
+  bool segmentField(const ast::Field &field, CostModel &model,
+                    const ast::Field *&segmentStart, bool &hasTs, bool &hasTw);
+  /// Whether an open segment has its `ts` and `tw`; reports the one missing.
+  bool segmentComplete(const ast::Field *segmentStart, bool hasTs, bool hasTw);
+  /// A model's other field into `model`; false after reporting what is wrong.
+  bool modelField(const ast::Field &field, CostModel &model,
+                  llvm::StringMap<llvm::SMLoc> &seen, bool inSegment,
+                  bool &hasTs, bool &hasTw);
   /// The size a model's `segment: SIZE` starts at, above `after`; reports
   /// why not.
   std::optional<int64_t> segmentBytes(const ast::Field &field, int64_t after);
@@ -115,6 +124,19 @@ private:
   std::optional<ir::TopologyTemplate>
   topologyTemplate(const ast::TopologyExpr &expr, ir::Schedule *schedule,
                    Scope *scope);
+  /// A topology's arguments into `t`; false after reporting an error.
+  bool topologyArguments(const ast::TopologyExpr &expr, ir::TopologyTemplate &t,
+                         ir::Schedule *schedule, Scope *scope);
+  /// A hypercube's `order: natural` or `gray` into `t`; reports another.
+  bool hypercubeOrder(const ast::Argument &arg, ir::TopologyTemplate &t);
+  /// One dimension into `dims`, in a schedule's header maybe a parameter.
+  bool topologyDimension(const ast::Argument &arg, ir::Schedule *schedule,
+                         Scope *scope, std::vector<ExprRef> &dims);
+  /// Whether `t` has the dimensions its kind takes; reports it if not.
+  bool topologyArity(const ast::TopologyExpr &expr,
+                     const ir::TopologyTemplate &t);
+  /// A graph's edges into `t`; false after an error (or another kind's).
+  bool graphEdges(const ast::TopologyExpr &expr, ir::TopologyTemplate &t);
   /// In a schedule's header (`schedule` and `scope` given), a shift's
   /// amount may be a bare unknown name: a new parameter (`shift(q: q)`).
   /// A new parameter of family `s` named `id` (`p` is the size's slot).
@@ -135,6 +157,18 @@ private:
   collective(const ast::CollectiveExpr &expr, std::optional<int64_t> ranks,
              ir::Schedule *schedule = nullptr, Scope *scope = nullptr,
              std::optional<Redistribution> *redistribution = nullptr);
+  /// The kind a collective names (redistribute in a `declaration` only).
+  std::optional<ir::CollectiveKind>
+  collectiveKind(const ast::CollectiveExpr &expr, bool declaration);
+  /// Whether `arg` has a name in `allowed` not yet in `seen`; reports why not.
+  bool freshArgument(const ast::CollectiveExpr &expr, const ast::Argument &arg,
+                     const std::vector<std::string> &allowed,
+                     llvm::StringMap<llvm::SMLoc> &seen);
+  /// One named argument into `c` or `moves`; false after reporting an error.
+  bool collectiveArgument(const ast::Argument &arg,
+                          std::optional<int64_t> ranks, ir::Schedule *schedule,
+                          Scope *scope, bool redistributes, ir::Collective &c,
+                          Redistribution &moves, bool &sawQ);
   /// A collective's `op`, `type` or `commutative` argument into `c`;
   /// false after reporting what is wrong with it.
   bool wordArgument(const std::string &key, const ast::Argument &arg,
@@ -175,6 +209,25 @@ private:
   std::optional<ir::TransferRule> transfer(const ast::Transfer &t,
                                            ir::Schedule &schedule, Scope &scope,
                                            std::optional<int64_t> ranks);
+  /// A transfer's sender (as the rule's guard) and receiver (its peer);
+  /// false after reporting a bad sender or a constant rank out of place.
+  bool transferEndpoints(const ast::Transfer &t, const Scope &scope,
+                         std::optional<int64_t> ranks, ir::TransferRule &rule);
+  /// Whether rank `e` lies in a topology of `ranks` ranks (a symbolic rank
+  /// or an unknown size passes); reports it at `where` if not.
+  bool rankInTopology(const ExprRef &e, const ast::Operand &where,
+                      std::optional<int64_t> ranks);
+  /// The transfer's block filter into `rule.selector` (an alltoallv's
+  /// default included); false after an error.
+  bool transferSelector(const ast::Transfer &t, const ir::Schedule &schedule,
+                        Scope &scope, ir::TransferRule &rule);
+  /// The transfer's `from` buffer and deliveries; false after an error.
+  bool transferBuffers(const ast::Transfer &t, const ir::Schedule &schedule,
+                       const Scope &scope, ir::TransferRule &rule);
+  /// Copy or reduce, by the collective or an explicit word; false after
+  /// reporting `reduce` in a collective that combines nothing.
+  bool transferMode(const ast::Transfer &t, const ir::Schedule &schedule,
+                    ir::TransferRule &rule);
   std::optional<unsigned> bufferIndex(const ir::Schedule &schedule,
                                       const ast::Identifier &id);
 

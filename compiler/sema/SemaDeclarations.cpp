@@ -54,6 +54,120 @@ llvm::StringRef topologyParamName(TopologyKind kind) {
   }
 }
 
+bool Analyzer::hypercubeOrder(const ast::Argument &arg,
+                              ir::TopologyTemplate &t) {
+  const ast::Identifier *id = asIdentifier(arg.value);
+  if (!id || (id->name != "gray" && id->name != "natural")) {
+    diags.error(locOf(locatedOf(arg.value)),
+                "a hypercube's order is 'natural' (rank k is node k) or "
+                "'gray' (rank k is node k ^ (k >> 1))",
+                rangeOf(locatedOf(arg.value)));
+    return false;
+  }
+  t.order = id->name == "gray" ? RankOrder::Gray : RankOrder::Natural;
+  return true;
+}
+
+bool Analyzer::topologyDimension(const ast::Argument &arg,
+                                 ir::Schedule *schedule, Scope *scope,
+                                 std::vector<ExprRef> &dims) {
+  // A bare unknown name in a schedule's topology is a parameter: the
+  // schedule is a family, one member per value (`hypercube(dim: d)`).
+  const ast::Identifier *id = asIdentifier(arg.value);
+  // `p` names the number of ranks everywhere; in a topology it is the
+  // parameter that sets it (`ring(p)`).
+  bool sizeParam = id && id->name == "p" && schedule &&
+                   llvm::none_of(schedule->params, [](const ir::Parameter &q) {
+                     return q.name == "p";
+                   });
+  if (id && schedule && scope && (!scope->find(id->name) || sizeParam)) {
+    dims.push_back(newParameter(*id, *schedule, *scope));
+    return true;
+  }
+  // So is an unknown name in a dimension's expression: the dimension is
+  // a function of the parameter (`tree(leaves: 1 << h)`, the trees with
+  // a power of two of leaves).
+  if (schedule && scope)
+    unknownName = [&](const ast::Identifier &name) {
+      return newParameter(name, *schedule, *scope);
+    };
+  ExprRef e = scope ? lower(arg.value, *scope) : nullptr;
+  unknownName = nullptr;
+  if (!scope) {
+    std::optional<int64_t> v = constant(arg.value, "the topology's size");
+    if (v)
+      e = ir::Expr::constant(*v, locOf(locatedOf(arg.value)));
+  }
+  if (!e)
+    return false;
+  dims.push_back(ir::fold(e));
+  return true;
+}
+
+bool Analyzer::topologyArguments(const ast::TopologyExpr &expr,
+                                 ir::TopologyTemplate &t,
+                                 ir::Schedule *schedule, Scope *scope) {
+  llvm::StringRef paramName = topologyParamName(t.kind);
+  bool multi = t.kind == TopologyKind::Mesh || t.kind == TopologyKind::Torus;
+  bool ok = true;
+  for (const ast::Argument &arg : expr.args) {
+    // `order: gray` numbers a hypercube's ranks in Gray-code order (000
+    // §4.6.2's linear array on the cube).
+    if (arg.key && arg.key->name == "order" &&
+        t.kind == TopologyKind::Hypercube) {
+      ok &= hypercubeOrder(arg, t);
+      continue;
+    }
+    if (arg.key && (multi || arg.key->name != paramName)) {
+      diags.error(locOf(*arg.key),
+                  expr.kind.name + " has no parameter '" + arg.key->name + "'" +
+                      (multi ? "; give the dimensions by position, as in " +
+                                   expr.kind.name + "(4, 4)"
+                             : "; expected '" + paramName.str() + "'"),
+                  rangeOf(*arg.key));
+      ok = false;
+      continue;
+    }
+    ok &= topologyDimension(arg, schedule, scope, t.dims);
+  }
+  return ok;
+}
+
+bool Analyzer::topologyArity(const ast::TopologyExpr &expr,
+                             const ir::TopologyTemplate &t) {
+  llvm::StringRef paramName = topologyParamName(t.kind);
+  bool multi = t.kind == TopologyKind::Mesh || t.kind == TopologyKind::Torus;
+  if (t.dims.empty() || (!multi && t.dims.size() != 1)) {
+    diags.error(locOf(expr),
+                multi ? expr.kind.name + " needs at least one dimension"
+                      : expr.kind.name + " takes one parameter" +
+                            (paramName == "n" ? ", the number of ranks"
+                                              : ", '" + paramName.str() + "'") +
+                            ", got " + std::to_string(t.dims.size()),
+                rangeOf(expr));
+    return false;
+  }
+  return true;
+}
+
+bool Analyzer::graphEdges(const ast::TopologyExpr &expr,
+                          ir::TopologyTemplate &t) {
+  if (expr.edges && t.kind != TopologyKind::Graph) {
+    diags.error(locOf(expr.edges->front()),
+                "only graph(...) takes a list of edges");
+    return false;
+  }
+  if (expr.edges) {
+    for (const ast::Edge &edge : *expr.edges) {
+      auto a = number(edge.from), b = number(edge.to);
+      if (!a || !b)
+        return false;
+      t.edges.emplace_back(*a, *b);
+    }
+  }
+  return true;
+}
+
 std::optional<ir::TopologyTemplate>
 Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
                            ir::Schedule *schedule, Scope *scope) {
@@ -69,94 +183,10 @@ Analyzer::topologyTemplate(const ast::TopologyExpr &expr,
   ir::TopologyTemplate t;
   t.kind = *kind;
   t.loc = locOf(expr);
-  llvm::StringRef paramName = topologyParamName(*kind);
-  bool multi = *kind == TopologyKind::Mesh || *kind == TopologyKind::Torus;
-  bool ok = true;
-  for (const ast::Argument &arg : expr.args) {
-    // `order: gray` numbers a hypercube's ranks in Gray-code order (000
-    // §4.6.2's linear array on the cube).
-    if (arg.key && arg.key->name == "order" &&
-        *kind == TopologyKind::Hypercube) {
-      const ast::Identifier *id = asIdentifier(arg.value);
-      if (!id || (id->name != "gray" && id->name != "natural")) {
-        diags.error(locOf(locatedOf(arg.value)),
-                    "a hypercube's order is 'natural' (rank k is node k) or "
-                    "'gray' (rank k is node k ^ (k >> 1))",
-                    rangeOf(locatedOf(arg.value)));
-        ok = false;
-        continue;
-      }
-      t.order = id->name == "gray" ? RankOrder::Gray : RankOrder::Natural;
-      continue;
-    }
-    if (arg.key && (multi || arg.key->name != paramName)) {
-      diags.error(locOf(*arg.key),
-                  expr.kind.name + " has no parameter '" + arg.key->name + "'" +
-                      (multi ? "; give the dimensions by position, as in " +
-                                   expr.kind.name + "(4, 4)"
-                             : "; expected '" + paramName.str() + "'"),
-                  rangeOf(*arg.key));
-      ok = false;
-      continue;
-    }
-    // A bare unknown name in a schedule's topology is a parameter: the
-    // schedule is a family, one member per value (`hypercube(dim: d)`).
-    const ast::Identifier *id = asIdentifier(arg.value);
-    // `p` names the number of ranks everywhere; in a topology it is the
-    // parameter that sets it (`ring(p)`).
-    bool sizeParam =
-        id && id->name == "p" && schedule &&
-        llvm::none_of(schedule->params,
-                      [](const ir::Parameter &q) { return q.name == "p"; });
-    if (id && schedule && scope && (!scope->find(id->name) || sizeParam)) {
-      t.dims.push_back(newParameter(*id, *schedule, *scope));
-      continue;
-    }
-    // So is an unknown name in a dimension's expression: the dimension is
-    // a function of the parameter (`tree(leaves: 1 << h)`, the trees with
-    // a power of two of leaves).
-    if (schedule && scope)
-      unknownName = [&](const ast::Identifier &name) {
-        return newParameter(name, *schedule, *scope);
-      };
-    ExprRef e = scope ? lower(arg.value, *scope) : nullptr;
-    unknownName = nullptr;
-    if (!scope) {
-      std::optional<int64_t> v = constant(arg.value, "the topology's size");
-      if (v)
-        e = ir::Expr::constant(*v, locOf(locatedOf(arg.value)));
-    }
-    if (!e) {
-      ok = false;
-      continue;
-    }
-    t.dims.push_back(ir::fold(e));
-  }
-  if (!ok)
+  if (!topologyArguments(expr, t, schedule, scope))
     return std::nullopt;
-  if (t.dims.empty() || (!multi && t.dims.size() != 1)) {
-    diags.error(locOf(expr),
-                multi ? expr.kind.name + " needs at least one dimension"
-                      : expr.kind.name + " takes one parameter" +
-                            (paramName == "n" ? ", the number of ranks"
-                                              : ", '" + paramName.str() + "'") +
-                            ", got " + std::to_string(t.dims.size()),
-                rangeOf(expr));
+  if (!topologyArity(expr, t) || !graphEdges(expr, t))
     return std::nullopt;
-  }
-  if (expr.edges && *kind != TopologyKind::Graph) {
-    diags.error(locOf(expr.edges->front()),
-                "only graph(...) takes a list of edges");
-    return std::nullopt;
-  }
-  if (expr.edges) {
-    for (const ast::Edge &edge : *expr.edges) {
-      auto a = number(edge.from), b = number(edge.to);
-      if (!a || !b)
-        return std::nullopt;
-      t.edges.emplace_back(*a, *b);
-    }
-  }
   return t;
 }
 
@@ -391,15 +421,11 @@ bool Analyzer::argumentsComplete(const ast::CollectiveExpr &expr,
   return true;
 }
 
-std::optional<ir::Collective>
-Analyzer::collective(const ast::CollectiveExpr &expr,
-                     std::optional<int64_t> ranks, ir::Schedule *schedule,
-                     Scope *scope,
-                     std::optional<Redistribution> *redistribution) {
-  using CK = ir::CollectiveKind;
+std::optional<ir::CollectiveKind>
+Analyzer::collectiveKind(const ast::CollectiveExpr &expr, bool declaration) {
   // 004 §3: a redistribution is an all-to-all personalized exchange.
   const bool redistributes = expr.kind.name == "redistribute";
-  if (redistributes && !redistribution) {
+  if (redistributes && !declaration) {
     diags.error(locOf(expr.kind),
                 "a schedule runs the all-to-all of a redistribution: write "
                 "it for alltoall, and declare `collective NAME = "
@@ -408,10 +434,11 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
     return std::nullopt;
   }
   std::optional<ir::CollectiveKind> kind =
-      redistributes ? CK::Alltoall : ir::parseCollectiveKind(expr.kind.name);
+      redistributes ? ir::CollectiveKind::Alltoall
+                    : ir::parseCollectiveKind(expr.kind.name);
   if (!kind) {
     std::string kinds = ir::collectiveKindList();
-    if (redistribution) // "..., shift, permute or redistribute"
+    if (declaration) // "..., shift, permute or redistribute"
       kinds = kinds.replace(kinds.rfind(" or "), 4, ", ") + " or redistribute";
     diags.error(locOf(expr.kind),
                 "unknown collective '" + expr.kind.name + "'; expected " +
@@ -419,6 +446,81 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
                 rangeOf(expr.kind));
     return std::nullopt;
   }
+  return kind;
+}
+
+bool Analyzer::freshArgument(const ast::CollectiveExpr &expr,
+                             const ast::Argument &arg,
+                             const std::vector<std::string> &allowed,
+                             llvm::StringMap<llvm::SMLoc> &seen) {
+  if (!arg.key) {
+    diags.error(locOf(arg),
+                "parameters of a collective are named, as in " +
+                    expr.kind.name + "(" + allowed.back() + ": ...)",
+                rangeOf(arg));
+    return false;
+  }
+  const std::string &key = arg.key->name;
+  if (!llvm::is_contained(allowed, key)) {
+    std::string list;
+    for (const std::string &a : allowed)
+      list += (list.empty() ? "'" : ", '") + a + "'";
+    diags.error(locOf(*arg.key),
+                expr.kind.name + " has no parameter '" + key + "'; it takes " +
+                    list,
+                rangeOf(*arg.key));
+    return false;
+  }
+  auto [it, fresh] = seen.try_emplace(key, locOf(*arg.key));
+  if (!fresh) {
+    diags.error(locOf(*arg.key), "parameter '" + key + "' given twice",
+                rangeOf(*arg.key));
+    diags.note(it->second, "first given here");
+    return false;
+  }
+  return true;
+}
+
+bool Analyzer::collectiveArgument(const ast::Argument &arg,
+                                  std::optional<int64_t> ranks,
+                                  ir::Schedule *schedule, Scope *scope,
+                                  bool redistributes, ir::Collective &c,
+                                  Redistribution &moves, bool &sawQ) {
+  const std::string &key = arg.key->name;
+  if (key == "op" || key == "type" || key == "commutative")
+    return wordArgument(key, arg, c);
+  if (redistributes) { // `from` or `to`
+    std::optional<Allocation> a = allocation(arg.value);
+    if (a)
+      (key == "from" ? moves.from : moves.to) = *a;
+    return a.has_value();
+  }
+  if (key == "to")
+    return permutationArgument(arg, ranks, scope, c);
+  if (key == "q" && schedule && scope) {
+    ExprRef amount = familyShift(arg.value, *schedule, *scope);
+    if (!amount)
+      return false;
+    if (amount->op != ExprOp::Const) {
+      sawQ = true;
+      c.shiftOf = amount;
+      return true;
+    }
+  }
+  sawQ = sawQ || key == "q";
+  return numberArgument(key, arg, ranks, c);
+}
+
+std::optional<ir::Collective>
+Analyzer::collective(const ast::CollectiveExpr &expr,
+                     std::optional<int64_t> ranks, ir::Schedule *schedule,
+                     Scope *scope,
+                     std::optional<Redistribution> *redistribution) {
+  const bool redistributes = expr.kind.name == "redistribute";
+  std::optional<ir::CollectiveKind> kind =
+      collectiveKind(expr, redistribution != nullptr);
+  if (!kind)
+    return std::nullopt;
   ir::Collective c;
   c.kind = *kind;
   Redistribution moves;
@@ -428,63 +530,12 @@ Analyzer::collective(const ast::CollectiveExpr &expr,
   bool ok = true, sawQ = false;
   llvm::StringMap<llvm::SMLoc> seen;
   for (const ast::Argument &arg : expr.args) {
-    if (!arg.key) {
-      diags.error(locOf(arg),
-                  "parameters of a collective are named, as in " +
-                      expr.kind.name + "(" + allowed.back() + ": ...)",
-                  rangeOf(arg));
+    if (!freshArgument(expr, arg, allowed, seen)) {
       ok = false;
       continue;
     }
-    const std::string &key = arg.key->name;
-    if (!llvm::is_contained(allowed, key)) {
-      std::string list;
-      for (const std::string &a : allowed)
-        list += (list.empty() ? "'" : ", '") + a + "'";
-      diags.error(locOf(*arg.key),
-                  expr.kind.name + " has no parameter '" + key +
-                      "'; it takes " + list,
-                  rangeOf(*arg.key));
-      ok = false;
-      continue;
-    }
-    auto [it, fresh] = seen.try_emplace(key, locOf(*arg.key));
-    if (!fresh) {
-      diags.error(locOf(*arg.key), "parameter '" + key + "' given twice",
-                  rangeOf(*arg.key));
-      diags.note(it->second, "first given here");
-      ok = false;
-      continue;
-    }
-    if (key == "op" || key == "type" || key == "commutative") {
-      ok &= wordArgument(key, arg, c);
-      continue;
-    }
-    if (redistributes) { // `from` or `to`
-      std::optional<Allocation> a = allocation(arg.value);
-      if (a)
-        (key == "from" ? moves.from : moves.to) = *a;
-      ok &= a.has_value();
-      continue;
-    }
-    if (key == "to") {
-      ok &= permutationArgument(arg, ranks, scope, c);
-      continue;
-    }
-    if (key == "q" && schedule && scope) {
-      ExprRef amount = familyShift(arg.value, *schedule, *scope);
-      if (!amount) {
-        ok = false;
-        continue;
-      }
-      if (amount->op != ExprOp::Const) {
-        sawQ = true;
-        c.shiftOf = amount;
-        continue;
-      }
-    }
-    sawQ = sawQ || key == "q";
-    ok &= numberArgument(key, arg, ranks, c);
+    ok &= collectiveArgument(arg, ranks, schedule, scope, redistributes, c,
+                             moves, sawQ);
   }
   ok = ok && argumentsComplete(expr, c, sawQ,
                                redistributes && seen.count("from") &&
@@ -612,6 +663,80 @@ std::optional<double> Analyzer::modelTime(const ast::Field &field) {
   return value * scale;
 }
 
+bool Analyzer::segmentComplete(const ast::Field *segmentStart, bool hasTs,
+                               bool hasTw) {
+  if (!segmentStart || (hasTs && hasTw))
+    return true;
+  diags.error(locOf(*segmentStart),
+              "the segment opened here needs " +
+                  llvm::Twine(!hasTs ? "'ts'" : "'tw'") +
+                  " before the next segment or the model's end",
+              rangeOf(*segmentStart));
+  return false;
+}
+
+bool Analyzer::segmentField(const ast::Field &field, CostModel &model,
+                            const ast::Field *&segmentStart, bool &hasTs,
+                            bool &hasTw) {
+  const int64_t after =
+      model.larger.empty() ? 0 : model.larger.back().fromBytes;
+  std::optional<int64_t> bytes = segmentBytes(field, after);
+  if (bytes && !segmentStart && (!hasTs || !hasTw)) {
+    diags.error(locOf(field),
+                "give the first segment's 'ts' and 'tw' before 'segment'",
+                rangeOf(field));
+    bytes.reset();
+  }
+  const bool ok = segmentComplete(segmentStart, hasTs, hasTw) && bytes;
+  // A segment in error still takes the fields after it, so that they
+  // are not mistaken for the previous segment's.
+  model.larger.push_back({bytes.value_or(after + 1), 0, 0});
+  segmentStart = &field;
+  hasTs = hasTw = false;
+  return ok;
+}
+
+bool Analyzer::modelField(const ast::Field &field, CostModel &model,
+                          llvm::StringMap<llvm::SMLoc> &seen, bool inSegment,
+                          bool &hasTs, bool &hasTw) {
+  const std::string &key = field.key.name;
+  // ts and tw once in each segment.
+  const std::string seenKey =
+      (key == "ts" || key == "tw") && inSegment
+          ? key + " from " + std::to_string(model.larger.size())
+          : key;
+  auto [it, fresh] = seen.try_emplace(seenKey, locOf(field.key));
+  if (!fresh) {
+    diags.error(locOf(field.key), "field '" + key + "' given twice",
+                rangeOf(field.key));
+    diags.note(it->second, "first given here");
+    return false;
+  }
+  if (std::optional<bool> set = machineField(field, model))
+    return *set;
+  if (key != "ts" && key != "tw" && key != "to") {
+    diags.error(locOf(field.key),
+                "a model has no field '" + key +
+                    "'; it takes 'ts', 'tw', 'to', 'segment', 'ports', "
+                    "'cores', 'copies' and 'serve'",
+                rangeOf(field.key));
+    return false;
+  }
+  std::optional<double> seconds = modelTime(field);
+  if (!seconds)
+    return false;
+  if (key == "to") {
+    model.to = *seconds;
+    return true;
+  }
+  double &ts = model.larger.empty() ? model.ts : model.larger.back().ts;
+  double &tw =
+      model.larger.empty() ? model.twPerByte : model.larger.back().twPerByte;
+  (key == "ts" ? ts : tw) = *seconds;
+  (key == "ts" ? hasTs : hasTw) = true;
+  return true;
+}
+
 void Analyzer::modelDecl(const ast::ModelDecl &decl) {
   declare(decl.name.name, decl.name);
   CostModel model;
@@ -620,80 +745,17 @@ void Analyzer::modelDecl(const ast::ModelDecl &decl) {
   bool ok = true, hasTs = false, hasTw = false;
   // The segment `ts` and `tw` go to: the first, or the last one opened.
   const ast::Field *segmentStart = nullptr;
-  auto segmentComplete = [&] {
-    if (!segmentStart || (hasTs && hasTw))
-      return true;
-    diags.error(locOf(*segmentStart),
-                "the segment opened here needs " +
-                    llvm::Twine(!hasTs ? "'ts'" : "'tw'") +
-                    " before the next segment or the model's end",
-                rangeOf(*segmentStart));
-    return false;
-  };
   llvm::StringMap<llvm::SMLoc> seen;
   for (const ast::Field &field : decl.fields) {
-    const std::string &key = field.key.name;
-    if (key == "segment") {
-      const int64_t after =
-          model.larger.empty() ? 0 : model.larger.back().fromBytes;
-      std::optional<int64_t> bytes = segmentBytes(field, after);
-      if (bytes && !segmentStart && (!hasTs || !hasTw)) {
-        diags.error(locOf(field),
-                    "give the first segment's 'ts' and 'tw' before 'segment'",
-                    rangeOf(field));
-        bytes.reset();
-      }
-      ok = segmentComplete() && bytes && ok;
-      // A segment in error still takes the fields after it, so that they
-      // are not mistaken for the previous segment's.
-      model.larger.push_back({bytes.value_or(after + 1), 0, 0});
-      segmentStart = &field;
-      hasTs = hasTw = false;
+    if (field.key.name == "segment") {
+      ok = segmentField(field, model, segmentStart, hasTs, hasTw) && ok;
       continue;
     }
-    // ts and tw once in each segment.
-    const std::string seenKey =
-        (key == "ts" || key == "tw") && segmentStart
-            ? key + " from " + std::to_string(model.larger.size())
-            : key;
-    auto [it, fresh] = seen.try_emplace(seenKey, locOf(field.key));
-    if (!fresh) {
-      diags.error(locOf(field.key), "field '" + key + "' given twice",
-                  rangeOf(field.key));
-      diags.note(it->second, "first given here");
-      ok = false;
-      continue;
-    }
-    if (std::optional<bool> set = machineField(field, model)) {
-      ok = *set && ok;
-      continue;
-    }
-    if (key != "ts" && key != "tw" && key != "to") {
-      diags.error(locOf(field.key),
-                  "a model has no field '" + key +
-                      "'; it takes 'ts', 'tw', 'to', 'segment', 'ports', "
-                      "'cores', 'copies' and 'serve'",
-                  rangeOf(field.key));
-      ok = false;
-      continue;
-    }
-    std::optional<double> seconds = modelTime(field);
-    if (!seconds) {
-      ok = false;
-      continue;
-    }
-    if (key == "to") {
-      model.to = *seconds;
-      continue;
-    }
-    double &ts = model.larger.empty() ? model.ts : model.larger.back().ts;
-    double &tw =
-        model.larger.empty() ? model.twPerByte : model.larger.back().twPerByte;
-    (key == "ts" ? ts : tw) = *seconds;
-    (key == "ts" ? hasTs : hasTw) = true;
+    const bool inSegment = segmentStart != nullptr;
+    ok = modelField(field, model, seen, inSegment, hasTs, hasTw) && ok;
   }
   if (segmentStart)
-    ok = segmentComplete() && ok;
+    ok = segmentComplete(segmentStart, hasTs, hasTw) && ok;
   // t_o and serve price groups of steps where receivers copy, and only
   // there (cost::ScheduleCost::line).
   if (ok && model.machine.copies != CopyModel::Receiver &&

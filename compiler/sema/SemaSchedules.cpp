@@ -460,10 +460,29 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
                    std::optional<int64_t> ranks) {
   ir::TransferRule rule;
   rule.loc = locOf(t);
+  if (!transferEndpoints(t, scope, ranks, rule) ||
+      !transferSelector(t, schedule, scope, rule) ||
+      !transferBuffers(t, schedule, scope, rule) ||
+      !transferMode(t, schedule, rule))
+    return std::nullopt;
+  if (t.guard) {
+    ExprRef g = lower(*t.guard, scope);
+    if (!g)
+      return std::nullopt;
+    g = ir::fold(g);
+    rule.guard =
+        rule.guard ? ir::Expr::binary(ExprOp::And, rule.guard, g, g->loc) : g;
+  }
+  return rule;
+}
+
+bool Analyzer::transferEndpoints(const ast::Transfer &t, const Scope &scope,
+                                 std::optional<int64_t> ranks,
+                                 ir::TransferRule &rule) {
   ExprRef src = lower(t.src, scope);
   ExprRef dst = lower(t.dst, scope);
   if (!src || !dst)
-    return std::nullopt;
+    return false;
   src = ir::fold(src);
   dst = ir::fold(dst);
 
@@ -475,7 +494,7 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
                 "the sender must be 'r' (every rank) or an expression "
                 "without 'r' (one rank)",
                 rangeOf(locatedOf(t.src)));
-    return std::nullopt;
+    return false;
   }
   if (!symbolicSender)
     rule.guard = ir::Expr::binary(
@@ -483,28 +502,35 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
   rule.peer = dst;
 
   // Constant endpoints are checked here; symbolic ones by the verifier.
-  auto checkRank = [&](const ExprRef &e, const ast::Operand &where) {
-    if (!e->isConst() || !ranks)
-      return true;
-    if (e->value < 0 || e->value >= *ranks) {
-      diags.error(locOf(locatedOf(where)),
-                  "rank " + std::to_string(e->value) +
-                      " is outside the topology (ranks 0.." +
-                      std::to_string(*ranks - 1) + ")",
-                  rangeOf(locatedOf(where)));
-      return false;
-    }
-    return true;
-  };
-  if (!checkRank(src, t.src) || !checkRank(dst, t.dst))
-    return std::nullopt;
+  if (!rankInTopology(src, t.src, ranks) || !rankInTopology(dst, t.dst, ranks))
+    return false;
   if (src->isConst() && dst->isConst() && src->value == dst->value) {
     diags.error(locOf(t),
                 "rank " + std::to_string(src->value) + " sends to itself",
                 rangeOf(t));
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
 
+bool Analyzer::rankInTopology(const ExprRef &e, const ast::Operand &where,
+                              std::optional<int64_t> ranks) {
+  if (!e->isConst() || !ranks)
+    return true;
+  if (e->value < 0 || e->value >= *ranks) {
+    diags.error(locOf(locatedOf(where)),
+                "rank " + std::to_string(e->value) +
+                    " is outside the topology (ranks 0.." +
+                    std::to_string(*ranks - 1) + ")",
+                rangeOf(locatedOf(where)));
+    return false;
+  }
+  return true;
+}
+
+bool Analyzer::transferSelector(const ast::Transfer &t,
+                                const ir::Schedule &schedule, Scope &scope,
+                                ir::TransferRule &rule) {
   // An irregular all-to-all's blocks have sizes that only the ranks they
   // pass through learn, so a message carries blocks (or, with `chunks`,
   // their pieces) of the one buffer: those its filter names, or without one
@@ -516,10 +542,10 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
                   "an alltoallv schedule's messages carry blocks of its one "
                   "buffer: no 'from' or 'into'",
                   rangeOf(t));
-      return std::nullopt;
+      return false;
     }
     if (!t.selector)
-      rule.selector = ir::ownBlockSelector(dst);
+      rule.selector = ir::ownBlockSelector(rule.peer);
   }
   if (t.selector) {
     size_t mark = scope.size();
@@ -529,32 +555,43 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
     rule.selector = lower(*t.selector, scope);
     scope.truncate(mark);
     if (!rule.selector)
-      return std::nullopt;
+      return false;
     rule.selector = ir::fold(rule.selector);
   }
+  return true;
+}
+
+bool Analyzer::transferBuffers(const ast::Transfer &t,
+                               const ir::Schedule &schedule, const Scope &scope,
+                               ir::TransferRule &rule) {
   if (t.from) {
     auto b = bufferIndex(schedule, *t.from);
     if (!b)
-      return std::nullopt;
+      return false;
     rule.fromBuffer = *b;
   }
   for (const ast::Target &target : t.into) {
     auto b = bufferIndex(schedule, target.buffer);
     if (!b)
-      return std::nullopt;
+      return false;
     ir::Delivery d;
     d.buffer = *b;
     if (target.when) {
       d.when = lower(*target.when, scope);
       if (!d.when)
-        return std::nullopt;
+        return false;
       d.when = ir::fold(d.when);
     }
     rule.into.push_back(d);
   }
   if (rule.into.empty())
     rule.into.push_back({rule.fromBuffer, nullptr});
+  return true;
+}
 
+bool Analyzer::transferMode(const ast::Transfer &t,
+                            const ir::Schedule &schedule,
+                            ir::TransferRule &rule) {
   bool reduction = ir::isReduction(schedule.collective.kind);
   rule.mode = reduction ? ir::TransferMode::Reduce : ir::TransferMode::Copy;
   if (t.mode) {
@@ -564,20 +601,12 @@ Analyzer::transfer(const ast::Transfer &t, ir::Schedule &schedule, Scope &scope,
                       ir::collectiveKindName(schedule.collective.kind) +
                       " combines nothing",
                   rangeOf(*t.mode));
-      return std::nullopt;
+      return false;
     }
     rule.mode = t.mode->name == "reduce" ? ir::TransferMode::Reduce
                                          : ir::TransferMode::Copy;
   }
-  if (t.guard) {
-    ExprRef g = lower(*t.guard, scope);
-    if (!g)
-      return std::nullopt;
-    g = ir::fold(g);
-    rule.guard =
-        rule.guard ? ir::Expr::binary(ExprOp::And, rule.guard, g, g->loc) : g;
-  }
-  return rule;
+  return true;
 }
 
 } // namespace collc::sema

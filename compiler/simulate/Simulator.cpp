@@ -323,28 +323,44 @@ llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
   const ChunkRuns &from = buffer(t.src, rule.fromBuffer);
 
   if (!rule.selector) {
-    if (from.empty() && !reported(Property::Causality)) {
-      Counterexample cex = base(&step);
-      cex.rank = t.src;
-      cex.transfers = {{t.src, t.dst}};
-      cex.message = "rank " + std::to_string(t.src) + " sends to " +
-                    std::to_string(t.dst) + " at step " +
-                    std::to_string(step.number) + " but holds nothing";
-      report(Property::Causality, std::move(cex));
-    }
-    from.forEach([&](uint64_t lo, uint64_t hi, uint32_t value) {
-      pending.push_back({{lo, hi}, value});
-    });
-    count = static_cast<int64_t>(from.count());
+    collectWhole(step, t, from, count);
     return llvm::Error::success();
   }
 
   inst.envFor(step, t, env);
   RulePlan &plan = plans.find(&rule)->second;
-  // The box the selector is searched in: the universe, narrowed to the
-  // coordinates the selector pins.
+  selected.clear();
+  if (std::optional<Semantics::Box> box = searchBox(plan, env))
+    if (llvm::Error err = selectChunks(step, t, plan, *box, env))
+      return err;
+  if (selected.empty() && warnedEmpty.try_emplace(&rule, true).second)
+    warnEmpty(step, t);
+  collectSelected(step, t, from, count);
+  return llvm::Error::success();
+}
+
+void Simulator::collectWhole(const ir::InstanceStep &step,
+                             const ir::Transfer &t, const ChunkRuns &from,
+                             int64_t &count) {
+  if (from.empty() && !reported(Property::Causality)) {
+    Counterexample cex = base(&step);
+    cex.rank = t.src;
+    cex.transfers = {{t.src, t.dst}};
+    cex.message = "rank " + std::to_string(t.src) + " sends to " +
+                  std::to_string(t.dst) + " at step " +
+                  std::to_string(step.number) + " but holds nothing";
+    report(Property::Causality, std::move(cex));
+  }
+  from.forEach([&](uint64_t lo, uint64_t hi, uint32_t value) {
+    pending.push_back({{lo, hi}, value});
+  });
+  count = static_cast<int64_t>(from.count());
+}
+
+std::optional<Semantics::Box>
+Simulator::searchBox(const RulePlan &plan,
+                     const std::vector<int64_t> &env) const {
   Semantics::Box box = sem.universeBox();
-  bool empty = false;
   for (auto &[slot, e] : plan.pins) {
     ir::EvalResult v = ir::evaluate(*e, env);
     if (!v.ok())
@@ -355,54 +371,63 @@ llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
     int64_t *hi = slot == ir::SlotOrigin ? &box.oHi
                   : slot == ir::SlotDest ? &box.dHi
                                          : &box.kHi;
-    if (v.value < *lo || v.value > *hi) {
-      empty = true; // outside the universe, or contradicting another pin
-      break;
-    }
+    if (v.value < *lo || v.value > *hi)
+      return std::nullopt; // outside the universe, or contradicting a pin
     if (slot == ir::SlotDest && sem.destFollowsOrigin())
       continue; // the dest follows the origin: the search finds it
     *lo = *hi = v.value;
     if (slot == ir::SlotOrigin && sem.destFollowsOrigin())
       std::tie(box.dLo, box.dHi) = sem.destBounds(box.oLo, box.oHi);
   }
+  return box;
+}
 
-  selected.clear();
-  if (!empty) {
-    // The coordinates the box pins are constants of the search.
-    unsigned varying = (box.oLo < box.oHi ? 1u : 0u) |
-                       (box.dLo < box.dHi ? 2u : 0u) |
-                       (box.kLo < box.kHi ? 4u : 0u);
-    env[ir::SlotOrigin] = box.oLo;
-    env[ir::SlotDest] = box.dLo;
-    env[ir::SlotIndex] = box.kLo;
-    plan.selector->specialise(env, varying);
-    boxLo = env;
-    boxHi = env;
-    std::pair<ChunkKey, ir::EvalResult> failure;
-    if (!select(*plan.selector, *rule.selector, plan.readsCoords, box, env,
-                selected, failure))
-      return evalError(*rule.selector, failure.second, "selector", step, t,
-                       failure.first, rule.loc);
-    // A box left whole along the origin or dest puts its ids out of order.
-    if (!std::is_sorted(
-            selected.begin(), selected.end(),
-            [](const IdRange &a, const IdRange &b) { return a.lo < b.lo; }))
-      coalesce(selected);
-  }
-  if (selected.empty() && warnedEmpty.try_emplace(&rule, true).second) {
-    // Not a violation (the message is matched and the result unaffected),
-    // but a message with nothing in it costs a start-up for nothing and
-    // usually means the selector is off by one.
-    Counterexample w = base(&step);
-    w.rank = t.src;
-    w.transfers = {{t.src, t.dst}};
-    w.message = "rank " + std::to_string(t.src) + " sends " +
-                std::to_string(t.dst) + " an empty message at step " +
-                std::to_string(step.number) + ": `" +
-                ir::print(*rule.selector) + "` selects no chunk";
-    warnings.push_back(std::move(w));
-  }
+llvm::Error Simulator::selectChunks(const ir::InstanceStep &step,
+                                    const ir::Transfer &t, RulePlan &plan,
+                                    const Semantics::Box &box,
+                                    std::vector<int64_t> &env) {
+  const ir::TransferRule &rule = step.step->rules[t.rule];
+  // The coordinates the box pins are constants of the search.
+  unsigned varying = (box.oLo < box.oHi ? 1u : 0u) |
+                     (box.dLo < box.dHi ? 2u : 0u) |
+                     (box.kLo < box.kHi ? 4u : 0u);
+  env[ir::SlotOrigin] = box.oLo;
+  env[ir::SlotDest] = box.dLo;
+  env[ir::SlotIndex] = box.kLo;
+  plan.selector->specialise(env, varying);
+  boxLo = env;
+  boxHi = env;
+  std::pair<ChunkKey, ir::EvalResult> failure;
+  if (!select(*plan.selector, *rule.selector, plan.readsCoords, box, env,
+              selected, failure))
+    return evalError(*rule.selector, failure.second, "selector", step, t,
+                     failure.first, rule.loc);
+  // A box left whole along the origin or dest puts its ids out of order.
+  if (!std::is_sorted(
+          selected.begin(), selected.end(),
+          [](const IdRange &a, const IdRange &b) { return a.lo < b.lo; }))
+    coalesce(selected);
+  return llvm::Error::success();
+}
 
+void Simulator::warnEmpty(const ir::InstanceStep &step, const ir::Transfer &t) {
+  // Not a violation (the message is matched and the result unaffected),
+  // but a message with nothing in it costs a start-up for nothing and
+  // usually means the selector is off by one.
+  const ir::TransferRule &rule = step.step->rules[t.rule];
+  Counterexample w = base(&step);
+  w.rank = t.src;
+  w.transfers = {{t.src, t.dst}};
+  w.message = "rank " + std::to_string(t.src) + " sends " +
+              std::to_string(t.dst) + " an empty message at step " +
+              std::to_string(step.number) + ": `" + ir::print(*rule.selector) +
+              "` selects no chunk";
+  warnings.push_back(std::move(w));
+}
+
+void Simulator::collectSelected(const ir::InstanceStep &step,
+                                const ir::Transfer &t, const ChunkRuns &from,
+                                int64_t &count) {
   for (const IdRange &ids : selected)
     from.visit(
         ids.lo, ids.hi,
@@ -424,7 +449,6 @@ llvm::Error Simulator::collect(const ir::InstanceStep &step, size_t ti,
                         " but does not hold it";
           report(Property::Causality, std::move(cex));
         });
-  return llvm::Error::success();
 }
 
 llvm::Error Simulator::route(const ir::InstanceStep &step,
@@ -646,9 +670,9 @@ collc::simulate::simulate(const ir::Schedule &schedule,
   auto instance = ir::instantiate(schedule, params);
   if (!instance)
     return instance.takeError();
-  auto topology = Topology::make(schedule.topology.kind, instance->dims,
-                                 schedule.topology.edges,
-                       schedule.topology.order);
+  auto topology =
+      Topology::make(schedule.topology.kind, instance->dims,
+                     schedule.topology.edges, schedule.topology.order);
   if (!topology) {
     std::string msg = llvm::toString(topology.takeError());
     return llvm::make_error<ir::EvalFailure>(msg, schedule.topology.loc);

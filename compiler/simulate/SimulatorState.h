@@ -81,6 +81,22 @@ private:
   llvm::Error runStep(const ir::InstanceStep &step, StepStats &stats);
   llvm::Error collect(const ir::InstanceStep &step, size_t ti,
                       std::vector<int64_t> &env, int64_t &count);
+  /// collect() of a rule without a selector: all the sender holds.
+  void collectWhole(const ir::InstanceStep &step, const ir::Transfer &t,
+                    const ChunkRuns &from, int64_t &count);
+  /// The box the selector is searched in: the universe, narrowed to the
+  /// coordinates the rule's pins fix; none where the pins leave it empty.
+  std::optional<Semantics::Box>
+  searchBox(const RulePlan &plan, const std::vector<int64_t> &env) const;
+  /// The selected chunks' ids in `box`, into `selected`, in id order.
+  llvm::Error selectChunks(const ir::InstanceStep &step, const ir::Transfer &t,
+                           RulePlan &plan, const Semantics::Box &box,
+                           std::vector<int64_t> &env);
+  /// Warns of transfer `t`'s rule selecting no chunk (once a rule).
+  void warnEmpty(const ir::InstanceStep &step, const ir::Transfer &t);
+  /// Queues the `selected` chunks the sender holds; reports those it lacks.
+  void collectSelected(const ir::InstanceStep &step, const ir::Transfer &t,
+                       const ChunkRuns &from, int64_t &count);
   llvm::Error route(const ir::InstanceStep &step,
                     const std::vector<char> &valid, StepStats &stats);
   /// The most loaded channel of a step; among equals the first in channel

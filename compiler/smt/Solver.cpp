@@ -358,6 +358,158 @@ void Solver::rememberProved(llvm::ArrayRef<Term> assertions) {
     provedQueries->insert(queryTextOf(live));
 }
 
+/// One query's attempts at Z3 (Solver::check): each strategy on a fresh
+/// solver, in turn, within the query's time limit and work bound; each
+/// attempt leaves its answer in the query's Result.
+class Solver::Attempts {
+public:
+  Attempts(Solver &solver, Result &r, z3::context &z, llvm::StringRef name,
+           std::chrono::steady_clock::time_point start, unsigned timeoutMs,
+           unsigned work)
+      : solver(solver), r(r), z(z), name(name), start(start),
+        timeoutMs(timeoutMs), work(work),
+        coreWork(work ? std::min(work, quickWork) : quickWork), reading(z) {}
+
+  /// The integers first, then the bit-vectors until one answers.
+  void run(const z3::expr_vector &query) {
+    overIntegers(query);
+    if (r.kindValue != Result::Kind::Sat && r.kindValue != Result::Kind::Unsat)
+      overBitVectors(query);
+  }
+
+private:
+  /// One attempt, until it answers or `limitMs` passes (0: no limit).
+  void attempt(z3::solver s, unsigned limitMs, unsigned attemptWork,
+               const z3::expr_vector &assertions);
+  void overIntegers(const z3::expr_vector &query);
+  void overBitVectors(const z3::expr_vector &query);
+
+  /// What is left of the query's time limit (0: no limit).
+  unsigned left() const {
+    if (timeoutMs == 0)
+      return 0;
+    auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+    return spent >= timeoutMs ? 1 : timeoutMs - static_cast<unsigned>(spent);
+  }
+  /// Out of time, or of the work the caller allows: nothing more is tried.
+  bool spent() const {
+    return r.reasonValue.find("timeout") != std::string::npos ||
+           r.reasonValue.find("canceled") != std::string::npos ||
+           r.reasonValue == "work limit";
+  }
+
+  Solver &solver;
+  Result &r;
+  z3::context &z;
+  llvm::StringRef name;
+  std::chrono::steady_clock::time_point start;
+  unsigned timeoutMs;
+  unsigned work;
+  unsigned coreWork;
+  // Lives until the last attempt: its terms, freed earlier, would give
+  // their ids to the bit-vector attempts' and change Z3's search.
+  detail::IntegerReading reading;
+};
+
+void Solver::Attempts::attempt(z3::solver s, unsigned limitMs,
+                               unsigned attemptWork,
+                               const z3::expr_vector &assertions) {
+  if (attemptWork != 0)
+    s.set("rlimit", attemptWork);
+  s.add(assertions);
+  if (solver.dump && solver.verbose)
+    *solver.verbose << "; query " << name << "\n" << s.to_smt2() << "\n";
+  r.model.reset();
+  r.reasonValue.clear();
+  std::optional<Watchdog> watchdog;
+  if (limitMs != 0)
+    watchdog.emplace(z, std::chrono::milliseconds(limitMs));
+  z3::check_result answer = z3::unknown;
+  try {
+    answer = s.check();
+  } catch (const z3::exception &) {
+    // Z3 may throw where an interrupt stops it.
+    if (!watchdog || !watchdog->fired())
+      throw;
+  }
+  bool expired = watchdog && watchdog->fired();
+  watchdog.reset();
+  // Z3 counts the context's resources since it began.
+  const z3::stats stats = s.statistics();
+  for (unsigned i = 0; i < stats.size(); ++i)
+    if (stats.key(i) == "rlimit count") {
+      const uint64_t count = static_cast<uint64_t>(
+          stats.is_uint(i) ? stats.uint_value(i) : stats.double_value(i));
+      r.workValue +=
+          count > solver.contextWork ? count - solver.contextWork : 0;
+      solver.contextWork = std::max(solver.contextWork, count);
+    }
+  switch (answer) {
+  case z3::sat:
+    r.kindValue = Result::Kind::Sat;
+    r.model = std::make_shared<detail::Model>(detail::Model{s.get_model()});
+    break;
+  case z3::unsat:
+    r.kindValue = Result::Kind::Unsat;
+    break;
+  case z3::unknown:
+    r.kindValue = Result::Kind::Unknown;
+    r.reasonValue = expired ? std::string("timeout") : s.reason_unknown();
+    // Z3 says "canceled" when it reaches the resource limit too.
+    if (!expired && attemptWork != 0 && r.reasonValue == "canceled")
+      r.reasonValue = "work limit";
+    break;
+  }
+}
+
+/// A linear query first over the integers (Integers.h). Its unsat is the
+/// query's; its model, pinned on the bit-vector query, is a counterexample
+/// at once where it is one there.
+void Solver::Attempts::overIntegers(const z3::expr_vector &query) {
+  try {
+    if (std::optional<z3::expr_vector> integers = readAll(reading, query)) {
+      attempt(coreSolver(z), left(),
+              work ? std::min(work, integerWork) : integerWork, *integers);
+      if (r.kindValue == Result::Kind::Sat) {
+        z3::expr_vector pinned(z); // not a copy: z3++ would share the vector
+        for (const z3::expr &e : query)
+          pinned.push_back(e);
+        for (const auto &[bitVec, integer] : reading.variables()) {
+          int64_t value = 0;
+          if (r.model->model.eval(integer, true).is_numeral_i64(value))
+            pinned.push_back(bitVec ==
+                             z.bv_val(value, bitVec.get_sort().bv_size()));
+        }
+        attempt(coreSolver(z), left(), coreWork, pinned);
+        // Unsat here says only that this model was not one.
+        if (r.kindValue == Result::Kind::Unsat)
+          r.kindValue = Result::Kind::Unknown;
+      } else if (r.kindValue == Result::Kind::Unsat) {
+        r.overIntegersValue = true;
+      }
+    }
+  } catch (const z3::exception &) {
+    // Whatever stopped the reading, the bit-vectors still answer.
+    r.kindValue = Result::Kind::Unknown;
+    r.model.reset();
+  }
+}
+
+void Solver::Attempts::overBitVectors(const z3::expr_vector &query) {
+  attempt(coreSolver(z), left(), coreWork, query);
+  // The core out of its own share of the work goes on to bit-blasting.
+  const bool coreShareSpent =
+      r.reasonValue == "work limit" && (work == 0 || work > quickWork);
+  if (r.kindValue == Result::Kind::Unknown && (coreShareSpent || !spent()))
+    attempt(satSolver(z), left(), work, query);
+  // Should the pipeline give up other than by running out, Z3's own QF_BV
+  // strategy has its turn.
+  if (r.kindValue == Result::Kind::Unknown && !spent())
+    attempt(z3::solver(z, "QF_BV"), left(), work, query);
+}
+
 Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
                      unsigned timeoutMs, unsigned work) {
   Result r;
@@ -395,120 +547,11 @@ Result Solver::check(llvm::StringRef name, llvm::ArrayRef<Term> assertions,
         return r;
       }
     }
-    // A fresh solver per query keeps queries independent. Each attempt
-    // runs until it answers or its limit passes (0: no limit).
+    // A fresh solver per attempt keeps queries independent.
     z3::expr_vector query(z);
     for (const Term *t : live)
       query.push_back(Access::toZ3(*t));
-    auto attempt = [&](z3::solver solver, unsigned limitMs, unsigned work,
-                       const z3::expr_vector &assertions) {
-      if (work != 0)
-        solver.set("rlimit", work);
-      solver.add(assertions);
-      if (dump && verbose)
-        *verbose << "; query " << name << "\n" << solver.to_smt2() << "\n";
-      r.model.reset();
-      r.reasonValue.clear();
-      std::optional<Watchdog> watchdog;
-      if (limitMs != 0)
-        watchdog.emplace(z, std::chrono::milliseconds(limitMs));
-      z3::check_result answer = z3::unknown;
-      try {
-        answer = solver.check();
-      } catch (const z3::exception &) {
-        // Z3 may throw where an interrupt stops it.
-        if (!watchdog || !watchdog->fired())
-          throw;
-      }
-      bool expired = watchdog && watchdog->fired();
-      watchdog.reset();
-      // Z3 counts the context's resources since it began.
-      const z3::stats stats = solver.statistics();
-      for (unsigned i = 0; i < stats.size(); ++i)
-        if (stats.key(i) == "rlimit count") {
-          const uint64_t count = static_cast<uint64_t>(
-              stats.is_uint(i) ? stats.uint_value(i) : stats.double_value(i));
-          r.workValue += count > contextWork ? count - contextWork : 0;
-          contextWork = std::max(contextWork, count);
-        }
-      switch (answer) {
-      case z3::sat:
-        r.kindValue = Result::Kind::Sat;
-        r.model =
-            std::make_shared<detail::Model>(detail::Model{solver.get_model()});
-        break;
-      case z3::unsat:
-        r.kindValue = Result::Kind::Unsat;
-        break;
-      case z3::unknown:
-        r.kindValue = Result::Kind::Unknown;
-        r.reasonValue = expired ? std::string("timeout")
-                                : solver.reason_unknown();
-        // Z3 says "canceled" when it reaches the resource limit too.
-        if (!expired && work != 0 && r.reasonValue == "canceled")
-          r.reasonValue = "work limit";
-        break;
-      }
-    };
-    auto left = [&]() -> unsigned {
-      if (timeoutMs == 0)
-        return 0;
-      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-      return spent >= timeoutMs ? 1 : timeoutMs - static_cast<unsigned>(spent);
-    };
-    // Out of time, or of the work the caller allows: nothing more is tried.
-    auto spent = [&] {
-      return r.reasonValue.find("timeout") != std::string::npos ||
-             r.reasonValue.find("canceled") != std::string::npos ||
-             r.reasonValue == "work limit";
-    };
-    const unsigned coreWork = work ? std::min(work, quickWork) : quickWork;
-    // A linear query first over the integers (Integers.h). Its unsat is the
-    // query's; its model, pinned on the bit-vector query, is a
-    // counterexample at once where it is one there.
-    detail::IntegerReading reading(z);
-    try {
-      if (std::optional<z3::expr_vector> integers = readAll(reading, query)) {
-        attempt(coreSolver(z), left(),
-                work ? std::min(work, integerWork) : integerWork, *integers);
-        if (r.kindValue == Result::Kind::Sat) {
-          z3::expr_vector pinned(z); // not a copy: z3++ would share the vector
-          for (const z3::expr &e : query)
-            pinned.push_back(e);
-          for (const auto &[bitVec, integer] : reading.variables()) {
-            int64_t value = 0;
-            if (r.model->model.eval(integer, true).is_numeral_i64(value))
-              pinned.push_back(bitVec ==
-                               z.bv_val(value, bitVec.get_sort().bv_size()));
-          }
-          attempt(coreSolver(z), left(), coreWork, pinned);
-          // Unsat here says only that this model was not one.
-          if (r.kindValue == Result::Kind::Unsat)
-            r.kindValue = Result::Kind::Unknown;
-        } else if (r.kindValue == Result::Kind::Unsat) {
-          r.overIntegersValue = true;
-        }
-      }
-    } catch (const z3::exception &) {
-      // Whatever stopped the reading, the bit-vectors still answer.
-      r.kindValue = Result::Kind::Unknown;
-      r.model.reset();
-    }
-    if (r.kindValue != Result::Kind::Sat &&
-        r.kindValue != Result::Kind::Unsat) {
-      attempt(coreSolver(z), left(), coreWork, query);
-      // The core out of its own share of the work goes on to bit-blasting.
-      const bool coreShareSpent =
-          r.reasonValue == "work limit" && (work == 0 || work > quickWork);
-      if (r.kindValue == Result::Kind::Unknown && (coreShareSpent || !spent()))
-        attempt(satSolver(z), left(), work, query);
-      // Should the pipeline give up other than by running out, Z3's own
-      // QF_BV strategy has its turn.
-      if (r.kindValue == Result::Kind::Unknown && !spent())
-        attempt(z3::solver(z, "QF_BV"), left(), work, query);
-    }
+    Attempts(*this, r, z, name, start, timeoutMs, work).run(query);
   } catch (const z3::exception &e) {
     r.kindValue = Result::Kind::Error;
     r.reasonValue = e.msg();

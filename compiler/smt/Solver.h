@@ -76,7 +76,7 @@ private:
 struct QueryStats {
   unsigned queries = 0;
   unsigned sat = 0, unsat = 0, unknown = 0, error = 0;
-  unsigned folded = 0; // answered without calling Z3
+  unsigned folded = 0;       // answered without calling Z3
   unsigned provedBefore = 0; // answered from ProvedQueries
   double seconds = 0;
 };
@@ -146,6 +146,7 @@ public:
   void printStats(llvm::raw_ostream &os) const;
 
 private:
+  class Attempts; // one query's attempts at Z3 (Solver.cpp)
   void record(const Result &r);
   /// The query as text that depends on it alone, not on the context's
   /// history: what ProvedQueries keeps the digest of.

@@ -387,48 +387,59 @@ struct Figure {
   const verify::Counterexample *failure = nullptr;
 };
 
-/// A panel's drawing at (x, y): its heading, the topology's links, the
-/// congested channel, one line per message (a golden test reads them), then
-/// the nodes.
-void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
-               double x, double y, double panelW, double panelH) {
-  const Layout &l = f.layout;
-  const Topology &t = f.table.topology;
+/// What a panel marks in red: the counterexample of its step, if any, and
+/// the channel drawn in red with the messages it carries.
+struct PanelAlarm {
+  const verify::Counterexample *failure = nullptr;
+  std::optional<Channel> red;
+  int64_t load = 0;
+};
+
+PanelAlarm alarmOf(const Figure &f, const ir::InstanceStep &step) {
   const simulate::StepStats *stats = nullptr;
   for (const simulate::StepStats &s : f.table.result.steps)
     if (s.step == step.number)
       stats = &s;
-  // The channel drawn in red: a counterexample's, else the most loaded
-  // one of a congested step.
-  const verify::Counterexample *failure =
+  PanelAlarm alarm;
+  alarm.failure =
       f.failure && f.failure->step == static_cast<int64_t>(step.number)
           ? f.failure
           : nullptr;
-  std::optional<Channel> red;
-  int64_t load = 0;
-  if (failure && failure->channel) {
-    red = Channel{failure->channel->first, failure->channel->second};
-    load = failure->load;
+  // The channel drawn in red: a counterexample's, else the most loaded
+  // one of a congested step.
+  if (alarm.failure && alarm.failure->channel) {
+    alarm.red =
+        Channel{alarm.failure->channel->first, alarm.failure->channel->second};
+    alarm.load = alarm.failure->load;
   } else if (stats && stats->maxLoad >= 2 && stats->worstChannel) {
-    red = *stats->worstChannel;
-    load = stats->maxLoad;
+    alarm.red = *stats->worstChannel;
+    alarm.load = stats->maxLoad;
   }
-  const bool congested = red.has_value();
+  return alarm;
+}
 
+/// The panel's frame and heading; it leaves open the panel's group and,
+/// inside it, the drawing's, shifted below the heading.
+void openPanel(svg::Writer &w, const ir::InstanceStep &step,
+               const PanelAlarm &alarm, double x, double y, double panelW,
+               double panelH) {
   w.raw("<g class=\"step\" data-step=\"" + std::to_string(step.number) +
         "\" transform=\"translate(" + svg::num(x) + "," + svg::num(y) +
         ")\">\n");
   w.rect(0, 0, panelW, panelH, "fill=\"none\" stroke=\"#bbb\"");
   w.text(8, 18, stepHeading(step), "font-weight=\"bold\"");
-  if (failure)
-    w.text(8, 34, failure->message, "fill=\"#d00\" font-size=\"11\"");
-  else if (congested)
+  if (alarm.failure)
+    w.text(8, 34, alarm.failure->message, "fill=\"#d00\" font-size=\"11\"");
+  else if (alarm.red)
     w.text(8, 34,
-           "congested: " + std::to_string(load) + " messages on " +
-               std::to_string(red->from) + " -> " + std::to_string(red->to),
+           "congested: " + std::to_string(alarm.load) + " messages on " +
+               std::to_string(alarm.red->from) + " -> " +
+               std::to_string(alarm.red->to),
            "fill=\"#d00\" font-size=\"11\"");
   w.raw("<g transform=\"translate(0,40)\">\n");
+}
 
+void drawLinks(svg::Writer &w, const Topology &t, const Layout &l) {
   // Each link once, as the lower-numbered end sees it.
   for (const Channel &c : t.channels()) {
     if (c.from > c.to && t.hasChannel(c.to, c.from))
@@ -436,91 +447,137 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     Segment s = segmentOf(l, c.from, c.to);
     w.path(pathOf(s), "fill=\"none\" stroke=\"#ccc\" stroke-width=\"1.5\"");
   }
-  if (congested) {
-    const Channel &c = *red;
-    Segment s = shifted(segmentOf(l, c.from, c.to), 3);
-    // The load's text on the channel's other side, clear of the arrows.
-    Point d = unit(s.b - s.a);
-    Point mid = middleOf(s) + Point{d.y * 16, -d.x * 16} + Point{0, 8};
-    w.raw("<g class=\"congestion\" data-step=\"" +
-          std::to_string(step.number) + "\" data-from=\"" +
-          std::to_string(c.from) + "\" data-to=\"" + std::to_string(c.to) +
-          "\" data-load=\"" + std::to_string(load) + "\"><path d=\"" +
-          pathOf(s) +
-          "\" fill=\"none\" stroke=\"#d00\" stroke-width=\"6\" "
-          "stroke-opacity=\"0.5\"/><text x=\"" +
-          svg::num(mid.x) + "\" y=\"" + svg::num(mid.y - 8) +
-          "\" fill=\"#d00\" font-weight=\"bold\" text-anchor=\"middle\">" +
-          std::to_string(load) + " messages</text></g>\n");
-  }
+}
 
+/// The red channel `c` under its arrows, labelled with its `load`.
+void drawCongestion(svg::Writer &w, const Layout &l,
+                    const ir::InstanceStep &step, const Channel &c,
+                    int64_t load) {
+  Segment s = shifted(segmentOf(l, c.from, c.to), 3);
+  // The load's text on the channel's other side, clear of the arrows.
+  Point d = unit(s.b - s.a);
+  Point mid = middleOf(s) + Point{d.y * 16, -d.x * 16} + Point{0, 8};
+  w.raw("<g class=\"congestion\" data-step=\"" + std::to_string(step.number) +
+        "\" data-from=\"" + std::to_string(c.from) + "\" data-to=\"" +
+        std::to_string(c.to) + "\" data-load=\"" + std::to_string(load) +
+        "\"><path d=\"" + pathOf(s) +
+        "\" fill=\"none\" stroke=\"#d00\" stroke-width=\"6\" "
+        "stroke-opacity=\"0.5\"/><text x=\"" +
+        svg::num(mid.x) + "\" y=\"" + svg::num(mid.y - 8) +
+        "\" fill=\"#d00\" font-weight=\"bold\" text-anchor=\"middle\">" +
+        std::to_string(load) + " messages</text></g>\n");
+}
+
+/// How many messages of a step were drawn so far on each channel.
+using ChannelUses = std::map<std::pair<int64_t, int64_t>, int>;
+
+/// A message's hops, each moved aside by the messages drawn on its channel
+/// before it (counted in `uses`).
+std::vector<Segment> routeOf(const Layout &l, const StepMessage &m,
+                             ChannelUses &uses) {
+  std::vector<Segment> segments;
+  for (size_t i = 0; i + 1 < m.via.size(); ++i) {
+    int earlier = uses[{m.via[i], m.via[i + 1]}]++;
+    segments.push_back(shifted(segmentOf(l, m.via[i], m.via[i + 1]),
+                               3 + 3.5 * std::min(earlier, 4)));
+  }
+  return segments;
+}
+
+/// "0 8 2": the nodes a message passes, for data-via and its tooltip.
+std::string viaOf(const StepMessage &m) {
+  std::string via;
+  for (size_t i = 0; i < m.via.size(); ++i)
+    via += (i ? " " : "") + std::to_string(m.via[i]);
+  return via;
+}
+
+/// A message's opening tag, the data a golden test reads.
+std::string messageTag(const ir::InstanceStep &step, const StepMessage &m,
+                       const std::string &via) {
+  return "<g class=\"message\" data-step=\"" + std::to_string(step.number) +
+         "\" data-from=\"" + std::to_string(m.src) + "\" data-to=\"" +
+         std::to_string(m.dst) + "\" data-via=\"" + via + "\" data-chunks=\"" +
+         svg::escape(m.chunks) + "\" data-size=\"" + svg::escape(m.size) +
+         "\">";
+}
+
+/// The arrow leaves the sender's circle and stops at the receiver's.
+void clipToNodes(std::vector<Segment> &segments, double radius) {
+  Segment &first = segments.front(), &last = segments.back();
+  first.a = first.a +
+            unit((first.curved ? first.control : first.b) - first.a) * radius;
+  last.b = last.b +
+           unit((last.curved ? last.control : last.a) - last.b) * (radius + 1);
+}
+
+/// The rotation, in degrees, of a label along direction `d`, kept upright.
+double uprightAngle(Point d) {
+  double angle = std::atan2(d.y, d.x) * 180 / std::numbers::pi;
+  if (angle > 90)
+    angle -= 180;
+  else if (angle <= -90)
+    angle += 180;
+  return angle;
+}
+
+/// Whether the label's own "down" (after the rotation) points away from
+/// the arrow: then the text hangs below its anchor, else sits above it.
+bool hangsBelow(double angle, Point side) {
+  double rad = angle * std::numbers::pi / 180;
+  return -std::sin(rad) * side.x + std::cos(rad) * side.y < 0;
+}
+
+/// One message: its arrow along its route, and its label placed clear of
+/// the labels in `placed`, to which it is added.
+void drawMessage(svg::Writer &w, const Layout &l, const ir::InstanceStep &step,
+                 const StepMessage &m, ChannelUses &uses,
+                 std::vector<LabelBox> &placed) {
+  std::vector<Segment> segments = routeOf(l, m, uses);
+  const std::string via = viaOf(m);
+  const std::string head = messageTag(step, m, via);
+  if (segments.empty()) {
+    w.raw(head + "</g>\n");
+    return;
+  }
+  clipToNodes(segments, l.radius);
+  const Segment &carrier = segments[segments.size() / 2];
+  Point d = unit(carrier.b - carrier.a);
+  const LabelPlace place =
+      placeLabel(carrier, l.radius, messageLabel(m),
+                 (m.reduce ? "reduce " : "") + m.size, placed);
+  const std::string &text = place.text;
+  const Point label = place.anchor, side = place.side;
+  placed.push_back({label, d, place.halfLength});
+  double angle = uprightAngle(d);
+  bool below = hangsBelow(angle, side);
+  const char *color = m.reduce ? "#2a8a2a" : "#1f5fbf";
+  w.raw(head + "<title>" +
+        svg::escape(std::to_string(m.src) + " -> " + std::to_string(m.dst) +
+                    " " + messageLabel(m) + " via " + via) +
+        "</title><path d=\"" + pathOf(segments) + "\" fill=\"none\" stroke=\"" +
+        color + "\" stroke-width=\"1.6\" marker-end=\"url(#" +
+        (m.reduce ? "arrow-reduce" : "arrow") + ")\"/><text x=\"" +
+        svg::num(label.x) + "\" y=\"" + svg::num(label.y) + "\" dy=\"" +
+        (below ? "-0.3em" : "0.9em") + "\" transform=\"rotate(" +
+        svg::num(angle) + " " + svg::num(label.x) + " " + svg::num(label.y) +
+        ")\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color + "\">" +
+        svg::escape(text) + "</text></g>\n");
+}
+
+void drawMessages(svg::Writer &w, const Layout &l, const ir::InstanceStep &step,
+                  const std::vector<StepMessage> &messages) {
   // Messages sharing a channel are drawn side by side, as many as there
   // are, so that a congested channel shows its load.
-  std::map<std::pair<int64_t, int64_t>, int> uses;
+  ChannelUses uses;
   // The labels placed so far, as boxes along their arrows, so that a label
   // slides along its own arrow until it clears them.
   std::vector<LabelBox> placed;
-  for (const StepMessage &m : f.table.messages[step.number - 1]) {
-    std::vector<Segment> segments;
-    for (size_t i = 0; i + 1 < m.via.size(); ++i) {
-      int earlier = uses[{m.via[i], m.via[i + 1]}]++;
-      segments.push_back(shifted(segmentOf(l, m.via[i], m.via[i + 1]),
-                                 3 + 3.5 * std::min(earlier, 4)));
-    }
-    std::string via;
-    for (size_t i = 0; i < m.via.size(); ++i)
-      via += (i ? " " : "") + std::to_string(m.via[i]);
-    std::string head = "<g class=\"message\" data-step=\"" +
-                       std::to_string(step.number) + "\" data-from=\"" +
-                       std::to_string(m.src) + "\" data-to=\"" +
-                       std::to_string(m.dst) + "\" data-via=\"" + via +
-                       "\" data-chunks=\"" + svg::escape(m.chunks) +
-                       "\" data-size=\"" + svg::escape(m.size) + "\">";
-    if (segments.empty()) {
-      w.raw(head + "</g>\n");
-      continue;
-    }
-    // The arrow leaves the sender's circle and stops at the receiver's.
-    Segment &first = segments.front(), &last = segments.back();
-    first.a = first.a +
-              unit((first.curved ? first.control : first.b) - first.a) *
-                  l.radius;
-    last.b = last.b +
-             unit((last.curved ? last.control : last.a) - last.b) *
-                 (l.radius + 1);
-    const Segment &carrier = segments[segments.size() / 2];
-    Point d = unit(carrier.b - carrier.a);
-    const LabelPlace place = placeLabel(carrier, l.radius, messageLabel(m),
-                                        (m.reduce ? "reduce " : "") + m.size,
-                                        placed);
-    const std::string &text = place.text;
-    const Point label = place.anchor, side = place.side;
-    placed.push_back({label, d, place.halfLength});
-    double angle = std::atan2(d.y, d.x) * 180 / std::numbers::pi;
-    if (angle > 90)
-      angle -= 180;
-    else if (angle <= -90)
-      angle += 180;
-    // Whether the label's own "down" (after the rotation) points away from
-    // the arrow: then the text hangs below its anchor, else sits above it.
-    double rad = angle * std::numbers::pi / 180;
-    bool below = -std::sin(rad) * side.x + std::cos(rad) * side.y < 0;
-    const char *color = m.reduce ? "#2a8a2a" : "#1f5fbf";
-    w.raw(head + "<title>" +
-          svg::escape(std::to_string(m.src) + " -> " + std::to_string(m.dst) +
-                      " " + messageLabel(m) + " via " + via) +
-          "</title><path d=\"" + pathOf(segments) +
-          "\" fill=\"none\" stroke=\"" + color +
-          "\" stroke-width=\"1.6\" marker-end=\"url(#" +
-          (m.reduce ? "arrow-reduce" : "arrow") + ")\"/><text x=\"" +
-          svg::num(label.x) + "\" y=\"" + svg::num(label.y) +
-          "\" dy=\"" + (below ? "-0.3em" : "0.9em") +
-          "\" transform=\"rotate(" + svg::num(angle) + " " +
-          svg::num(label.x) + " " + svg::num(label.y) +
-          ")\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color +
-          "\">" + svg::escape(text) + "</text></g>\n");
-  }
-  // The nodes last, over the arrows that pass through them.
+  for (const StepMessage &m : messages)
+    drawMessage(w, l, step, m, uses, placed);
+}
+
+void drawNodes(svg::Writer &w, const Topology &t, const Layout &l) {
   for (int64_t node = 0; node < t.numNodes(); ++node) {
     Point at = l.pos[static_cast<size_t>(node)];
     if (node >= t.numRanks()) {
@@ -532,17 +589,40 @@ void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
     w.text(at.x, at.y + 4, std::to_string(node),
            "text-anchor=\"middle\" font-size=\"11\"");
   }
-  // A counterexample's rank (a contended port, an unmatched or early
-  // message): ringed in red.
-  if (failure && failure->rank && *failure->rank >= 0 &&
-      *failure->rank < t.numRanks()) {
-    Point at = l.pos[static_cast<size_t>(*failure->rank)];
-    w.raw("<g class=\"failure\" data-step=\"" + std::to_string(step.number) +
-          "\" data-rank=\"" + std::to_string(*failure->rank) +
-          "\"><circle cx=\"" + svg::num(at.x) + "\" cy=\"" + svg::num(at.y) +
-          "\" r=\"" + svg::num(l.radius + 4) +
-          "\" fill=\"none\" stroke=\"#d00\" stroke-width=\"3\"/></g>\n");
-  }
+}
+
+/// A counterexample's rank (a contended port, an unmatched or early
+/// message): ringed in red.
+void ringFailedRank(svg::Writer &w, const Topology &t, const Layout &l,
+                    const ir::InstanceStep &step,
+                    const verify::Counterexample &failure) {
+  if (!failure.rank || *failure.rank < 0 || *failure.rank >= t.numRanks())
+    return;
+  Point at = l.pos[static_cast<size_t>(*failure.rank)];
+  w.raw("<g class=\"failure\" data-step=\"" + std::to_string(step.number) +
+        "\" data-rank=\"" + std::to_string(*failure.rank) + "\"><circle cx=\"" +
+        svg::num(at.x) + "\" cy=\"" + svg::num(at.y) + "\" r=\"" +
+        svg::num(l.radius + 4) +
+        "\" fill=\"none\" stroke=\"#d00\" stroke-width=\"3\"/></g>\n");
+}
+
+/// A panel's drawing at (x, y): its heading, the topology's links, the
+/// congested channel, one line per message (a golden test reads them), then
+/// the nodes.
+void drawPanel(svg::Writer &w, const Figure &f, const ir::InstanceStep &step,
+               double x, double y, double panelW, double panelH) {
+  const Layout &l = f.layout;
+  const Topology &t = f.table.topology;
+  const PanelAlarm alarm = alarmOf(f, step);
+  openPanel(w, step, alarm, x, y, panelW, panelH);
+  drawLinks(w, t, l);
+  if (alarm.red)
+    drawCongestion(w, l, step, *alarm.red, alarm.load);
+  drawMessages(w, l, step, f.table.messages[step.number - 1]);
+  // The nodes last, over the arrows that pass through them.
+  drawNodes(w, t, l);
+  if (alarm.failure)
+    ringFailedRank(w, t, l, step, *alarm.failure);
   w.raw("</g>\n</g>\n");
 }
 

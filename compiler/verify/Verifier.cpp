@@ -20,8 +20,7 @@ using namespace collc::verify;
 namespace {
 
 llvm::Error inputError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 using Clock = std::chrono::steady_clock;
@@ -205,7 +204,7 @@ std::optional<Topology> topologyFor(const ir::Schedule &s,
   if (!dims)
     return std::nullopt;
   auto t = Topology::make(s.topology.kind, *dims, s.topology.edges,
-                       s.topology.order);
+                          s.topology.order);
   if (!t) {
     llvm::consumeError(t.takeError());
     return std::nullopt;
@@ -277,9 +276,9 @@ struct FromParts {
   std::vector<PropertyResult> symbolic, inductive;
 };
 
-std::optional<FromParts> proveFromParts(const ir::Schedule &s,
-                                        const std::vector<ParamRange> &ranges,
-                                        const VerifyOptions &options) {
+/// The two parts `s` is proved from, or none where it is proved whole.
+std::optional<std::pair<const ir::Schedule *, const ir::Schedule *>>
+provingParts(const ir::Schedule &s) {
   if (s.parts.size() != 2 || !s.parts[0].schedule || !s.parts[1].schedule)
     return std::nullopt;
   const ir::Schedule &first = *s.parts[0].schedule,
@@ -299,12 +298,12 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
          part->collective.root != s.collective.root))
       return std::nullopt;
   }
-  auto whole = [&](const llvm::Twine &why) -> std::optional<FromParts> {
-    if (options.verbose)
-      *options.verbose << "prove " << s.name << " whole: " << why << "\n";
-    return std::nullopt;
-  };
+  return std::make_pair(&first, &second);
+}
 
+/// The options the parts are verified with; their parameters are set per
+/// part.
+VerifyOptions partOptionsFor(const VerifyOptions &options) {
   VerifyOptions partOptions = options;
   partOptions.p.reset();
   partOptions.ranks.reset();
@@ -315,10 +314,15 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
     for (Property p : {Property::Causality, Property::Correctness})
       if (!llvm::is_contained(partOptions.only, p))
         partOptions.only.push_back(p);
+  return partOptions;
+}
 
-  // Asked for the family as declared, the parts are proved as declared
-  // too where that holds it: what verifying them (the library) proves.
-  // Asked for less, or for one size, they are proved over as much.
+/// Whether `ranges` are the family as declared. Asked for that, the parts
+/// are proved as declared too where that holds it: what verifying them (the
+/// library) proves. Asked for less, or for one size, they are proved over
+/// as much.
+bool rangesAsDeclared(const ir::Schedule &s,
+                      const std::vector<ParamRange> &ranges) {
   bool asDeclared =
       ranges.size() == s.params.size() &&
       llvm::any_of(ranges, [](const ParamRange &r) { return r.lo < r.hi; });
@@ -326,60 +330,85 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
     asDeclared = s.params[j].range &&
                  s.params[j].range->first == ranges[j].lo &&
                  s.params[j].range->second == ranges[j].hi;
-  FromParts result;
-  result.method = "from its parts: " + first.name + ", " + second.name;
-  for (const ir::Schedule *declared : {&first, &second}) {
-    // A part for a topology inside the composition's (a linear array in a
-    // ring: library/Compose.h) is proved on the composition's, whose
-    // routes its messages take there.
-    std::optional<ir::Schedule> inside;
-    if (declared->topology.kind != s.topology.kind) {
-      inside = *declared;
-      inside->topology.kind = s.topology.kind;
-    }
-    const ir::Schedule *part = inside ? &*inside : declared;
-    // Each parameter of the part takes the composition's dimension it
-    // stands for (ir::partParameters): a constant, or one of its
-    // parameters, over that one's range.
-    partOptions.params.clear();
-    const std::map<unsigned, ir::ExprRef> given =
-        ir::partParameters(s.topology, *part);
-    for (const ir::Parameter &q : part->params) {
-      std::optional<ParamRange> range;
-      auto it = given.find(q.slot);
-      if (it != given.end() && it->second->isConst())
-        range = ParamRange{q.name, it->second->value, it->second->value};
-      else if (it != given.end())
-        for (size_t j = 0; j < s.params.size() && j < ranges.size(); ++j)
-          if (it->second->op == ir::ExprOp::Var &&
-              s.params[j].slot == it->second->slot)
-            range = ParamRange{q.name, ranges[j].lo, ranges[j].hi};
-      if (!range)
-        return whole("'" + part->name + "' has parameter '" + q.name +
-                     "', which no dimension of the composition gives");
-      if (asDeclared && q.range && q.range->first <= range->lo &&
-          range->hi <= q.range->second)
-        range = ParamRange{q.name, q.range->first, q.range->second};
-      partOptions.params.push_back(*range);
-    }
-    if (options.verbose)
-      *options.verbose << "prove " << s.name << " from its part " << part->name
-                       << (inside ? " on " + describeTopology(part->topology)
-                                  : std::string())
-                       << (partOptions.params.empty()
-                               ? std::string()
-                               : ", " + rangeText(partOptions.params))
-                       << "\n";
-    llvm::Expected<ScheduleReport> report = verifySchedule(*part, partOptions);
-    if (!report) {
-      std::string why = llvm::toString(report.takeError());
-      return whole("'" + part->name + "': " + why);
-    }
-    for (const PropertyResult &r : report->properties)
-      if (r.status != Status::Proved)
-        return whole("'" + part->name + "' has " + propertyName(r.property) +
-                     " " + statusName(r.status));
+  return asDeclared;
+}
+
+/// The range of the part's parameter `q`, which takes the composition's
+/// dimension it stands for (ir::partParameters): a constant, or one of its
+/// parameters, over that one's range. None where no dimension gives it.
+std::optional<ParamRange>
+partRange(const ir::Schedule &s, const std::vector<ParamRange> &ranges,
+          const std::map<unsigned, ir::ExprRef> &given, const ir::Parameter &q,
+          bool asDeclared) {
+  std::optional<ParamRange> range;
+  auto it = given.find(q.slot);
+  if (it != given.end() && it->second->isConst())
+    range = ParamRange{q.name, it->second->value, it->second->value};
+  else if (it != given.end())
+    for (size_t j = 0; j < s.params.size() && j < ranges.size(); ++j)
+      if (it->second->op == ir::ExprOp::Var &&
+          s.params[j].slot == it->second->slot)
+        range = ParamRange{q.name, ranges[j].lo, ranges[j].hi};
+  if (!range)
+    return std::nullopt;
+  if (asDeclared && q.range && q.range->first <= range->lo &&
+      range->hi <= q.range->second)
+    range = ParamRange{q.name, q.range->first, q.range->second};
+  return range;
+}
+
+/// Verifies one part of `s` with `partOptions`, its parameters set here.
+/// Returns why `s` must be proved whole instead, or none where the part
+/// proved every property asked.
+std::optional<std::string> provePart(const ir::Schedule &s,
+                                     const ir::Schedule &declared,
+                                     const std::vector<ParamRange> &ranges,
+                                     bool asDeclared,
+                                     VerifyOptions &partOptions) {
+  // A part for a topology inside the composition's (a linear array in a
+  // ring: library/Compose.h) is proved on the composition's, whose
+  // routes its messages take there.
+  std::optional<ir::Schedule> inside;
+  if (declared.topology.kind != s.topology.kind) {
+    inside = declared;
+    inside->topology.kind = s.topology.kind;
   }
+  const ir::Schedule *part = inside ? &*inside : &declared;
+  partOptions.params.clear();
+  const std::map<unsigned, ir::ExprRef> given =
+      ir::partParameters(s.topology, *part);
+  for (const ir::Parameter &q : part->params) {
+    std::optional<ParamRange> range =
+        partRange(s, ranges, given, q, asDeclared);
+    if (!range)
+      return "'" + part->name + "' has parameter '" + q.name +
+             "', which no dimension of the composition gives";
+    partOptions.params.push_back(*range);
+  }
+  if (partOptions.verbose)
+    *partOptions.verbose << "prove " << s.name << " from its part "
+                         << part->name
+                         << (inside ? " on " + describeTopology(part->topology)
+                                    : std::string())
+                         << (partOptions.params.empty()
+                                 ? std::string()
+                                 : ", " + rangeText(partOptions.params))
+                         << "\n";
+  llvm::Expected<ScheduleReport> report = verifySchedule(*part, partOptions);
+  if (!report) {
+    std::string why = llvm::toString(report.takeError());
+    return "'" + part->name + "': " + why;
+  }
+  for (const PropertyResult &r : report->properties)
+    if (r.status != Status::Proved)
+      return "'" + part->name + "' has " + propertyName(r.property) + " " +
+             statusName(r.status);
+  return std::nullopt;
+}
+
+/// Records each property asked as proved from the parts: causality and
+/// correctness by induction, the per-step ones symbolically.
+void addPartVerdicts(FromParts &result, const VerifyOptions &options) {
   for (Property p :
        {Property::Matching, Property::Contention, Property::Congestion,
         Property::Causality, Property::Correctness}) {
@@ -393,6 +422,28 @@ std::optional<FromParts> proveFromParts(const ir::Schedule &s,
                                                             : result.symbolic)
         .push_back(r);
   }
+}
+
+std::optional<FromParts> proveFromParts(const ir::Schedule &s,
+                                        const std::vector<ParamRange> &ranges,
+                                        const VerifyOptions &options) {
+  std::optional<std::pair<const ir::Schedule *, const ir::Schedule *>> parts =
+      provingParts(s);
+  if (!parts)
+    return std::nullopt;
+  const ir::Schedule &first = *parts->first, &second = *parts->second;
+  VerifyOptions partOptions = partOptionsFor(options);
+  const bool asDeclared = rangesAsDeclared(s, ranges);
+  FromParts result;
+  result.method = "from its parts: " + first.name + ", " + second.name;
+  for (const ir::Schedule *declared : {&first, &second})
+    if (std::optional<std::string> why =
+            provePart(s, *declared, ranges, asDeclared, partOptions)) {
+      if (options.verbose)
+        *options.verbose << "prove " << s.name << " whole: " << *why << "\n";
+      return std::nullopt;
+    }
+  addPartVerdicts(result, options);
   return result;
 }
 
@@ -724,9 +775,9 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   report.simulated = run->covered;
   report.warnings = run->warnings;
 
-  for (Property p : {Property::Causality, Property::Contention,
-                     Property::Congestion, Property::Matching,
-                     Property::Correctness}) {
+  for (Property p :
+       {Property::Causality, Property::Contention, Property::Congestion,
+        Property::Matching, Property::Correctness}) {
     if (!wanted(options, p))
       continue;
     bool symbolic = p == Property::Contention || p == Property::Congestion ||
@@ -827,7 +878,8 @@ void collc::verify::printText(const ir::Schedule &s,
     os << "WARNING: " << w.message << " (" << where << ")\n";
   }
   for (const PropertyResult &r : report.properties) {
-    if (r.status != Status::Counterexample && !(r.status == Status::Error && r.counterexample))
+    if (r.status != Status::Counterexample &&
+        !(r.status == Status::Error && r.counterexample))
       continue;
     if (!r.counterexample)
       continue;
@@ -852,11 +904,12 @@ void collc::verify::printText(const ir::Schedule &s,
     if (c.channel)
       os << "  " << c.channelLoad() << "\n";
     if (!c.chunk.empty())
-      os << "  " << (llvm::StringRef(c.chunk).startswith("chunk") ? "" : "chunk ")
+      os << "  "
+         << (llvm::StringRef(c.chunk).startswith("chunk") ? "" : "chunk ")
          << c.chunk << "\n";
     if (!c.expected.empty() || !c.actual.empty())
-      os << "  expected contributions " << c.expected << ", actual "
-         << c.actual << "\n";
+      os << "  expected contributions " << c.expected << ", actual " << c.actual
+         << "\n";
     if (!c.transfers.empty()) {
       os << "  transfers:\n";
       // Routes make congestion readable: show the path of each message.
