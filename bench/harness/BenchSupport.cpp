@@ -361,46 +361,128 @@ std::vector<FittedSegment> collc::tools::bench::fitSegments(
   return best;
 }
 
+namespace {
+using Points = std::vector<std::pair<double, Stats>>;
+
+const char *patternFlag(Pattern pattern) {
+  return pattern == Pattern::Ring   ? "ring"
+         : pattern == Pattern::Copy ? "copy"
+                                    : "pingpong";
+}
+
+std::string joinSizes(llvm::ArrayRef<long long> sizes) {
+  std::string bytesArg;
+  for (long long b : sizes)
+    bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
+  return bytesArg;
+}
+
+/// coll_bench's `PATTERN\tBYTES\tSAMPLES` lines, summarised per size.
+Points parsePoints(llvm::StringRef out, const char *pattern) {
+  Points points;
+  llvm::SmallVector<llvm::StringRef, 32> lines;
+  out.split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef, 3> f;
+    line.split(f, '\t');
+    long long n;
+    if (f.size() == 3 && f[0] == pattern && !f[1].getAsInteger(10, n))
+      points.push_back({static_cast<double>(n), summarize(parseSamples(f[2]))});
+  }
+  return points;
+}
+
+// coll_bench's samples of one pattern, summarised per size.
+llvm::Expected<std::pair<Launch, Points>> measure(int ranks, int iterations,
+                                                  const char *pattern,
+                                                  const std::string &bytes) {
+  std::vector<std::string> args = {std::string("--") + pattern, "--bytes",
+                                   bytes};
+  if (iterations > 0) {
+    args.push_back("--iterations");
+    args.push_back(std::to_string(iterations));
+  }
+  llvm::Expected<Launch> run = launch(ranks, args);
+  if (!run)
+    return run.takeError();
+  if (run->exitCode != 0)
+    return error(run->err + run->commandLine + " failed (exit " +
+                 std::to_string(run->exitCode) + ")");
+  Points points = parsePoints(run->out, pattern);
+  return std::make_pair(std::move(*run), std::move(points));
+}
+
+/// Times rank 0 sending the ring's largest size to every other rank at once,
+/// in ring steps, and sets the copy model that implies.
+llvm::Error measureFanout(int ranks, int iterations, Calibration &c,
+                          CostModel &model) {
+  const auto &[m, ringStep] = *std::max_element(
+      c.points.begin(), c.points.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  if (m >= 256 * 1024) {
+    auto fanout = measure(ranks, iterations, "fanout",
+                          std::to_string(static_cast<long long>(m)));
+    if (!fanout)
+      return fanout.takeError();
+    if (fanout->second.empty())
+      return error(fanout->first.err + "the fanout gave no sample");
+    c.fanoutBytes = m;
+    c.fanoutSteps = fanout->second.front().second.median / ringStep.median;
+    if (c.fanoutSteps < (ranks - 1) / 2.0) {
+      model.machine.copies = CopyModel::Receiver;
+      model.machine.serve = std::min(1.0, c.fanoutSteps / (ranks - 1));
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// The fitted segments as the model's costs of one message.
+void setSegmentCosts(CostModel &model, llvm::ArrayRef<FittedSegment> segments,
+                     double messagesPerSample) {
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const MessageCost cost{segments[i].fromBytes,
+                           segments[i].tsUs * 1e-6 / messagesPerSample,
+                           segments[i].twUs * 1e-6 / messagesPerSample};
+    if (i == 0)
+      model.ts = cost.ts, model.twPerByte = cost.twPerByte;
+    else
+      model.larger.push_back(cost);
+  }
+}
+
+// The block must read back as the model it describes.
+llvm::Expected<CostModel> readBackModel(const std::string &block) {
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), false);
+  llvm::Expected<Program> parsed = loadSource(
+      llvm::MemoryBuffer::getMemBufferCopy(block, "<calibrated model>"), diags);
+  if (!parsed)
+    return parsed.takeError();
+  if (diags.hasErrors() || parsed->models.size() != 1)
+    return error("internal error: the model block does not parse: " + block);
+  return parsed->models.front();
+}
+
+/// The model's relative error over the measured points: c.rms and c.worst.
+void rateFit(Calibration &c) {
+  double sumSq = 0;
+  for (const auto &[m, st] : c.points) {
+    const MessageCost seg = c.model.at(m);
+    double ratio =
+        (seg.ts + seg.twPerByte * m) * c.messagesPerSample * 1e6 / st.median;
+    sumSq += (ratio - 1) * (ratio - 1);
+    c.worst = std::max(c.worst, std::fabs(ratio - 1));
+  }
+  c.rms = std::sqrt(sumSq / c.points.size());
+}
+} // namespace
+
 llvm::Expected<Calibration>
 collc::tools::bench::calibrate(int ranks, Pattern pattern,
                                llvm::ArrayRef<long long> sizes, int iterations,
                                llvm::StringRef name) {
-  const char *flag = pattern == Pattern::Ring   ? "ring"
-                     : pattern == Pattern::Copy ? "copy"
-                                                : "pingpong";
-  std::string bytesArg;
-  for (long long b : sizes)
-    bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
-  // coll_bench's samples of one pattern, summarised per size.
-  auto measure = [&](const char *pattern, const std::string &bytes)
-      -> llvm::Expected<
-          std::pair<Launch, std::vector<std::pair<double, Stats>>>> {
-    std::vector<std::string> args = {std::string("--") + pattern, "--bytes",
-                                     bytes};
-    if (iterations > 0) {
-      args.push_back("--iterations");
-      args.push_back(std::to_string(iterations));
-    }
-    llvm::Expected<Launch> run = launch(ranks, args);
-    if (!run)
-      return run.takeError();
-    if (run->exitCode != 0)
-      return error(run->err + run->commandLine + " failed (exit " +
-                   std::to_string(run->exitCode) + ")");
-    std::vector<std::pair<double, Stats>> points;
-    llvm::SmallVector<llvm::StringRef, 32> lines;
-    llvm::StringRef(run->out).split(lines, '\n', -1, false);
-    for (llvm::StringRef line : lines) {
-      llvm::SmallVector<llvm::StringRef, 3> f;
-      line.split(f, '\t');
-      long long n;
-      if (f.size() == 3 && f[0] == pattern && !f[1].getAsInteger(10, n))
-        points.push_back(
-            {static_cast<double>(n), summarize(parseSamples(f[2]))});
-    }
-    return std::make_pair(std::move(*run), std::move(points));
-  };
-  auto measured = measure(flag, bytesArg);
+  const char *flag = patternFlag(pattern);
+  auto measured = measure(ranks, iterations, flag, joinSizes(sizes));
   if (!measured)
     return measured.takeError();
   Launch &run = measured->first;
@@ -434,54 +516,15 @@ collc::tools::bench::calibrate(int ranks, Pattern pattern,
   // small fan-out by MPI alone, 0.13 us a message on 16 cores, made
   // `using auto` take stars the runtime runs at 0.2 us a message,
   // bench/results/16-cores.)
-  if (pattern == Pattern::Ring && ranks >= 3 && !c.oversubscribed) {
-    const auto &[m, ringStep] = *std::max_element(
-        c.points.begin(), c.points.end(),
-        [](const auto &a, const auto &b) { return a.first < b.first; });
-    if (m >= 256 * 1024) {
-      auto fanout =
-          measure("fanout", std::to_string(static_cast<long long>(m)));
-      if (!fanout)
-        return fanout.takeError();
-      if (fanout->second.empty())
-        return error(fanout->first.err + "the fanout gave no sample");
-      c.fanoutBytes = m;
-      c.fanoutSteps = fanout->second.front().second.median / ringStep.median;
-      if (c.fanoutSteps < (ranks - 1) / 2.0) {
-        model.machine.copies = CopyModel::Receiver;
-        model.machine.serve = std::min(1.0, c.fanoutSteps / (ranks - 1));
-      }
-    }
-  }
-  for (size_t i = 0; i < segments.size(); ++i) {
-    const MessageCost cost{segments[i].fromBytes,
-                           segments[i].tsUs * 1e-6 / c.messagesPerSample,
-                           segments[i].twUs * 1e-6 / c.messagesPerSample};
-    if (i == 0)
-      model.ts = cost.ts, model.twPerByte = cost.twPerByte;
-    else
-      model.larger.push_back(cost);
-  }
+  if (pattern == Pattern::Ring && ranks >= 3 && !c.oversubscribed)
+    if (llvm::Error err = measureFanout(ranks, iterations, c, model))
+      return err;
+  setSegmentCosts(model, segments, c.messagesPerSample);
   c.block = formatModelBlock(model);
-  // The block must read back as the model it describes.
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs(), false);
-  llvm::Expected<Program> parsed = loadSource(
-      llvm::MemoryBuffer::getMemBufferCopy(c.block, "<calibrated model>"),
-      diags);
-  if (!parsed)
-    return parsed.takeError();
-  if (diags.hasErrors() || parsed->models.size() != 1)
-    return error("internal error: the model block does not parse: " + c.block);
-  c.model = parsed->models.front();
-  double sumSq = 0;
-  for (const auto &[m, st] : c.points) {
-    const MessageCost seg = c.model.at(m);
-    double ratio =
-        (seg.ts + seg.twPerByte * m) * c.messagesPerSample * 1e6 / st.median;
-    sumSq += (ratio - 1) * (ratio - 1);
-    c.worst = std::max(c.worst, std::fabs(ratio - 1));
-  }
-  c.rms = std::sqrt(sumSq / c.points.size());
+  llvm::Expected<CostModel> readBack = readBackModel(c.block);
+  if (!readBack)
+    return readBack.takeError();
+  c.model = std::move(*readBack);
+  rateFit(c);
   return c;
 }

@@ -282,6 +282,151 @@ int MPI_Scatterv(const void *send, const int sendcounts[], const int displs[],
   });
 }
 
+namespace {
+
+/// MPI_Allgatherv's blocks as one all-gather's, the same at every rank (as
+/// recvcounts in bytes is).
+struct GatheredBlocks {
+  TypeInfo recvInfo;
+  int64_t bytes = 0; // a block's, padded
+  int count = 0;     // the largest
+  bool unequal = false;
+};
+
+/// COLLC_MPI_CHECK for MPI_Allgatherv: the counts in bytes against every
+/// rank's, and what this rank sends against what recvcounts gives it.
+int checkAllgatherv(MPI_Comm comm, const Comm &c, const void *send,
+                    int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                    MPI_Datatype recvtype) {
+  return checked(comm, [&] {
+    Agreed a = agreed(Coll::Allgatherv, -1, MPI_OP_NULL, 1, recvtype);
+    a.bytes.reset();
+    a.counts = countsDigest(c.size, recvcounts, recvtype);
+    const int64_t own =
+        recvcounts && c.size > 0 ? bytesOf(recvcounts[c.rank], recvtype) : -1;
+    if (send != MPI_IN_PLACE) { // else the send arguments are ignored
+      const int64_t sent = bytesOf(sendcount, sendtype);
+      if (sent >= 0 && own >= 0 && sent != own)
+        a.fault = "it sends another size than recvcounts gives it";
+    }
+    return a;
+  });
+}
+
+/// The `p` blocks of `recvcounts` as an all-gather's, in `g`, or the reason
+/// they cannot be.
+Reason asAllgather(int p, const int *recvcounts, MPI_Datatype recvtype,
+                   GatheredBlocks &g) {
+  Reason why = Reason::Count;
+  for (int j = 0; why == Reason::Count && j < p; ++j) {
+    if (recvcounts[j] < 0)
+      why = Reason::Invalid;
+    g.unequal = g.unequal || recvcounts[j] != recvcounts[0];
+    g.count = std::max(g.count, recvcounts[j]);
+  }
+  if (why == Reason::Count)
+    why = blockBytes(g.count, recvtype, g.recvInfo, g.bytes);
+  if (why == Reason::Count && g.unequal && !paddedSize(p, [&](int j) {
+        return int64_t{recvcounts[j]} * g.recvInfo.size;
+      }))
+    why = Reason::UnequalCounts;
+  return why;
+}
+
+/// What this rank sends, where a schedule runs (`sendInfo` filled): its own
+/// to get right, as the others are in the schedule already.
+int checkOwnSend(MPI_Comm comm, int sendcount, MPI_Datatype sendtype,
+                 int64_t own, TypeInfo &sendInfo) {
+  if (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
+      describe(sendtype, sendInfo) != MPI_SUCCESS)
+    return localFailure(comm, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                        "MPI_Allgatherv: an invalid send count or type");
+  if (int64_t{sendcount} * sendInfo.size != own)
+    return localFailure(comm, MPI_ERR_TRUNCATE,
+                        "MPI_Allgatherv: this rank sends another size than "
+                        "recvcounts gives it");
+  return MPI_SUCCESS;
+}
+
+/// Whether the blocks lie in order, one after another, in the user's
+/// buffer: the schedule then runs on it, with no copy.
+bool inOrder(const GatheredBlocks &g, const int *displs, int p) {
+  bool regular = !g.unequal && g.recvInfo.contiguous(int64_t{g.count} * p);
+  for (int j = 0; regular && j < p; ++j)
+    regular = displs[j] == int64_t{j} * g.count;
+  return regular;
+}
+
+/// Where displs puts block `j`, of elements `extent` apart, in `recv`.
+char *placeOf(void *recv, const int *displs, int j, MPI_Aint extent) {
+  return static_cast<char *>(recv) + static_cast<MPI_Aint>(displs[j]) * extent;
+}
+
+/// The gathered copy `all`, a block of g.bytes a rank, unpacked to where
+/// displs puts each block.
+int unpackGathered(const char *all, const GatheredBlocks &g, void *recv,
+                   const int *recvcounts, const int *displs,
+                   MPI_Datatype recvtype, int p, MPI_Comm comm) {
+  for (int j = 0; j < p; ++j) {
+    int at = 0;
+    if (recvcounts[j] &&
+        PMPI_Unpack(all + g.bytes * j, static_cast<int>(g.bytes), &at,
+                    placeOf(recv, displs, j, g.recvInfo.extent), recvcounts[j],
+                    recvtype, comm) != MPI_SUCCESS)
+      return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot unpack");
+  }
+  return MPI_SUCCESS;
+}
+
+/// MPI_Allgatherv by candidate `k`, an all-gather of blocks of g.bytes:
+/// this rank's own is `ownCount` elements.
+int allgathervBy(const Candidate &k, const void *send, int sendcount,
+                 MPI_Datatype sendtype, const TypeInfo &sendInfo, void *recv,
+                 const int *recvcounts, const int *displs,
+                 MPI_Datatype recvtype, const GatheredBlocks &g, int ownCount,
+                 const Comm &c, MPI_Comm comm) {
+  const int p = c.size;
+  const bool inPlace = send == MPI_IN_PLACE;
+  const int64_t own = int64_t{ownCount} * g.recvInfo.size;
+  // The blocks in order, one after another: the user's buffer itself, or a
+  // copy packed from and unpacked to where displs puts them.
+  const bool regular = inOrder(g, displs, p);
+  std::vector<char> copy;
+  char *all = static_cast<char *>(recv) + g.recvInfo.trueLb;
+  char *mine = all + g.bytes * c.rank;
+  if (!regular) {
+    copy.resize(static_cast<size_t>(g.bytes) * static_cast<size_t>(p));
+    all = copy.data();
+    mine = all + g.bytes * c.rank;
+    int at = 0;
+    if (inPlace && own &&
+        PMPI_Pack(placeOf(recv, displs, c.rank, g.recvInfo.extent), ownCount,
+                  recvtype, mine, static_cast<int>(g.bytes), &at,
+                  comm) != MPI_SUCCESS)
+      return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot pack");
+  }
+  // A padded block is sent from its place in the copy, in place.
+  Staged in;
+  if (!inPlace && own)
+    if (int rc =
+            in.start(send, sendcount, sendtype, sendInfo, true, false, comm))
+      return ran(comm, rc, "MPI_Allgatherv: cannot stage the buffer");
+  if (!inPlace && g.unequal && own)
+    std::memcpy(mine, in.bytes(), static_cast<size_t>(own));
+  Args a;
+  a.send = inPlace || g.unequal ? MPI_IN_PLACE : in.bytes();
+  a.recv = all;
+  a.count = static_cast<int>(g.bytes);
+  a.comm = comm;
+  if (int rc = k.run(a))
+    return ran(comm, rc, "MPI_Allgatherv: the schedule failed");
+  return regular ? MPI_SUCCESS
+                 : unpackGathered(all, g, recv, recvcounts, displs, recvtype, p,
+                                  comm);
+}
+
+} // namespace
+
 int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
                    void *recv, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
@@ -291,113 +436,35 @@ int MPI_Allgatherv(const void *send, int sendcount, MPI_Datatype sendtype,
   // the blocks wherever displs puts them; counts that differ by little, an
   // all-gather of blocks padded to the largest (paddedSize).
   Comm c;
-  TypeInfo recvInfo;
-  int64_t bytes = 0; // a block's, padded
+  GatheredBlocks g;
   Reason why = screen(Coll::Allgatherv, comm, c);
-  if (int rc = checked(comm, [&] {
-        Agreed a = agreed(Coll::Allgatherv, -1, MPI_OP_NULL, 1, recvtype);
-        a.bytes.reset();
-        a.counts = countsDigest(c.size, recvcounts, recvtype);
-        const int64_t own = recvcounts && c.size > 0
-                                ? bytesOf(recvcounts[c.rank], recvtype)
-                                : -1;
-        if (send != MPI_IN_PLACE) { // else the send arguments are ignored
-          const int64_t sent = bytesOf(sendcount, sendtype);
-          if (sent >= 0 && own >= 0 && sent != own)
-            a.fault = "it sends another size than recvcounts gives it";
-        }
-        return a;
-      }))
+  if (int rc = checkAllgatherv(comm, c, send, sendcount, sendtype, recvcounts,
+                               recvtype))
     return rc;
   // Open MPI's own call reads through a null array and crashes.
   if (why == Reason::Count && (!recvcounts || !displs))
     return localFailure(comm, MPI_ERR_ARG,
                         "MPI_Allgatherv: a null count or displacement array");
-  bool unequal = false;
-  int count = 0; // the largest
-  for (int j = 0; why == Reason::Count && j < c.size; ++j) {
-    if (recvcounts[j] < 0)
-      why = Reason::Invalid;
-    unequal = unequal || recvcounts[j] != recvcounts[0];
-    count = std::max(count, recvcounts[j]);
-  }
   if (why == Reason::Count)
-    why = blockBytes(count, recvtype, recvInfo, bytes);
-  if (why == Reason::Count && unequal && !paddedSize(c.size, [&](int j) {
-        return int64_t{recvcounts[j]} * recvInfo.size;
-      }))
-    why = Reason::UnequalCounts;
+    why = asAllgather(c.size, recvcounts, recvtype, g);
   const Choice choice = why == Reason::Count
-                            ? choose(Coll::Allgather, c.size, bytes)
+                            ? choose(Coll::Allgather, c.size, g.bytes)
                             : refuse(why);
   const bool inPlace = send == MPI_IN_PLACE;
   const int ownCount = why == Reason::Count ? recvcounts[c.rank] : 0;
-  const int64_t own = int64_t{ownCount} * recvInfo.size;
-  // What this rank sends is its own to get right: the others are in the
-  // schedule already.
   TypeInfo sendInfo;
-  if (choice.candidate && !inPlace &&
-      (sendcount < 0 || sendtype == MPI_DATATYPE_NULL ||
-       describe(sendtype, sendInfo) != MPI_SUCCESS))
-    return localFailure(comm, sendcount < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE,
-                        "MPI_Allgatherv: an invalid send count or type");
-  if (choice.candidate && !inPlace && int64_t{sendcount} * sendInfo.size != own)
-    return localFailure(comm, MPI_ERR_TRUNCATE,
-                        "MPI_Allgatherv: this rank sends another size than "
-                        "recvcounts gives it");
+  if (choice.candidate && !inPlace)
+    if (int rc = checkOwnSend(comm, sendcount, sendtype,
+                              int64_t{ownCount} * g.recvInfo.size, sendInfo))
+      return rc;
   return route(
       Coll::Allgatherv, choice,
       [&](const Candidate &k) {
         if (int rc =
                 misplacedInPlace(Coll::Allgatherv, c, -1, send, recv, comm))
           return rc;
-        const int p = c.size;
-        // The blocks in order, one after another: the user's buffer itself,
-        // or a copy packed from and unpacked to where displs puts them.
-        bool regular = !unequal && recvInfo.contiguous(int64_t{count} * p);
-        for (int j = 0; regular && j < p; ++j)
-          regular = displs[j] == int64_t{j} * count;
-        auto place = [&](int j) {
-          return static_cast<char *>(recv) +
-                 static_cast<MPI_Aint>(displs[j]) * recvInfo.extent;
-        };
-        std::vector<char> copy;
-        char *all = static_cast<char *>(recv) + recvInfo.trueLb;
-        char *mine = all + bytes * c.rank;
-        if (!regular) {
-          copy.resize(static_cast<size_t>(bytes) * static_cast<size_t>(p));
-          all = copy.data();
-          mine = all + bytes * c.rank;
-          int at = 0;
-          if (inPlace && own &&
-              PMPI_Pack(place(c.rank), ownCount, recvtype, mine,
-                        static_cast<int>(bytes), &at, comm) != MPI_SUCCESS)
-            return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot pack");
-        }
-        // A padded block is sent from its place in the copy, in place.
-        Staged in;
-        if (!inPlace && own)
-          if (int rc = in.start(send, sendcount, sendtype, sendInfo, true,
-                                false, comm))
-            return ran(comm, rc, "MPI_Allgatherv: cannot stage the buffer");
-        if (!inPlace && unequal && own)
-          std::memcpy(mine, in.bytes(), static_cast<size_t>(own));
-        Args a;
-        a.send = inPlace || unequal ? MPI_IN_PLACE : in.bytes();
-        a.recv = all;
-        a.count = static_cast<int>(bytes);
-        a.comm = comm;
-        if (int rc = k.run(a))
-          return ran(comm, rc, "MPI_Allgatherv: the schedule failed");
-        for (int j = 0; !regular && j < p; ++j) {
-          int at = 0;
-          if (recvcounts[j] &&
-              PMPI_Unpack(all + bytes * j, static_cast<int>(bytes), &at,
-                          place(j), recvcounts[j], recvtype,
-                          comm) != MPI_SUCCESS)
-            return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot unpack");
-        }
-        return MPI_SUCCESS;
+        return allgathervBy(k, send, sendcount, sendtype, sendInfo, recv,
+                            recvcounts, displs, recvtype, g, ownCount, c, comm);
       },
       [&] {
         return PMPI_Allgatherv(send, sendcount, sendtype, recv, recvcounts,

@@ -91,59 +91,126 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
   return r;
 }
 
-int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
-                   size_t es, const char *in, const int *sendcounts,
-                   const int *sdispls, char *out, const int *recvcounts,
-                   const int *rdispls, AlltoallvMode mode,
-                   AlltoallvStats *stats) {
-  const int size = rows.p, me = rows.me;
-  const int steps = static_cast<int>(rows.sendAt.size()) - 1;
-  AlltoallvStageStats *st = stats ? &stats->stages.front() : nullptr;
-  auto block = [&](const char *base, const int *displs, const int *counts,
-                   int peer) {
+namespace {
+
+/// Where each peer's block lies in the send and the receive buffer.
+struct BlockLayout {
+  size_t es;
+  const char *in;
+  const int *sendcounts, *sdispls;
+  char *out;
+  const int *recvcounts, *rdispls;
+
+  Piece sent(int peer) const { return block(in, sdispls, sendcounts, peer); }
+  Piece received(int peer) const {
+    return block(out, rdispls, recvcounts, peer);
+  }
+  Piece block(const char *base, const int *displs, const int *counts,
+              int peer) const {
     return Piece{const_cast<char *>(base) +
                      static_cast<size_t>(displs[peer]) * es,
                  static_cast<size_t>(counts[peer]) * es};
-  };
-  if (sendcounts[me] > recvcounts[me])
+  }
+};
+
+/// Copies this rank's own block and counts it and both buffers into `st`
+/// when asked to; MPI_ERR_TRUNCATE where it does not fit recvcounts.
+int copyOwnBlock(const BlockLayout &at, int size, int me,
+                 AlltoallvStageStats *st) {
+  if (at.sendcounts[me] > at.recvcounts[me])
     return MPI_ERR_TRUNCATE;
-  if (sendcounts[me] > 0)
-    moveBytes(block(out, rdispls, recvcounts, me).data,
-              block(in, sdispls, sendcounts, me).data,
-              static_cast<size_t>(sendcounts[me]) * es);
+  if (at.sendcounts[me] > 0)
+    moveBytes(at.received(me).data, at.sent(me).data,
+              static_cast<size_t>(at.sendcounts[me]) * at.es);
   if (st) {
     st->received = 1;
-    st->longestReceived = st->receiveBuffer = recvcounts[me];
+    st->longestReceived = st->receiveBuffer = at.recvcounts[me];
     for (int j = 0; j < size; ++j)
-      st->sendBuffer += sendcounts[j];
+      st->sendBuffer += at.sendcounts[j];
+  }
+  return MPI_SUCCESS;
+}
+
+/// The steps of one direct exchange as they run, their requests kept in
+/// the caller's per-thread vectors.
+class DirectExchange {
+public:
+  DirectExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
+                 const BlockLayout &at, AlltoallvStats *stats,
+                 AlltoallvStageStats *st, std::vector<int> &requests,
+                 std::vector<int> &from, std::vector<Piece> &one,
+                 std::vector<Piece> &other)
+      : rows(rows), backend(backend), tag(tag), at(at), stats(stats), st(st),
+        requests(requests), from(from), one(one), other(other) {}
+
+  int run(AlltoallvMode mode) {
+    const int steps = static_cast<int>(rows.sendAt.size()) - 1;
+    if (mode == AlltoallvMode::Blocking || steps == 1)
+      return runStepByStep(steps);
+    return runAllAtOnce(steps);
   }
 
-  // Kept per thread, so that a call allocates nothing.
-  thread_local std::vector<int> requests;
-  thread_local std::vector<int> from; // per request: the sender, or -1
-  thread_local std::vector<Piece> one(1);
-  requests.clear();
-  from.clear();
-  auto countSent = [&](int to) {
+private:
+  const AlltoallvSteps::Rows &rows;
+  Backend &backend;
+  const int tag;
+  const BlockLayout at;
+  AlltoallvStats *const stats;
+  AlltoallvStageStats *const st;
+  std::vector<int> &requests;
+  std::vector<int> &from; // per request: the sender, or -1
+  std::vector<Piece> &one, &other;
+
+  int runStepByStep(int steps) {
+    for (int s = 0; s < steps; ++s) {
+      if (std::optional<int> rc = exchangeOne(s)) {
+        if (*rc)
+          return *rc;
+        continue;
+      }
+      if (int rc = postReceives(s))
+        return rc;
+      if (int rc = postSends(s))
+        return rc;
+      if (int rc = finish())
+        return rc;
+    }
+    return MPI_SUCCESS;
+  }
+
+  int runAllAtOnce(int steps) {
+    // Receives first, so that no message waits as unexpected.
+    for (int s = 0; s < steps; ++s)
+      if (int rc = postReceives(s))
+        return rc;
+    for (int s = 0; s < steps; ++s)
+      if (int rc = postSends(s))
+        return rc;
+    return finish();
+  }
+
+  void countSent(int to) {
     if (!st)
       return;
     ++stats->messages;
     ++st->sent;
-    st->longestSent = std::max<int64_t>(st->longestSent, sendcounts[to]);
-  };
-  auto countReceived = [&](int source) {
+    st->longestSent = std::max<int64_t>(st->longestSent, at.sendcounts[to]);
+  }
+
+  void countReceived(int source) {
     if (!st)
       return;
     ++st->received;
     st->longestReceived =
-        std::max<int64_t>(st->longestReceived, recvcounts[source]);
-    st->receiveBuffer += recvcounts[source];
-  };
-  auto post = [&](int s) -> int {
+        std::max<int64_t>(st->longestReceived, at.recvcounts[source]);
+    st->receiveBuffer += at.recvcounts[source];
+  }
+
+  int postSends(int s) {
     for (int k = rows.sendAt[s]; k < rows.sendAt[s + 1]; ++k) {
       const int to = rows.sends[k];
       int request = 0;
-      one[0] = block(in, sdispls, sendcounts, to);
+      one[0] = at.sent(to);
       if (int rc = backend.isend(to, tag, one, request))
         return rc;
       requests.push_back(request);
@@ -151,20 +218,22 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
       countSent(to);
     }
     return MPI_SUCCESS;
-  };
-  auto postReceive = [&](int s) -> int {
+  }
+
+  int postReceives(int s) {
     for (int k = rows.receiveAt[s]; k < rows.receiveAt[s + 1]; ++k) {
       const int x = rows.receives[k];
       int request = 0;
-      one[0] = block(out, rdispls, recvcounts, x);
+      one[0] = at.received(x);
       if (int rc = backend.irecv(x, tag, one, request))
         return rc;
       requests.push_back(request);
       from.push_back(x);
     }
     return MPI_SUCCESS;
-  };
-  auto finish = [&]() -> int {
+  }
+
+  int finish() {
     // The requests since the backend's last reset, numbered in order: one
     // wait for all.
     if (!requests.empty())
@@ -177,48 +246,48 @@ int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
     requests.clear();
     from.clear();
     return MPI_SUCCESS;
-  };
+  }
+
   // A step of one message each way (the one step on two ranks) is one
   // sendrecv, as in MPI's own pairwise exchange: no requests to keep and
   // wait for. Returns the MPI code, or nothing if step s is not such a step.
-  thread_local std::vector<Piece> other(1);
-  auto exchangeOne = [&](int s) -> std::optional<int> {
+  std::optional<int> exchangeOne(int s) {
     const int send = rows.sendAt[s], receive = rows.receiveAt[s];
     if (rows.sendAt[s + 1] - send != 1 || rows.receiveAt[s + 1] - receive != 1)
       return std::nullopt;
     const int to = rows.sends[send], source = rows.receives[receive];
-    one[0] = block(in, sdispls, sendcounts, to);
-    other[0] = block(out, rdispls, recvcounts, source);
+    one[0] = at.sent(to);
+    other[0] = at.received(source);
     size_t bytes = 0;
     int rc = backend.sendrecvOne(to, tag, one[0], source, tag, other[0], bytes);
     countSent(to);
     countReceived(source);
     return rc;
-  };
-  if (mode == AlltoallvMode::Blocking || steps == 1) {
-    for (int s = 0; s < steps; ++s) {
-      if (std::optional<int> rc = exchangeOne(s)) {
-        if (*rc)
-          return *rc;
-        continue;
-      }
-      if (int rc = postReceive(s))
-        return rc;
-      if (int rc = post(s))
-        return rc;
-      if (int rc = finish())
-        return rc;
-    }
-    return MPI_SUCCESS;
   }
-  // Receives first, so that no message waits as unexpected.
-  for (int s = 0; s < steps; ++s)
-    if (int rc = postReceive(s))
-      return rc;
-  for (int s = 0; s < steps; ++s)
-    if (int rc = post(s))
-      return rc;
-  return finish();
+};
+
+} // namespace
+
+int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
+                   size_t es, const char *in, const int *sendcounts,
+                   const int *sdispls, char *out, const int *recvcounts,
+                   const int *rdispls, AlltoallvMode mode,
+                   AlltoallvStats *stats) {
+  const BlockLayout at{es, in, sendcounts, sdispls, out, recvcounts, rdispls};
+  AlltoallvStageStats *st = stats ? &stats->stages.front() : nullptr;
+  if (int rc = copyOwnBlock(at, rows.p, rows.me, st))
+    return rc;
+
+  // Kept per thread, so that a call allocates nothing.
+  thread_local std::vector<int> requests;
+  thread_local std::vector<int> from; // per request: the sender, or -1
+  thread_local std::vector<Piece> one(1);
+  requests.clear();
+  from.clear();
+  thread_local std::vector<Piece> other(1);
+  return DirectExchange(rows, backend, tag, at, stats, st, requests, from, one,
+                        other)
+      .run(mode);
 }
 
 } // namespace alltoallv_detail
