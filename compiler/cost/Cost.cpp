@@ -499,19 +499,25 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
   return l;
 }
 
-llvm::Expected<std::vector<int64_t>>
-collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
-                            std::optional<int64_t> amount) {
-  const ir::ExprRef &shiftOf = schedule.collective.shiftOf;
-  if (shiftOf && !amount)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "'%s' is a family over the shift amount; give it (--param %s=N)",
-        schedule.name.c_str(), shiftOf->name.c_str());
-  auto isAmount = [&](const ir::Parameter &param) {
-    return schedule.collective.isShiftAmount(param.slot);
-  };
-  // A permutation's own parameter: no size says which member is meant.
+namespace {
+
+/// What a search for the member with p ranks works on: the parameters'
+/// values, and which of them it searches within which ranges.
+struct ParamSearch {
+  std::vector<int64_t> env;
+  std::vector<unsigned> searched;
+  std::vector<member::Range> ranges;
+};
+
+llvm::Error noMember(const ir::Schedule &schedule, int64_t p,
+                     llvm::StringRef why) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(), "'%s' has no member with p = %lld%s",
+      schedule.name.c_str(), static_cast<long long>(p), why.str().c_str());
+}
+
+// A permutation's own parameter: no size says which member is meant.
+llvm::Error checkNoMemberChoice(const ir::Schedule &schedule) {
   for (const ir::Parameter &param : schedule.params)
     if (schedule.isMemberChoice(param.slot)) {
       std::string every;
@@ -523,76 +529,108 @@ collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
           "(%s)",
           param.name.c_str(), every.c_str());
     }
-  auto noMember = [&](llvm::StringRef why) {
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "'%s' has no member with p = %lld%s",
-        schedule.name.c_str(), static_cast<long long>(p), why.str().c_str());
-  };
-  // The parameters the size leaves open, searched within their declared
-  // ranges (1..p where none is declared): p's own is p, a shift's the
-  // amount (collc/Member.h says which member of p ranks runs).
-  std::vector<int64_t> env(schedule.numSlots(), 0);
-  std::vector<unsigned> searched;
-  std::vector<member::Range> ranges;
+  return llvm::Error::success();
+}
+
+// The parameters the size leaves open, searched within their declared
+// ranges (1..p where none is declared): p's own is p, a shift's the
+// amount (collc/Member.h says which member of p ranks runs).
+llvm::Expected<ParamSearch> openParams(const ir::Schedule &schedule, int64_t p,
+                                       std::optional<int64_t> amount) {
+  ParamSearch search;
+  search.env.assign(schedule.numSlots(), 0);
   for (const ir::Parameter &param : schedule.params) {
-    if (isAmount(param)) {
-      env[param.slot] = *amount;
+    if (schedule.collective.isShiftAmount(param.slot)) {
+      search.env[param.slot] = *amount;
     } else if (param.slot == ir::SlotSize) {
-      env[param.slot] = p;
+      search.env[param.slot] = p;
       if (param.range && (p < param.range->first || p > param.range->second))
-        return noMember(" (p in " + std::to_string(param.range->first) + ".." +
-                        std::to_string(param.range->second) + ")");
+        return noMember(schedule, p,
+                        " (p in " + std::to_string(param.range->first) + ".." +
+                            std::to_string(param.range->second) + ")");
     } else {
-      searched.push_back(param.slot);
-      ranges.push_back(
+      search.searched.push_back(param.slot);
+      search.ranges.push_back(
           param.range ? member::Range{param.range->first, param.range->second}
                       : member::Range{1, p});
     }
   }
+  return search;
+}
+
+/// The ranks of the member whose searched parameters are `values`; -1 when
+/// its topology cannot be evaluated.
+int64_t ranksAt(const ir::Schedule &schedule, ParamSearch &search,
+                const int64_t *values) {
+  for (size_t i = 0; i < search.searched.size(); ++i)
+    search.env[search.searched[i]] = values[i];
+  std::vector<int64_t> dims;
+  for (const ir::ExprRef &d : schedule.topology.dims) {
+    ir::EvalResult value = ir::evaluate(*d, search.env);
+    if (!value.ok())
+      return -1;
+    dims.push_back(value.value);
+  }
+  llvm::Expected<int64_t> n = ir::countRanks(schedule.topology.kind, dims);
+  if (!n) {
+    llvm::consumeError(n.takeError());
+    return -1;
+  }
+  return *n;
+}
+
+/// Says why the search found no member with p ranks.
+llvm::Error noMemberFound(const ir::Schedule &schedule, int64_t p,
+                          ParamSearch &search) {
+  if (schedule.params.empty()) {
+    int64_t n = ranksAt(schedule, search, nullptr);
+    return noMember(schedule, p,
+                    n >= 0 ? " (it has " + std::to_string(n) + " ranks)" : "");
+  }
+  std::string within;
+  for (const ir::Parameter &param : schedule.params)
+    if (param.range && !schedule.collective.isShiftAmount(param.slot))
+      within += (within.empty() ? " (" : ", ") + param.name + " in " +
+                std::to_string(param.range->first) + ".." +
+                std::to_string(param.range->second);
+  return noMember(schedule, p, within.empty() ? "" : within + ")");
+}
+
+} // namespace
+
+llvm::Expected<std::vector<int64_t>>
+collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
+                            std::optional<int64_t> amount) {
+  const ir::ExprRef &shiftOf = schedule.collective.shiftOf;
+  if (shiftOf && !amount)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'%s' is a family over the shift amount; give it (--param %s=N)",
+        schedule.name.c_str(), shiftOf->name.c_str());
+  if (llvm::Error err = checkNoMemberChoice(schedule))
+    return err;
+  llvm::Expected<ParamSearch> search = openParams(schedule, p, amount);
+  if (!search)
+    return search.takeError();
   // A search evaluates every member of the ranges; past this many, the
   // caller names the member (--param) rather than wait.
   constexpr int64_t maxSearched = int64_t(1) << 24;
-  if (member::span(ranges.data(), ranges.size()) > maxSearched)
-    return noMember(" that a search of its parameters' ranges can find in "
+  if (member::span(search->ranges.data(), search->ranges.size()) > maxSearched)
+    return noMember(schedule, p,
+                    " that a search of its parameters' ranges can find in "
                     "time; give every parameter (--param NAME=V)");
-  auto ranksOf = [&](const int64_t *values) -> int64_t {
-    for (size_t i = 0; i < searched.size(); ++i)
-      env[searched[i]] = values[i];
-    std::vector<int64_t> dims;
-    for (const ir::ExprRef &d : schedule.topology.dims) {
-      ir::EvalResult value = ir::evaluate(*d, env);
-      if (!value.ok())
-        return -1;
-      dims.push_back(value.value);
-    }
-    llvm::Expected<int64_t> n = ir::countRanks(schedule.topology.kind, dims);
-    if (!n) {
-      llvm::consumeError(n.takeError());
-      return -1;
-    }
-    return *n;
+  auto ranksOf = [&](const int64_t *values) {
+    return ranksAt(schedule, *search, values);
   };
-  std::vector<int64_t> found(searched.size());
-  if (!member::closest(ranges.data(), ranges.size(), p, ranksOf,
-                       found.data())) {
-    if (schedule.params.empty()) {
-      int64_t n = ranksOf(nullptr);
-      return noMember(n >= 0 ? " (it has " + std::to_string(n) + " ranks)"
-                             : "");
-    }
-    std::string within;
-    for (const ir::Parameter &param : schedule.params)
-      if (param.range && !isAmount(param))
-        within += (within.empty() ? " (" : ", ") + param.name + " in " +
-                  std::to_string(param.range->first) + ".." +
-                  std::to_string(param.range->second);
-    return noMember(within.empty() ? "" : within + ")");
-  }
-  for (size_t i = 0; i < searched.size(); ++i)
-    env[searched[i]] = found[i];
+  std::vector<int64_t> found(search->searched.size());
+  if (!member::closest(search->ranges.data(), search->ranges.size(), p, ranksOf,
+                       found.data()))
+    return noMemberFound(schedule, p, *search);
+  for (size_t i = 0; i < search->searched.size(); ++i)
+    search->env[search->searched[i]] = found[i];
   std::vector<int64_t> values;
   for (const ir::Parameter &param : schedule.params)
-    values.push_back(env[param.slot]);
+    values.push_back(search->env[param.slot]);
   return values;
 }
 

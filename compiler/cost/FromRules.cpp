@@ -339,6 +339,15 @@ private:
   };
   using Box = std::array<Coordinate, 3>; // origin, dest, index
 
+  /// Fixes the plan's pins, guards and selector to the step's values.
+  void specialise();
+  /// The width of each pin's block in the step.
+  llvm::Error blockWidths();
+  /// Narrows first..last to the ranks the guard's bounds let send.
+  llvm::Error boundRanks(int64_t &first, int64_t &last);
+  /// Sets the plan's modulus, residue and step guard; false when no rank
+  /// meets the guard's congruence.
+  llvm::Expected<bool> stepCongruence();
   llvm::Error ranks(int64_t lo, int64_t hi);
   /// The chunks every rank of lo..hi sends, when interval evaluation shows
   /// they are as many for each; none when it cannot.
@@ -394,24 +403,42 @@ llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
   env = s.env;
   lo = s.env;
   hi = s.env;
-  // Everything but the rank and the chunk coordinates is fixed in a step.
-  unsigned varying = RangePredicate::Rank | RangePredicate::Origin |
-                     RangePredicate::Dest | RangePredicate::Index;
-  if (p.guard)
-    p.guard->specialise(env, varying);
-  if (p.wholeGuard)
-    p.wholeGuard->specialise(env, varying);
-  p.selector->specialise(env, varying);
-  for (auto &v : p.pinValues)
-    v->specialise(env, varying);
+  specialise();
   if (p.wholeBuffer && !wholeBufferIsUniverse)
     return llvm::make_error<ir::EvalFailure>(
         "a rule without a selector sends what its sender holds, which only "
         "simulation tells here",
         r.loc);
+  if (auto err = blockWidths())
+    return err;
+  int64_t first = 0, last = sem.numRanks() - 1;
+  if (auto err = boundRanks(first, last))
+    return err;
+  llvm::Expected<bool> some = stepCongruence();
+  if (!some)
+    return some.takeError();
+  if (!*some || first > last)
+    return llvm::Error::success();
+  return ranks(first, last);
+}
+
+void RuleCounter::specialise() {
+  // Everything but the rank and the chunk coordinates is fixed in a step.
+  unsigned varying = RangePredicate::Rank | RangePredicate::Origin |
+                     RangePredicate::Dest | RangePredicate::Index;
+  if (plan->guard)
+    plan->guard->specialise(env, varying);
+  if (plan->wholeGuard)
+    plan->wholeGuard->specialise(env, varying);
+  plan->selector->specialise(env, varying);
+  for (auto &v : plan->pinValues)
+    v->specialise(env, varying);
+}
+
+llvm::Error RuleCounter::blockWidths() {
   // Blocks are fixed within the step: a divisor c, or 2^s for a shift s.
-  p.widths.clear();
-  for (const Pin &pin : p.pins) {
+  plan->widths.clear();
+  for (const Pin &pin : plan->pins) {
     int64_t width = 1;
     if (pin.block) {
       ir::EvalResult b = ir::evaluate(*pin.block, env);
@@ -422,15 +449,18 @@ llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
         return llvm::make_error<ir::EvalFailure>(
             "the selector's block `" + ir::print(*pin.block) + "` is " +
                 std::to_string(b.value) + " at step " +
-                std::to_string(s.number),
-            pin.block->loc.isValid() ? pin.block->loc : r.loc);
+                std::to_string(step->number),
+            pin.block->loc.isValid() ? pin.block->loc : rule->loc);
       width = pin.shifted ? int64_t(1) << b.value : b.value;
     }
-    p.widths.push_back(width);
+    plan->widths.push_back(width);
   }
+  return llvm::Error::success();
+}
+
+llvm::Error RuleCounter::boundRanks(int64_t &first, int64_t &last) {
   // The guard's bounds on the rank narrow the senders at once.
-  int64_t first = 0, last = sem.numRanks() - 1;
-  for (const RankBound &b : p.rankBounds) {
+  for (const RankBound &b : plan->rankBounds) {
     ir::EvalResult v = ir::evaluate(*b.bound, env);
     if (!v.ok())
       return evalFailure(*b.bound, v, "guard", 0);
@@ -449,38 +479,40 @@ llvm::Error RuleCounter::count(const ir::TransferRule &r, RulePlan &p,
       break;
     }
   }
-  p.modulus = 1;
-  p.residue = 0;
-  p.stepGuard = p.guard ? &*p.guard : nullptr;
-  if (p.congruent) {
-    int64_t at[3] = {0, 0, 0}; // flip, divisor, value
-    const ExprRef *parts[3] = {&p.congruent->flip, &p.congruent->divisor,
-                               &p.congruent->value};
-    for (int i = 0; i < 3; ++i) {
-      if (!*parts[i])
-        continue;
-      ir::EvalResult v = ir::evaluate(**parts[i], env);
-      if (!v.ok())
-        return evalFailure(**parts[i], v, "guard", 0);
-      at[i] = v.value;
-    }
-    int64_t divisor = at[1], value = at[2];
-    int64_t modulus = p.congruent->masked ? divisor + 1 : divisor;
-    bool usable = divisor >= 0 && divisor < (int64_t(1) << 40) && modulus > 0 &&
-                  (!p.congruent->masked || (divisor & (divisor + 1)) == 0);
-    if (!usable) {
-      p.stepGuard = &*p.wholeGuard;
-    } else {
-      // A remainder (low bits) outside 0..modulus - 1 is no rank's.
-      if (value < 0 || value >= modulus)
-        return llvm::Error::success();
-      p.modulus = modulus;
-      p.residue = p.congruent->masked ? (value ^ at[0]) & divisor : value;
-    }
+  return llvm::Error::success();
+}
+
+llvm::Expected<bool> RuleCounter::stepCongruence() {
+  plan->modulus = 1;
+  plan->residue = 0;
+  plan->stepGuard = plan->guard ? &*plan->guard : nullptr;
+  if (!plan->congruent)
+    return true;
+  int64_t at[3] = {0, 0, 0}; // flip, divisor, value
+  const ExprRef *parts[3] = {&plan->congruent->flip, &plan->congruent->divisor,
+                             &plan->congruent->value};
+  for (int i = 0; i < 3; ++i) {
+    if (!*parts[i])
+      continue;
+    ir::EvalResult v = ir::evaluate(**parts[i], env);
+    if (!v.ok())
+      return evalFailure(**parts[i], v, "guard", 0);
+    at[i] = v.value;
   }
-  if (first > last)
-    return llvm::Error::success();
-  return ranks(first, last);
+  int64_t divisor = at[1], value = at[2];
+  int64_t modulus = plan->congruent->masked ? divisor + 1 : divisor;
+  bool usable = divisor >= 0 && divisor < (int64_t(1) << 40) && modulus > 0 &&
+                (!plan->congruent->masked || (divisor & (divisor + 1)) == 0);
+  if (!usable) {
+    plan->stepGuard = &*plan->wholeGuard;
+    return true;
+  }
+  // A remainder (low bits) outside 0..modulus - 1 is no rank's.
+  if (value < 0 || value >= modulus)
+    return false;
+  plan->modulus = modulus;
+  plan->residue = plan->congruent->masked ? (value ^ at[0]) & divisor : value;
+  return true;
 }
 
 llvm::Error RuleCounter::ranks(int64_t rlo, int64_t rhi) {

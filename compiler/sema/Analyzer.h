@@ -195,6 +195,16 @@ private:
   bool body(const std::vector<ast::BodyItem> &items, ir::Schedule &schedule,
             Scope &scope, std::vector<ir::BodyItem> &out,
             std::optional<int64_t> ranks);
+  /// A `for` loop into `out` (left out after a bad bound or name).
+  bool forLoop(const ast::ForLoop &loop, ir::Schedule &schedule, Scope &scope,
+               std::vector<ir::BodyItem> &out, std::optional<int64_t> ranks);
+  /// `buffer a, b;`: each new buffer; false after reporting a duplicate.
+  bool bufferDecl(const ast::BufferDecl &decl, ir::Schedule &schedule);
+  /// `a, b starts empty;`: marks each buffer; false after an error.
+  bool startsEmptyDecl(const ast::StartsEmptyDecl &decl,
+                       ir::Schedule &schedule);
+  /// `chunks N;` into `schedule.chunks`; false after an error.
+  bool chunksDecl(const ast::ChunksDecl &decl, ir::Schedule &schedule);
   std::optional<ir::Step> step(const ast::Step &step, ir::Schedule &schedule,
                                Scope &scope, std::optional<int64_t> ranks);
   /// Whether a loop variable's name is free here; reports it if not.
@@ -206,6 +216,15 @@ private:
   bool ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule, Scope &scope,
                 std::optional<int64_t> ranks,
                 std::vector<ir::TransferRule> &out);
+  /// A rule loop's variable, fresh, and its bounds, over constants and one
+  /// parameter (into `slots`).
+  bool ruleLoopBounds(const ast::RuleLoop &loop, const ir::Schedule &schedule,
+                      const Scope &scope, ExprRef &lo, ExprRef &hi,
+                      std::vector<unsigned> &slots);
+  /// A rule loop's transfers into `lowered`, its variable in `slot`.
+  bool ruleLoopTransfers(const ast::RuleLoop &loop, ir::Schedule &schedule,
+                         Scope &scope, std::optional<int64_t> ranks,
+                         unsigned slot, std::vector<ir::TransferRule> &lowered);
   std::optional<ir::TransferRule> transfer(const ast::Transfer &t,
                                            ir::Schedule &schedule, Scope &scope,
                                            std::optional<int64_t> ranks);

@@ -158,96 +158,110 @@ bool Analyzer::body(const std::vector<ast::BodyItem> &items,
         ok = false;
     } else if (const auto *fl =
                    boost::get<x3::forward_ast<ast::ForLoop>>(&item)) {
-      const ast::ForLoop &loop = fl->get();
-      auto l = std::make_shared<ir::Loop>();
-      l->var = loop.var.name;
-      l->reverse = loop.reverse;
-      l->loc = locOf(loop);
-      l->lo = lower(loop.lo, scope);
-      l->hi = lower(loop.hi, scope);
-      if (!l->lo || !l->hi) {
-        ok = false;
-        continue;
-      }
-      l->lo = ir::fold(l->lo);
-      l->hi = ir::fold(l->hi);
-      if (!freshName(loop.var, scope)) {
-        ok = false;
-        continue;
-      }
-      l->slot = static_cast<unsigned>(schedule.slotNames.size());
-      schedule.slotNames.push_back(loop.var.name);
-      size_t mark = scope.size();
-      scope.add(loop.var.name, l->slot, locOf(loop.var));
-      for (const ast::Invariant &inv : loop.invariants)
-        ok &= invariant(inv, schedule, scope, *l);
-      ok &= body(loop.body, schedule, scope, l->body, ranks);
-      scope.truncate(mark);
-      out.emplace_back(std::move(l));
+      ok = forLoop(fl->get(), schedule, scope, out, ranks) && ok;
     } else if (const ast::BufferDecl *bd = boost::get<ast::BufferDecl>(&item)) {
-      for (const ast::Identifier &name : bd->names) {
-        if (llvm::any_of(schedule.buffers, [&](const ir::Buffer &b) {
-              return b.name == name.name;
-            })) {
-          diags.error(locOf(name),
-                      "buffer '" + name.name + "' is already declared",
-                      rangeOf(name));
-          ok = false;
-          continue;
-        }
-        schedule.buffers.push_back({name.name});
-      }
+      ok = bufferDecl(*bd, schedule) && ok;
     } else if (const ast::StartsEmptyDecl *ed =
                    boost::get<ast::StartsEmptyDecl>(&item)) {
-      for (const ast::Identifier &name : ed->names) {
-        std::optional<unsigned> b = bufferIndex(schedule, name);
-        if (!b) {
-          ok = false;
-          continue;
-        }
-        ir::Buffer &buffer = schedule.buffers[*b];
-        if (buffer.startsEmpty) {
-          diags.error(locOf(name),
-                      "buffer '" + name.name +
-                          "' is already said to start empty",
-                      rangeOf(name));
-          diags.note(buffer.emptyLoc, "said here");
-          ok = false;
-          continue;
-        }
-        buffer.startsEmpty = true;
-        buffer.emptyLoc = locOf(name);
-      }
+      ok = startsEmptyDecl(*ed, schedule) && ok;
     } else if (const ast::ChunksDecl *cd = boost::get<ast::ChunksDecl>(&item)) {
-      if (schedule.chunks) {
-        diags.error(locOf(*cd), "the chunk count is already given",
-                    rangeOf(*cd));
-        ok = false;
-        continue;
-      }
-      // The chunk count may depend on the size and parameters only.
-      Scope sizes;
-      sizes.add("p", ir::SlotSize);
-      for (const ir::Parameter &param : schedule.params)
-        sizes.add(param.name, param.slot);
-      ExprRef e = lower(cd->count, sizes);
-      if (!e) {
-        ok = false;
-        continue;
-      }
-      e = ir::fold(e);
-      if (e->isConst() && e->value < 1) {
-        diags.error(locOf(*cd),
-                    "the chunk count must be at least 1, got " +
-                        std::to_string(e->value),
-                    rangeOf(*cd));
-        ok = false;
-        continue;
-      }
-      schedule.chunks = e;
+      ok = chunksDecl(*cd, schedule) && ok;
     }
   }
   return ok;
+}
+
+bool Analyzer::forLoop(const ast::ForLoop &loop, ir::Schedule &schedule,
+                       Scope &scope, std::vector<ir::BodyItem> &out,
+                       std::optional<int64_t> ranks) {
+  auto l = std::make_shared<ir::Loop>();
+  l->var = loop.var.name;
+  l->reverse = loop.reverse;
+  l->loc = locOf(loop);
+  l->lo = lower(loop.lo, scope);
+  l->hi = lower(loop.hi, scope);
+  if (!l->lo || !l->hi)
+    return false;
+  l->lo = ir::fold(l->lo);
+  l->hi = ir::fold(l->hi);
+  if (!freshName(loop.var, scope))
+    return false;
+  l->slot = static_cast<unsigned>(schedule.slotNames.size());
+  schedule.slotNames.push_back(loop.var.name);
+  size_t mark = scope.size();
+  scope.add(loop.var.name, l->slot, locOf(loop.var));
+  bool ok = true;
+  for (const ast::Invariant &inv : loop.invariants)
+    ok &= invariant(inv, schedule, scope, *l);
+  ok &= body(loop.body, schedule, scope, l->body, ranks);
+  scope.truncate(mark);
+  out.emplace_back(std::move(l));
+  return ok;
+}
+
+bool Analyzer::bufferDecl(const ast::BufferDecl &decl, ir::Schedule &schedule) {
+  bool ok = true;
+  for (const ast::Identifier &name : decl.names) {
+    if (llvm::any_of(schedule.buffers, [&](const ir::Buffer &b) {
+          return b.name == name.name;
+        })) {
+      diags.error(locOf(name), "buffer '" + name.name + "' is already declared",
+                  rangeOf(name));
+      ok = false;
+      continue;
+    }
+    schedule.buffers.push_back({name.name});
+  }
+  return ok;
+}
+
+bool Analyzer::startsEmptyDecl(const ast::StartsEmptyDecl &decl,
+                               ir::Schedule &schedule) {
+  bool ok = true;
+  for (const ast::Identifier &name : decl.names) {
+    std::optional<unsigned> b = bufferIndex(schedule, name);
+    if (!b) {
+      ok = false;
+      continue;
+    }
+    ir::Buffer &buffer = schedule.buffers[*b];
+    if (buffer.startsEmpty) {
+      diags.error(locOf(name),
+                  "buffer '" + name.name + "' is already said to start empty",
+                  rangeOf(name));
+      diags.note(buffer.emptyLoc, "said here");
+      ok = false;
+      continue;
+    }
+    buffer.startsEmpty = true;
+    buffer.emptyLoc = locOf(name);
+  }
+  return ok;
+}
+
+bool Analyzer::chunksDecl(const ast::ChunksDecl &decl, ir::Schedule &schedule) {
+  if (schedule.chunks) {
+    diags.error(locOf(decl), "the chunk count is already given", rangeOf(decl));
+    return false;
+  }
+  // The chunk count may depend on the size and parameters only.
+  Scope sizes;
+  sizes.add("p", ir::SlotSize);
+  for (const ir::Parameter &param : schedule.params)
+    sizes.add(param.name, param.slot);
+  ExprRef e = lower(decl.count, sizes);
+  if (!e)
+    return false;
+  e = ir::fold(e);
+  if (e->isConst() && e->value < 1) {
+    diags.error(locOf(decl),
+                "the chunk count must be at least 1, got " +
+                    std::to_string(e->value),
+                rangeOf(decl));
+    return false;
+  }
+  schedule.chunks = e;
+  return true;
 }
 
 std::optional<ir::Step> Analyzer::step(const ast::Step &st,
@@ -346,37 +360,11 @@ bool Analyzer::freshName(const ast::Identifier &var, const Scope &scope) {
   return false;
 }
 
-bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
-                        Scope &scope, std::optional<int64_t> ranks,
-                        std::vector<ir::TransferRule> &out) {
-  // The loop is unrolled here, a rule per value, each guarded by the
-  // bounds, so every later stage (simulator, prover, emitter) sees plain
-  // rules. Unrolling covers every member the topology allows, not just the
-  // declared range, so no member is ever missing a rule.
-  constexpr int64_t maxRules = 64;
-  if (!freshName(loop.var, scope))
-    return false;
-  ExprRef lo = lower(loop.lo, scope), hi = lower(loop.hi, scope);
-  if (!lo || !hi)
-    return false;
-  lo = ir::fold(lo);
-  hi = ir::fold(hi);
-  std::vector<unsigned> slots;
-  ir::collectSlots(*lo, slots);
-  ir::collectSlots(*hi, slots);
-  for (unsigned slot : slots)
-    if (!llvm::any_of(schedule.params,
-                      [&](const ir::Parameter &q) { return q.slot == slot; }) ||
-        slots.size() > 1) {
-      diags.error(locOf(loop),
-                  "the bounds of a loop inside a step may use constants and "
-                  "one of the topology's parameters, not '" +
-                      schedule.slotNames[slot] + "'",
-                  rangeOf(loop));
-      return false;
-    }
-
-  // The hull of lo .. hi over every value of the parameter.
+/// The hull of lo .. hi over every value of the parameter in `slots` (at
+/// most one); first > last when the loop never runs.
+static std::pair<int64_t, int64_t>
+boundsHull(const ir::Schedule &schedule, const ExprRef &lo, const ExprRef &hi,
+           const std::vector<unsigned> &slots) {
   int64_t first = INT64_MAX, last = INT64_MIN;
   std::vector<int64_t> env(schedule.numSlots(), 0);
   auto [from, to] = slots.empty() ? std::pair<int64_t, int64_t>{0, 0}
@@ -390,36 +378,25 @@ bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
     first = std::min(first, l.value);
     last = std::max(last, h.value);
   }
-  if (first > last)
-    return true; // never runs
-  if (last - first >= maxRules) {
-    diags.error(locOf(loop),
-                "a loop inside a step is unrolled for every size the "
-                "topology allows, so it may run at most " +
-                    llvm::Twine(maxRules) + " times; its bounds reach " +
-                    llvm::Twine(first) + " .. " + llvm::Twine(last),
-                rangeOf(loop));
-    return false;
-  }
+  return {first, last};
+}
 
-  unsigned slot = static_cast<unsigned>(schedule.slotNames.size());
-  schedule.slotNames.push_back(loop.var.name);
-  size_t mark = scope.size();
-  scope.add(loop.var.name, slot, locOf(loop.var));
-  std::vector<ir::TransferRule> lowered;
-  bool ok = true;
-  for (const ast::Transfer &t : loop.transfers) {
-    if (auto rule = transfer(t, schedule, scope, ranks))
-      lowered.push_back(std::move(*rule));
-    else
-      ok = false;
-  }
-  scope.truncate(mark);
-  if (!ok)
-    return false;
+/// `a and b`, each side dropped where it is absent or folds to true.
+static ExprRef conjoin(ExprRef a, ExprRef b) {
+  if (!a || (a->isConst() && a->value != 0))
+    return b;
+  if (!b || (b->isConst() && b->value != 0))
+    return a;
+  return ir::fold(ir::Expr::binary(ExprOp::And, a, b));
+}
 
+/// A copy of each rule in `lowered` per value first .. last of the loop
+/// variable in `slot`, guarded by lo <= value <= hi, into `out`.
+static void unrollRules(const std::vector<ir::TransferRule> &lowered,
+                        unsigned slot, const ExprRef &lo, const ExprRef &hi,
+                        int64_t first, int64_t last,
+                        std::vector<ir::TransferRule> &out) {
   using ir::Expr;
-  using ir::ExprOp;
   for (int64_t v = first; v <= last; ++v) {
     ExprRef value = Expr::constant(v);
     auto bind = [&](const ExprRef &e) -> ExprRef {
@@ -427,14 +404,6 @@ bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
         return e;
       return ir::fold(ir::substitute(
           e, [&](const Expr &x) { return x.slot == slot ? value : nullptr; }));
-    };
-    // lo <= v <= hi, each side dropped where it folds to true.
-    auto conjoin = [](ExprRef a, ExprRef b) -> ExprRef {
-      if (!a || (a->isConst() && a->value != 0))
-        return b;
-      if (!b || (b->isConst() && b->value != 0))
-        return a;
-      return ir::fold(Expr::binary(ExprOp::And, a, b));
     };
     ExprRef inRange = conjoin(ir::fold(Expr::binary(ExprOp::Le, lo, value)),
                               ir::fold(Expr::binary(ExprOp::Le, value, hi)));
@@ -452,7 +421,86 @@ bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
       out.push_back(std::move(copy));
     }
   }
+}
+
+bool Analyzer::ruleLoop(const ast::RuleLoop &loop, ir::Schedule &schedule,
+                        Scope &scope, std::optional<int64_t> ranks,
+                        std::vector<ir::TransferRule> &out) {
+  // The loop is unrolled here, a rule per value, each guarded by the
+  // bounds, so every later stage (simulator, prover, emitter) sees plain
+  // rules. Unrolling covers every member the topology allows, not just the
+  // declared range, so no member is ever missing a rule.
+  constexpr int64_t maxRules = 64;
+  ExprRef lo, hi;
+  std::vector<unsigned> slots;
+  if (!ruleLoopBounds(loop, schedule, scope, lo, hi, slots))
+    return false;
+
+  auto [first, last] = boundsHull(schedule, lo, hi, slots);
+  if (first > last)
+    return true; // never runs
+  if (last - first >= maxRules) {
+    diags.error(locOf(loop),
+                "a loop inside a step is unrolled for every size the "
+                "topology allows, so it may run at most " +
+                    llvm::Twine(maxRules) + " times; its bounds reach " +
+                    llvm::Twine(first) + " .. " + llvm::Twine(last),
+                rangeOf(loop));
+    return false;
+  }
+
+  unsigned slot = static_cast<unsigned>(schedule.slotNames.size());
+  schedule.slotNames.push_back(loop.var.name);
+  std::vector<ir::TransferRule> lowered;
+  if (!ruleLoopTransfers(loop, schedule, scope, ranks, slot, lowered))
+    return false;
+  unrollRules(lowered, slot, lo, hi, first, last, out);
   return true;
+}
+
+bool Analyzer::ruleLoopBounds(const ast::RuleLoop &loop,
+                              const ir::Schedule &schedule, const Scope &scope,
+                              ExprRef &lo, ExprRef &hi,
+                              std::vector<unsigned> &slots) {
+  if (!freshName(loop.var, scope))
+    return false;
+  lo = lower(loop.lo, scope);
+  hi = lower(loop.hi, scope);
+  if (!lo || !hi)
+    return false;
+  lo = ir::fold(lo);
+  hi = ir::fold(hi);
+  ir::collectSlots(*lo, slots);
+  ir::collectSlots(*hi, slots);
+  for (unsigned slot : slots)
+    if (!llvm::any_of(schedule.params,
+                      [&](const ir::Parameter &q) { return q.slot == slot; }) ||
+        slots.size() > 1) {
+      diags.error(locOf(loop),
+                  "the bounds of a loop inside a step may use constants and "
+                  "one of the topology's parameters, not '" +
+                      schedule.slotNames[slot] + "'",
+                  rangeOf(loop));
+      return false;
+    }
+  return true;
+}
+
+bool Analyzer::ruleLoopTransfers(const ast::RuleLoop &loop,
+                                 ir::Schedule &schedule, Scope &scope,
+                                 std::optional<int64_t> ranks, unsigned slot,
+                                 std::vector<ir::TransferRule> &lowered) {
+  size_t mark = scope.size();
+  scope.add(loop.var.name, slot, locOf(loop.var));
+  bool ok = true;
+  for (const ast::Transfer &t : loop.transfers) {
+    if (auto rule = transfer(t, schedule, scope, ranks))
+      lowered.push_back(std::move(*rule));
+    else
+      ok = false;
+  }
+  scope.truncate(mark);
+  return ok;
 }
 
 std::optional<ir::TransferRule>

@@ -440,96 +440,114 @@ void Topology::route(int64_t src, int64_t dst,
   out.clear();
   if (src == dst)
     return;
-  auto step = [&](int64_t from, int64_t to) { out.push_back({from, to}); };
   switch (kindValue) {
-  case TopologyKind::Ring: {
-    // The shorter direction; on a tie (dst opposite src on an even ring) the
-    // message goes clockwise, towards increasing rank. Under this rule the
-    // four messages of Figure 4.12 (seed 000, section 4.2) all cross 3 -> 4.
-    int64_t forward = wrap(dst - src, ranks);
-    int64_t dir = 2 * forward <= ranks ? 1 : -1;
-    for (int64_t at = src; at != dst;) {
-      int64_t next = wrap(at + dir, ranks);
-      step(at, next);
-      at = next;
-    }
-    return;
-  }
-  case TopologyKind::Linear: {
-    int64_t dir = dst > src ? 1 : -1;
-    for (int64_t at = src; at != dst; at += dir)
-      step(at, at + dir);
-    return;
-  }
+  case TopologyKind::Ring:
+    return routeRing(src, dst, out);
+  case TopologyKind::Linear:
+    return routeLinear(src, dst, out);
   case TopologyKind::Mesh:
-  case TopologyKind::Torus: {
-    // Dimension-ordered (XY) routing: the last coordinate is corrected first,
-    // i.e. along the row, then the next one towards the first, as the mesh
-    // procedures of seed 000 (sections 4.1-4.3) move data along rows before
-    // columns. On a torus each dimension goes the shorter way round, a tie
-    // towards increasing index.
-    llvm::SmallVector<int64_t, 4> stride = stridesOf(dimsValue);
-    int64_t at = src;
-    for (size_t i = dimsValue.size(); i-- > 0;) {
-      int64_t d = dimsValue[i];
-      int64_t c = (at / stride[i]) % d, target = (dst / stride[i]) % d;
-      if (c == target)
-        continue;
-      int64_t dir = target > c ? 1 : -1;
-      if (kindValue == TopologyKind::Torus)
-        dir = 2 * wrap(target - c, d) <= d ? 1 : -1;
-      while (c != target) {
-        int64_t nextC =
-            kindValue == TopologyKind::Torus ? wrap(c + dir, d) : c + dir;
-        int64_t next = at + (nextC - c) * stride[i];
-        step(at, next);
-        at = next;
-        c = nextC;
-      }
-    }
-    return;
-  }
-  case TopologyKind::Hypercube: {
-    // E-cube routing (seed 000, section 4.5): cross the dimensions in which
-    // src and dst differ in ascending order, least significant bit first.
-    // Between nodes; each named by its rank.
-    int64_t at = nodeOf(src), to = nodeOf(dst);
-    for (int64_t k = 0; k < dimsValue[0]; ++k) {
-      int64_t bit = int64_t(1) << k;
-      if ((at ^ to) & bit) {
-        step(rankOf(at), rankOf(at ^ bit));
-        at ^= bit;
-      }
-    }
-    return;
-  }
+  case TopologyKind::Torus:
+    return routeMeshOrTorus(src, dst, out);
+  case TopologyKind::Hypercube:
+    return routeHypercube(src, dst, out);
   case TopologyKind::Full:
-    step(src, dst);
+    out.push_back({src, dst});
     return;
-  case TopologyKind::Tree: {
-    // Up to the lowest common ancestor switch, then down. All leaves sit at
-    // the same depth, so the ancestor is `levels` steps up from both, where
-    // `levels` is the bit length of the heap positions' difference.
-    int64_t hs = treeHeapOf(src, ranks), hd = treeHeapOf(dst, ranks);
-    int64_t levels =
-        64 - llvm::countLeadingZeros(static_cast<uint64_t>(hs ^ hd));
-    for (int64_t j = 0; j < levels; ++j)
-      step(treeNodeOf(hs >> j, ranks), treeNodeOf(hs >> (j + 1), ranks));
-    for (int64_t j = levels; j > 0; --j)
-      step(treeNodeOf(hd >> j, ranks), treeNodeOf(hd >> (j - 1), ranks));
-    return;
+  case TopologyKind::Tree:
+    return routeTree(src, dst, out);
+  case TopologyKind::Graph:
+    return routeGraph(src, dst, out);
   }
-  case TopologyKind::Graph: {
-    std::vector<int32_t> hop;
-    if (nextHop.empty())
-      graphNextHops(dst, hop);
-    for (int64_t at = src; at != dst;) {
-      int64_t next = nextHop.empty() ? hop[at] : nextHop[at * nodes + dst];
-      step(at, next);
+}
+
+void Topology::routeRing(int64_t src, int64_t dst,
+                         llvm::SmallVectorImpl<Channel> &out) const {
+  // The shorter direction; on a tie (dst opposite src on an even ring) the
+  // message goes clockwise, towards increasing rank. Under this rule the
+  // four messages of Figure 4.12 (seed 000, section 4.2) all cross 3 -> 4.
+  int64_t forward = wrap(dst - src, ranks);
+  int64_t dir = 2 * forward <= ranks ? 1 : -1;
+  for (int64_t at = src; at != dst;) {
+    int64_t next = wrap(at + dir, ranks);
+    out.push_back({at, next});
+    at = next;
+  }
+}
+
+void Topology::routeLinear(int64_t src, int64_t dst,
+                           llvm::SmallVectorImpl<Channel> &out) const {
+  int64_t dir = dst > src ? 1 : -1;
+  for (int64_t at = src; at != dst; at += dir)
+    out.push_back({at, at + dir});
+}
+
+void Topology::routeMeshOrTorus(int64_t src, int64_t dst,
+                                llvm::SmallVectorImpl<Channel> &out) const {
+  // Dimension-ordered (XY) routing: the last coordinate is corrected first,
+  // i.e. along the row, then the next one towards the first, as the mesh
+  // procedures of seed 000 (sections 4.1-4.3) move data along rows before
+  // columns. On a torus each dimension goes the shorter way round, a tie
+  // towards increasing index.
+  llvm::SmallVector<int64_t, 4> stride = stridesOf(dimsValue);
+  int64_t at = src;
+  for (size_t i = dimsValue.size(); i-- > 0;) {
+    int64_t d = dimsValue[i];
+    int64_t c = (at / stride[i]) % d, target = (dst / stride[i]) % d;
+    if (c == target)
+      continue;
+    int64_t dir = target > c ? 1 : -1;
+    if (kindValue == TopologyKind::Torus)
+      dir = 2 * wrap(target - c, d) <= d ? 1 : -1;
+    while (c != target) {
+      int64_t nextC =
+          kindValue == TopologyKind::Torus ? wrap(c + dir, d) : c + dir;
+      int64_t next = at + (nextC - c) * stride[i];
+      out.push_back({at, next});
       at = next;
+      c = nextC;
     }
-    return;
   }
+}
+
+void Topology::routeHypercube(int64_t src, int64_t dst,
+                              llvm::SmallVectorImpl<Channel> &out) const {
+  // E-cube routing (seed 000, section 4.5): cross the dimensions in which
+  // src and dst differ in ascending order, least significant bit first.
+  // Between nodes; each named by its rank.
+  int64_t at = nodeOf(src), to = nodeOf(dst);
+  for (int64_t k = 0; k < dimsValue[0]; ++k) {
+    int64_t bit = int64_t(1) << k;
+    if ((at ^ to) & bit) {
+      out.push_back({rankOf(at), rankOf(at ^ bit)});
+      at ^= bit;
+    }
+  }
+}
+
+void Topology::routeTree(int64_t src, int64_t dst,
+                         llvm::SmallVectorImpl<Channel> &out) const {
+  // Up to the lowest common ancestor switch, then down. All leaves sit at
+  // the same depth, so the ancestor is `levels` steps up from both, where
+  // `levels` is the bit length of the heap positions' difference.
+  int64_t hs = treeHeapOf(src, ranks), hd = treeHeapOf(dst, ranks);
+  int64_t levels = 64 - llvm::countLeadingZeros(static_cast<uint64_t>(hs ^ hd));
+  for (int64_t j = 0; j < levels; ++j)
+    out.push_back(
+        {treeNodeOf(hs >> j, ranks), treeNodeOf(hs >> (j + 1), ranks)});
+  for (int64_t j = levels; j > 0; --j)
+    out.push_back(
+        {treeNodeOf(hd >> j, ranks), treeNodeOf(hd >> (j - 1), ranks)});
+}
+
+void Topology::routeGraph(int64_t src, int64_t dst,
+                          llvm::SmallVectorImpl<Channel> &out) const {
+  std::vector<int32_t> hop;
+  if (nextHop.empty())
+    graphNextHops(dst, hop);
+  for (int64_t at = src; at != dst;) {
+    int64_t next = nextHop.empty() ? hop[at] : nextHop[at * nodes + dst];
+    out.push_back({at, next});
+    at = next;
   }
 }
 

@@ -200,6 +200,24 @@ private:
 
   // Breadth-first search from `dst`; hop[node] is the next node towards dst.
   void graphNextHops(int64_t dst, std::vector<int32_t> &hop) const;
+  /// route() on a ring: the shorter direction, a tie clockwise.
+  void routeRing(int64_t src, int64_t dst,
+                 llvm::SmallVectorImpl<Channel> &out) const;
+  /// route() on a linear array: the only path.
+  void routeLinear(int64_t src, int64_t dst,
+                   llvm::SmallVectorImpl<Channel> &out) const;
+  /// route() on a mesh or torus: dimension-ordered, the last dimension first.
+  void routeMeshOrTorus(int64_t src, int64_t dst,
+                        llvm::SmallVectorImpl<Channel> &out) const;
+  /// route() on a hypercube: e-cube, the least significant bit first.
+  void routeHypercube(int64_t src, int64_t dst,
+                      llvm::SmallVectorImpl<Channel> &out) const;
+  /// route() on a tree: up to the lowest common ancestor, then down.
+  void routeTree(int64_t src, int64_t dst,
+                 llvm::SmallVectorImpl<Channel> &out) const;
+  /// route() on a graph: next hops from the table, or one search if untabled.
+  void routeGraph(int64_t src, int64_t dst,
+                  llvm::SmallVectorImpl<Channel> &out) const;
   // A graph's adjacency and next hops from its edges, or why they make no
   // connected graph (a node out of range, a self-loop, a repeated edge).
   llvm::Error connect(llvm::ArrayRef<std::pair<int64_t, int64_t>> edges);

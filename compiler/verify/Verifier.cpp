@@ -556,90 +556,70 @@ membersBySize(const ir::Schedule &s, llvm::ArrayRef<ParamRange> ranges,
   return members;
 }
 
-/// Simulates the members of `ranges` until a budget, a size limit or a
-/// failure of every property stops it. After a proof by induction
-/// (`inducedAll`) it is a cross-check of the smaller sizes only.
-llvm::Expected<SimulationRun> simulateMembers(const ir::Schedule &s,
-                                              llvm::ArrayRef<ParamRange> ranges,
-                                              const VerifyOptions &options,
-                                              bool inducedAll) {
-  SimulationRun run;
-  const int64_t simulationBudget = options.simulationBudgetTransfers;
+/// A simulation run's budgets and what it has spent of them.
+struct SimulationBudget {
+  int64_t transfers = 0;
+  uint64_t work = 0;
+  std::string workOut; // the stop reason once `work` is spent
   int64_t transfersSimulated = 0;
   uint64_t workSpent = 0;
-  const uint64_t workBudget =
-      inducedAll ? crossCheckWork : options.simulationBudgetWork;
-  const std::string workOut =
-      (inducedAll ? "the cross-check of a proof by induction stops at "
-                  : "the simulation budget of ") +
-      std::to_string(workBudget) + " selector evaluations" +
-      (inducedAll ? "" : " ran out");
-  bool cut = false;
-  std::vector<std::vector<int64_t>> members = membersBySize(s, ranges, cut);
+};
 
-  simulate::SimulateOptions so;
-  so.ports = options.ports;
-  int64_t largestP = 0;
-  // Asked only for what Z3 decides: it is the verdict of record, so skip the
-  // (possibly long) cross-checking simulation.
-  const bool wantedHere = wanted(options, Property::Causality) ||
-                          wanted(options, Property::Correctness);
-  if (!wantedHere)
-    run.stopReason = "simulation not requested";
-  for (size_t m = 0; wantedHere && m < members.size(); ++m) {
-    const std::vector<int64_t> &member = members[m];
-    std::optional<int64_t> n = ranksFor(s, member);
-    if (n && *n > options.maxSimulatedRanks) {
-      run.stopReason = "sizes above " +
-                       std::to_string(options.maxSimulatedRanks) +
-                       " ranks are not simulated";
-      break;
+/// The budgets of `options`, or the cross-check's after a proof by
+/// induction (`inducedAll`).
+SimulationBudget budgetFor(const VerifyOptions &options, bool inducedAll) {
+  SimulationBudget b;
+  b.transfers = options.simulationBudgetTransfers;
+  b.work = inducedAll ? crossCheckWork : options.simulationBudgetWork;
+  b.workOut = (inducedAll ? "the cross-check of a proof by induction stops at "
+                          : "the simulation budget of ") +
+              std::to_string(b.work) + " selector evaluations" +
+              (inducedAll ? "" : " ran out");
+  return b;
+}
+
+/// Why the run stops before a member of `n` ranks, or "" to simulate it.
+std::string stopBefore(std::optional<int64_t> n, const SimulationRun &run,
+                       const SimulationBudget &b, const VerifyOptions &options,
+                       bool inducedAll) {
+  if (n && *n > options.maxSimulatedRanks)
+    return "sizes above " + std::to_string(options.maxSimulatedRanks) +
+           " ranks are not simulated";
+  if (inducedAll && n && *n > crossCheckRanks)
+    return "the cross-check of a proof by induction stops at " +
+           std::to_string(crossCheckRanks) + " ranks";
+  // A budget of work, not of seconds: how far simulation gets, and so
+  // the verdict, is the same on any machine under any load.
+  if (run.simulated > 0 && b.transfersSimulated > b.transfers)
+    return "the simulation budget of " + std::to_string(b.transfers) +
+           " transfers ran out";
+  if (b.workSpent >= b.work)
+    return b.workOut;
+  return "";
+}
+
+/// Adds one finished member's transfers, warnings and failures to the run.
+void recordMember(SimulationRun &run, SimulationBudget &b,
+                  const simulate::SimulationResult &result) {
+  ++run.simulated;
+  for (const simulate::StepStats &step : result.steps)
+    b.transfersSimulated += static_cast<int64_t>(step.messageChunks.size());
+  if (run.warnings.empty())
+    run.warnings = result.warnings;
+  for (const PropertyResult &r : result.properties) {
+    size_t i = static_cast<size_t>(r.property);
+    if (r.status != Status::Proved) {
+      run.holdsEverywhere[i] = false;
+      if (!run.firstFailure[i])
+        run.firstFailure[i] = r;
     }
-    if (inducedAll && n && *n > crossCheckRanks) {
-      run.stopReason = "the cross-check of a proof by induction stops at " +
-                       std::to_string(crossCheckRanks) + " ranks";
-      break;
-    }
-    // A budget of work, not of seconds: how far simulation gets, and so
-    // the verdict, is the same on any machine under any load.
-    if (run.simulated > 0 && transfersSimulated > simulationBudget) {
-      run.stopReason = "the simulation budget of " +
-                       std::to_string(simulationBudget) + " transfers ran out";
-      break;
-    }
-    if (workSpent >= workBudget) {
-      run.stopReason = workOut;
-      break;
-    }
-    so.workLimit = workBudget - workSpent;
-    llvm::Expected<simulate::SimulationResult> result =
-        simulate::simulate(s, member, so);
-    if (!result)
-      return result.takeError();
-    workSpent += result->work;
-    if (result->unfinished) {
-      run.stopReason = workOut;
-      break;
-    }
-    ++run.simulated;
-    for (const simulate::StepStats &step : result->steps)
-      transfersSimulated += static_cast<int64_t>(step.messageChunks.size());
-    largestP = std::max(largestP, n.value_or(0));
-    if (run.warnings.empty())
-      run.warnings = result->warnings;
-    for (const PropertyResult &r : result->properties) {
-      size_t i = static_cast<size_t>(r.property);
-      if (r.status != Status::Proved) {
-        run.holdsEverywhere[i] = false;
-        if (!run.firstFailure[i])
-          run.firstFailure[i] = r;
-      }
-    }
-    // Once every property has failed somewhere, larger sizes add nothing.
-    if (llvm::all_of(run.firstFailure,
-                     [](const auto &f) { return f.has_value(); }))
-      break;
   }
+}
+
+/// Sets whether the run is complete, why not, and what it covered.
+void describeCoverage(SimulationRun &run, llvm::ArrayRef<ParamRange> ranges,
+                      const std::vector<std::vector<int64_t>> &members,
+                      bool cut, int64_t largestP) {
   run.complete = !cut && run.simulated == members.size();
   if (cut && run.stopReason.empty())
     run.stopReason = "the family has more than 100000 members, of which "
@@ -660,6 +640,55 @@ llvm::Expected<SimulationRun> simulateMembers(const ir::Schedule &s,
           : (ranges.empty()
                  ? "p = " + std::to_string(largestP)
                  : covered + " (up to p = " + std::to_string(largestP) + ")");
+}
+
+/// Simulates the members of `ranges` until a budget, a size limit or a
+/// failure of every property stops it. After a proof by induction
+/// (`inducedAll`) it is a cross-check of the smaller sizes only.
+llvm::Expected<SimulationRun> simulateMembers(const ir::Schedule &s,
+                                              llvm::ArrayRef<ParamRange> ranges,
+                                              const VerifyOptions &options,
+                                              bool inducedAll) {
+  SimulationRun run;
+  SimulationBudget budget = budgetFor(options, inducedAll);
+  bool cut = false;
+  std::vector<std::vector<int64_t>> members = membersBySize(s, ranges, cut);
+
+  simulate::SimulateOptions so;
+  so.ports = options.ports;
+  int64_t largestP = 0;
+  // Asked only for what Z3 decides: it is the verdict of record, so skip the
+  // (possibly long) cross-checking simulation.
+  const bool wantedHere = wanted(options, Property::Causality) ||
+                          wanted(options, Property::Correctness);
+  if (!wantedHere)
+    run.stopReason = "simulation not requested";
+  for (size_t m = 0; wantedHere && m < members.size(); ++m) {
+    const std::vector<int64_t> &member = members[m];
+    std::optional<int64_t> n = ranksFor(s, member);
+    std::string stop = stopBefore(n, run, budget, options, inducedAll);
+    if (!stop.empty()) {
+      run.stopReason = std::move(stop);
+      break;
+    }
+    so.workLimit = budget.work - budget.workSpent;
+    llvm::Expected<simulate::SimulationResult> result =
+        simulate::simulate(s, member, so);
+    if (!result)
+      return result.takeError();
+    budget.workSpent += result->work;
+    if (result->unfinished) {
+      run.stopReason = budget.workOut;
+      break;
+    }
+    recordMember(run, budget, *result);
+    largestP = std::max(largestP, n.value_or(0));
+    // Once every property has failed somewhere, larger sizes add nothing.
+    if (llvm::all_of(run.firstFailure,
+                     [](const auto &f) { return f.has_value(); }))
+      break;
+  }
+  describeCoverage(run, ranges, members, cut, largestP);
   return run;
 }
 
