@@ -24,6 +24,9 @@
 // a barrier.
 //
 // Output (rank 0, one line each, tab-separated):
+//   ranges NAME=LO..HI ...                         (--list: the ranges its
+//                                                  schedules are compiled
+//                                                  for, collc's --param)
 //   schedule COLLECTIVE SCHEDULE SPEC_FILE MCA     (--list; MCA: Open MPI's
 //                                                  like algorithm as
 //                                                  PARAMETER=VALUE, or -)
@@ -556,8 +559,14 @@ Options parseOptions(int argc, char **argv) {
   return o;
 }
 
-/// --list: each schedule with its spec and MPI's like algorithm, a line each.
+/// --list: the ranges the schedules were compiled for (collc compile's
+/// --param, as NAME=LO..HI), then each schedule with its spec and MPI's
+/// like algorithm, a line each.
 void printSchedules() {
+  std::printf("ranges%s", *COLLC_BENCH_RANGES ? "\t" : "");
+  for (const char *c = COLLC_BENCH_RANGES; *c; ++c)
+    std::putchar(*c == ',' ? '\t' : *c);
+  std::printf("\n");
   for (const Row &row : rows()) {
     if (row.schedules.empty())
       std::printf("schedule\t%s\t-\t-\t-\n", row.collective);

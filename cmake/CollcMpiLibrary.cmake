@@ -12,6 +12,8 @@
 # `collc compile`'s twin, `collc cost` (cost_table.py). Run a program with
 # it preloaded (LD_PRELOAD), or link it before MPI. libcollc_mpi is this
 # function on the library's specs (runtime/mpi/CMakeLists.txt).
+# OPTIONS go to `collc compile` (a --param there narrows p or d below
+# MAX_RANKS, too) and their ranges to `collc cost`.
 # PRICED_RANKS (default 256): every size up to it is priced exactly;
 # above it only 2^k and 3·2^(k-1), so that a MAX_RANKS of thousands builds
 # in minutes (Choice.cpp prices a size between them as the one below).
@@ -62,6 +64,22 @@ function(collc_add_mpi_library)
   if(serve_line MATCHES "serve *: *([0-9.]+)")
     set(serve ${CMAKE_MATCH_1})
   endif()
+  # The ranges the schedules are compiled and proved for, OPTIONS' first
+  # (a name's first --param counts): collc cost takes the same, so that it
+  # prices the member each size runs.
+  set(ranges)
+  set(value_next FALSE)
+  foreach(option ${ARG_OPTIONS})
+    if(value_next)
+      list(APPEND ranges --param=${option})
+      set(value_next FALSE)
+    elseif(option MATCHES "^--?param=(.*)$")
+      list(APPEND ranges --param=${CMAKE_MATCH_1})
+    elseif(option MATCHES "^--?param$")
+      set(value_next TRUE)
+    endif()
+  endforeach()
+  list(APPEND ranges --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim})
   # The candidates, from the emitted headers; their prices, from collc cost.
   set(table ${gen}/DropinSchedules.cpp)
   set(costs ${gen}/DropinCosts.inc)
@@ -76,7 +94,7 @@ function(collc_add_mpi_library)
     add_custom_command(
       OUTPUT ${costs}
       COMMAND ${Python3_EXECUTABLE} ${dir}/cost_table.py --serve=${serve}
-              ${collc_exe} ${costs} ${ARG_MAX_RANKS} ${ARG_PRICED_RANKS} ${table}
+              ${ranges} ${collc_exe} ${costs} ${ARG_MAX_RANKS} ${ARG_PRICED_RANKS} ${table}
             ${ARG_SPECS}
       DEPENDS ${table} ${ARG_SPECS} ${ARG_MODEL} ${collc_dep} ${dir}/cost_table.py
               ${dir}/generated.py
@@ -123,8 +141,8 @@ function(collc_add_mpi_library)
       set(timeout)
     endif()
     collc_add_spec(TARGET ${ARG_NAME} NAMESPACE collc_mpi
-                   OPTIONS --param=p=2..${ARG_MAX_RANKS} --param=d=1..${max_dim}
-                           ${timeout} ${ARG_OPTIONS}
+                   OPTIONS ${ARG_OPTIONS} --param=p=2..${ARG_MAX_RANKS}
+                           --param=d=1..${max_dim} ${timeout}
                    SPECS ${ARG_SPECS})
   endif()
   # Nothing but MPI's names (C's and Fortran's) is exported: a program built with collc's

@@ -148,9 +148,8 @@ void boundOf(const Candidate &c, Row &row) {
     row.boundSource = "the schedule's own t_w term";
   }
 }
-/// The options, or nothing after printing what is wrong with them.
-std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
-  BenchOptions o;
+/// --collective's names; false after printing the one it does not know.
+bool parseCollectives(BenchOptions &o, llvm::raw_ostream &errs) {
   if (benchCollective == "all") {
     o.collectives.assign(std::begin(allCollectives), std::end(allCollectives));
   } else {
@@ -164,23 +163,32 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
                 "reduce_scatter, scatter, gather, scan, exscan, alltoall, "
                 "alltoallv "
                 "or all\n";
-        return std::nullopt;
+        return false;
       }
       o.collectives.push_back(part.trim().str());
     }
   }
+  return true;
+}
+/// --ranks' rank counts; false after printing what is wrong with them.
+bool parseRanks(BenchOptions &o, llvm::raw_ostream &errs) {
   std::optional<std::vector<long long>> ranksList = parseList(benchRanks);
   if (!ranksList) {
     errs << "collc: error: --ranks needs positive integers, got '" << benchRanks
          << "'\n";
-    return std::nullopt;
+    return false;
   }
   if (llvm::any_of(*ranksList,
                    [](long long ranks) { return ranks < 2 || ranks > 1024; })) {
     errs << "collc: error: --ranks must be in 2..1024\n";
-    return std::nullopt;
+    return false;
   }
   o.ranks = *ranksList;
+  return true;
+}
+/// --bytes' sizes, or the default range; false after printing what is
+/// wrong with them.
+bool parseSizes(BenchOptions &o, llvm::raw_ostream &errs) {
   o.sizes = powersOfFour(16 << 20);
   if (!benchBytes.empty()) {
     std::optional<std::vector<long long>> parsed = parseList(benchBytes);
@@ -188,18 +196,15 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
       errs << "collc: error: --bytes needs positive multiples of 8, "
               "comma-separated, got '"
            << benchBytes << "'\n";
-      return std::nullopt;
+      return false;
     }
     o.sizes = *parsed;
   }
-  if (benchIterations < 0) {
-    errs << "collc: error: --iterations must be positive\n";
-    return std::nullopt;
-  }
-  if (!benchSvg.empty() && o.collectives.size() != 1) {
-    errs << "collc: error: --svg plots one collective; use --svg-dir\n";
-    return std::nullopt;
-  }
+  return true;
+}
+/// --model's models, for every rank count and for one; false after
+/// printing why one does not load.
+bool parseModels(BenchOptions &o, llvm::raw_ostream &errs) {
   llvm::SmallVector<llvm::StringRef, 4> parts;
   llvm::StringRef(benchModel).split(parts, ',', -1, false);
   for (llvm::StringRef part : parts) {
@@ -209,12 +214,12 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
     if (perRanks && (ranks < 2 || ranks > 1024 || o.rankModels.count(ranks))) {
       errs << "collc: error: --model " << part
            << ": the rank count must be in 2..1024, once\n";
-      return std::nullopt;
+      return false;
     }
     llvm::Expected<CostModel> m = loadModel(perRanks ? rest : part);
     if (!m) {
       errs << "collc: error: " << llvm::toString(m.takeError()) << "\n";
-      return std::nullopt;
+      return false;
     }
     if (perRanks) {
       o.rankModels[ranks] = *m;
@@ -223,6 +228,24 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
       o.modelMeasured = true;
     }
   }
+  return true;
+}
+/// The options, or nothing after printing what is wrong with them.
+std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
+  BenchOptions o;
+  if (!parseCollectives(o, errs) || !parseRanks(o, errs) ||
+      !parseSizes(o, errs))
+    return std::nullopt;
+  if (benchIterations < 0) {
+    errs << "collc: error: --iterations must be positive\n";
+    return std::nullopt;
+  }
+  if (!benchSvg.empty() && o.collectives.size() != 1) {
+    errs << "collc: error: --svg plots one collective; use --svg-dir\n";
+    return std::nullopt;
+  }
+  if (!parseModels(o, errs))
+    return std::nullopt;
   o.sameAlgorithm = benchSameAlgorithm;
   o.checkChoice = benchCheckChoice;
   o.iterations = benchIterations;
@@ -238,7 +261,7 @@ std::optional<BenchOptions> parseOptions(llvm::raw_ostream &errs) {
 }
 /// What coll_bench runs (`coll_bench --list`); false after printing why
 /// it cannot say.
-bool listAvailable(AvailableMap &available, llvm::raw_ostream &errs) {
+bool listAvailable(BenchProgram &program, llvm::raw_ostream &errs) {
   llvm::Expected<Launch> listed = launch(1, {"--list"});
   if (!listed) {
     errs << "collc: error: " << llvm::toString(listed.takeError()) << "\n";
@@ -255,8 +278,20 @@ bool listAvailable(AvailableMap &available, llvm::raw_ostream &errs) {
     llvm::SmallVector<llvm::StringRef, 4> f;
     line.split(f, '\t');
     if (f.size() == 5 && f[0] == "schedule" && f[2] != "-")
-      available[f[1].str()].push_back(
+      program.available[f[1].str()].push_back(
           {f[2].str(), f[3].str(), f[4] == "-" ? "" : f[4].str()});
+    if (f.empty() || f[0] != "ranges")
+      continue;
+    for (llvm::StringRef field : llvm::drop_begin(f)) {
+      auto [name, range] = field.split('=');
+      std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
+      if (name.empty() || !r) {
+        errs << "collc: error: coll_bench --list: '" << field
+             << "' is not a range NAME=LO..HI\n";
+        return false;
+      }
+      program.ranges.push_back({name.str(), r->first, r->second});
+    }
   }
   return true;
 }
@@ -287,6 +322,77 @@ std::vector<Group> chooseBySize(const std::vector<Candidate> &candidates,
   }
   return groups;
 }
+/// coll_bench's arguments to time `candidate` at `sizes`.
+std::vector<std::string> benchArgs(const std::string &collective,
+                                   const Candidate &candidate,
+                                   const std::vector<long long> &sizes,
+                                   int iterations) {
+  std::string bytesArg;
+  for (long long b : sizes)
+    bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
+  std::vector<std::string> args = {
+      "--collective",
+      collective,
+      "--schedule",
+      candidate.name,
+      "--root",
+      std::to_string(candidate.schedule ? candidate.schedule->collective.root
+                                        : 0),
+      "--bytes",
+      bytesArg};
+  if (iterations > 0) {
+    args.push_back("--iterations");
+    args.push_back(std::to_string(iterations));
+  }
+  return args;
+}
+/// The row of one `size` line of coll_bench (its fields `f`), with the
+/// model's prediction and the bound beside the times.
+Row timedRow(llvm::ArrayRef<llvm::StringRef> f, const std::string &collective,
+             int p, const CostModel &model, const Candidate &candidate,
+             bool oversubscribed, bool forced) {
+  Row row;
+  row.collective = collective;
+  row.schedule = candidate.name;
+  row.ranks = p;
+  f[1].getAsInteger(10, row.bytes);
+  f[2].getAsInteger(10, row.iterations);
+  const std::vector<double> oursUs = parseSamples(f[3]),
+                            mpiUs = parseSamples(f[4]);
+  row.ours = summarize(oursUs);
+  row.mpi = summarize(mpiUs);
+  row.paired = pairedRatio(oursUs, mpiUs);
+  row.predictedUs =
+      candidate.cost.line(model.machine)
+          .seconds(model.segments(), static_cast<double>(row.bytes), model.to) *
+      1e6;
+  boundOf(candidate, row);
+  row.oversubscribed = oversubscribed;
+  if (forced)
+    row.mpiAlgorithm =
+        llvm::StringRef(candidate.mpiAlgorithm).split('=').second.str();
+  return row;
+}
+/// A row per `size` line of coll_bench's output into `into`; whether it
+/// reported checked calls, without which its times prove nothing.
+bool rowsOf(const Launch &run, const std::string &collective, int p,
+            const CostModel &model, const Candidate &candidate, bool forced,
+            std::vector<Row> &into) {
+  llvm::SmallVector<llvm::StringRef, 32> lines;
+  llvm::StringRef(run.out).split(lines, '\n', -1, false);
+  bool checked = false;
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef, 6> f;
+    line.split(f, '\t');
+    if (f.size() == 2 && f[0] == "checked")
+      checked = true;
+    if (f.size() != 5 || f[0] != "size")
+      continue;
+    into.push_back(timedRow(f, collective, p, model, candidate,
+                            run.oversubscribed, forced));
+  }
+  return checked;
+}
 } // namespace
 
 std::vector<Candidate> BenchRun::priceCandidates(const std::string &collective,
@@ -309,17 +415,14 @@ std::vector<Candidate> BenchRun::priceCandidates(const std::string &collective,
     const ir::Schedule *s = specs.find(spec, name);
     if (!s)
       continue;
-    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(*s, p);
+    // The member coll_bench runs: within the ranges it was compiled for.
+    llvm::Expected<std::vector<int64_t>> params =
+        cost::paramsForRanks(*s, p, std::nullopt, ranges);
     if (!params) {
       llvm::consumeError(params.takeError());
       continue;
     }
-    bool inRange = true;
-    for (size_t i = 0; i < s->params.size(); ++i)
-      if (s->params[i].range && ((*params)[i] < s->params[i].range->first ||
-                                 (*params)[i] > s->params[i].range->second))
-        inRange = false;
-    if (!inRange || s->collective.root >= p)
+    if (s->collective.root >= p)
       continue;
     llvm::Expected<cost::ScheduleCost> c =
         cost::costOf(*s, *params, model.ports);
@@ -335,29 +438,12 @@ std::vector<Candidate> BenchRun::priceCandidates(const std::string &collective,
   return candidates;
 }
 
-bool BenchRun::timeCandidate(const std::string &collective, int p,
-                             const CostModel &model, const Candidate &candidate,
-                             const std::vector<long long> &sizes,
-                             std::vector<Row> &into, Launched &launched) {
-  std::string bytesArg;
-  for (long long b : sizes)
-    bytesArg += (bytesArg.empty() ? "" : ",") + std::to_string(b);
-  std::vector<std::string> args = {
-      "--collective",
-      collective,
-      "--schedule",
-      candidate.name,
-      "--root",
-      std::to_string(candidate.schedule ? candidate.schedule->collective.root
-                                        : 0),
-      "--bytes",
-      bytesArg};
-  if (o.iterations > 0) {
-    args.push_back("--iterations");
-    args.push_back(std::to_string(o.iterations));
-  }
+std::optional<Launch> BenchRun::launchCandidate(
+    const std::string &collective, int p, const Candidate &candidate,
+    const std::vector<long long> &sizes, bool forced) const {
+  std::vector<std::string> args =
+      benchArgs(collective, candidate, sizes, o.iterations);
   std::vector<std::string> env;
-  const bool forced = o.sameAlgorithm && !candidate.mpiAlgorithm.empty();
   if (forced)
     env = {"OMPI_MCA_coll_tuned_use_dynamic_rules=1",
            "OMPI_MCA_" + candidate.mpiAlgorithm};
@@ -367,7 +453,7 @@ bool BenchRun::timeCandidate(const std::string &collective, int p,
       launch(p, args, env, forced ? "OMPI_MCA_coll_tuned_" : "");
   if (!run) {
     errs << "collc: error: " << llvm::toString(run.takeError()) << "\n";
-    return false;
+    return std::nullopt;
   }
   // Open MPI warns of a value it does not know and runs its default: the
   // run would not time what it says.
@@ -376,8 +462,20 @@ bool BenchRun::timeCandidate(const std::string &collective, int p,
     errs << run->err << "collc: error: the MPI library did not take "
          << candidate.mpiAlgorithm << " (" << collective << ", "
          << candidate.name << ")\n";
-    return false;
+    return std::nullopt;
   }
+  return std::move(*run);
+}
+
+bool BenchRun::timeCandidate(const std::string &collective, int p,
+                             const CostModel &model, const Candidate &candidate,
+                             const std::vector<long long> &sizes,
+                             std::vector<Row> &into, Launched &launched) {
+  const bool forced = o.sameAlgorithm && !candidate.mpiAlgorithm.empty();
+  std::optional<Launch> run =
+      launchCandidate(collective, p, candidate, sizes, forced);
+  if (!run)
+    return false;
   launched.oversubscribed = run->oversubscribed;
   launched.commandLines += "  $ " + run->commandLine + "\n";
   if (run->exitCode != 0) {
@@ -388,39 +486,7 @@ bool BenchRun::timeCandidate(const std::string &collective, int p,
     failedChecksum = true;
     return true;
   }
-  llvm::SmallVector<llvm::StringRef, 32> lines;
-  llvm::StringRef(run->out).split(lines, '\n', -1, false);
-  bool checked = false;
-  for (llvm::StringRef line : lines) {
-    llvm::SmallVector<llvm::StringRef, 6> f;
-    line.split(f, '\t');
-    if (f.size() == 2 && f[0] == "checked")
-      checked = true;
-    if (f.size() != 5 || f[0] != "size")
-      continue;
-    Row row;
-    row.collective = collective;
-    row.schedule = candidate.name;
-    row.ranks = p;
-    f[1].getAsInteger(10, row.bytes);
-    f[2].getAsInteger(10, row.iterations);
-    const std::vector<double> oursUs = parseSamples(f[3]),
-                              mpiUs = parseSamples(f[4]);
-    row.ours = summarize(oursUs);
-    row.mpi = summarize(mpiUs);
-    row.paired = pairedRatio(oursUs, mpiUs);
-    row.predictedUs = candidate.cost.line(model.machine)
-                          .seconds(model.segments(),
-                                   static_cast<double>(row.bytes), model.to) *
-                      1e6;
-    boundOf(candidate, row);
-    row.oversubscribed = run->oversubscribed;
-    if (forced)
-      row.mpiAlgorithm =
-          llvm::StringRef(candidate.mpiAlgorithm).split('=').second.str();
-    into.push_back(row);
-  }
-  if (!checked) {
+  if (!rowsOf(*run, collective, p, model, candidate, forced, into)) {
     errs << run->err << "collc: error: " << collective << " (" << candidate.name
          << ") on " << p
          << " ranks: the timing program reported no checked calls\n";
@@ -479,10 +545,10 @@ int runBench() {
   std::optional<BenchOptions> options = parseOptions(llvm::errs());
   if (!options)
     return ExitInputError;
-  AvailableMap available;
-  if (!listAvailable(available, llvm::errs()))
+  BenchProgram program;
+  if (!listAvailable(program, llvm::errs()))
     return ExitInputError;
-  BenchRun run(*options, available);
+  BenchRun run(*options, program);
   run.printHeader();
   for (const std::string &collective : options->collectives)
     for (long long ranks : options->ranks)

@@ -145,6 +145,13 @@ struct Available {
 };
 /// Collective -> its schedules, in coll_bench's order.
 using AvailableMap = std::map<std::string, std::vector<Available>>;
+/// What coll_bench runs (`coll_bench --list`): its schedules, and the
+/// ranges they were compiled for (its --param), within which a family's
+/// member of p ranks is found as the emitted code finds it.
+struct BenchProgram {
+  AvailableMap available;
+  std::vector<ir::ParamRange> ranges;
+};
 
 /// A candidate and the sizes at which the model chose it.
 using Group = std::pair<const Candidate *, std::vector<long long>>;
@@ -153,8 +160,8 @@ using Group = std::pair<const Candidate *, std::vector<long long>>;
 /// timed and printed, then the summaries and the files.
 class BenchRun {
 public:
-  BenchRun(const BenchOptions &options, const AvailableMap &available)
-      : o(options), available(available) {}
+  BenchRun(const BenchOptions &options, const BenchProgram &program)
+      : o(options), available(program.available), ranges(program.ranges) {}
 
   void printHeader() const;
   /// One collective on p ranks; false after an error that ends the bench.
@@ -174,6 +181,12 @@ private:
   /// Every schedule of `collective` with a member of p ranks, priced.
   std::vector<Candidate> priceCandidates(const std::string &collective, int p,
                                          const CostModel &model);
+  /// coll_bench timing `candidate` at `sizes`, Open MPI forced to its like
+  /// algorithm when `forced`; nothing after printing why it did not run.
+  std::optional<Launch> launchCandidate(const std::string &collective, int p,
+                                        const Candidate &candidate,
+                                        const std::vector<long long> &sizes,
+                                        bool forced) const;
   /// Times `candidate` at `sizes`, a row per size into `into`; false after
   /// an error that ends the bench.
   bool timeCandidate(const std::string &collective, int p,
@@ -191,6 +204,7 @@ private:
 
   const BenchOptions &o;
   const AvailableMap &available;
+  const std::vector<ir::ParamRange> &ranges;
   llvm::raw_ostream &os = llvm::outs();
   llvm::raw_ostream &errs = llvm::errs();
   const bool text = o.text;

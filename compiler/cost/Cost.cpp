@@ -499,6 +499,8 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
   return l;
 }
 
+char collc::cost::NoMember::ID = 0;
+
 namespace {
 
 /// What a search for the member with p ranks works on: the parameters'
@@ -511,48 +513,95 @@ struct ParamSearch {
 
 llvm::Error noMember(const ir::Schedule &schedule, int64_t p,
                      llvm::StringRef why) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(), "'%s' has no member with p = %lld%s",
-      schedule.name.c_str(), static_cast<long long>(p), why.str().c_str());
+  return llvm::make_error<NoMember>(
+      "'" + schedule.name + "' has no member with p = " + std::to_string(p) +
+      why.str());
 }
 
-// A permutation's own parameter: no size says which member is meant.
-llvm::Error checkNoMemberChoice(const ir::Schedule &schedule) {
-  for (const ir::Parameter &param : schedule.params)
-    if (schedule.isMemberChoice(param.slot)) {
-      std::string every;
-      for (const ir::Parameter &other : schedule.params)
-        every += (every.empty() ? "--param " : " --param ") + other.name + "=N";
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "the size does not set its parameter '%s'; give every parameter "
-          "(%s)",
-          param.name.c_str(), every.c_str());
-    }
+/// The values a parameter is searched over: its declared range (1..p where
+/// neither it nor a --param gives one) within the first range a --param
+/// gives it, as compile narrows what it proves (Verifier.cpp's
+/// resolveRanges); a value the schedule fixes (a resolved library member)
+/// keeps it.
+member::Range searchRange(const ir::Schedule &schedule,
+                          const ir::Parameter &param, int64_t p,
+                          llvm::ArrayRef<ir::ParamRange> within) {
+  const bool fixed = param.range && param.range->first == param.range->second &&
+                     schedule.isGiven(param.slot);
+  auto given = llvm::find_if(
+      within, [&](const ir::ParamRange &r) { return r.name == param.name; });
+  if (!param.range)
+    return given != within.end() ? member::Range{given->lo, given->hi}
+                                 : member::Range{1, p};
+  member::Range range{param.range->first, param.range->second};
+  if (given != within.end() && !fixed) {
+    range.lo = std::max(range.lo, given->lo);
+    range.hi = std::min(range.hi, given->hi);
+  }
+  return range;
+}
+
+// A permutation's own parameter: no size says which member is meant, unless
+// a --param leaves it one value.
+llvm::Error checkNoMemberChoice(const ir::Schedule &schedule, int64_t p,
+                                llvm::ArrayRef<ir::ParamRange> within) {
+  for (const ir::Parameter &param : schedule.params) {
+    if (!schedule.isMemberChoice(param.slot))
+      continue;
+    const member::Range range = searchRange(schedule, param, p, within);
+    if (range.lo == range.hi)
+      continue;
+    std::string every;
+    for (const ir::Parameter &other : schedule.params)
+      every += (every.empty() ? "--param " : " --param ") + other.name + "=N";
+    return llvm::make_error<NoMember>(
+        "the size does not set its parameter '" + param.name +
+        "'; give it one value (--param " + param.name +
+        "=V) or every parameter (" + every + ")");
+  }
   return llvm::Error::success();
 }
 
-// The parameters the size leaves open, searched within their declared
-// ranges (1..p where none is declared): p's own is p, a shift's the
-// amount (collc/Member.h says which member of p ranks runs).
+// The parameters the size leaves open, searched within searchRange: p's own
+// is p, a shift's the amount (collc/Member.h says which member of p ranks
+// runs).
 llvm::Expected<ParamSearch> openParams(const ir::Schedule &schedule, int64_t p,
-                                       std::optional<int64_t> amount) {
+                                       std::optional<int64_t> amount,
+                                       llvm::ArrayRef<ir::ParamRange> within) {
   ParamSearch search;
   search.env.assign(schedule.numSlots(), 0);
   for (const ir::Parameter &param : schedule.params) {
     if (schedule.collective.isShiftAmount(param.slot)) {
+      // The emitted function refuses an amount outside its proved range,
+      // the declared one at most.
       search.env[param.slot] = *amount;
-    } else if (param.slot == ir::SlotSize) {
-      search.env[param.slot] = p;
-      if (param.range && (p < param.range->first || p > param.range->second))
+      if (param.range &&
+          (*amount < param.range->first || *amount > param.range->second))
         return noMember(schedule, p,
-                        " (p in " + std::to_string(param.range->first) + ".." +
+                        " shifting by " + std::to_string(*amount) + " (" +
+                            param.name + " in " +
+                            std::to_string(param.range->first) + ".." +
                             std::to_string(param.range->second) + ")");
+      continue;
+    }
+    const member::Range range = searchRange(schedule, param, p, within);
+    if (range.lo > range.hi)
+      return noMember(schedule, p,
+                      ": --param leaves '" + param.name + "' no value" +
+                          (param.range
+                               ? " within its declared range " +
+                                     std::to_string(param.range->first) + ".." +
+                                     std::to_string(param.range->second)
+                               : std::string()));
+    if (param.slot == ir::SlotSize) {
+      search.env[param.slot] = p;
+      if (p < range.lo || p > range.hi)
+        return noMember(schedule, p,
+                        " (" + param.name + " in " + std::to_string(range.lo) +
+                            ".." + std::to_string(range.hi) + ")");
     } else {
       search.searched.push_back(param.slot);
-      search.ranges.push_back(
-          param.range ? member::Range{param.range->first, param.range->second}
-                      : member::Range{1, p});
+      search.ranges.push_back(range);
     }
   }
   return search;
@@ -587,12 +636,14 @@ llvm::Error noMemberFound(const ir::Schedule &schedule, int64_t p,
     return noMember(schedule, p,
                     n >= 0 ? " (it has " + std::to_string(n) + " ranks)" : "");
   }
+  // The ranges searched, --param's narrowing included.
   std::string within;
-  for (const ir::Parameter &param : schedule.params)
-    if (param.range && !schedule.collective.isShiftAmount(param.slot))
-      within += (within.empty() ? " (" : ", ") + param.name + " in " +
-                std::to_string(param.range->first) + ".." +
-                std::to_string(param.range->second);
+  for (size_t i = 0; i < search.searched.size(); ++i)
+    for (const ir::Parameter &param : schedule.params)
+      if (param.slot == search.searched[i])
+        within += (within.empty() ? " (" : ", ") + param.name + " in " +
+                  std::to_string(search.ranges[i].lo) + ".." +
+                  std::to_string(search.ranges[i].hi);
   return noMember(schedule, p, within.empty() ? "" : within + ")");
 }
 
@@ -600,16 +651,17 @@ llvm::Error noMemberFound(const ir::Schedule &schedule, int64_t p,
 
 llvm::Expected<std::vector<int64_t>>
 collc::cost::paramsForRanks(const ir::Schedule &schedule, int64_t p,
-                            std::optional<int64_t> amount) {
+                            std::optional<int64_t> amount,
+                            llvm::ArrayRef<ir::ParamRange> within) {
   const ir::ExprRef &shiftOf = schedule.collective.shiftOf;
   if (shiftOf && !amount)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "'%s' is a family over the shift amount; give it (--param %s=N)",
-        schedule.name.c_str(), shiftOf->name.c_str());
-  if (llvm::Error err = checkNoMemberChoice(schedule))
+    return llvm::make_error<NoMember>(
+        "'" + schedule.name +
+        "' is a family over the shift amount; give it (--param " +
+        shiftOf->name + "=N)");
+  if (llvm::Error err = checkNoMemberChoice(schedule, p, within))
     return err;
-  llvm::Expected<ParamSearch> search = openParams(schedule, p, amount);
+  llvm::Expected<ParamSearch> search = openParams(schedule, p, amount, within);
   if (!search)
     return search.takeError();
   // A search evaluates every member of the ranges; past this many, the

@@ -234,15 +234,33 @@ llvm::Expected<ScheduleCost> costFromRules(const ir::Schedule &schedule,
                                            llvm::ArrayRef<int64_t> params,
                                            PortModel ports);
 
+/// paramsForRanks's answer where the schedule has no member of the size
+/// asked for within the ranges, or the size alone does not name one (a
+/// shift's amount, a permutation's parameter): over many schedules, a
+/// command skips those, where any other error is the user's to mend.
+class NoMember : public llvm::ErrorInfo<NoMember> {
+public:
+  static char ID;
+  explicit NoMember(std::string message) : message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+  std::string message;
+};
+
 /// Parameter values that give `schedule` exactly p ranks: its own size for
 /// a schedule without parameters, else the member of p ranks an emitted
-/// function runs (collc/Member.h: the values closest together), within
-/// the declared ranges where the emitted code searches the proved ones. A
-/// family over the shift amount (`shift(q: q)`) takes `amount` for it. Errors
-/// say that no such member exists, or that the amount is missing.
+/// function runs (collc/Member.h: the values closest together), searched
+/// within the declared ranges narrowed by `within` (the --param ranges
+/// compile proved and emitted for; names the schedule lacks are ignored).
+/// A family over the shift amount (`shift(q: q)`) takes `amount` for it.
+/// Errors: NoMember.
 llvm::Expected<std::vector<int64_t>>
 paramsForRanks(const ir::Schedule &schedule, int64_t p,
-               std::optional<int64_t> amount = std::nullopt);
+               std::optional<int64_t> amount = std::nullopt,
+               llvm::ArrayRef<ir::ParamRange> within = {});
 
 /// A lower bound on the t_w coefficient (in units of m) that the seeds
 /// state for a collective, with where they state it.

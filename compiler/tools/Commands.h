@@ -5,6 +5,7 @@
 // adding a file.
 
 #include "alltoallv/Emit.h"
+#include "cost/Cost.h"
 #include "library/Frontend.h"
 #include "library/Library.h"
 #include "sema/Program.h"
@@ -105,16 +106,17 @@ inline PortModel portsFor(const Program &program, bool allPortFlag) {
   return allPortFlag ? PortModel::All : program.ports();
 }
 
-/// The member of a family that `--param NAME=V` options (all parameters),
-/// or else `--p N` (the member emitted code runs, cost::paramsForRanks)
-/// ask for;
-/// a family with one member (a resolved collective) needs neither.
+/// The member of a family that `--p N` asks for (the member emitted code
+/// runs, cost::paramsForRanks, within the ranges `--param NAME=LO..HI`
+/// narrows as compile's does), or else `--param NAME=V` for every
+/// parameter; a family with one member (a resolved collective) needs
+/// neither.
 llvm::Expected<std::vector<int64_t>>
 chooseMember(const ir::Schedule &s, int64_t p,
              llvm::ArrayRef<std::string> params);
 
-/// `--p N` and `--param NAME=V` of a command that works on one member of
-/// each family (cost, show, draw).
+/// `--p N` and `--param NAME=V|LO..HI` of a command that works on one
+/// member of each family (cost, show, draw).
 class MemberOptions {
 public:
   explicit MemberOptions(llvm::cl::SubCommand &command);
@@ -122,9 +124,12 @@ public:
   llvm::Expected<std::vector<int64_t>> choose(const ir::Schedule &s) const;
   /// Whether a member is asked for at all.
   bool given() const { return ranks > 0 || !params.empty(); }
-  /// `--p N` alone: over many schedules, those with no member of N ranks
-  /// are skipped rather than errors.
-  bool sizeAlone() const { return ranks > 0 && params.empty(); }
+  /// Whether `error`, choose's, skips a schedule rather than fails the
+  /// command when it goes over many: with `--p N`, a schedule with no member
+  /// of N ranks within the --param ranges (cost::NoMember).
+  bool skips(const llvm::Error &error) const {
+    return ranks > 0 && error.isA<cost::NoMember>();
+  }
 
 private:
   llvm::cl::opt<int64_t> ranks;

@@ -385,6 +385,118 @@ llvm::Expected<Priced> priceSchedule(const LoadedFile &file,
   return result;
 }
 
+/// One `collc cost` run over its selection: each schedule priced (or, a
+/// family without a size, listed with what it needs) and each alltoallv
+/// pattern, printed as they come.
+class CostRun {
+public:
+  CostRun(DiagnosticEngine &diags, JsonDocument &json,
+          const Selection &selection)
+      : diags(diags), json(json), selection(selection),
+        exitCode(selection.failed ? ExitInputError : ExitOk) {}
+
+  void priceFile(const LoadedFile &file) {
+    const Program &program = file.program;
+    std::optional<CostModel> externalModel;
+    llvm::Expected<const CostModel *> found =
+        modelFor(program, file.path, externalModel);
+    if (!found) {
+      diags.error(llvm::toString(found.takeError()));
+      exitCode = ExitInputError;
+      return;
+    }
+    const CostModel *model = *found;
+    // As verify judges them: the file's model's ports unless told.
+    PortModel ports = model ? model->ports : portsFor(program, costAllPort);
+    for (const ir::Schedule &schedule : program.schedules)
+      if (selection.selects(file, schedule))
+        priceOne(file, schedule, model, ports);
+    for (const CollectiveDef &def : program.collectives)
+      if (program.runsPattern(def) && selection.selects(def.name))
+        pricePattern(def, model);
+  }
+
+  int finish() {
+    if (!anySize && priced == 0 && !jsonUnpriced.empty() &&
+        exitCode == ExitOk) {
+      diags.error("nothing to price: every schedule is a family; give --p N "
+                  "or --param NAME=V");
+      exitCode = ExitInputError;
+    }
+    json.members["schedules"] = std::move(jsonSchedules);
+    if (!jsonAlltoallv.empty())
+      json.members["alltoallv"] = std::move(jsonAlltoallv);
+    if (!jsonUnpriced.empty())
+      json.members["unpriced"] = std::move(jsonUnpriced);
+    return diags.hasErrors() ? ExitInputError : exitCode;
+  }
+
+private:
+  void priceOne(const LoadedFile &file, const ir::Schedule &schedule,
+                const CostModel *model, PortModel ports) {
+    if (!anySize && selection.names.empty() && !hasFixedSize(schedule)) {
+      std::string needs = sizeOptions(schedule);
+      llvm::errs() << "collc: note: '" << schedule.name
+                   << "' is a family; give " << needs << " to price it\n";
+      jsonUnpriced.push_back(
+          llvm::json::Object{{"schedule", schedule.name}, {"needs", needs}});
+      return;
+    }
+    llvm::Expected<std::vector<int64_t>> params = chooseParams(schedule);
+    if (!params) {
+      llvm::Error error = params.takeError();
+      // With --p over many schedules, those without such a member are
+      // skipped; one named on its own is an error.
+      const bool skipped = costMember.skips(error) && selection.names.empty();
+      std::string message = llvm::toString(std::move(error));
+      if (skipped) {
+        llvm::errs() << "collc: note: skipping " << message << "\n";
+        return;
+      }
+      diags.error(schedule.loc,
+                  "cannot price '" + schedule.name + "': " + message);
+      exitCode = ExitInputError;
+      return;
+    }
+    llvm::Expected<Priced> result =
+        priceSchedule(file, schedule, *params, model, ports);
+    if (!result) {
+      reportFailure(diags, result.takeError(), "price", schedule.name,
+                    schedule.loc);
+      exitCode = ExitInputError;
+      return;
+    }
+    ++priced;
+    if (costFormat == Format::Json)
+      jsonSchedules.push_back(costJson(*result));
+    else
+      printCost(llvm::outs(), file, *result);
+  }
+
+  void pricePattern(const CollectiveDef &def, const CostModel *model) {
+    std::optional<alltoallv::Algorithm> algorithm =
+        alltoallv::algorithmFor(def.algorithm);
+    if (!algorithm)
+      return; // sema has reported it
+    if (llvm::Error e = priceAlltoallv(def, *algorithm, model, jsonAlltoallv)) {
+      reportFailure(diags, std::move(e), "price", def.name, def.loc);
+      exitCode = ExitInputError;
+      return;
+    }
+    ++priced;
+  }
+
+  DiagnosticEngine &diags;
+  JsonDocument &json;
+  const Selection &selection;
+  int exitCode;
+  size_t priced = 0;
+  // Without a size or names, every schedule of fixed size is priced and
+  // the families are listed with what they need.
+  const bool anySize = costMember.given();
+  llvm::json::Array jsonSchedules, jsonAlltoallv, jsonUnpriced;
+};
+
 int runCost() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
@@ -394,91 +506,10 @@ int runCost() {
       loadSelection(costFiles, costSchedules, diags);
   if (!selection)
     return ExitInputError;
-  int exitCode = selection->failed ? ExitInputError : ExitOk;
-  size_t priced = 0;
-  // Without a size or names, every schedule of fixed size is priced and
-  // the families are listed with what they need.
-  const bool anySize = costMember.given();
-  llvm::json::Array jsonSchedules, jsonAlltoallv, jsonUnpriced;
-  for (const LoadedFile &file : selection->files) {
-    const Program *program = &file.program;
-    std::optional<CostModel> externalModel;
-    llvm::Expected<const CostModel *> found =
-        modelFor(*program, file.path, externalModel);
-    if (!found) {
-      diags.error(llvm::toString(found.takeError()));
-      exitCode = ExitInputError;
-      continue;
-    }
-    const CostModel *model = *found;
-    // As verify judges them: the file's model's ports unless told.
-    PortModel ports = model ? model->ports : portsFor(*program, costAllPort);
-    for (const ir::Schedule &schedule : program->schedules) {
-      if (!selection->selects(file, schedule))
-        continue;
-      if (!anySize && selection->names.empty() && !hasFixedSize(schedule)) {
-        std::string needs = sizeOptions(schedule);
-        llvm::errs() << "collc: note: '" << schedule.name
-                     << "' is a family; give " << needs << " to price it\n";
-        jsonUnpriced.push_back(
-            llvm::json::Object{{"schedule", schedule.name}, {"needs", needs}});
-        continue;
-      }
-      llvm::Expected<std::vector<int64_t>> params = chooseParams(schedule);
-      if (!params) {
-        std::string message = llvm::toString(params.takeError());
-        // With --p over many schedules, those without such a member are
-        // skipped; one named on its own is an error.
-        if (costMember.sizeAlone() && selection->names.empty()) {
-          llvm::errs() << "collc: note: skipping " << message << "\n";
-          continue;
-        }
-        diags.error(schedule.loc, "cannot price '" + schedule.name +
-                                      "': " + message);
-        exitCode = ExitInputError;
-        continue;
-      }
-      llvm::Expected<Priced> result =
-          priceSchedule(file, schedule, *params, model, ports);
-      if (!result) {
-        reportFailure(diags, result.takeError(), "price", schedule.name,
-                      schedule.loc);
-        exitCode = ExitInputError;
-        continue;
-      }
-      ++priced;
-      if (costFormat == Format::Json)
-        jsonSchedules.push_back(costJson(*result));
-      else
-        printCost(llvm::outs(), file, *result);
-    }
-    for (const CollectiveDef &def : program->collectives) {
-      if (!program->runsPattern(def) || !selection->selects(def.name))
-        continue;
-      std::optional<alltoallv::Algorithm> algorithm =
-          alltoallv::algorithmFor(def.algorithm);
-      if (!algorithm)
-        continue; // sema has reported it
-      if (llvm::Error e =
-              priceAlltoallv(def, *algorithm, model, jsonAlltoallv)) {
-        reportFailure(diags, std::move(e), "price", def.name, def.loc);
-        exitCode = ExitInputError;
-        continue;
-      }
-      ++priced;
-    }
-  }
-  if (!anySize && priced == 0 && !jsonUnpriced.empty() && exitCode == ExitOk) {
-    diags.error("nothing to price: every schedule is a family; give --p N "
-                "or --param NAME=V");
-    exitCode = ExitInputError;
-  }
-  json.members["schedules"] = std::move(jsonSchedules);
-  if (!jsonAlltoallv.empty())
-    json.members["alltoallv"] = std::move(jsonAlltoallv);
-  if (!jsonUnpriced.empty())
-    json.members["unpriced"] = std::move(jsonUnpriced);
-  return diags.hasErrors() ? ExitInputError : exitCode;
+  CostRun run(diags, json, *selection);
+  for (const LoadedFile &file : selection->files)
+    run.priceFile(file);
+  return run.finish();
 }
 
 CommandRegistration registration(costCommand, runCost,

@@ -158,10 +158,13 @@ int runShow() {
         continue;
       llvm::Expected<std::vector<int64_t>> member = showMember.choose(schedule);
       if (!member) {
-        std::string message = llvm::toString(member.takeError());
+        llvm::Error error = member.takeError();
         // With --p over many schedules, those without such a member are
         // skipped; one named on its own is an error.
-        if (showMember.sizeAlone() && selection->names.empty()) {
+        const bool skipped =
+            showMember.skips(error) && selection->names.empty();
+        std::string message = llvm::toString(std::move(error));
+        if (skipped) {
           diags.note(llvm::SMLoc(), "skipping " + message);
           continue;
         }

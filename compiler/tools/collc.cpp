@@ -146,8 +146,11 @@ collc::tools::MemberOptions::MemberOptions(llvm::cl::SubCommand &command)
                            "ranks that emitted code runs)"),
             llvm::cl::value_desc("N"), llvm::cl::init(0),
             llvm::cl::sub(command), llvm::cl::cat(category())),
-      params("param", llvm::cl::desc("Value of a schedule parameter, e.g. d=4"),
-             llvm::cl::value_desc("NAME=V"), llvm::cl::sub(command),
+      params("param",
+             llvm::cl::desc("Value of a schedule parameter, e.g. d=4; with "
+                            "--p, a range to find the member in, e.g. "
+                            "a=1..4 (as compile's --param)"),
+             llvm::cl::value_desc("NAME=V|LO..HI"), llvm::cl::sub(command),
              llvm::cl::cat(category())) {}
 
 llvm::Expected<std::vector<int64_t>>
@@ -159,39 +162,61 @@ collc::tools::MemberOptions::choose(const collc::ir::Schedule &s) const {
 llvm::Expected<std::vector<int64_t>>
 collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
                            llvm::ArrayRef<std::string> params) {
-  // `--p N --param q=V`: the size's member shifting by V.
-  const collc::ir::ExprRef &shiftOf = s.collective.shiftOf;
-  if (p > 0 && shiftOf && params.size() == 1) {
-    auto [name, value] = llvm::StringRef(params[0]).split('=');
-    int64_t amount;
-    if (name.trim() == shiftOf->name && !value.trim().getAsInteger(10, amount))
-      return collc::cost::paramsForRanks(s, p, amount);
+  // Each --param as a range, as compile takes it: NAME=V is V..V.
+  std::vector<collc::ir::ParamRange> given;
+  for (const std::string &text : params) {
+    auto [name, range] = llvm::StringRef(text).split('=');
+    std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
+    if (name.trim().empty() || !r)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--param needs NAME=V or NAME=LO..HI, "
+                                     "got '%s'",
+                                     text.c_str());
+    given.push_back({name.trim().str(), r->first, r->second});
   }
-  if (!params.empty()) {
-    std::vector<std::optional<int64_t>> values(s.params.size());
-    for (const std::string &text : params) {
-      auto [name, value] = llvm::StringRef(text).split('=');
-      int64_t v;
-      if (value.trim().getAsInteger(10, v))
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "--param needs NAME=V, got '%s'",
-                                       text.c_str());
-      for (size_t i = 0; i < s.params.size(); ++i)
-        if (s.params[i].name == name.trim())
-          values[i] = v;
-    }
+  // The first one given for a name, as compile takes it.
+  auto givenFor =
+      [&](const std::string &name) -> const collc::ir::ParamRange * {
+    for (const collc::ir::ParamRange &r : given)
+      if (r.name == name)
+        return &r;
+    return nullptr;
+  };
+  if (p > 0) {
+    // `--p N`: the member of N ranks emitted code runs, searched within the
+    // ranges --param narrows (compiled with the same --param, the code
+    // searches the same); a shift family's amount is its one value.
+    std::optional<int64_t> amount;
+    if (const collc::ir::ExprRef &shiftOf = s.collective.shiftOf)
+      if (const collc::ir::ParamRange *q = givenFor(shiftOf->name)) {
+        if (q->lo != q->hi)
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              "the shift amount '%s' takes one value (--param %s=V)",
+              q->name.c_str(), q->name.c_str());
+        amount = q->lo;
+      }
+    return collc::cost::paramsForRanks(s, p, amount, given);
+  }
+  if (!given.empty()) {
     std::vector<int64_t> out;
-    for (size_t i = 0; i < s.params.size(); ++i) {
-      if (!values[i])
+    for (const collc::ir::Parameter &param : s.params) {
+      const collc::ir::ParamRange *r = givenFor(param.name);
+      if (!r)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "no value for parameter '%s'",
-                                       s.params[i].name.c_str());
-      out.push_back(*values[i]);
+                                       param.name.c_str());
+      if (r->lo != r->hi)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "--param %s=%lld..%lld is a range; give one value, or --p N for "
+            "the member of N ranks within it",
+            r->name.c_str(), static_cast<long long>(r->lo),
+            static_cast<long long>(r->hi));
+      out.push_back(r->lo);
     }
     return out;
   }
-  if (p > 0)
-    return collc::cost::paramsForRanks(s, p);
   if (hasFixedSize(s)) {
     std::vector<int64_t> out;
     for (const collc::ir::Parameter &q : s.params)

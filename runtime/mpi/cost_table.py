@@ -13,14 +13,16 @@ not. An alltoallv collective is priced on
 its one rank count by 001's flat model (m = L_max / P), the same on either
 machine.
 
-  cost_table.py [--serve=F] COLLC OUT MAX_P PRICED_P SCHEDULES_CPP SPEC...
+  cost_table.py [--serve=F] [--param=NAME=LO..HI]... COLLC OUT MAX_P PRICED_P
+                SCHEDULES_CPP SPEC...
 
 Every size up to PRICED_P is priced; above it, up to MAX_P, the sizes 2^k
 and 3·2^(k-1) (Choice.cpp prices the others as the largest priced size
 below them).
 
 F: the model's `serve` for the receivers-copy prices (default 0.2, as
-measured on 16 cores: 0.17-0.21).
+measured on 16 cores: 0.17-0.21). --param: the ranges the schedules were
+compiled for, so that `collc cost --p` takes the member each size runs.
 """
 import concurrent.futures
 import json
@@ -35,9 +37,11 @@ from fractions import Fraction
 
 
 def main():
-    args, serve = sys.argv[1:], "0.2"
+    args, serve, ranges = sys.argv[1:], "0.2", []
     if args and args[0].startswith("--serve="):
         serve = args.pop(0).split("=", 1)[1]
+    while args and args[0].startswith("--param="):
+        ranges.append(args.pop(0))
     collc, out, max_p, priced_p, table, specs = (args[0], args[1], int(args[2]),
                                                  int(args[3]), args[4], args[5:])
     # A candidate's row ends with the schedules it is priced by: {"a", "b"}.
@@ -59,7 +63,7 @@ def main():
         # leaves the file's compositions unpriced, so those are priced on
         # their own below.
         run = subprocess.run([collc, "cost", *specs, "--p", str(p), "--format", "json",
-                              "--model", receivers + ":receivers", *picks], capture_output=True, text=True)
+                              "--model", receivers + ":receivers", *ranges, *picks], capture_output=True, text=True)
         if run.returncode not in (0, 2):
             sys.exit(run.stderr)
         priced = json.loads(run.stdout)
