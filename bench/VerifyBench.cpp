@@ -135,20 +135,12 @@ std::string statusLine(llvm::ArrayRef<verify::PropertyResult> results) {
   return s;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  std::string specs = argc > 1 ? argv[1] : COLLC_SPECS_DIR;
-  std::string hypercube = specs + "/hypercube.coll",
-              ring = specs + "/ring.coll";
-  std::printf("collc verification benchmark (each case in its own process; "
-              "peak = ru_maxrss)\n\n");
-
-  // (a) Algorithm 4.10 proved by Z3, one d at a time, and the whole range.
+/// (a) Algorithm 4.10 proved by Z3, one d at a time, and the whole range.
+void proveAlgorithm410(const std::string &hypercube) {
   std::printf("(a) Z3 proof of Algorithm 4.10 (pairwise exchange on "
               "hypercube(dim: d)): matching, contention, congestion\n");
-  double totalA = 0;
-  auto proveAlg410 = [&](int64_t lo, int64_t hi) {
+  double total = 0;
+  auto prove = [&](int64_t lo, int64_t hi) {
     return runIsolated([&]() -> std::string {
       std::optional<Program> program = load(hypercube);
       const ir::Schedule *s = program ? program->findSchedule("pairwise") : 0;
@@ -163,16 +155,18 @@ int main(int argc, char **argv) {
     });
   };
   for (int64_t d = 1; d <= 16; ++d) {
-    Outcome o = proveAlg410(d, d);
-    totalA += o.seconds;
+    Outcome o = prove(d, d);
+    total += o.seconds;
     printRow("d = " + std::to_string(d) +
                  " (p = " + std::to_string(int64_t(1) << d) + ")",
              o);
   }
-  std::printf("  %-44s %9.3f s\n", "sum over d = 1..16", totalA);
-  printRow("d in 1..16, one symbolic proof", proveAlg410(1, 16));
+  std::printf("  %-44s %9.3f s\n", "sum over d = 1..16", total);
+  printRow("d in 1..16, one symbolic proof", prove(1, 16));
+}
 
-  // (b) Instance verification by simulation at p = 1024.
+/// (b) Instance verification by simulation at p = 1024.
+void simulateRingAlltoall(const std::string &ring) {
   std::printf("\n(b) instantiate + simulate (all five properties) of "
               "ring_alltoall on ring(1024)\n");
   printRow("ring_alltoall, p = 1024", runIsolated([&]() -> std::string {
@@ -196,8 +190,10 @@ int main(int argc, char **argv) {
              return transfers +
                     (result->allHold() ? "all five hold" : "a property fails");
            }));
+}
 
-  // (c) The full `collc verify` pipeline on every schedule under specs/.
+/// (c) The full `collc verify` pipeline on every schedule under `specs`.
+void verifyEverySpec(const std::string &specs) {
   std::printf("\n(c) collc verify's pipeline (verify::verifySchedule) on "
               "every schedule in %s\n",
               specs.c_str());
@@ -208,7 +204,7 @@ int main(int argc, char **argv) {
     if (llvm::sys::path::extension(it->path()) == ".coll")
       files.push_back(it->path());
   llvm::sort(files);
-  double totalC = 0;
+  double total = 0;
   for (const std::string &file : files) {
     std::optional<Program> program = load(file);
     if (!program) {
@@ -220,18 +216,27 @@ int main(int argc, char **argv) {
       Outcome o = runIsolated([&]() -> std::string {
         verify::VerifyOptions options;
         options.ports = program->ports();
-        auto report =
-            verify::verifySchedule(program->schedules[i], options);
+        auto report = verify::verifySchedule(program->schedules[i], options);
         if (!report)
           return llvm::toString(report.takeError());
         return std::string(verify::statusName(report->verdict()));
       });
-      totalC += o.seconds;
+      total += o.seconds;
       printRow(llvm::sys::path::filename(file).str() + " " + name, o);
     }
   }
-  std::printf("  %-44s %9.3f s\n", "total", totalC);
+  std::printf("  %-44s %9.3f s\n", "total", total);
+}
 
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string specs = argc > 1 ? argv[1] : COLLC_SPECS_DIR;
+  std::printf("collc verification benchmark (each case in its own process; "
+              "peak = ru_maxrss)\n\n");
+  proveAlgorithm410(specs + "/hypercube.coll");
+  simulateRingAlltoall(specs + "/ring.coll");
+  verifyEverySpec(specs);
   std::printf("\nFor reference: SCCL's Z3 synthesis takes over 90 s for an "
               "all-gather on a 16-node hypercube\nand does not finish an "
               "all-to-all on 8 nodes.\n");

@@ -22,95 +22,142 @@ using namespace collc;
 using namespace collc::tools;
 using namespace collc::tools::bench;
 
-/// One SVG per collective: ours/MPI against size, both axes logarithmic (a
-/// ratio of 2 is as far above 1 as 1/2 is below), a line per rank count,
-/// with the 1.0 and 1.1 targets marked and each point's 95% interval.
-std::string collc::tools::bench::svgPlot(llvm::StringRef collective,
-                                         llvm::ArrayRef<Row> rows) {
-  const double width = 640, height = 400, left = 60, right = 110, top = 40,
-               bottom = 50;
+namespace {
+
+/// A collective's rows by rank count, and the sizes and ratios the plot
+/// must span.
+struct PlotSeries {
   std::map<int, std::vector<const Row *>> series;
   long long minBytes = 0, maxBytes = 0;
   double minRatio = 0.5, maxRatio = 2;
+};
+
+/// Where a size and a ratio fall in the plot: both axes logarithmic.
+struct PlotFrame {
+  static constexpr double width = 640, height = 400, left = 60, right = 110,
+                          top = 40, bottom = 50;
+  double lx0 = 0, lx1 = 0, ly0 = 0, ly1 = 0, minRatio = 0;
+
+  double x(long long b) const {
+    return left + (std::log2(static_cast<double>(b)) - lx0) / (lx1 - lx0) *
+                      (width - left - right);
+  }
+  double y(double ratio) const {
+    return top + (ly1 - std::log2(std::max(ratio, minRatio))) / (ly1 - ly0) *
+                     (height - top - bottom);
+  }
+};
+
+/// `collective`'s rows of `rows`, grouped into a line per rank count.
+PlotSeries seriesOf(llvm::StringRef collective, llvm::ArrayRef<Row> rows) {
+  PlotSeries s;
   for (const Row &r : rows) {
     if (r.collective != collective)
       continue;
-    series[r.ranks].push_back(&r);
-    minBytes = minBytes ? std::min(minBytes, r.bytes) : r.bytes;
-    maxBytes = std::max(maxBytes, r.bytes);
+    s.series[r.ranks].push_back(&r);
+    s.minBytes = s.minBytes ? std::min(s.minBytes, r.bytes) : r.bytes;
+    s.maxBytes = std::max(s.maxBytes, r.bytes);
     if (r.ratio() > 0) {
-      minRatio = std::min(minRatio, r.ratio());
-      maxRatio = std::max(maxRatio, r.ratio());
+      s.minRatio = std::min(s.minRatio, r.ratio());
+      s.maxRatio = std::max(s.maxRatio, r.ratio());
     }
     if (r.paired.n > 0 && r.paired.low > 0) {
-      minRatio = std::min(minRatio, r.paired.low);
-      maxRatio = std::max(maxRatio, r.paired.high);
+      s.minRatio = std::min(s.minRatio, r.paired.low);
+      s.maxRatio = std::max(s.maxRatio, r.paired.high);
     }
   }
-  const double ly0 = std::floor(std::log2(minRatio)),
-               ly1 = std::ceil(std::log2(maxRatio));
-  double lx0 = std::log2(static_cast<double>(std::max(1ll, minBytes)));
-  double lx1 = std::log2(static_cast<double>(std::max(minBytes + 1, maxBytes)));
-  if (lx1 <= lx0)
-    lx1 = lx0 + 1;
-  auto x = [&](long long b) {
-    return left + (std::log2(static_cast<double>(b)) - lx0) / (lx1 - lx0) *
-                      (width - left - right);
-  };
-  auto y = [&](double ratio) {
-    return top + (ly1 - std::log2(std::max(ratio, minRatio))) / (ly1 - ly0) *
-                     (height - top - bottom);
-  };
-  const double bottomRatio = std::exp2(ly0), topRatio = std::exp2(ly1);
-  svg::Writer w(width, height);
-  w.text(left, 22,
-         collective.str() +
-             ": collc time / MPI time (median; whiskers: 95% interval)",
-         "font-size=\"15\"");
+  return s;
+}
+
+/// The axes' ranges, whole powers of 2 of the ratio around every point.
+PlotFrame frameOf(const PlotSeries &s) {
+  PlotFrame f;
+  f.ly0 = std::floor(std::log2(s.minRatio));
+  f.ly1 = std::ceil(std::log2(s.maxRatio));
+  f.lx0 = std::log2(static_cast<double>(std::max(1ll, s.minBytes)));
+  f.lx1 = std::log2(static_cast<double>(std::max(s.minBytes + 1, s.maxBytes)));
+  if (f.lx1 <= f.lx0)
+    f.lx1 = f.lx0 + 1;
+  f.minRatio = s.minRatio;
+  return f;
+}
+
+/// The axes, the grid and their labels, and the targets' lines.
+void drawAxes(svg::Writer &w, const PlotFrame &f, long long minBytes,
+              long long maxBytes) {
+  const double width = f.width, height = f.height, left = f.left,
+               right = f.right;
+  const double bottomRatio = std::exp2(f.ly0), topRatio = std::exp2(f.ly1);
   // Axes, grid and labels.
-  w.line(left, y(bottomRatio), width - right, y(bottomRatio),
+  w.line(left, f.y(bottomRatio), width - right, f.y(bottomRatio),
          "stroke=\"black\"");
-  w.line(left, y(bottomRatio), left, y(topRatio), "stroke=\"black\"");
-  for (double e = ly0; e <= ly1; ++e)
-    w.text(left - 6, y(std::exp2(e)) + 4, strf("%g", std::exp2(e)),
+  w.line(left, f.y(bottomRatio), left, f.y(topRatio), "stroke=\"black\"");
+  for (double e = f.ly0; e <= f.ly1; ++e)
+    w.text(left - 6, f.y(std::exp2(e)) + 4, strf("%g", std::exp2(e)),
            "text-anchor=\"end\"");
   for (long long b = 1; b <= maxBytes; b *= 4)
     if (b >= minBytes) {
-      w.line(x(b), y(bottomRatio), x(b), y(topRatio), "stroke=\"#ddd\"");
-      w.text(x(b), y(bottomRatio) + 16, formatBytes(b),
+      w.line(f.x(b), f.y(bottomRatio), f.x(b), f.y(topRatio),
+             "stroke=\"#ddd\"");
+      w.text(f.x(b), f.y(bottomRatio) + 16, formatBytes(b),
              "text-anchor=\"middle\" font-size=\"10\"");
     }
   w.text((left + width - right) / 2, height - 8, "message size m (log scale)",
          "text-anchor=\"middle\"");
-  w.line(left, y(1.0), width - right, y(1.0), "stroke=\"#090\"");
-  w.line(left, y(Row::smallTarget), width - right, y(Row::smallTarget),
+  w.line(left, f.y(1.0), width - right, f.y(1.0), "stroke=\"#090\"");
+  w.line(left, f.y(Row::smallTarget), width - right, f.y(Row::smallTarget),
          "stroke=\"#090\" stroke-dasharray=\"4 3\"");
+}
+
+/// One rank count's line in `color`, its points, whiskers and the legend's
+/// entry, the `i`th.
+void drawSeries(svg::Writer &w, const PlotFrame &f, int ranks,
+                const std::vector<const Row *> &points,
+                const std::string &color, size_t i) {
+  std::vector<std::pair<double, double>> line;
+  for (const Row *r : points)
+    line.emplace_back(f.x(r->bytes), f.y(r->ratio()));
+  w.polyline(line, "fill=\"none\" stroke-width=\"2\" stroke=\"" + color + "\"");
+  // The per-call ratios' 95% interval, a whisker per point.
+  for (const Row *r : points)
+    if (r->paired.n > 0 && r->paired.low > 0)
+      w.line(f.x(r->bytes), f.y(r->paired.low), f.x(r->bytes),
+             f.y(r->paired.high),
+             "stroke=\"" + color + "\" stroke-opacity=\"0.5\"");
+  for (const Row *r : points)
+    w.circle(f.x(r->bytes), f.y(r->ratio()), 3, "fill=\"" + color + "\"",
+             strf("%s, %d ranks: %.2f", formatBytes(r->bytes).c_str(), ranks,
+                  r->ratio()));
+  w.text(f.width - f.right + 8, f.top + 16 + 18.0 * i,
+         strf("%d ranks%s", ranks,
+              points.front()->oversubscribed ? " (oversub.)" : ""),
+         "fill=\"" + color + "\"");
+}
+
+} // namespace
+
+/// One SVG per collective: ours/MPI against size, both axes logarithmic (a
+/// ratio of 2 is as far above 1 as 1/2 is below), a line per rank count,
+/// with the targets (1.0, and Row::smallTarget below 64 KiB) marked and
+/// each point's 95% interval.
+std::string collc::tools::bench::svgPlot(llvm::StringRef collective,
+                                         llvm::ArrayRef<Row> rows) {
+  const PlotSeries s = seriesOf(collective, rows);
+  const PlotFrame f = frameOf(s);
+  svg::Writer w(f.width, f.height);
+  w.text(f.left, 22,
+         collective.str() +
+             ": collc time / MPI time (median; whiskers: 95% interval)",
+         "font-size=\"15\"");
+  drawAxes(w, f, s.minBytes, s.maxBytes);
   const char *colors[] = {"#1f77b4", "#d62728", "#ff7f0e", "#9467bd",
                           "#8c564b"};
   size_t i = 0;
-  for (const auto &[ranks, points] : series) {
-    const std::string color = colors[i % 5];
-    std::vector<std::pair<double, double>> line;
-    for (const Row *r : points)
-      line.emplace_back(x(r->bytes), y(r->ratio()));
-    w.polyline(line,
-               "fill=\"none\" stroke-width=\"2\" stroke=\"" + color + "\"");
-    // The per-call ratios' 95% interval, a whisker per point.
-    for (const Row *r : points)
-      if (r->paired.n > 0 && r->paired.low > 0)
-        w.line(x(r->bytes), y(r->paired.low), x(r->bytes), y(r->paired.high),
-               "stroke=\"" + color + "\" stroke-opacity=\"0.5\"");
-    for (const Row *r : points)
-      w.circle(x(r->bytes), y(r->ratio()), 3, "fill=\"" + color + "\"",
-               strf("%s, %d ranks: %.2f", formatBytes(r->bytes).c_str(), ranks,
-                    r->ratio()));
-    w.text(width - right + 8, top + 16 + 18.0 * i,
-           strf("%d ranks%s", ranks,
-                points.front()->oversubscribed ? " (oversub.)" : ""),
-           "fill=\"" + color + "\"");
+  for (const auto &[ranks, points] : s.series) {
+    drawSeries(w, f, ranks, points, colors[i % 5], i);
     ++i;
   }
-  w.text(width - right + 8, top + 16 + 18.0 * i,
+  w.text(f.width - f.right + 8, f.top + 16 + 18.0 * i,
          strf("1.0, %.2f: targets", Row::smallTarget),
          "fill=\"#090\" font-size=\"10\"");
   return w.finish();

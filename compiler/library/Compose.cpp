@@ -44,18 +44,18 @@ ExprRef partChunks(const ir::Schedule &composite, const ir::Schedule &part) {
 
 std::string chunkText(const ExprRef &k) { return k ? ir::print(*k) : "1"; }
 
-} // namespace
+/// An error naming `part` and saying why it cannot be a part of a
+/// composition.
+llvm::Error partError(const ir::Schedule &part, const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                 ("'" + part.name + "' " + why).str().c_str());
+}
 
-llvm::Error library::checkPart(const ir::Schedule &composite,
-                               const ir::Schedule &part, size_t position,
-                               llvm::SMLoc *where) {
-  if (where)
-    *where = part.loc;
-  auto fail = [&](const llvm::Twine &why) {
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "%s",
-        ("'" + part.name + "' " + why).str().c_str());
-  };
+/// Whether `part`'s collective can be a part of `composite`'s split
+/// message, with its root; or why not.
+llvm::Error checkPartKind(const ir::Schedule &composite,
+                          const ir::Schedule &part) {
+  auto fail = [&](const llvm::Twine &why) { return partError(part, why); };
   CollectiveKind kind = part.collective.kind;
   if (!part.parts.empty())
     return fail("is itself a composition; compose its parts directly");
@@ -67,7 +67,14 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
   if (ir::isRooted(kind) && part.collective.root != composite.collective.root)
     return fail("has root " + llvm::Twine(part.collective.root) +
                 ", the composition " + llvm::Twine(composite.collective.root));
+  return llvm::Error::success();
+}
 
+/// Whether `part` runs on `composite`'s topology, dimension for dimension;
+/// or why not.
+llvm::Error checkPartTopology(const ir::Schedule &composite,
+                              const ir::Schedule &part) {
+  auto fail = [&](const llvm::Twine &why) { return partError(part, why); };
   const ir::TopologyTemplate &want = composite.topology, &have = part.topology;
   if (!runsInside(have.kind, want.kind) ||
       have.dims.size() != want.dims.size() ||
@@ -90,6 +97,37 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
                   " equal, and the composition's are " + it->second + " and " +
                   wanted);
   }
+  return llvm::Error::success();
+}
+
+/// The first rule in `items`, loops included, that names no chunks (sends
+/// everything its rank holds); null if every rule names them.
+const ir::TransferRule *unnamedRule(const std::vector<ir::BodyItem> &items) {
+  for (const ir::BodyItem &item : items) {
+    if (auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item)) {
+      if (const ir::TransferRule *r = unnamedRule((*loop)->body))
+        return r;
+      continue;
+    }
+    for (const ir::TransferRule &rule : std::get<ir::Step>(item).rules)
+      if (!rule.selector)
+        return &rule;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+llvm::Error library::checkPart(const ir::Schedule &composite,
+                               const ir::Schedule &part, size_t position,
+                               llvm::SMLoc *where) {
+  if (where)
+    *where = part.loc;
+  auto fail = [&](const llvm::Twine &why) { return partError(part, why); };
+  if (llvm::Error e = checkPartKind(composite, part))
+    return e;
+  if (llvm::Error e = checkPartTopology(composite, part))
+    return e;
   if (part.buffers.size() != 1)
     return fail("keeps buffers besides 'result', which would start with the "
                 "composition's input rather than its own");
@@ -101,22 +139,7 @@ llvm::Error library::checkPart(const ir::Schedule &composite,
   // would on its own (a scatter leaves the root holding everything), so
   // "everything it holds" would send too much: later parts name the chunks.
   if (position > 0) {
-    std::function<const ir::TransferRule *(const std::vector<ir::BodyItem> &)>
-        unnamed = [&](const std::vector<ir::BodyItem> &items)
-        -> const ir::TransferRule * {
-      for (const ir::BodyItem &item : items) {
-        if (auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item)) {
-          if (const ir::TransferRule *r = unnamed((*loop)->body))
-            return r;
-          continue;
-        }
-        for (const ir::TransferRule &rule : std::get<ir::Step>(item).rules)
-          if (!rule.selector)
-            return &rule;
-      }
-      return nullptr;
-    };
-    if (const ir::TransferRule *rule = unnamed(part.body)) {
+    if (const ir::TransferRule *rule = unnamedRule(part.body)) {
       if (where && rule->loc.isValid())
         *where = rule->loc;
       return fail("sends everything a rank holds in some step; after the "

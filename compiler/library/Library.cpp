@@ -336,90 +336,145 @@ void builtFits(const CollectiveDef &def, const CostModel &model, bool automatic,
              directExchangeAlgorithm);
 }
 
-/// The cheapest fit for each range of message sizes, from 0 bytes up (one
-/// unless automatic).
-std::vector<Choice>
-cheapestBySize(const std::vector<std::pair<Choice, cost::ScheduleCost>> &fits,
-               const CostModel &model, bool automatic) {
-  // Each as A·t_s + B·m·t_w on the model's machine (its cores, if it
-  // names them). A schedule without renaming is preferred to an equal one
-  // with it.
-  std::vector<cost::ScheduleCost::Line> lines;
-  for (const auto &fit : fits)
-    lines.push_back(fit.second.line(model.machine));
-  // Each step in the segment its largest message falls in.
-  const std::vector<MessageCost> segments = model.segments();
-  auto secondsOf = [&](size_t i, double bytes) {
+/// The fits' prices and which of two is the better buy at a size: what
+/// choosing the cheapest fit for each size compares.
+struct Pricing {
+  const std::vector<std::pair<Choice, cost::ScheduleCost>> &fits;
+  const CostModel &model;
+  const std::vector<cost::ScheduleCost::Line> &lines;
+  const std::vector<MessageCost> &segments;
+
+  /// Fit `i`'s time for a message of `bytes`.
+  double secondsOf(size_t i, double bytes) const {
     return lines[i].seconds(segments, bytes, model.to);
-  };
-  auto cheaper = [&](size_t a, size_t b, double bytes) {
+  }
+  /// Whether fit `a` beats fit `b` at `bytes`: by time, then by words, then
+  /// by renaming less.
+  bool cheaper(size_t a, size_t b, double bytes) const {
     double ta = secondsOf(a, bytes), tb = secondsOf(b, bytes);
     if (ta != tb)
       return ta < tb;
     if (lines[a].words.toDouble() != lines[b].words.toDouble())
       return lines[a].words.toDouble() < lines[b].words.toDouble();
     return fits[a].first.relabelling.size() < fits[b].first.relabelling.size();
-  };
+  }
+};
+
+/// The choices found so far, each from the size at which it becomes the
+/// cheapest.
+struct SizeRanges {
   std::vector<Choice> out;
   std::optional<size_t> last;
-  auto add = [&](size_t choice, int64_t from) {
+
+  /// Starts fit `choice` at `from` bytes, unless it is already the last.
+  void add(const Pricing &pricing, size_t choice, int64_t from) {
     if (last == choice)
       return;
     last = choice;
-    Choice c = fits[choice].first;
+    Choice c = pricing.fits[choice].first;
     c.fromBytes = from;
     out.push_back(std::move(c));
-  };
+  }
+};
+
+/// The sizes, from 0, between which every fit's price is one line a + b·m
+/// (only 0 unless automatic), ascending and each once.
+std::vector<double> sizeChanges(const Pricing &pricing, bool automatic) {
+  std::vector<double> changes{0};
+  if (automatic)
+    for (const cost::ScheduleCost::Line &line : pricing.lines)
+      for (double at : line.segmentChanges(pricing.segments))
+        changes.push_back(std::ceil(at));
+  llvm::sort(changes);
+  changes.erase(std::unique(changes.begin(), changes.end()), changes.end());
+  return changes;
+}
+
+/// Where another fit's line overtakes the current one's.
+struct Crossing {
+  size_t fit;
+  double at;
+};
+
+/// The fit whose line, cheaper a byte than fit `current`'s, crosses it
+/// first (not before `from` bytes) on the interval from `start`; none if
+/// none is cheaper a byte.
+std::optional<Crossing> nextCrossing(const Pricing &pricing, size_t current,
+                                     double start, int64_t from) {
+  const auto [curA, curB] = pricing.lines[current].coefficients(
+      pricing.segments, start, pricing.model.to);
+  std::optional<size_t> next;
+  double nextAt = 0;
+  for (size_t i = 0; i < pricing.fits.size(); ++i) {
+    const auto [a, b] = pricing.lines[i].coefficients(pricing.segments, start,
+                                                      pricing.model.to);
+    if (curB - b <= 0)
+      continue;
+    double at = std::max((a - curA) / (curB - b), static_cast<double>(from));
+    if (!next || at < nextAt ||
+        (at == nextAt && pricing.cheaper(i, *next, at + 1)))
+      next = i, nextAt = at;
+  }
+  if (!next)
+    return std::nullopt;
+  return Crossing{*next, nextAt};
+}
+
+/// Adds the cheapest fits from `start` bytes up to `end`: the lower envelope
+/// of their lines there (only the cheapest at `start` unless automatic).
+void addEnvelope(const Pricing &pricing, bool automatic, double start,
+                 double end, SizeRanges &ranges) {
+  size_t current = 0;
+  for (size_t i = 1; i < pricing.fits.size(); ++i)
+    if (pricing.cheaper(i, current, start))
+      current = i;
+  int64_t from = static_cast<int64_t>(start);
+  while (true) {
+    ranges.add(pricing, current, from);
+    if (!automatic)
+      break;
+    const std::optional<Crossing> next =
+        nextCrossing(pricing, current, start, from);
+    if (!next || next->at + 1 >= end || next->at > 1e18)
+      break;
+    // The first whole size at which the next is no dearer (a tie goes to
+    // fewer words), whatever the rounding of the crossing.
+    int64_t at = std::max(from + 1, static_cast<int64_t>(next->at));
+    for (int tries = 0; tries < 4 && pricing.cheaper(current, next->fit, at);
+         ++tries)
+      ++at;
+    current = next->fit;
+    from = at;
+  }
+}
+
+/// The cheapest fit for each range of message sizes, from 0 bytes up (one
+/// unless automatic).
+std::vector<Choice>
+cheapestBySize(const std::vector<std::pair<Choice, cost::ScheduleCost>> &fits,
+               const CostModel &model, bool automatic) {
+  // Each as A·t_s + B·m·t_w on the model's machine (its cores, if it
+  // names them).
+  std::vector<cost::ScheduleCost::Line> lines;
+  for (const auto &fit : fits)
+    lines.push_back(fit.second.line(model.machine));
+  // Each step in the segment its largest message falls in.
+  const std::vector<MessageCost> segments = model.segments();
+  const Pricing pricing{fits, model, lines, segments};
+  SizeRanges ranges;
   // Between two sizes where some step changes segment, every price is a
   // line a + b·m: there, the lower envelope of the lines. Start with the
   // cheapest at the interval's first size, then move to whichever line
   // with a smaller b crosses first, up to the interval's end.
-  std::vector<double> changes{0};
-  if (automatic)
-    for (const cost::ScheduleCost::Line &line : lines)
-      for (double at : line.segmentChanges(segments))
-        changes.push_back(std::ceil(at));
-  llvm::sort(changes);
-  changes.erase(std::unique(changes.begin(), changes.end()), changes.end());
+  const std::vector<double> changes = sizeChanges(pricing, automatic);
   for (size_t k = 0; k < changes.size(); ++k) {
     const double start = changes[k];
     const double end = k + 1 < changes.size() ? changes[k + 1] : 2e18;
     if (start > 1e18)
       break;
-    size_t current = 0;
-    for (size_t i = 1; i < fits.size(); ++i)
-      if (cheaper(i, current, start))
-        current = i;
-    int64_t from = static_cast<int64_t>(start);
-    while (true) {
-      add(current, from);
-      if (!automatic)
-        break;
-      const auto [curA, curB] =
-          lines[current].coefficients(segments, start, model.to);
-      std::optional<size_t> next;
-      double nextAt = 0;
-      for (size_t i = 0; i < fits.size(); ++i) {
-        const auto [a, b] = lines[i].coefficients(segments, start, model.to);
-        if (curB - b <= 0)
-          continue;
-        double at =
-            std::max((a - curA) / (curB - b), static_cast<double>(from));
-        if (!next || at < nextAt || (at == nextAt && cheaper(i, *next, at + 1)))
-          next = i, nextAt = at;
-      }
-      if (!next || nextAt + 1 >= end || nextAt > 1e18)
-        break;
-      // The first whole size at which the next is no dearer (a tie goes to
-      // fewer words), whatever the rounding of the crossing.
-      int64_t at = std::max(from + 1, static_cast<int64_t>(nextAt));
-      for (int tries = 0; tries < 4 && cheaper(current, *next, at); ++tries)
-        ++at;
-      current = *next;
-      from = at;
-    }
+    addEnvelope(pricing, automatic, start, end, ranges);
   }
-  return out;
+  return std::move(ranges.out);
 }
 
 } // namespace

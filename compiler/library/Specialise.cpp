@@ -358,6 +358,91 @@ bool permutesAsDeclared(const ir::Schedule &family, const ir::Collective &want,
   return true;
 }
 
+/// Sets each parameter that is itself a dimension of `family`'s topology;
+/// false where two such dimensions would set it differently.
+bool bindDimParams(const ir::Schedule &family, const std::vector<int64_t> &dims,
+                   std::vector<int64_t> &env, std::vector<bool> &bound) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const Expr &d = *family.topology.dims[i];
+    if (d.op == ExprOp::Var) {
+      if (bound[d.slot] && env[d.slot] != dims[i])
+        return false;
+      env[d.slot] = dims[i];
+      bound[d.slot] = true;
+    }
+  }
+  return true;
+}
+
+/// Sets the one parameter not yet set that dimension `d` reads, if it has a
+/// range, to a value at which `d` is `dim`; false where no value gives it.
+bool solveFromDim(const ir::Schedule &family, const Expr &d, int64_t dim,
+                  std::vector<int64_t> &env, std::vector<bool> &bound) {
+  std::vector<const ir::Parameter *> unset;
+  for (const ir::Parameter &param : family.params)
+    if (!bound[param.slot] && ir::reads(d, param.slot))
+      unset.push_back(&param);
+  if (unset.size() != 1 || !unset[0]->range)
+    return true;
+  const ir::Parameter &param = *unset[0];
+  auto gives = [&](int64_t v) {
+    env[param.slot] = v;
+    ir::EvalResult value = ir::evaluate(d, env);
+    return value.ok() && value.value == dim;
+  };
+  auto [lo, hi] = *param.range;
+  for (int64_t v = lo; v <= hi && !bound[param.slot]; ++v)
+    bound[param.slot] = gives(v);
+  for (int64_t v = 0; v <= maxRanks && !bound[param.slot]; ++v)
+    bound[param.slot] = (v < lo || v > hi) && gives(v);
+  return bound[param.slot];
+}
+
+/// Sets the last parameter still unset, where it has a range and the map of
+/// permutation family `family` reads it, to the first value that makes the
+/// map `want`'s; or why none does.
+llvm::Error bindPermuteParams(const ir::Schedule &family,
+                              const ir::Collective &want,
+                              const Topology &target, std::vector<int64_t> &env,
+                              std::vector<bool> &bound) {
+  const ir::ExprRef &to = family.collective.permuteTo;
+  for (const ir::Parameter &param : family.params) {
+    if (bound[param.slot] || !param.range || !ir::reads(*to, param.slot) ||
+        llvm::any_of(family.params, [&](const ir::Parameter &other) {
+          return other.slot != param.slot && !bound[other.slot];
+        }))
+      continue;
+    for (int64_t v = param.range->first;
+         v <= param.range->second && !bound[param.slot]; ++v) {
+      env[param.slot] = v;
+      bound[param.slot] = permutesAsDeclared(family, want, target, env);
+    }
+    if (!bound[param.slot])
+      return failure("it permutes by " + family.collective.permutationText() +
+                     ", which no " + param.name + " in " +
+                     llvm::Twine(param.range->first) + ".." +
+                     llvm::Twine(param.range->second) + " makes " +
+                     want.permutationText());
+  }
+  return llvm::Error::success();
+}
+
+/// Sets each parameter still unset to its range's one value; or why one
+/// has no single value.
+llvm::Error bindFixedParams(const ir::Schedule &family,
+                            std::vector<int64_t> &env,
+                            const std::vector<bool> &bound) {
+  for (const ir::Parameter &param : family.params) {
+    if (bound[param.slot])
+      continue;
+    if (!param.range || param.range->first != param.range->second)
+      return failure("its parameter '" + param.name +
+                     "' is not set by the topology");
+    env[param.slot] = param.range->first;
+  }
+  return llvm::Error::success();
+}
+
 /// The slots of `family`'s member on topology dimensions `dims` that runs
 /// `def`'s collective, every parameter set; or why no member does.
 llvm::Expected<std::vector<int64_t>>
@@ -375,37 +460,11 @@ solveMember(const ir::Schedule &family, const CollectiveDef &def,
   // dimension.
   std::vector<int64_t> env(family.numSlots(), 0);
   std::vector<bool> bound(family.numSlots(), false);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const Expr &d = *family.topology.dims[i];
-    if (d.op == ExprOp::Var) {
-      if (bound[d.slot] && env[d.slot] != dims[i])
-        return fail("no member has dimensions " + target.describe());
-      env[d.slot] = dims[i];
-      bound[d.slot] = true;
-    }
-  }
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const Expr &d = *family.topology.dims[i];
-    std::vector<const ir::Parameter *> unset;
-    for (const ir::Parameter &param : family.params)
-      if (!bound[param.slot] && ir::reads(d, param.slot))
-        unset.push_back(&param);
-    if (unset.size() != 1 || !unset[0]->range)
-      continue;
-    const ir::Parameter &param = *unset[0];
-    auto gives = [&](int64_t v) {
-      env[param.slot] = v;
-      ir::EvalResult value = ir::evaluate(d, env);
-      return value.ok() && value.value == dims[i];
-    };
-    auto [lo, hi] = *param.range;
-    for (int64_t v = lo; v <= hi && !bound[param.slot]; ++v)
-      bound[param.slot] = gives(v);
-    for (int64_t v = 0; v <= maxRanks && !bound[param.slot]; ++v)
-      bound[param.slot] = (v < lo || v > hi) && gives(v);
-    if (!bound[param.slot])
+  if (!bindDimParams(family, dims, env, bound))
+    return fail("no member has dimensions " + target.describe());
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (!solveFromDim(family, *family.topology.dims[i], dims[i], env, bound))
       return fail("no member has dimensions " + target.describe());
-  }
   // A family over the shift amount (`shift(q: q)`) has the declared one.
   // Like a size beyond a family's range, an amount beyond it is proved
   // again for the one member.
@@ -417,34 +476,11 @@ solveMember(const ir::Schedule &family, const CollectiveDef &def,
   // on every rank of this member (the library's proof is of its own). A
   // parameter of the map alone (`shuffle(r, k % d, d)`'s k) takes the
   // first value of its range that gives the declared map.
-  const ir::ExprRef &to = family.collective.permuteTo;
-  if (to && want.permuteTo)
-    for (const ir::Parameter &param : family.params) {
-      if (bound[param.slot] || !param.range || !ir::reads(*to, param.slot) ||
-          llvm::any_of(family.params, [&](const ir::Parameter &other) {
-            return other.slot != param.slot && !bound[other.slot];
-          }))
-        continue;
-      for (int64_t v = param.range->first;
-           v <= param.range->second && !bound[param.slot]; ++v) {
-        env[param.slot] = v;
-        bound[param.slot] = permutesAsDeclared(family, want, target, env);
-      }
-      if (!bound[param.slot])
-        return fail("it permutes by " + family.collective.permutationText() +
-                    ", which no " + param.name + " in " +
-                    llvm::Twine(param.range->first) + ".." +
-                    llvm::Twine(param.range->second) + " makes " +
-                    want.permutationText());
-    }
-  for (const ir::Parameter &param : family.params) {
-    if (bound[param.slot])
-      continue;
-    if (!param.range || param.range->first != param.range->second)
-      return fail("its parameter '" + param.name +
-                  "' is not set by the topology");
-    env[param.slot] = param.range->first;
-  }
+  if (family.collective.permuteTo && want.permuteTo)
+    if (llvm::Error e = bindPermuteParams(family, want, target, env, bound))
+      return e;
+  if (llvm::Error e = bindFixedParams(family, env, bound))
+    return e;
   return env;
 }
 

@@ -137,6 +137,18 @@ private:
                                const Term &r);
   std::vector<Delivery> deliveries(const ir::Step &step) const;
   void checkStep(const ir::Step &step, const Frame &fr, const State &st);
+  /// checkStep's obligations (the sends' false where one fails): a message
+  /// of everything the sender holds is not empty; a selector is defined and
+  /// names only what the sender holds; two deliveries of one step to one
+  /// chunk are not a copy and a value, nor two folds of one contribution;
+  /// a fold adds nothing the value has.
+  bool checkWholeSend(const ir::TransferRule &rule, const Frame &fr,
+                      const State &st);
+  bool checkSelectedSend(const ir::TransferRule &rule, const Frame &fr,
+                         const State &st);
+  void checkTwoDeliveries(const Delivery &a, const Delivery &b, bool same,
+                          const Frame &fr, const State &st);
+  void checkRefold(const Delivery &d, const Frame &fr, const State &st);
   State afterStep(const ir::Step &step, const Frame &fr, const State &st);
   void walk(const std::vector<ir::BodyItem> &body, const Frame &fr, State &st);
   void loop(const ir::Loop &loop, const Frame &fr, State &st);

@@ -84,44 +84,8 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
   for (const ir::TransferRule &rule : step.rules) {
     if (failed())
       return;
-    if (!rule.selector) {
-      // A message of everything the sender holds must not be empty. The
-      // witness is a chunk a rank keeps once it has it: its own block, or
-      // the first piece of the root's.
-      if (reduction)
-        continue;
-      Term s = rankVar("sender");
-      Chunk own{fixedOrigin ? ctx.bitVec(*fixedOrigin, width) : s,
-                fixedDest ? ctx.bitVec(*fixedDest, width) : s,
-                ctx.bitVec(0, width)};
-      if (destFromOrigin())
-        own.dest = destOf(own.origin);
-      if (!obligation(
-              Concern::Causality,
-              "a rank may send everything it holds while holding "
-              "nothing (or not its own first chunk)",
-              fr,
-              {fires(rule, fr, s), !held(st, rule.fromBuffer, s, own, false)},
-              {{"sender", s}}))
-        return;
-      continue;
-    }
-    Term s = rankVar("sender");
-    Chunk c = freshChunk();
-    std::vector<Term> env = envAt(fr, &s, &c, nullptr);
-    auto shown = chunkShown(c);
-    shown.insert(shown.begin(), {"sender", s});
-    if (!obligation(Concern::Causality, "a selector is undefined", fr,
-                    {fires(rule, fr, s), universe(c),
-                     !ExprToSmt(ctx, env).translate(*rule.selector).defined},
-                    shown))
-      return;
-    if (!reduction &&
-        !obligation(Concern::Causality,
-                    "a rank may send a chunk it does not hold", fr,
-                    {fires(rule, fr, s), holds(*rule.selector, env),
-                     universe(c), !held(st, rule.fromBuffer, s, c, false)},
-                    shown))
+    if (!(rule.selector ? checkSelectedSend(rule, fr, st)
+                        : checkWholeSend(rule, fr, st)))
       return;
   }
   if (!reduction || failed())
@@ -130,50 +94,95 @@ void Inductor::checkStep(const ir::Step &step, const Frame &fr,
   // contributions it does not have yet.
   std::vector<Delivery> all = deliveries(step);
   for (size_t i = 0; i < all.size(); ++i) {
-    for (size_t j = i; j < all.size(); ++j) {
-      const Delivery &a = all[i], &b = all[j];
-      if (a.buffer != b.buffer || failed())
-        continue;
-      Term r = rankVar("r"), s1 = rankVar("sender"), s2 = rankVar("sender");
-      Chunk c = freshChunk();
-      std::vector<Term> terms = {arrives(a, fr, st, s1, r, c, true),
-                                 arrives(b, fr, st, s2, r, c, true)};
-      if (i == j)
-        terms.push_back(s1 != s2);
-      auto shown = chunkShown(c);
-      shown.insert(shown.begin(),
-                   {{"receiver", r}, {"sender", s1}, {"other sender", s2}});
-      bool copies = a.rule->mode == ir::TransferMode::Copy ||
-                    b.rule->mode == ir::TransferMode::Copy;
-      if (copies) {
-        obligation(Concern::Correctness,
-                   "a chunk may receive a copy and another value in one step",
-                   fr, terms, shown);
-        continue;
-      }
-      Term f = rankVar("contributor");
-      terms.push_back(st[a.rule->fromBuffer].over(s1, c, f));
-      terms.push_back(st[b.rule->fromBuffer].over(s2, c, f));
-      shown.push_back({"contributor", f});
-      obligation(Concern::Correctness,
-                 "two folds of one step may add the same contribution", fr,
-                 terms, shown);
-    }
-    const Delivery &d = all[i];
-    if (d.rule->mode != ir::TransferMode::Reduce || failed())
-      continue;
-    Term r = rankVar("r"), s = rankVar("sender"), f = rankVar("contributor");
-    Chunk c = freshChunk();
-    auto shown = chunkShown(c);
-    shown.insert(shown.begin(), {{"receiver", r}, {"sender", s}});
-    shown.push_back({"contributor", f});
-    obligation(Concern::Correctness,
-               "a fold may add a contribution the value has already", fr,
-               {arrives(d, fr, st, s, r, c, true),
-                st[d.rule->fromBuffer].over(s, c, f),
-                st[d.buffer].over(r, c, f)},
-               shown);
+    for (size_t j = i; j < all.size(); ++j)
+      if (all[i].buffer == all[j].buffer && !failed())
+        checkTwoDeliveries(all[i], all[j], i == j, fr, st);
+    if (all[i].rule->mode == ir::TransferMode::Reduce && !failed())
+      checkRefold(all[i], fr, st);
   }
+}
+
+bool Inductor::checkWholeSend(const ir::TransferRule &rule, const Frame &fr,
+                              const State &st) {
+  // A message of everything the sender holds must not be empty. The
+  // witness is a chunk a rank keeps once it has it: its own block, or the
+  // first piece of the root's.
+  if (reduction)
+    return true;
+  Term s = rankVar("sender");
+  Chunk own{fixedOrigin ? ctx.bitVec(*fixedOrigin, width) : s,
+            fixedDest ? ctx.bitVec(*fixedDest, width) : s,
+            ctx.bitVec(0, width)};
+  if (destFromOrigin())
+    own.dest = destOf(own.origin);
+  return obligation(
+      Concern::Causality,
+      "a rank may send everything it holds while holding "
+      "nothing (or not its own first chunk)",
+      fr, {fires(rule, fr, s), !held(st, rule.fromBuffer, s, own, false)},
+      {{"sender", s}});
+}
+
+bool Inductor::checkSelectedSend(const ir::TransferRule &rule, const Frame &fr,
+                                 const State &st) {
+  Term s = rankVar("sender");
+  Chunk c = freshChunk();
+  std::vector<Term> env = envAt(fr, &s, &c, nullptr);
+  auto shown = chunkShown(c);
+  shown.insert(shown.begin(), {"sender", s});
+  if (!obligation(Concern::Causality, "a selector is undefined", fr,
+                  {fires(rule, fr, s), universe(c),
+                   !ExprToSmt(ctx, env).translate(*rule.selector).defined},
+                  shown))
+    return false;
+  return reduction ||
+         obligation(Concern::Causality,
+                    "a rank may send a chunk it does not hold", fr,
+                    {fires(rule, fr, s), holds(*rule.selector, env),
+                     universe(c), !held(st, rule.fromBuffer, s, c, false)},
+                    shown);
+}
+
+void Inductor::checkTwoDeliveries(const Delivery &a, const Delivery &b,
+                                  bool same, const Frame &fr, const State &st) {
+  Term r = rankVar("r"), s1 = rankVar("sender"), s2 = rankVar("sender");
+  Chunk c = freshChunk();
+  std::vector<Term> terms = {arrives(a, fr, st, s1, r, c, true),
+                             arrives(b, fr, st, s2, r, c, true)};
+  if (same)
+    terms.push_back(s1 != s2);
+  auto shown = chunkShown(c);
+  shown.insert(shown.begin(),
+               {{"receiver", r}, {"sender", s1}, {"other sender", s2}});
+  bool copies = a.rule->mode == ir::TransferMode::Copy ||
+                b.rule->mode == ir::TransferMode::Copy;
+  if (copies) {
+    obligation(Concern::Correctness,
+               "a chunk may receive a copy and another value in one step", fr,
+               terms, shown);
+    return;
+  }
+  Term f = rankVar("contributor");
+  terms.push_back(st[a.rule->fromBuffer].over(s1, c, f));
+  terms.push_back(st[b.rule->fromBuffer].over(s2, c, f));
+  shown.push_back({"contributor", f});
+  obligation(Concern::Correctness,
+             "two folds of one step may add the same contribution", fr, terms,
+             shown);
+}
+
+void Inductor::checkRefold(const Delivery &d, const Frame &fr,
+                           const State &st) {
+  Term r = rankVar("r"), s = rankVar("sender"), f = rankVar("contributor");
+  Chunk c = freshChunk();
+  auto shown = chunkShown(c);
+  shown.insert(shown.begin(), {{"receiver", r}, {"sender", s}});
+  shown.push_back({"contributor", f});
+  obligation(Concern::Correctness,
+             "a fold may add a contribution the value has already", fr,
+             {arrives(d, fr, st, s, r, c, true),
+              st[d.rule->fromBuffer].over(s, c, f), st[d.buffer].over(r, c, f)},
+             shown);
 }
 
 State Inductor::afterStep(const ir::Step &step, const Frame &fr,

@@ -749,21 +749,84 @@ llvm::Expected<std::string> figureOf(const ir::Schedule &schedule,
   return drawFigure(figure, heading);
 }
 
+/// Whether -o names somewhere the figure can go, with --format; false
+/// after reporting why not.
+bool outputUsable(const JsonDocument &json, DiagnosticEngine &diags) {
+  if (drawOutput.empty()) {
+    diags.error(llvm::SMLoc(),
+                "draw needs -o OUT.svg ('-o -' for standard output)");
+    return false;
+  }
+  if (json && drawOutput == "-") {
+    diags.error(llvm::SMLoc(), "--format json prints on standard output: "
+                               "draw to a file (-o OUT.svg)");
+    return false;
+  }
+  return true;
+}
+
+/// The error for a choice of no schedule or of several: the names (the
+/// first eight) to pick from.
+void reportNotOne(llvm::ArrayRef<const ir::Schedule *> picked,
+                  DiagnosticEngine &diags) {
+  std::string list;
+  for (size_t i = 0; i < picked.size() && i < 8; ++i)
+    list += (i ? ", " : "") + picked[i]->name;
+  if (picked.size() > 8)
+    list += ", ...";
+  diags.error(llvm::SMLoc(),
+              picked.empty()
+                  ? "'" + drawFile + "' has no schedule to draw"
+                  : (drawSchedule.empty() ? "'" + drawFile + "'"
+                                          : "'" + drawSchedule + "'") +
+                        " has " + std::to_string(picked.size()) +
+                        " schedules (" + list +
+                        "); pick one with --schedule NAME");
+}
+
+/// The one schedule of `file` that --schedule picks (an alltoallv pattern
+/// kept in `patterns`), or null after reporting why there is not one.
+const ir::Schedule *pickSchedule(const Selection &selection,
+                                 const LoadedFile &file,
+                                 std::vector<ir::Schedule> &patterns,
+                                 DiagnosticEngine &diags) {
+  llvm::Expected<std::vector<const ir::Schedule *>> schedules =
+      schedulesOf(file, patterns);
+  if (!schedules) {
+    diags.error(llvm::SMLoc(), llvm::toString(schedules.takeError()));
+    return nullptr;
+  }
+  std::vector<const ir::Schedule *> picked;
+  for (const ir::Schedule *schedule : *schedules)
+    if (selection.selects(file, *schedule))
+      picked.push_back(schedule);
+  if (picked.size() != 1) {
+    // A figure is of one schedule: say which names there are.
+    reportNotOne(picked, diags);
+    return nullptr;
+  }
+  return picked.front();
+}
+
+/// --format json's account of the figure written.
+void recordDrawn(JsonDocument &json, const ir::Schedule &schedule,
+                 llvm::ArrayRef<int64_t> member) {
+  json.members["written"] = true;
+  json.members["output"] = drawOutput.getValue();
+  json.members["schedule"] = schedule.name;
+  llvm::json::Array values;
+  for (int64_t v : member)
+    values.push_back(v);
+  json.members["params"] = std::move(values);
+}
+
 int runDraw() {
   llvm::SourceMgr sourceMgr;
   DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
   JsonDocument json(diags, drawFormat == Format::Json);
   json.members["written"] = false;
-  if (drawOutput.empty()) {
-    diags.error(llvm::SMLoc(),
-                "draw needs -o OUT.svg ('-o -' for standard output)");
+  if (!outputUsable(json, diags))
     return ExitInputError;
-  }
-  if (json && drawOutput == "-") {
-    diags.error(llvm::SMLoc(), "--format json prints on standard output: "
-                               "draw to a file (-o OUT.svg)");
-    return ExitInputError;
-  }
   std::vector<std::string> names;
   if (!drawSchedule.empty())
     names.push_back(drawSchedule);
@@ -775,34 +838,10 @@ int runDraw() {
     return ExitInputError;
   const LoadedFile &file = selection->files.front();
   std::vector<ir::Schedule> patterns;
-  llvm::Expected<std::vector<const ir::Schedule *>> schedules =
-      schedulesOf(file, patterns);
-  if (!schedules) {
-    diags.error(llvm::SMLoc(), llvm::toString(schedules.takeError()));
+  const ir::Schedule *picked = pickSchedule(*selection, file, patterns, diags);
+  if (!picked)
     return ExitInputError;
-  }
-  std::vector<const ir::Schedule *> picked;
-  for (const ir::Schedule *schedule : *schedules)
-    if (selection->selects(file, *schedule))
-      picked.push_back(schedule);
-  if (picked.size() != 1) {
-    // A figure is of one schedule: say which names there are.
-    std::string list;
-    for (size_t i = 0; i < picked.size() && i < 8; ++i)
-      list += (i ? ", " : "") + picked[i]->name;
-    if (picked.size() > 8)
-      list += ", ...";
-    diags.error(llvm::SMLoc(),
-                picked.empty()
-                    ? "'" + drawFile + "' has no schedule to draw"
-                    : (drawSchedule.empty() ? "'" + drawFile + "'"
-                                            : "'" + drawSchedule + "'") +
-                          " has " + std::to_string(picked.size()) +
-                          " schedules (" + list +
-                          "); pick one with --schedule NAME");
-    return ExitInputError;
-  }
-  const ir::Schedule &schedule = *picked.front();
+  const ir::Schedule &schedule = *picked;
   llvm::Expected<std::vector<int64_t>> member = drawMember.choose(schedule);
   if (!member) {
     diags.error(schedule.loc, "cannot draw '" + schedule.name + "': " +
@@ -817,15 +856,8 @@ int runDraw() {
   }
   if (!writeFile(drawOutput, *svg, diags))
     return ExitInputError;
-  if (json) {
-    json.members["written"] = true;
-    json.members["output"] = drawOutput.getValue();
-    json.members["schedule"] = schedule.name;
-    llvm::json::Array values;
-    for (int64_t v : *member)
-      values.push_back(v);
-    json.members["params"] = std::move(values);
-  }
+  if (json)
+    recordDrawn(json, schedule, *member);
   return ExitOk;
 }
 

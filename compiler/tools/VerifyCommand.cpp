@@ -241,36 +241,16 @@ private:
   std::vector<std::vector<std::shared_future<void>>> doneOf;
 };
 
-int runVerify() {
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
-  JsonDocument json(diags, verifyFormat == Format::Json);
-  json.members["schedules"] = llvm::json::Array();
-  std::optional<verify::VerifyOptions> parsed = optionsFromFlags(diags);
-  if (!parsed)
-    return ExitInputError;
-  verify::VerifyOptions options = std::move(*parsed);
-  // Schedules that share parts (compositions) share their slow queries.
-  ProvedQueriesFile provedQueries;
-  if (!provedQueries.open(verifyProvedQueries, diags))
-    return ExitInputError;
-  options.provedQueries = provedQueries.queries();
+/// One `collc verify` run over its selection: each schedule's report and
+/// each alltoallv pattern's verdict, printed as they come, the worst verdict
+/// kept for the exit code.
+class VerifyRun {
+public:
+  VerifyRun(DiagnosticEngine &diags, JsonDocument &json)
+      : diags(diags), json(json) {}
 
-  bool drawn = false, counterexamples = false;
-  // The worst of every verdict, an input error worst of all.
-  verify::Status worst = verify::Status::Proved;
-  auto worsen = [&](verify::Status s) { worst = verify::worse(worst, s); };
-  llvm::json::Array jsonSchedules, jsonAlltoallv;
-  std::optional<Selection> selection =
-      loadSelection(verifyFiles, verifySchedules, diags);
-  if (!selection)
-    return ExitInputError;
-  if (selection->failed)
-    worsen(verify::Status::Error);
-  Proofs proofs(*selection, options);
-  for (size_t f = 0; f < selection->files.size(); ++f) {
-    const LoadedFile &file = selection->files[f];
-    const Program &program = file.program;
+  /// The reports of file f's schedules, from `proofs` in their order.
+  void reportSchedules(Proofs &proofs, const LoadedFile &file, size_t f) {
     for (size_t j = 0; j < proofs.count(f); ++j) {
       Proofs::Job &job = proofs.take(f, j);
       const ir::Schedule &schedule = *job.schedule;
@@ -290,22 +270,19 @@ int runVerify() {
       if (!written)
         worsen(verify::Status::Error);
       worsen(report->verdict());
-      if (verifyFormat == Format::Text) {
-        for (const auto &[collective, picked] : file.choices)
-          for (const library::Choice &c : picked)
-            if (c.schedule.name == schedule.name)
-              llvm::outs() << "collective " << collective << ": "
-                           << library::describe(c) << "\n";
-        verify::printText(schedule, *report, llvm::outs());
-        llvm::outs().flush(); // each verdict as it comes, after its queries
-        continue;
-      }
-      jsonSchedules.push_back(reportJson(*report));
+      if (verifyFormat == Format::Text)
+        printReport(file, schedule, *report);
+      else
+        jsonSchedules.push_back(reportJson(*report));
     }
-    // An alltoallv collective is a pattern built for its P (compiler/
-    // alltoallv), not a schedule of the file: its stages are checked here.
+  }
+
+  /// An alltoallv collective is a pattern built for its P (compiler/
+  /// alltoallv), not a schedule of the file: its stages are checked here.
+  void checkPatterns(const Selection &selection, const Program &program,
+                     const verify::VerifyOptions &options) {
     for (const CollectiveDef &c : program.collectives) {
-      if (!program.runsPattern(c) || !selection->selects(c.name))
+      if (!program.runsPattern(c) || !selection.selects(c.name))
         continue;
       llvm::Expected<alltoallv::PatternVerdict> verdict =
           pipeline::checkPattern(c, options);
@@ -321,21 +298,77 @@ int runVerify() {
         printPattern(c, *verdict, llvm::outs());
     }
   }
-  if (!verifyDraw.empty() && !drawn)
-    diags.note(llvm::SMLoc(),
-               (counterexamples ? "nothing drawn: no counterexample could be "
-                                  "drawn; '"
-                                : "nothing to draw: no schedule has a "
-                                  "counterexample; '") +
-                   verifyDraw + "' not written");
-  json.members["schedules"] = std::move(jsonSchedules);
-  if (!jsonAlltoallv.empty())
-    json.members["alltoallv"] = std::move(jsonAlltoallv);
-  // A collective that did not resolve is an error of its file, reported
-  // where it is declared, though the file's other schedules are proved.
-  if (diags.hasErrors())
-    worsen(verify::Status::Error);
-  return exitCodeOf(worst);
+
+  /// The note on --draw, the document's lists, and the exit code.
+  int finish() {
+    if (!verifyDraw.empty() && !drawn)
+      diags.note(llvm::SMLoc(),
+                 (counterexamples ? "nothing drawn: no counterexample could "
+                                    "be drawn; '"
+                                  : "nothing to draw: no schedule has a "
+                                    "counterexample; '") +
+                     verifyDraw + "' not written");
+    json.members["schedules"] = std::move(jsonSchedules);
+    if (!jsonAlltoallv.empty())
+      json.members["alltoallv"] = std::move(jsonAlltoallv);
+    // A collective that did not resolve is an error of its file, reported
+    // where it is declared, though the file's other schedules are proved.
+    if (diags.hasErrors())
+      worsen(verify::Status::Error);
+    return exitCodeOf(worst);
+  }
+
+  /// The worst of every verdict, an input error worst of all.
+  void worsen(verify::Status s) { worst = verify::worse(worst, s); }
+
+private:
+  /// The collectives that resolved to the schedule, then its verdict.
+  static void printReport(const LoadedFile &file, const ir::Schedule &schedule,
+                          const verify::ScheduleReport &report) {
+    for (const auto &[collective, picked] : file.choices)
+      for (const library::Choice &c : picked)
+        if (c.schedule.name == schedule.name)
+          llvm::outs() << "collective " << collective << ": "
+                       << library::describe(c) << "\n";
+    verify::printText(schedule, report, llvm::outs());
+    llvm::outs().flush(); // each verdict as it comes, after its queries
+  }
+
+  DiagnosticEngine &diags;
+  JsonDocument &json;
+  bool drawn = false, counterexamples = false;
+  verify::Status worst = verify::Status::Proved;
+  llvm::json::Array jsonSchedules, jsonAlltoallv;
+};
+
+int runVerify() {
+  llvm::SourceMgr sourceMgr;
+  DiagnosticEngine diags(sourceMgr, llvm::errs(), llvm::errs().has_colors());
+  JsonDocument json(diags, verifyFormat == Format::Json);
+  json.members["schedules"] = llvm::json::Array();
+  std::optional<verify::VerifyOptions> parsed = optionsFromFlags(diags);
+  if (!parsed)
+    return ExitInputError;
+  verify::VerifyOptions options = std::move(*parsed);
+  // Schedules that share parts (compositions) share their slow queries.
+  ProvedQueriesFile provedQueries;
+  if (!provedQueries.open(verifyProvedQueries, diags))
+    return ExitInputError;
+  options.provedQueries = provedQueries.queries();
+
+  VerifyRun run(diags, json);
+  std::optional<Selection> selection =
+      loadSelection(verifyFiles, verifySchedules, diags);
+  if (!selection)
+    return ExitInputError;
+  if (selection->failed)
+    run.worsen(verify::Status::Error);
+  Proofs proofs(*selection, options);
+  for (size_t f = 0; f < selection->files.size(); ++f) {
+    run.reportSchedules(proofs, selection->files[f], f);
+    run.checkPatterns(*selection, selection->files[f].program, options);
+  }
+  return run.finish();
 }
 
 CommandRegistration registration(verifyCommand, runVerify,

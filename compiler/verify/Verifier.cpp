@@ -83,6 +83,110 @@ std::optional<std::vector<int64_t>> paramValues(const ir::Schedule &s,
   return values;
 }
 
+/// Whether a schedule without parameters can be verified as asked: no
+/// --param for it, and its one member within `ranks`; or why not.
+llvm::Error
+checkSingleMember(const ir::Schedule &s, const VerifyOptions &options,
+                  const std::optional<std::pair<int64_t, int64_t>> &ranks) {
+  if (!options.params.empty() && !options.paramsWithinDeclared)
+    return inputError("schedule '" + s.name + "' has no parameters");
+  if (ranks) {
+    std::optional<int64_t> n = ranksFor(s, {});
+    if (!n || *n < ranks->first || *n > ranks->second)
+      return inputError("schedule '" + s.name + "' is for " +
+                        describeTopology(s.topology) + " (" +
+                        std::to_string(n.value_or(0)) +
+                        " ranks), outside the requested size");
+  }
+  return llvm::Error::success();
+}
+
+/// The range of `param` that the options give or the schedule declares
+/// (lo > hi where neither does, or where a rank count will set it).
+ParamRange givenRange(const ir::Schedule &s, const ir::Parameter &param,
+                      const VerifyOptions &options,
+                      const std::optional<std::pair<int64_t, int64_t>> &ranks) {
+  ParamRange range{param.name, 0, -1};
+  auto given = llvm::find_if(options.params, [&](const ParamRange &r) {
+    return r.name == param.name;
+  });
+  // A value the schedule fixes and its size does not set (a member the
+  // library resolved for a declaration, whose topology is concrete) is
+  // no family's range for a --param to move.
+  const bool fixed = param.range && param.range->first == param.range->second &&
+                     s.isGiven(param.slot);
+  if (given != options.params.end() && !fixed) {
+    range = *given;
+    if (options.paramsWithinDeclared && param.range) {
+      range.lo = std::max(range.lo, param.range->first);
+      range.hi = std::min(range.hi, param.range->second);
+    }
+  } else if (param.range && !ranks)
+    range = {param.name, param.range->first, param.range->second};
+  return range;
+}
+
+/// Whether every --param names a parameter of `s`; or the first that does
+/// not.
+llvm::Error checkParamNames(const ir::Schedule &s,
+                            const VerifyOptions &options) {
+  for (const ParamRange &given : options.params)
+    if (!options.paramsWithinDeclared &&
+        llvm::none_of(s.params, [&](const ir::Parameter &p) {
+          return p.name == given.name;
+        }))
+      return inputError("schedule '" + s.name + "' has no parameter '" +
+                        given.name + "'");
+  return llvm::Error::success();
+}
+
+/// Sets the range of `s`'s one parameter to the values whose members have
+/// `ranks` ranks; or why it cannot.
+llvm::Error narrowToRanks(const ir::Schedule &s,
+                          const std::pair<int64_t, int64_t> &ranks,
+                          std::vector<ParamRange> &ranges) {
+  if (s.params.size() != 1)
+    return inputError("schedule '" + s.name +
+                      "' has several parameters; give each with --param");
+  // Sizes grow with the parameter in every topology family, so the
+  // matching values form one interval.
+  int64_t lo = -1, hi = -1;
+  for (int64_t v = 0; v <= maxRanks; ++v) {
+    std::optional<int64_t> n = ranksFor(s, {v});
+    if (!n)
+      continue;
+    if (*n > ranks.second)
+      break;
+    if (*n >= ranks.first) {
+      if (lo < 0)
+        lo = v;
+      hi = v;
+    }
+  }
+  if (lo < 0)
+    return inputError("no member of schedule '" + s.name + "' (" +
+                      describeTopology(s.topology) + ") has " +
+                      (ranks.first == ranks.second
+                           ? std::to_string(ranks.first)
+                           : std::to_string(ranks.first) + ".." +
+                                 std::to_string(ranks.second)) +
+                      " ranks");
+  ranges[0] = {s.params[0].name, lo, hi};
+  return llvm::Error::success();
+}
+
+/// Whether every range is non-empty; or how to give the first that is not.
+llvm::Error checkBounded(const ir::Schedule &s,
+                         const std::vector<ParamRange> &ranges) {
+  for (const ParamRange &r : ranges)
+    if (r.lo > r.hi)
+      return inputError("schedule '" + s.name + "' is a family over '" +
+                        r.name + "'; give its range with 'where " + r.name +
+                        " in LO .. HI', --param " + r.name +
+                        "=LO..HI or --range LO..HI");
+  return llvm::Error::success();
+}
+
 /// The parameter ranges to verify over.
 llvm::Expected<std::vector<ParamRange>>
 resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
@@ -92,83 +196,21 @@ resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
     ranks = std::make_pair(*options.p, *options.p);
 
   if (s.params.empty()) {
-    if (!options.params.empty() && !options.paramsWithinDeclared)
-      return inputError("schedule '" + s.name + "' has no parameters");
-    if (ranks) {
-      std::optional<int64_t> n = ranksFor(s, {});
-      if (!n || *n < ranks->first || *n > ranks->second)
-        return inputError("schedule '" + s.name + "' is for " +
-                          describeTopology(s.topology) + " (" +
-                          std::to_string(n.value_or(0)) +
-                          " ranks), outside the requested size");
-    }
+    if (llvm::Error e = checkSingleMember(s, options, ranks))
+      return e;
     return ranges;
   }
 
-  for (const ir::Parameter &param : s.params) {
-    ParamRange range{param.name, 0, -1};
-    auto given = llvm::find_if(options.params, [&](const ParamRange &r) {
-      return r.name == param.name;
-    });
-    // A value the schedule fixes and its size does not set (a member the
-    // library resolved for a declaration, whose topology is concrete) is
-    // no family's range for a --param to move.
-    const bool fixed = param.range &&
-                       param.range->first == param.range->second &&
-                       s.isGiven(param.slot);
-    if (given != options.params.end() && !fixed) {
-      range = *given;
-      if (options.paramsWithinDeclared && param.range) {
-        range.lo = std::max(range.lo, param.range->first);
-        range.hi = std::min(range.hi, param.range->second);
-      }
-    } else if (param.range && !ranks)
-      range = {param.name, param.range->first, param.range->second};
-    ranges.push_back(range);
-  }
-  for (const ParamRange &given : options.params)
-    if (!options.paramsWithinDeclared &&
-        llvm::none_of(s.params, [&](const ir::Parameter &p) {
-          return p.name == given.name;
-        }))
-      return inputError("schedule '" + s.name + "' has no parameter '" +
-                        given.name + "'");
+  for (const ir::Parameter &param : s.params)
+    ranges.push_back(givenRange(s, param, options, ranks));
+  if (llvm::Error e = checkParamNames(s, options))
+    return e;
 
-  if (ranks) {
-    if (s.params.size() != 1)
-      return inputError("schedule '" + s.name +
-                        "' has several parameters; give each with --param");
-    // Sizes grow with the parameter in every topology family, so the
-    // matching values form one interval.
-    int64_t lo = -1, hi = -1;
-    for (int64_t v = 0; v <= maxRanks; ++v) {
-      std::optional<int64_t> n = ranksFor(s, {v});
-      if (!n)
-        continue;
-      if (*n > ranks->second)
-        break;
-      if (*n >= ranks->first) {
-        if (lo < 0)
-          lo = v;
-        hi = v;
-      }
-    }
-    if (lo < 0)
-      return inputError("no member of schedule '" + s.name + "' (" +
-                        describeTopology(s.topology) + ") has " +
-                        (ranks->first == ranks->second
-                             ? std::to_string(ranks->first)
-                             : std::to_string(ranks->first) + ".." +
-                                   std::to_string(ranks->second)) +
-                        " ranks");
-    ranges[0] = {s.params[0].name, lo, hi};
-  }
-  for (const ParamRange &r : ranges)
-    if (r.lo > r.hi)
-      return inputError("schedule '" + s.name + "' is a family over '" +
-                        r.name + "'; give its range with 'where " + r.name +
-                        " in LO .. HI', --param " + r.name +
-                        "=LO..HI or --range LO..HI");
+  if (ranks)
+    if (llvm::Error e = narrowToRanks(s, *ranks, ranges))
+      return e;
+  if (llvm::Error e = checkBounded(s, ranges))
+    return e;
   return ranges;
 }
 
@@ -733,6 +775,85 @@ PropertyResult reconcile(PropertyResult z3, PropertyResult sim, bool symbolic,
   return z3;
 }
 
+/// Z3: matching, contention and congestion over the whole range (or as the
+/// parts proved them); the senders the prover names, into `report`. The
+/// prover is gone before induction starts, as its terms would steer it.
+llvm::Expected<std::vector<PropertyResult>>
+proveSymbolic(const ir::Schedule &s, const std::vector<ParamRange> &ranges,
+              const VerifyOptions &options,
+              const std::optional<FromParts> &fromParts,
+              ScheduleReport &report) {
+  prove::ProverOptions po;
+  po.ranges = ranges;
+  po.ports = options.ports;
+  po.timeoutMs = timeoutMs(options);
+  po.verbose = options.verbose;
+  po.dumpSmt = options.dumpSmt;
+  po.provedQueries = options.provedQueries;
+  llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
+  if (!prover)
+    return prover.takeError();
+  std::vector<PropertyResult> proved;
+  if (fromParts)
+    proved = fromParts->symbolic;
+  else
+    for (Property p :
+         {Property::Matching, Property::Contention, Property::Congestion})
+      if (wanted(options, p))
+        proved.push_back(prover->prove(p));
+  if (options.nameSenders)
+    report.namedSenders = prover->namedSenders();
+  return proved;
+}
+
+/// Z3 by induction over the loops' invariants: causality and correctness
+/// over the whole range (or as the parts proved them).
+std::vector<PropertyResult>
+proveInductive(const ir::Schedule &s, const std::vector<ParamRange> &ranges,
+               const VerifyOptions &options,
+               const std::optional<FromParts> &fromParts) {
+  if (fromParts)
+    return fromParts->inductive;
+  bool inductionWanted = wanted(options, Property::Causality) ||
+                         wanted(options, Property::Correctness);
+  if (!inductionWanted || !prove::hasInvariants(s))
+    return {};
+  prove::InductionOptions io;
+  io.ranges = ranges;
+  io.timeoutMs = timeoutMs(options);
+  io.verbose = options.verbose;
+  io.dumpSmt = options.dumpSmt;
+  io.provedQueries = options.provedQueries;
+  return prove::proveByInduction(s, io);
+}
+
+/// Each wanted property's verdict in `report`: Z3's (symbolic or induced),
+/// reconciled with the simulation, or the simulation's alone.
+void addVerdicts(const ir::Schedule &s, const VerifyOptions &options,
+                 const std::vector<PropertyResult> &proved,
+                 const std::vector<PropertyResult> &induced,
+                 const SimulationRun &run, ScheduleReport &report) {
+  for (Property p :
+       {Property::Causality, Property::Contention, Property::Congestion,
+        Property::Matching, Property::Correctness}) {
+    if (!wanted(options, p))
+      continue;
+    bool symbolic = p == Property::Contention || p == Property::Congestion ||
+                    p == Property::Matching;
+    const std::vector<PropertyResult> &fromZ3 = symbolic ? proved : induced;
+    auto byZ3 = llvm::find_if(
+        fromZ3, [&](const PropertyResult &r) { return r.property == p; });
+    if (byZ3 == fromZ3.end()) {
+      report.properties.push_back(run.verdict(p));
+      continue;
+    }
+    PropertyResult verdict = reconcile(*byZ3, run.verdict(p), symbolic, run);
+    if (p == Property::Congestion && verdict.counterexample)
+      showMostLoadedChannel(s, *verdict.counterexample);
+    report.properties.push_back(verdict);
+  }
+}
+
 } // namespace
 
 llvm::Expected<ScheduleReport>
@@ -750,79 +871,25 @@ collc::verify::verifySchedule(const ir::Schedule &s,
   report.ranges = *ranges;
 
   std::optional<FromParts> fromParts = proveFromParts(s, *ranges, options);
-
-  // Z3: matching, contention, congestion over the whole range.
-  std::vector<PropertyResult> proved;
-  {
-    prove::ProverOptions po;
-    po.ranges = *ranges;
-    po.ports = options.ports;
-    po.timeoutMs = timeoutMs(options);
-    po.verbose = options.verbose;
-    po.dumpSmt = options.dumpSmt;
-    po.provedQueries = options.provedQueries;
-    llvm::Expected<prove::Prover> prover = prove::Prover::create(s, po);
-    if (!prover)
-      return prover.takeError();
-    if (fromParts)
-      proved = fromParts->symbolic;
-    else
-      for (Property p :
-           {Property::Matching, Property::Contention, Property::Congestion})
-        if (wanted(options, p))
-          proved.push_back(prover->prove(p));
-    if (options.nameSenders)
-      report.namedSenders = prover->namedSenders();
-  }
-
-  // Z3 by induction over the loops' invariants: causality and correctness
-  // over the whole range. Once they hold, simulation is a cross-check of
-  // the smaller sizes, not the verdict.
-  std::vector<PropertyResult> induced;
-  bool inductionWanted = wanted(options, Property::Causality) ||
-                         wanted(options, Property::Correctness);
-  if (fromParts)
-    induced = fromParts->inductive;
-  else if (inductionWanted && prove::hasInvariants(s)) {
-    prove::InductionOptions io;
-    io.ranges = *ranges;
-    io.timeoutMs = timeoutMs(options);
-    io.verbose = options.verbose;
-    io.dumpSmt = options.dumpSmt;
-    io.provedQueries = options.provedQueries;
-    induced = prove::proveByInduction(s, io);
-  }
+  llvm::Expected<std::vector<PropertyResult>> proved =
+      proveSymbolic(s, *ranges, options, fromParts, report);
+  if (!proved)
+    return proved.takeError();
+  std::vector<PropertyResult> induced =
+      proveInductive(s, *ranges, options, fromParts);
+  // Once causality and correctness hold by induction, simulation is a
+  // cross-check of the smaller sizes, not the verdict.
   bool inducedAll =
       !induced.empty() && llvm::all_of(induced, [](const PropertyResult &r) {
         return r.status == Status::Proved;
       });
-
   llvm::Expected<SimulationRun> run =
       simulateMembers(s, *ranges, options, inducedAll);
   if (!run)
     return run.takeError();
   report.simulated = run->covered;
   report.warnings = run->warnings;
-
-  for (Property p :
-       {Property::Causality, Property::Contention, Property::Congestion,
-        Property::Matching, Property::Correctness}) {
-    if (!wanted(options, p))
-      continue;
-    bool symbolic = p == Property::Contention || p == Property::Congestion ||
-                    p == Property::Matching;
-    const std::vector<PropertyResult> &fromZ3 = symbolic ? proved : induced;
-    auto byZ3 = llvm::find_if(
-        fromZ3, [&](const PropertyResult &r) { return r.property == p; });
-    if (byZ3 == fromZ3.end()) {
-      report.properties.push_back(run->verdict(p));
-      continue;
-    }
-    PropertyResult verdict = reconcile(*byZ3, run->verdict(p), symbolic, *run);
-    if (p == Property::Congestion && verdict.counterexample)
-      showMostLoadedChannel(s, *verdict.counterexample);
-    report.properties.push_back(verdict);
-  }
+  addVerdicts(s, options, *proved, induced, *run, report);
   report.seconds = secondsSince(start);
   return report;
 }
@@ -880,11 +947,9 @@ void printTrace(const ir::Schedule &s, const Counterexample &c,
   }
 }
 
-} // namespace
-
-void collc::verify::printText(const ir::Schedule &s,
-                              const ScheduleReport &report,
-                              llvm::raw_ostream &os) {
+/// The report's opening: the schedule, what it is for, and each property's
+/// status.
+void printSummary(const ScheduleReport &report, llvm::raw_ostream &os) {
   os << "schedule " << report.name << " : " << report.collective << " on "
      << report.topology;
   if (!report.ranges.empty())
@@ -899,6 +964,10 @@ void collc::verify::printText(const ir::Schedule &s,
       os << "; " << r.detail;
     os << ")\n";
   }
+}
+
+/// One line for each warning, naming the member it is about.
+void printWarnings(const ScheduleReport &report, llvm::raw_ostream &os) {
   for (const Counterexample &w : report.warnings) {
     std::string where = paramsText(w);
     if (!paramsNameRankCount(w))
@@ -906,57 +975,78 @@ void collc::verify::printText(const ir::Schedule &s,
                std::to_string(w.p);
     os << "WARNING: " << w.message << " (" << where << ")\n";
   }
+}
+
+/// The messages a counterexample names, each with its route where the
+/// member's topology is known.
+void printTransfers(const ir::Schedule &s, const Counterexample &c,
+                    llvm::raw_ostream &os) {
+  os << "  transfers:\n";
+  // Routes make congestion readable: show the path of each message.
+  std::optional<Topology> topo = topologyFor(s, c);
+  for (const TransferRef &t : c.transfers) {
+    os << "    " << t.src << " -> " << t.dst;
+    if (topo && t.src >= 0 && t.dst >= 0 && t.src < topo->numRanks() &&
+        t.dst < topo->numRanks() && t.src != t.dst) {
+      llvm::SmallVector<Channel, 8> route;
+      topo->route(t.src, t.dst, route);
+      os << "   route " << t.src;
+      for (const Channel &ch : route)
+        os << "->" << ch.to;
+    }
+    os << "\n";
+  }
+}
+
+/// What went wrong for property result `r`, on which member and where, and
+/// the steps that led there.
+void printCounterexample(const ir::Schedule &s, const PropertyResult &r,
+                         llvm::raw_ostream &os) {
+  const Counterexample &c = *r.counterexample;
+  os << "ERROR: " << propertyName(r.property);
+  if (c.step > 0)
+    os << " at step " << c.step;
+  os << ": " << c.message << "\n";
+  os << "Example:\n";
+  if (!c.params.empty())
+    os << "  " << paramsText(c) << "\n";
+  if (!paramsNameRankCount(c))
+    os << "  p = " << c.p << "\n";
+  if (c.step > 0) {
+    os << "  step " << c.step;
+    for (const auto &[name, value] : c.loopVars)
+      os << ", " << name << " = " << value;
+    os << "\n";
+  }
+  if (c.rank)
+    os << "  rank " << *c.rank << "\n";
+  if (c.channel)
+    os << "  " << c.channelLoad() << "\n";
+  if (!c.chunk.empty())
+    os << "  " << (llvm::StringRef(c.chunk).startswith("chunk") ? "" : "chunk ")
+       << c.chunk << "\n";
+  if (!c.expected.empty() || !c.actual.empty())
+    os << "  expected contributions " << c.expected << ", actual " << c.actual
+       << "\n";
+  if (!c.transfers.empty())
+    printTransfers(s, c, os);
+  printTrace(s, c, os);
+}
+
+} // namespace
+
+void collc::verify::printText(const ir::Schedule &s,
+                              const ScheduleReport &report,
+                              llvm::raw_ostream &os) {
+  printSummary(report, os);
+  printWarnings(report, os);
   for (const PropertyResult &r : report.properties) {
     if (r.status != Status::Counterexample &&
         !(r.status == Status::Error && r.counterexample))
       continue;
     if (!r.counterexample)
       continue;
-    const Counterexample &c = *r.counterexample;
-    os << "ERROR: " << propertyName(r.property);
-    if (c.step > 0)
-      os << " at step " << c.step;
-    os << ": " << c.message << "\n";
-    os << "Example:\n";
-    if (!c.params.empty())
-      os << "  " << paramsText(c) << "\n";
-    if (!paramsNameRankCount(c))
-      os << "  p = " << c.p << "\n";
-    if (c.step > 0) {
-      os << "  step " << c.step;
-      for (const auto &[name, value] : c.loopVars)
-        os << ", " << name << " = " << value;
-      os << "\n";
-    }
-    if (c.rank)
-      os << "  rank " << *c.rank << "\n";
-    if (c.channel)
-      os << "  " << c.channelLoad() << "\n";
-    if (!c.chunk.empty())
-      os << "  "
-         << (llvm::StringRef(c.chunk).startswith("chunk") ? "" : "chunk ")
-         << c.chunk << "\n";
-    if (!c.expected.empty() || !c.actual.empty())
-      os << "  expected contributions " << c.expected << ", actual " << c.actual
-         << "\n";
-    if (!c.transfers.empty()) {
-      os << "  transfers:\n";
-      // Routes make congestion readable: show the path of each message.
-      std::optional<Topology> topo = topologyFor(s, c);
-      for (const TransferRef &t : c.transfers) {
-        os << "    " << t.src << " -> " << t.dst;
-        if (topo && t.src >= 0 && t.dst >= 0 && t.src < topo->numRanks() &&
-            t.dst < topo->numRanks() && t.src != t.dst) {
-          llvm::SmallVector<Channel, 8> route;
-          topo->route(t.src, t.dst, route);
-          os << "   route " << t.src;
-          for (const Channel &ch : route)
-            os << "->" << ch.to;
-        }
-        os << "\n";
-      }
-    }
-    printTrace(s, c, os);
+    printCounterexample(s, r, os);
   }
   Status v = report.verdict();
   os << (v == Status::Proved           ? "PROVED"
