@@ -240,6 +240,9 @@ llvm::Error Simulator::runStep(const ir::InstanceStep &step, StepStats &stats) {
     stats.maxMessageChunks = std::max(stats.maxMessageChunks, count);
   }
   pendingBegin[n] = pending.size();
+  // A run costs its lookup in the sender's holdings whatever the selector
+  // cost: an all-to-all's step moves p runs a rank that one box selects.
+  work += pending.size();
   if (options.onTransfer) {
     std::vector<IdRange> ids;
     for (size_t ti = 0; ti < n; ++ti) {

@@ -37,10 +37,10 @@ struct SimulateOptions {
   /// Stop after the step in which the first property fails, leaving the
   /// rest unchecked (resolution discards such a schedule whatever it costs).
   bool stopAtViolation = false;
-  /// Selector and delivery-condition evaluations (boxes and single chunks)
-  /// after which the run stops at the end of a step, unfinished (0: no
-  /// limit). Work, not time, so where a run stops is the same on any
-  /// machine under any load.
+  /// Units of work (a selector or delivery-condition evaluation of a box or
+  /// a chunk, a run of chunks read from a sender or delivered) after which
+  /// the run stops at the end of a step, unfinished (0: no limit). Work, not
+  /// time, so where a run stops is the same on any machine under any load.
   uint64_t workLimit = 0;
   /// Called for every transfer of every step once its chunks are chosen
   /// (before any delivery of the step), with the chunk ids it carries;
@@ -76,7 +76,7 @@ struct SimulationResult {
   /// The run reached SimulateOptions::workLimit before its last step, and
   /// decides nothing.
   bool unfinished = false;
-  /// Evaluations spent (SimulateOptions::workLimit's unit).
+  /// Work spent (SimulateOptions::workLimit's unit).
   uint64_t work = 0;
   std::vector<StepStats> steps;
   /// The largest channel load over all steps.

@@ -194,7 +194,9 @@ private:
   llvm::DenseMap<const ir::TransferRule *, bool> warnedEmpty;
   llvm::DenseMap<const ir::TransferRule *, RulePlan> plans;
   std::optional<Counterexample> found[numProperties];
-  uint64_t work = 0; // select() calls: SimulateOptions::workLimit's unit
+  /// select() calls, runs read from senders and runs delivered:
+  /// SimulateOptions::workLimit's unit.
+  uint64_t work = 0;
 
   // Ring (of at least 3 ranks) and linear array: routes are arcs, counted
   // with difference arrays (see route()).

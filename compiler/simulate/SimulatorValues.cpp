@@ -158,6 +158,7 @@ llvm::Error Simulator::deliver(const ir::InstanceStep &step,
       }
       bool perChunk = delivery.when && plan.whenPerChunk[d];
       ChunkRuns &into = buffer(t.dst, delivery.buffer);
+      work += end - begin; // the runs landed
       if (copy && !perChunk && end - begin >= 8 &&
           (end - begin) * 8 >= into.numRuns()) {
         // A message of many runs (everything a rank holds): merge it in

@@ -31,7 +31,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t crossCheckRanks = 256;
 /// And at most this much of the simulator's work (SimulateOptions::
 /// workLimit) over all members: selectors that interval evaluation cannot
-/// decide by whole boxes cost per chunk, and an all-to-all has p^2 of them.
+/// decide by whole boxes cost per chunk, and an all-to-all has p^2 of them;
+/// its runs cost too, p^3 moved over a member of the one-step spread.
 constexpr uint64_t crossCheckWork = uint64_t(1) << 24;
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -615,7 +616,7 @@ SimulationBudget budgetFor(const VerifyOptions &options, bool inducedAll) {
   b.work = inducedAll ? crossCheckWork : options.simulationBudgetWork;
   b.workOut = (inducedAll ? "the cross-check of a proof by induction stops at "
                           : "the simulation budget of ") +
-              std::to_string(b.work) + " selector evaluations" +
+              std::to_string(b.work) + " units of the simulator's work" +
               (inducedAll ? "" : " ran out");
   return b;
 }

@@ -51,7 +51,7 @@ struct VerifyOptions {
   /// work, not time, so the verdict does not depend on the machine (about
   /// a minute on one core; ring_alltoall at p = 1024 is a million).
   int64_t simulationBudgetTransfers = int64_t(1) << 24;
-  /// And selector evaluations (SimulateOptions::workLimit) over all
+  /// And units of work (SimulateOptions::workLimit) over all
   /// members, a bound within a member too: an all-to-all on a mesh costs
   /// per chunk, and one member of 4,096 ranks ran for many minutes.
   uint64_t simulationBudgetWork = uint64_t(1) << 28;

@@ -119,8 +119,8 @@ schedule s : allgather on ring(p) where p in 2 .. 4096 {
   for (const PropertyResult &r : report->properties)
     if (r.property == Property::Correctness) {
       EXPECT_EQ(r.status, Status::Unknown);
-      EXPECT_NE(r.detail.find("the simulation budget of 100000 selector "
-                              "evaluations ran out"),
+      EXPECT_NE(r.detail.find("the simulation budget of 100000 units of "
+                              "the simulator's work ran out"),
                 std::string::npos)
           << r.detail;
     }
