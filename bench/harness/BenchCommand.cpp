@@ -506,7 +506,9 @@ bool BenchRun::benchOne(const std::string &collective, int p) {
         : collective == "alltoallv"
             ? "no emitted alltoallv for " + std::to_string(p) + " ranks in " +
                   listed->second.front().spec
-            : "no library schedule for " + std::to_string(p) + " ranks";
+            : "no library schedule for " + std::to_string(p) +
+                  " ranks within the ranges coll_bench was compiled for (" +
+                  ir::rangeText(ranges) + ")";
     notes.push_back(collective + " on " + std::to_string(p) + " ranks: " + why);
     if (text)
       os << "\n" << collective << " on " << p << " ranks: " << why << "\n";

@@ -673,6 +673,40 @@ llvm::Expected<bool> RuleCounter::search(Box box, int64_t &total) {
   return true;
 }
 
+/// Whether a rule without a selector sends every chunk
+/// (RuleCounter::wholeBufferIsUniverse): in a reduction, or in a broadcast
+/// without selectors.
+bool sendsEveryChunkWhole(const ir::Schedule &schedule) {
+  bool anySelector = false;
+  ir::forEachRule(schedule.body, [&](const ir::TransferRule &rule) {
+    anySelector |= bool(rule.selector);
+  });
+  return ir::isReduction(schedule.collective.kind) ||
+         (schedule.collective.kind == ir::CollectiveKind::Broadcast &&
+          !anySelector);
+}
+
+/// Adds step `s` to `cost`. Steps of one IR step alike in a row
+/// (`sameIrStep`; the same words, messages or none) are one entry: a ring
+/// of 2^20 ranks has 2^20 - 1 steps.
+void addStep(ScheduleCost &cost, StepCost s, bool sameIrStep) {
+  if (s.messages > 0)
+    ++cost.startups;
+  cost.words += s.words;
+  if (!cost.steps.empty() && sameIrStep) {
+    StepCost &last = cost.steps.back();
+    if ((last.messages > 0) == (s.messages > 0) && last.words == s.words) {
+      ++last.count;
+      last.messages = std::max(last.messages, s.messages);
+      last.fewestMessages = std::min(last.fewestMessages, s.messages);
+      last.loopVarsLast = std::move(s.loopVars);
+      return;
+    }
+  }
+  s.fewestMessages = s.messages;
+  cost.steps.push_back(std::move(s));
+}
+
 } // namespace
 
 llvm::Expected<ScheduleCost>
@@ -686,14 +720,7 @@ collc::cost::costFromRules(const ir::Schedule &schedule,
   cost.ports = ports;
   int64_t chunksPerBlock = 1;
   const ir::Step *lastStep = nullptr;
-  bool anySelector = false;
-  ir::forEachRule(schedule.body, [&](const ir::TransferRule &rule) {
-    anySelector |= bool(rule.selector);
-  });
-  const bool wholeBufferIsUniverse =
-      ir::isReduction(schedule.collective.kind) ||
-      (schedule.collective.kind == ir::CollectiveKind::Broadcast &&
-       !anySelector);
+  const bool wholeBufferIsUniverse = sendsEveryChunkWhole(schedule);
   llvm::Expected<ir::Instance> shape = ir::walkSteps(
       schedule, params,
       [&](const ir::InstanceStep &step) -> llvm::Error {
@@ -717,25 +744,8 @@ collc::cost::costFromRules(const ir::Schedule &schedule,
         s.maxLoad = counted.messages > 0 ? 1 : 0;
         s.words = Fraction(counted.maxChunks, chunksPerBlock);
         s.loopVars = step.loopVars;
-        if (s.messages > 0)
-          ++cost.startups;
-        cost.words += s.words;
-        // Steps of one IR step alike in a row (the same words, messages
-        // or none) are one entry: a ring of 2^20 ranks has 2^20 - 1 steps.
-        if (!cost.steps.empty() && lastStep == step.step) {
-          StepCost &last = cost.steps.back();
-          if ((last.messages > 0) == (s.messages > 0) &&
-              last.words == s.words) {
-            ++last.count;
-            last.messages = std::max(last.messages, s.messages);
-            last.fewestMessages = std::min(last.fewestMessages, s.messages);
-            last.loopVarsLast = std::move(s.loopVars);
-            return llvm::Error::success();
-          }
-        }
-        s.fewestMessages = s.messages;
+        addStep(cost, std::move(s), lastStep == step.step);
         lastStep = step.step;
-        cost.steps.push_back(std::move(s));
         return llvm::Error::success();
       },
       nullptr,

@@ -226,16 +226,7 @@ private:
   void emitSizeCheck() {
     std::string topology = verify::describeTopology(s.topology);
     if (!s.isSymbolic()) {
-      std::vector<int64_t> dims;
-      for (const ir::ExprRef &d : s.topology.dims)
-        dims.push_back(d->value);
-      llvm::Expected<int64_t> n = ir::countRanks(s.topology.kind, dims);
-      int64_t ranks = n ? *n : 0;
-      if (!n)
-        llvm::consumeError(n.takeError());
-      os << "  if (p != " << ranks << ")\n    return eng.fail(MPI_ERR_SIZE, "
-         << quote(sizeMismatch(topology, std::to_string(ranks) + " ranks"))
-         << ");\n";
+      emitFixedSizeCheck(topology);
       return;
     }
     std::string range;
@@ -244,19 +235,11 @@ private:
                std::to_string(r.lo) + ".." + std::to_string(r.hi);
     os << "  // The member of the family " << topology
        << " with p ranks, within the proved range " << range << ".\n";
-    // ring(p): the size parameter is p itself; only its range is checked.
-    auto rangeOf = [&](const ir::Parameter &param) {
-      const verify::ParamRange *r = nullptr;
-      for (const verify::ParamRange &candidate : report.ranges)
-        if (candidate.name == param.name)
-          r = &candidate;
-      return r;
-    };
     const std::string mismatch = "    return eng.fail(MPI_ERR_SIZE, " +
                                  quote(sizeMismatch(topology, range)) + ");\n";
     // The caller's shift amount first, then the size.
     for (const ir::Parameter &param : s.params)
-      if (const verify::ParamRange *r = rangeOf(param);
+      if (const verify::ParamRange *r = provedRange(param);
           r && s.collective.isShiftAmount(param.slot))
         os << "  if (q < " << r->lo << " || q > " << r->hi
            << ")\n    return eng.fail(MPI_ERR_ARG, "
@@ -267,9 +250,10 @@ private:
     std::vector<std::pair<const ir::Parameter *, const verify::ParamRange *>>
         searched;
     for (const ir::Parameter &param : s.params) {
-      const verify::ParamRange *r = rangeOf(param);
+      const verify::ParamRange *r = provedRange(param);
       if (!r || s.collective.isShiftAmount(param.slot))
         continue;
+      // ring(p): the size parameter is p itself; only its range is checked.
       if (param.slot == ir::SlotSize) {
         os << "  if (p < " << r->lo << " || p > " << r->hi << ")\n" << mismatch;
       } else {
@@ -282,7 +266,39 @@ private:
         os << "  if (" << count << " != p)\n" << mismatch;
       return;
     }
-    // The member collc/Member.h names, found once per size and thread.
+    emitMemberSearch(searched, mismatch);
+  }
+
+  /// A schedule of fixed size runs on that many ranks only.
+  void emitFixedSizeCheck(const std::string &topology) {
+    std::vector<int64_t> dims;
+    for (const ir::ExprRef &d : s.topology.dims)
+      dims.push_back(d->value);
+    llvm::Expected<int64_t> n = ir::countRanks(s.topology.kind, dims);
+    int64_t ranks = n ? *n : 0;
+    if (!n)
+      llvm::consumeError(n.takeError());
+    os << "  if (p != " << ranks << ")\n    return eng.fail(MPI_ERR_SIZE, "
+       << quote(sizeMismatch(topology, std::to_string(ranks) + " ranks"))
+       << ");\n";
+  }
+
+  /// The range `param` is proved over (the last of its name), if any.
+  const verify::ParamRange *provedRange(const ir::Parameter &param) const {
+    const verify::ParamRange *r = nullptr;
+    for (const verify::ParamRange &candidate : report.ranges)
+      if (candidate.name == param.name)
+        r = &candidate;
+    return r;
+  }
+
+  /// The member collc/Member.h names for p ranks within the `searched`
+  /// parameters' proved ranges, found once per size and thread; none is
+  /// the size mismatch.
+  void emitMemberSearch(
+      const std::vector<std::pair<const ir::Parameter *,
+                                  const verify::ParamRange *>> &searched,
+      const std::string &mismatch) {
     os << "  static thread_local int64_t collc_member_p = -1;\n"
        << "  static thread_local int64_t collc_member[" << searched.size()
        << "];\n"

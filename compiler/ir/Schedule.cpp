@@ -34,6 +34,14 @@ collc::ir::collectiveKindList(llvm::function_ref<bool(CollectiveKind)> which) {
   return list;
 }
 
+std::string collc::ir::rangeText(llvm::ArrayRef<ParamRange> ranges) {
+  std::string s;
+  for (const ParamRange &r : ranges)
+    s += (s.empty() ? "" : ", ") + r.name + " = " + std::to_string(r.lo) +
+         (r.lo == r.hi ? "" : ".." + std::to_string(r.hi));
+  return s;
+}
+
 bool collc::ir::hasSplit(CollectiveKind whole) {
   for (const meaning::KindRow &first : meaning::kinds)
     for (const meaning::KindRow &second : meaning::kinds)

@@ -17,6 +17,7 @@
 
 #include "collc/Meaning.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -44,6 +45,8 @@ struct ParamRange {
   int64_t lo = 0;
   int64_t hi = 0;
 };
+/// The ranges as reports print them: "p = 2..64, d = 3" (one value alone).
+std::string rangeText(llvm::ArrayRef<ParamRange> ranges);
 
 /// Each kind of collective by its name in the language, and what it means,
 /// are written once, in collc/Meaning.h's table (meaning::kinds), which the

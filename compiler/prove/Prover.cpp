@@ -73,29 +73,38 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
   s.options = std::move(options);
   s.solver.setVerbose(s.options.verbose, s.options.dumpSmt);
   s.solver.rememberIn(s.options.provedQueries);
+  s.layOutSlots();
+  if (llvm::Error err = s.takeRanges())
+    return err;
+  if (llvm::Error err = s.describeTopology())
+    return err;
+  return Prover(std::move(state));
+}
 
-  // Slots: the schedule's layout, widened to cover every slot its
-  // parameters and loops use, then src/dst/from/to for the route forms.
-  unsigned numSlots =
-      std::max<unsigned>(schedule.numSlots(), ir::NumFixedSlots);
-  for (const ir::Parameter &param : schedule.params)
-    numSlots = std::max(numSlots, param.slot + 1);
+void Prover::State::layOutSlots() {
+  // The schedule's layout, widened to cover every slot its parameters and
+  // loops use, then src/dst/from/to for the route forms.
+  unsigned n = std::max<unsigned>(schedule->numSlots(), ir::NumFixedSlots);
+  for (const ir::Parameter &param : schedule->params)
+    n = std::max(n, param.slot + 1);
   std::vector<const ir::Loop *> loops;
-  collectSites(schedule.body, loops, s.sites);
-  for (const StepSite &site : s.sites)
+  collectSites(schedule->body, loops, sites);
+  for (const StepSite &site : sites)
     for (const ir::Loop *loop : site.loops)
-      numSlots = std::max(numSlots, loop->slot + 1);
-  s.numSlots = numSlots;
-  s.srcSlot = numSlots;
-  s.dstSlot = numSlots + 1;
-  s.fromSlot = numSlots + 2;
-  s.toSlot = numSlots + 3;
+      n = std::max(n, loop->slot + 1);
+  numSlots = n;
+  srcSlot = n;
+  dstSlot = n + 1;
+  fromSlot = n + 2;
+  toSlot = n + 3;
+}
 
-  for (const ir::Parameter &param : schedule.params) {
-    auto range = llvm::find_if(s.options.ranges, [&](const ParamRange &r) {
+llvm::Error Prover::State::takeRanges() {
+  for (const ir::Parameter &param : schedule->params) {
+    auto range = llvm::find_if(options.ranges, [&](const ParamRange &r) {
       return r.name == param.name;
     });
-    if (range == s.options.ranges.end())
+    if (range == options.ranges.end())
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "no range given for parameter '%s'",
                                      param.name.c_str());
@@ -105,10 +114,13 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
           "empty range %lld .. %lld for parameter '%s'",
           static_cast<long long>(range->lo), static_cast<long long>(range->hi),
           param.name.c_str());
-    s.paramRange.push_back({range->lo, range->hi});
+    paramRange.push_back({range->lo, range->hi});
   }
+  return llvm::Error::success();
+}
 
-  const ir::TopologyTemplate &topo = schedule.topology;
+llvm::Error Prover::State::describeTopology() {
+  const ir::TopologyTemplate &topo = schedule->topology;
   bool concreteDims = true;
   std::vector<int64_t> dimValues;
   for (const ExprRef &dim : topo.dims) {
@@ -122,31 +134,30 @@ llvm::Expected<Prover> Prover::create(const ir::Schedule &schedule,
     auto made = Topology::make(topo.kind, dimValues, topo.edges, topo.order);
     if (!made)
       return made.takeError();
-    s.topology = std::move(*made);
+    topology = std::move(*made);
   }
 
-  auto slotVar = [&](unsigned slot, const char *name) {
-    return ir::Expr::var(name, slot);
-  };
-  ExprRef src = slotVar(s.srcSlot, "src"), dst = slotVar(s.dstSlot, "dst");
-  ExprRef from = slotVar(s.fromSlot, "from"), to = slotVar(s.toSlot, "to");
-  s.numRanks = symbolic::numRanks(topo.kind, topo.dims);
-  if (!s.numRanks && s.topology)
-    s.numRanks = ir::Expr::constant(s.topology->numRanks());
-  if (!s.numRanks && !topo.dims.empty() &&
+  ExprRef src = ir::Expr::var("src", srcSlot),
+          dst = ir::Expr::var("dst", dstSlot);
+  ExprRef from = ir::Expr::var("from", fromSlot),
+          to = ir::Expr::var("to", toSlot);
+  numRanks = symbolic::numRanks(topo.kind, topo.dims);
+  if (!numRanks && topology)
+    numRanks = ir::Expr::constant(topology->numRanks());
+  if (!numRanks && !topo.dims.empty() &&
       (topo.kind == TopologyKind::Tree || topo.kind == TopologyKind::Graph))
-    s.numRanks = topo.dims[0]; // tree(leaves: n), graph(n): n ranks
-  if (!s.numRanks)
+    numRanks = topo.dims[0]; // tree(leaves: n), graph(n): n ranks
+  if (!numRanks)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot size topology %s",
                                    topologyKindName(topo.kind).str().c_str());
-  s.numNodes = symbolic::numNodes(topo.kind, topo.dims);
-  s.isChannel = symbolic::isChannel(topo.kind, topo.dims, from, to, topo.order);
-  s.onRoute = symbolic::onRoute(topo.kind, topo.dims, src, dst, from, to,
-                                topo.order);
-  s.routeLegs = symbolic::onRouteLegs(topo.kind, topo.dims, src, dst, from,
-                                      to, topo.order);
-  return Prover(std::move(state));
+  numNodes = symbolic::numNodes(topo.kind, topo.dims);
+  isChannel = symbolic::isChannel(topo.kind, topo.dims, from, to, topo.order);
+  onRoute =
+      symbolic::onRoute(topo.kind, topo.dims, src, dst, from, to, topo.order);
+  routeLegs = symbolic::onRouteLegs(topo.kind, topo.dims, src, dst, from, to,
+                                    topo.order);
+  return llvm::Error::success();
 }
 
 Prover::Prover(std::unique_ptr<State> state) : state(std::move(state)) {}

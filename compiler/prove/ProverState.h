@@ -59,6 +59,15 @@ struct Prover::State {
 
   PropertyResult prove(Property property);
 
+  // --- construction (Prover::create) -----------------------------------------
+  /// The schedule's slots, its sites, and src/dst/from/to past them.
+  void layOutSlots();
+  /// Each parameter's range from the options.
+  llvm::Error takeRanges();
+  /// The topology where its dimensions are constants, and its symbolic
+  /// forms (ranks, nodes, channels, routes) over the extra slots.
+  llvm::Error describeTopology();
+
   // --- query construction ---------------------------------------------------
   /// The bit-vector width for the queries of `site` (see prove/Width.h):
   /// the narrowest at which every expression they translate, with the

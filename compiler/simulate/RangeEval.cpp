@@ -275,59 +275,52 @@ ValueRange compare(ExprOp op, ValueRange x, ValueRange y, bool mayFail) {
   return boolean(canFalse, canTrue, mayFail);
 }
 
-/// One operator over its operands' ranges; `operand(i)` gives operand i's
-/// range and is called only for the operands evaluate() would reach.
-template <typename Operand>
-ValueRange rangeOfOperator(ExprOp op, size_t arity, Operand operand) {
-  switch (op) {
-  case ExprOp::Select: {
-    ValueRange c = operand(0);
-    if (c.isZero() || c.excludesZero()) {
-      ValueRange r = operand(c.isZero() ? 2 : 1);
-      r.mayFail |= c.mayFail;
-      return r;
-    }
-    ValueRange a = operand(1);
-    ValueRange b = operand(2);
-    return {std::min(a.lo, b.lo), std::max(a.hi, b.hi),
-            c.mayFail || a.mayFail || b.mayFail};
+/// `c ? a : b`: only the branch `c` picks where it decides.
+template <typename Operand> ValueRange rangeOfSelect(Operand operand) {
+  ValueRange c = operand(0);
+  if (c.isZero() || c.excludesZero()) {
+    ValueRange r = operand(c.isZero() ? 2 : 1);
+    r.mayFail |= c.mayFail;
+    return r;
   }
-  case ExprOp::And:
-  case ExprOp::Or: {
-    // The right operand is evaluated only where the left one does not
-    // decide (0 for `and`, nonzero for `or`).
-    bool isAnd = op == ExprOp::And;
-    ValueRange a = operand(0);
-    bool aTrue = !a.isZero(), aFalse = mayBeZero(a);
-    if (isAnd ? !aTrue : !aFalse)
-      return boolean(aFalse, aTrue, a.mayFail);
-    ValueRange b = operand(1);
-    bool bTrue = !b.isZero(), bFalse = mayBeZero(b);
-    bool mayFail = a.mayFail || b.mayFail;
-    if (isAnd)
-      return boolean(aFalse || bFalse, aTrue && bTrue, mayFail);
-    return boolean(aFalse && bFalse, aTrue || bTrue, mayFail);
-  }
-  default:
-    break;
-  }
+  ValueRange a = operand(1);
+  ValueRange b = operand(2);
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi),
+          c.mayFail || a.mayFail || b.mayFail};
+}
 
-  ValueRange x = operand(0);
-  if (arity == 1) {
-    switch (op) {
-    case ExprOp::Neg:
-      return fromWide(-Wide(x.hi), -Wide(x.lo), x.mayFail);
-    case ExprOp::BitNot:
-      return {~x.hi, ~x.lo, x.mayFail};
-    case ExprOp::Not:
-      return boolean(!x.isZero(), mayBeZero(x), x.mayFail);
-    case ExprOp::CeilLog2:
-      return {ir::ceilLog2(x.lo), ir::ceilLog2(x.hi), x.mayFail};
-    default:
-      llvm_unreachable("not a unary operator");
-    }
+/// `and` (`isAnd`) or `or`: the right operand is evaluated only where the
+/// left one does not decide (0 for `and`, nonzero for `or`).
+template <typename Operand>
+ValueRange rangeOfLogic(bool isAnd, Operand operand) {
+  ValueRange a = operand(0);
+  bool aTrue = !a.isZero(), aFalse = mayBeZero(a);
+  if (isAnd ? !aTrue : !aFalse)
+    return boolean(aFalse, aTrue, a.mayFail);
+  ValueRange b = operand(1);
+  bool bTrue = !b.isZero(), bFalse = mayBeZero(b);
+  bool mayFail = a.mayFail || b.mayFail;
+  if (isAnd)
+    return boolean(aFalse || bFalse, aTrue && bTrue, mayFail);
+  return boolean(aFalse && bFalse, aTrue || bTrue, mayFail);
+}
+
+ValueRange rangeOfUnary(ExprOp op, ValueRange x) {
+  switch (op) {
+  case ExprOp::Neg:
+    return fromWide(-Wide(x.hi), -Wide(x.lo), x.mayFail);
+  case ExprOp::BitNot:
+    return {~x.hi, ~x.lo, x.mayFail};
+  case ExprOp::Not:
+    return boolean(!x.isZero(), mayBeZero(x), x.mayFail);
+  case ExprOp::CeilLog2:
+    return {ir::ceilLog2(x.lo), ir::ceilLog2(x.hi), x.mayFail};
+  default:
+    llvm_unreachable("not a unary operator");
   }
-  ValueRange y = operand(1);
+}
+
+ValueRange rangeOfBinary(ExprOp op, ValueRange x, ValueRange y) {
   bool mayFail = x.mayFail || y.mayFail;
   switch (op) {
   case ExprOp::Add:
@@ -369,6 +362,20 @@ ValueRange rangeOfOperator(ExprOp op, size_t arity, Operand operand) {
   default:
     llvm_unreachable("not a binary operator");
   }
+}
+
+/// One operator over its operands' ranges; `operand(i)` gives operand i's
+/// range and is called only for the operands evaluate() would reach.
+template <typename Operand>
+ValueRange rangeOfOperator(ExprOp op, size_t arity, Operand operand) {
+  if (op == ExprOp::Select)
+    return rangeOfSelect(operand);
+  if (op == ExprOp::And || op == ExprOp::Or)
+    return rangeOfLogic(op == ExprOp::And, operand);
+  ValueRange x = operand(0);
+  if (arity == 1)
+    return rangeOfUnary(op, x);
+  return rangeOfBinary(op, x, operand(1));
 }
 
 unsigned slotBit(unsigned slot) {

@@ -133,6 +133,20 @@ private:
                        const std::vector<char> &valid);
   llvm::Error deliver(const ir::InstanceStep &step,
                       const std::vector<char> &valid);
+  /// Adds `add` to writeCount for each delivery of the step's valid
+  /// transfers that carry something, or with 0 clears their counts.
+  void countWrites(const ir::InstanceStep &step, const std::vector<char> &valid,
+                   unsigned add);
+  /// Transfer ti's delivery d: its pending runs, where its condition holds.
+  llvm::Error deliverTo(const ir::InstanceStep &step, size_t ti, size_t d,
+                        std::vector<int64_t> &env);
+  /// Copies transfer ti's pending runs into buffer b in one pass.
+  void mergeMessage(const ir::InstanceStep &step, size_t ti, unsigned b);
+  /// Lands the parts of `item` where `delivery`'s condition on the chunk
+  /// (`when`, its box evaluation) holds.
+  llvm::Error landWhere(const ir::InstanceStep &step, size_t ti,
+                        const ir::Delivery &delivery, RangePredicate &when,
+                        const Pending &item, std::vector<int64_t> &env);
   void checkCorrectness();
 
   /// The chunks of `box` at which `predicate` holds, appended to `out` in id

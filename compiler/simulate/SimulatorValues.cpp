@@ -119,6 +119,20 @@ void Simulator::checkRaces(const ir::InstanceStep &step) {
     }
 }
 
+void Simulator::countWrites(const ir::InstanceStep &step,
+                            const std::vector<char> &valid, unsigned add) {
+  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
+    if (!valid[ti] || (add && pendingBegin[ti] == pendingBegin[ti + 1]))
+      continue;
+    const ir::Transfer &t = step.transfers[ti];
+    for (const ir::Delivery &d : step.step->rules[t.rule].into) {
+      uint32_t &count =
+          writeCount[static_cast<size_t>(t.dst) * numBuffers + d.buffer];
+      count = add ? count + add : 0;
+    }
+  }
+}
+
 llvm::Error Simulator::deliver(const ir::InstanceStep &step,
                                const std::vector<char> &valid) {
   std::vector<int64_t> env;
@@ -128,90 +142,100 @@ llvm::Error Simulator::deliver(const ir::InstanceStep &step,
   // two race (checkRaces).
   writeCount.resize(held.size(), 0);
   bool tracking = !reported(Property::Correctness);
-  for (size_t ti = 0; tracking && ti < step.transfers.size(); ++ti) {
+  if (tracking)
+    countWrites(step, valid, 1);
+  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
     if (!valid[ti] || pendingBegin[ti] == pendingBegin[ti + 1])
       continue;
     const ir::Transfer &t = step.transfers[ti];
-    for (const ir::Delivery &d : step.step->rules[t.rule].into)
-      ++writeCount[static_cast<size_t>(t.dst) * numBuffers + d.buffer];
-  }
-  for (size_t ti = 0; ti < step.transfers.size(); ++ti) {
-    if (!valid[ti])
-      continue;
-    const ir::Transfer &t = step.transfers[ti];
     const ir::TransferRule &rule = step.step->rules[t.rule];
-    RulePlan &plan = plans.find(&rule)->second;
-    size_t begin = pendingBegin[ti], end = pendingBegin[ti + 1];
-    if (begin == end)
-      continue;
     inst.envFor(step, t, env);
-    bool copy = rule.mode == ir::TransferMode::Copy;
-    for (size_t d = 0; d < rule.into.size(); ++d) {
-      const ir::Delivery &delivery = rule.into[d];
-      if (delivery.when && !plan.whenPerChunk[d]) {
-        ir::EvalResult w = ir::evaluate(*delivery.when, env);
-        if (!w.ok())
-          return evalError(*delivery.when, w, "delivery condition", step, t,
-                           std::nullopt, rule.loc);
-        if (w.value == 0)
-          continue;
-      }
-      bool perChunk = delivery.when && plan.whenPerChunk[d];
-      ChunkRuns &into = buffer(t.dst, delivery.buffer);
-      work += end - begin; // the runs landed
-      if (copy && !perChunk && end - begin >= 8 &&
-          (end - begin) * 8 >= into.numRuns()) {
-        // A message of many runs (everything a rank holds): merge it in
-        // one pass rather than run by run.
-        incoming.clear();
-        for (size_t i = begin; i < end; ++i) {
-          const Pending &item = pending[i];
-          incoming.push_back({item.ids.lo, item.ids.hi, item.value});
-          if (writeCount[static_cast<size_t>(t.dst) * numBuffers +
-                         delivery.buffer] > 1)
-            writes.push_back(
-                {static_cast<size_t>(t.dst) * numBuffers + delivery.buffer,
-                 item.ids, ti, item.value, true});
-        }
-        into.assignAll(incoming.data(), incoming.size());
-        continue;
-      }
-      for (size_t i = begin; i < end; ++i) {
-        const Pending &item = pending[i];
-        if (!perChunk) {
-          land(step, ti, delivery.buffer, item.ids, item.value, copy);
-          continue;
-        }
-        // A condition on the chunk: the parts of the run where it holds.
-        accepted.clear();
-        RangePredicate &when = *plan.when[d];
-        when.specialise(env, 7);
-        boxLo = env;
-        boxHi = env;
-        std::optional<std::pair<ChunkKey, ir::EvalResult>> failure;
-        sem.boxesOf(item.ids, [&](const Semantics::Box &box) {
-          std::pair<ChunkKey, ir::EvalResult> f;
-          if (!failure &&
-              !select(when, *delivery.when, 7u, box, env, accepted, f))
-            failure = f;
-        });
-        if (failure)
-          return evalError(*delivery.when, failure->second,
-                           "delivery condition", step, t, failure->first,
-                           rule.loc);
-        for (const IdRange &ids : accepted)
-          land(step, ti, delivery.buffer, ids, item.value, copy);
-      }
-    }
+    for (size_t d = 0; d < rule.into.size(); ++d)
+      if (llvm::Error err = deliverTo(step, ti, d, env))
+        return err;
   }
   if (!reported(Property::Correctness) && !writes.empty())
     checkRaces(step);
-  for (size_t ti = 0; tracking && ti < step.transfers.size(); ++ti) {
-    const ir::Transfer &t = step.transfers[ti];
-    if (valid[ti])
-      for (const ir::Delivery &d : step.step->rules[t.rule].into)
-        writeCount[static_cast<size_t>(t.dst) * numBuffers + d.buffer] = 0;
+  if (tracking)
+    countWrites(step, valid, 0);
+  return llvm::Error::success();
+}
+
+llvm::Error Simulator::deliverTo(const ir::InstanceStep &step, size_t ti,
+                                 size_t d, std::vector<int64_t> &env) {
+  const ir::Transfer &t = step.transfers[ti];
+  const ir::TransferRule &rule = step.step->rules[t.rule];
+  RulePlan &plan = plans.find(&rule)->second;
+  const ir::Delivery &delivery = rule.into[d];
+  if (delivery.when && !plan.whenPerChunk[d]) {
+    ir::EvalResult w = ir::evaluate(*delivery.when, env);
+    if (!w.ok())
+      return evalError(*delivery.when, w, "delivery condition", step, t,
+                       std::nullopt, rule.loc);
+    if (w.value == 0)
+      return llvm::Error::success();
   }
+  const size_t begin = pendingBegin[ti], end = pendingBegin[ti + 1];
+  const bool copy = rule.mode == ir::TransferMode::Copy;
+  const bool perChunk = delivery.when && plan.whenPerChunk[d];
+  work += end - begin; // the runs landed
+  if (copy && !perChunk && end - begin >= 8 &&
+      (end - begin) * 8 >= buffer(t.dst, delivery.buffer).numRuns()) {
+    mergeMessage(step, ti, delivery.buffer);
+    return llvm::Error::success();
+  }
+  for (size_t i = begin; i < end; ++i) {
+    const Pending &item = pending[i];
+    if (!perChunk) {
+      land(step, ti, delivery.buffer, item.ids, item.value, copy);
+      continue;
+    }
+    if (llvm::Error err =
+            landWhere(step, ti, delivery, *plan.when[d], item, env))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+void Simulator::mergeMessage(const ir::InstanceStep &step, size_t ti,
+                             unsigned b) {
+  // A message of many runs (everything a rank holds): merge it in one pass
+  // rather than run by run.
+  const size_t slot =
+      static_cast<size_t>(step.transfers[ti].dst) * numBuffers + b;
+  incoming.clear();
+  for (size_t i = pendingBegin[ti]; i < pendingBegin[ti + 1]; ++i) {
+    const Pending &item = pending[i];
+    incoming.push_back({item.ids.lo, item.ids.hi, item.value});
+    if (writeCount[slot] > 1)
+      writes.push_back({slot, item.ids, ti, item.value, true});
+  }
+  held[slot].assignAll(incoming.data(), incoming.size());
+}
+
+llvm::Error Simulator::landWhere(const ir::InstanceStep &step, size_t ti,
+                                 const ir::Delivery &delivery,
+                                 RangePredicate &when, const Pending &item,
+                                 std::vector<int64_t> &env) {
+  // A condition on the chunk: the parts of the run where it holds.
+  const ir::Transfer &t = step.transfers[ti];
+  const ir::TransferRule &rule = step.step->rules[t.rule];
+  accepted.clear();
+  when.specialise(env, 7);
+  boxLo = env;
+  boxHi = env;
+  std::optional<std::pair<ChunkKey, ir::EvalResult>> failure;
+  sem.boxesOf(item.ids, [&](const Semantics::Box &box) {
+    std::pair<ChunkKey, ir::EvalResult> f;
+    if (!failure && !select(when, *delivery.when, 7u, box, env, accepted, f))
+      failure = f;
+  });
+  if (failure)
+    return evalError(*delivery.when, failure->second, "delivery condition",
+                     step, t, failure->first, rule.loc);
+  for (const IdRange &ids : accepted)
+    land(step, ti, delivery.buffer, ids, item.value,
+         rule.mode == ir::TransferMode::Copy);
   return llvm::Error::success();
 }
 

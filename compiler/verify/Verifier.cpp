@@ -230,14 +230,6 @@ bool wanted(const VerifyOptions &options, Property p) {
   return options.only.empty() || llvm::is_contained(options.only, p);
 }
 
-std::string rangeText(const std::vector<ParamRange> &ranges) {
-  std::string s;
-  for (const ParamRange &r : ranges)
-    s += (s.empty() ? "" : ", ") + r.name + " = " + std::to_string(r.lo) +
-         (r.lo == r.hi ? "" : ".." + std::to_string(r.hi));
-  return s;
-}
-
 /// The topology of the family member with the counterexample's parameters.
 std::optional<Topology> topologyFor(const ir::Schedule &s,
                                     const Counterexample &c) {
@@ -435,7 +427,7 @@ std::optional<std::string> provePart(const ir::Schedule &s,
                                     : std::string())
                          << (partOptions.params.empty()
                                  ? std::string()
-                                 : ", " + rangeText(partOptions.params))
+                                 : ", " + ir::rangeText(partOptions.params))
                          << "\n";
   llvm::Expected<ScheduleReport> report = verifySchedule(*part, partOptions);
   if (!report) {
@@ -676,7 +668,7 @@ void describeCoverage(SimulationRun &run, llvm::ArrayRef<ParamRange> ranges,
   std::string covered =
       !run.complete && ranges.size() > 1
           ? "the first " + std::to_string(run.simulated) + " members by size"
-          : rangeText(coveredRanges);
+          : ir::rangeText(coveredRanges);
   run.covered =
       run.simulated == 0
           ? "no size"
@@ -954,7 +946,7 @@ void printSummary(const ScheduleReport &report, llvm::raw_ostream &os) {
   os << "schedule " << report.name << " : " << report.collective << " on "
      << report.topology;
   if (!report.ranges.empty())
-    os << ", " << rangeText(report.ranges);
+    os << ", " << ir::rangeText(report.ranges);
   if (report.ports == PortModel::All)
     os << ", all-port";
   os << "\n";
