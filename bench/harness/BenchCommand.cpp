@@ -280,17 +280,16 @@ bool listAvailable(BenchProgram &program, llvm::raw_ostream &errs) {
     if (f.size() == 5 && f[0] == "schedule" && f[2] != "-")
       program.available[f[1].str()].push_back(
           {f[2].str(), f[3].str(), f[4] == "-" ? "" : f[4].str()});
-    if (f.empty() || f[0] != "ranges")
+    if (f[0] != "ranges")
       continue;
     for (llvm::StringRef field : llvm::drop_begin(f)) {
-      auto [name, range] = field.split('=');
-      std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
-      if (name.empty() || !r) {
+      std::optional<ir::ParamRange> r = parseNamedRange(field);
+      if (!r) {
         errs << "collc: error: coll_bench --list: '" << field
              << "' is not a range NAME=LO..HI\n";
         return false;
       }
-      program.ranges.push_back({name.str(), r->first, r->second});
+      program.ranges.push_back(std::move(*r));
     }
   }
   return true;
@@ -399,8 +398,8 @@ std::vector<Candidate> BenchRun::priceCandidates(const std::string &collective,
                                                  int p,
                                                  const CostModel &model) {
   std::vector<Candidate> candidates;
-  auto listed = available.find(collective);
-  if (listed == available.end())
+  auto listed = program.available.find(collective);
+  if (listed == program.available.end())
     return candidates;
   for (const auto &[name, spec, mpiAlgorithm] : listed->second) {
     // A per-size alltoallv collective; a `schedule x : alltoallv` (the
@@ -417,7 +416,7 @@ std::vector<Candidate> BenchRun::priceCandidates(const std::string &collective,
       continue;
     // The member coll_bench runs: within the ranges it was compiled for.
     llvm::Expected<std::vector<int64_t>> params =
-        cost::paramsForRanks(*s, p, std::nullopt, ranges);
+        cost::paramsForRanks(*s, p, std::nullopt, program.ranges);
     if (!params) {
       llvm::consumeError(params.takeError());
       continue;
@@ -499,16 +498,16 @@ bool BenchRun::benchOne(const std::string &collective, int p) {
   const CostModel &model = o.modelFor(p);
   std::vector<Candidate> candidates = priceCandidates(collective, p, model);
   if (candidates.empty()) {
-    auto listed = available.find(collective);
+    auto listed = program.available.find(collective);
     std::string why =
-        listed == available.end() || listed->second.empty()
+        listed == program.available.end() || listed->second.empty()
             ? "not yet: no emitted " + collective + " in the library to time"
         : collective == "alltoallv"
             ? "no emitted alltoallv for " + std::to_string(p) + " ranks in " +
                   listed->second.front().spec
             : "no library schedule for " + std::to_string(p) +
                   " ranks within the ranges coll_bench was compiled for (" +
-                  ir::rangeText(ranges) + ")";
+                  ir::rangeText(program.ranges) + ")";
     notes.push_back(collective + " on " + std::to_string(p) + " ranks: " + why);
     if (text)
       os << "\n" << collective << " on " << p << " ranks: " << why << "\n";

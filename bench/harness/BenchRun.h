@@ -143,13 +143,12 @@ struct BenchOptions {
 struct Available {
   std::string schedule, spec, mpiAlgorithm;
 };
-/// Collective -> its schedules, in coll_bench's order.
-using AvailableMap = std::map<std::string, std::vector<Available>>;
 /// What coll_bench runs (`coll_bench --list`): its schedules, and the
 /// ranges they were compiled for (its --param), within which a family's
 /// member of p ranks is found as the emitted code finds it.
 struct BenchProgram {
-  AvailableMap available;
+  /// Collective -> its schedules, in coll_bench's order.
+  std::map<std::string, std::vector<Available>> available;
   std::vector<ir::ParamRange> ranges;
 };
 
@@ -161,7 +160,7 @@ using Group = std::pair<const Candidate *, std::vector<long long>>;
 class BenchRun {
 public:
   BenchRun(const BenchOptions &options, const BenchProgram &program)
-      : o(options), available(program.available), ranges(program.ranges) {}
+      : o(options), program(program) {}
 
   void printHeader() const;
   /// One collective on p ranks; false after an error that ends the bench.
@@ -203,8 +202,7 @@ private:
   void printJson() const;
 
   const BenchOptions &o;
-  const AvailableMap &available;
-  const std::vector<ir::ParamRange> &ranges;
+  const BenchProgram &program;
   llvm::raw_ostream &os = llvm::outs();
   llvm::raw_ostream &errs = llvm::errs();
   const bool text = o.text;

@@ -520,25 +520,16 @@ llvm::Error noMember(const ir::Schedule &schedule, int64_t p,
 
 /// The values a parameter is searched over: its declared range (1..p where
 /// neither it nor a --param gives one) within the first range a --param
-/// gives it, as compile narrows what it proves (Verifier.cpp's
-/// resolveRanges); a value the schedule fixes (a resolved library member)
-/// keeps it.
+/// gives it (ir::givenRange, as compile narrows what it proves).
 member::Range searchRange(const ir::Schedule &schedule,
                           const ir::Parameter &param, int64_t p,
                           llvm::ArrayRef<ir::ParamRange> within) {
-  const bool fixed = param.range && param.range->first == param.range->second &&
-                     schedule.isGiven(param.slot);
-  auto given = llvm::find_if(
-      within, [&](const ir::ParamRange &r) { return r.name == param.name; });
-  if (!param.range)
-    return given != within.end() ? member::Range{given->lo, given->hi}
-                                 : member::Range{1, p};
-  member::Range range{param.range->first, param.range->second};
-  if (given != within.end() && !fixed) {
-    range.lo = std::max(range.lo, given->lo);
-    range.hi = std::min(range.hi, given->hi);
-  }
-  return range;
+  if (std::optional<ir::ParamRange> given =
+          ir::givenRange(schedule, param, within, /*withinDeclared=*/true))
+    return {given->lo, given->hi};
+  if (param.range)
+    return {param.range->first, param.range->second};
+  return {1, p};
 }
 
 // A permutation's own parameter: no size says which member is meant, unless

@@ -283,13 +283,13 @@ private:
        << ");\n";
   }
 
-  /// The range `param` is proved over (the last of its name), if any.
+  /// The range `param` is proved over (a report holds one a parameter), if
+  /// any.
   const verify::ParamRange *provedRange(const ir::Parameter &param) const {
-    const verify::ParamRange *r = nullptr;
-    for (const verify::ParamRange &candidate : report.ranges)
-      if (candidate.name == param.name)
-        r = &candidate;
-    return r;
+    auto r = llvm::find_if(report.ranges, [&](const verify::ParamRange &c) {
+      return c.name == param.name;
+    });
+    return r == report.ranges.end() ? nullptr : &*r;
   }
 
   /// The member collc/Member.h names for p ranks within the `searched`

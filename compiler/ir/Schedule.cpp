@@ -42,6 +42,23 @@ std::string collc::ir::rangeText(llvm::ArrayRef<ParamRange> ranges) {
   return s;
 }
 
+std::optional<collc::ir::ParamRange>
+collc::ir::givenRange(const Schedule &schedule, const Parameter &param,
+                      llvm::ArrayRef<ParamRange> given, bool withinDeclared) {
+  const bool fixed = param.range && param.range->first == param.range->second &&
+                     schedule.isGiven(param.slot);
+  auto named = llvm::find_if(
+      given, [&](const ParamRange &r) { return r.name == param.name; });
+  if (named == given.end() || fixed)
+    return std::nullopt;
+  ParamRange range = *named;
+  if (withinDeclared && param.range) {
+    range.lo = std::max(range.lo, param.range->first);
+    range.hi = std::min(range.hi, param.range->second);
+  }
+  return range;
+}
+
 bool collc::ir::hasSplit(CollectiveKind whole) {
   for (const meaning::KindRow &first : meaning::kinds)
     for (const meaning::KindRow &second : meaning::kinds)

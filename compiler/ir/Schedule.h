@@ -288,6 +288,16 @@ struct Schedule {
   }
 };
 
+/// The range the first of `given` (the --param options) names for `param`,
+/// within its declared range where `withinDeclared`; none where no option
+/// names it, or where the schedule fixes the value and its size does not set
+/// it (a member the library resolved, whose topology is concrete), which is
+/// no family's range for an option to move. Verify and cost both narrow by it.
+std::optional<ParamRange> givenRange(const Schedule &schedule,
+                                     const Parameter &param,
+                                     llvm::ArrayRef<ParamRange> given,
+                                     bool withinDeclared);
+
 /// Which expression of a body a rewrite is given.
 enum class ExprRole {
   Guard,

@@ -103,17 +103,12 @@ llvm::Error checkPartTopology(const ir::Schedule &composite,
 /// The first rule in `items`, loops included, that names no chunks (sends
 /// everything its rank holds); null if every rule names them.
 const ir::TransferRule *unnamedRule(const std::vector<ir::BodyItem> &items) {
-  for (const ir::BodyItem &item : items) {
-    if (auto *loop = std::get_if<std::shared_ptr<ir::Loop>>(&item)) {
-      if (const ir::TransferRule *r = unnamedRule((*loop)->body))
-        return r;
-      continue;
-    }
-    for (const ir::TransferRule &rule : std::get<ir::Step>(item).rules)
-      if (!rule.selector)
-        return &rule;
-  }
-  return nullptr;
+  const ir::TransferRule *unnamed = nullptr;
+  ir::forEachRule(items, [&](const ir::TransferRule &rule) {
+    if (!unnamed && !rule.selector)
+      unnamed = &rule;
+  });
+  return unnamed;
 }
 
 } // namespace

@@ -125,10 +125,11 @@ public:
   /// Whether a member is asked for at all.
   bool given() const { return ranks > 0 || !params.empty(); }
   /// Whether `error`, choose's, skips a schedule rather than fails the
-  /// command when it goes over many: with `--p N`, a schedule with no member
-  /// of N ranks within the --param ranges (cost::NoMember).
-  bool skips(const llvm::Error &error) const {
-    return ranks > 0 && error.isA<cost::NoMember>();
+  /// command: with `--p N` over every schedule of the files (none named),
+  /// one with no member of N ranks within the --param ranges
+  /// (cost::NoMember). A schedule named on its own is an error.
+  bool skips(const llvm::Error &error, const Selection &selection) const {
+    return ranks > 0 && selection.names.empty() && error.isA<cost::NoMember>();
   }
 
 private:
@@ -217,10 +218,14 @@ bool writeFile(llvm::StringRef path, llvm::StringRef text,
 /// `LO..HI` (or a single `V`, meaning V..V), LO <= HI.
 std::optional<std::pair<int64_t, int64_t>> parseRange(llvm::StringRef text);
 
-/// `--param NAME=LO..HI` (or NAME=V) as the verifier takes it; reports the
-/// error and returns nothing when the text is not of that form.
-std::optional<verify::ParamRange> parseParamOption(llvm::StringRef text,
-                                                   DiagnosticEngine &diags);
+/// `NAME=LO..HI` (or NAME=V, meaning V..V); none where the text is not of
+/// that form.
+std::optional<ir::ParamRange> parseNamedRange(llvm::StringRef text);
+
+/// The `--param NAME=LO..HI|V` options as ranges, in order (where two name
+/// one parameter, the first counts); or the first that is not of that form.
+llvm::Expected<std::vector<ir::ParamRange>>
+parseParamOptions(llvm::ArrayRef<std::string> texts);
 
 /// The queries a command's schedules have proved, shared between them
 /// (smt::ProvedQueries), and kept between runs in the file of

@@ -113,12 +113,13 @@ compileOptions(ProvedQueriesFile &provedQueries, DiagnosticEngine &diags) {
                                    "' is not a C++ namespace name");
     return std::nullopt;
   }
-  for (const std::string &param : compileParams) {
-    std::optional<verify::ParamRange> r = parseParamOption(param, diags);
-    if (!r)
-      return std::nullopt;
-    options.params.push_back(*r);
+  llvm::Expected<std::vector<verify::ParamRange>> params =
+      parseParamOptions(compileParams);
+  if (!params) {
+    diags.error(llvm::toString(params.takeError()));
+    return std::nullopt;
   }
+  options.params = std::move(*params);
   return options;
 }
 

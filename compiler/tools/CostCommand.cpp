@@ -445,9 +445,7 @@ private:
     llvm::Expected<std::vector<int64_t>> params = chooseParams(schedule);
     if (!params) {
       llvm::Error error = params.takeError();
-      // With --p over many schedules, those without such a member are
-      // skipped; one named on its own is an error.
-      const bool skipped = costMember.skips(error) && selection.names.empty();
+      const bool skipped = costMember.skips(error, selection);
       std::string message = llvm::toString(std::move(error));
       if (skipped) {
         llvm::errs() << "collc: note: skipping " << message << "\n";

@@ -159,10 +159,7 @@ int runShow() {
       llvm::Expected<std::vector<int64_t>> member = showMember.choose(schedule);
       if (!member) {
         llvm::Error error = member.takeError();
-        // With --p over many schedules, those without such a member are
-        // skipped; one named on its own is an error.
-        const bool skipped =
-            showMember.skips(error) && selection->names.empty();
+        const bool skipped = showMember.skips(error, *selection);
         std::string message = llvm::toString(std::move(error));
         if (skipped) {
           diags.note(llvm::SMLoc(), "skipping " + message);

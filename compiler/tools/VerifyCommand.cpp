@@ -114,12 +114,13 @@ std::optional<verify::VerifyOptions> optionsFromFlags(DiagnosticEngine &diags) {
       return std::nullopt;
     }
   }
-  for (const std::string &param : verifyParams) {
-    std::optional<verify::ParamRange> r = parseParamOption(param, diags);
-    if (!r)
-      return std::nullopt;
-    options.params.push_back(*r);
+  llvm::Expected<std::vector<verify::ParamRange>> params =
+      parseParamOptions(verifyParams);
+  if (!params) {
+    diags.error(llvm::toString(params.takeError()));
+    return std::nullopt;
   }
+  options.params = std::move(*params);
   std::optional<double> timeout = timeoutOption(verifyTimeout, diags);
   if (!timeout)
     return std::nullopt;

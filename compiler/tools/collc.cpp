@@ -162,18 +162,11 @@ collc::tools::MemberOptions::choose(const collc::ir::Schedule &s) const {
 llvm::Expected<std::vector<int64_t>>
 collc::tools::chooseMember(const collc::ir::Schedule &s, int64_t p,
                            llvm::ArrayRef<std::string> params) {
-  // Each --param as a range, as compile takes it: NAME=V is V..V.
-  std::vector<collc::ir::ParamRange> given;
-  for (const std::string &text : params) {
-    auto [name, range] = llvm::StringRef(text).split('=');
-    std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
-    if (name.trim().empty() || !r)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--param needs NAME=V or NAME=LO..HI, "
-                                     "got '%s'",
-                                     text.c_str());
-    given.push_back({name.trim().str(), r->first, r->second});
-  }
+  llvm::Expected<std::vector<collc::ir::ParamRange>> parsed =
+      parseParamOptions(params);
+  if (!parsed)
+    return parsed.takeError();
+  const std::vector<collc::ir::ParamRange> &given = *parsed;
   // The first one given for a name, as compile takes it.
   auto givenFor =
       [&](const std::string &name) -> const collc::ir::ParamRange * {
@@ -408,16 +401,28 @@ collc::tools::parseRange(llvm::StringRef text) {
   return std::make_pair(a, b);
 }
 
-std::optional<collc::verify::ParamRange>
-collc::tools::parseParamOption(llvm::StringRef text,
-                               collc::DiagnosticEngine &diags) {
+std::optional<collc::ir::ParamRange>
+collc::tools::parseNamedRange(llvm::StringRef text) {
   auto [name, range] = text.split('=');
   std::optional<std::pair<int64_t, int64_t>> r = parseRange(range);
-  if (name.trim().empty() || !r) {
-    diags.error("--param needs NAME=LO..HI or NAME=V, got '" + text + "'");
+  if (name.trim().empty() || !r)
     return std::nullopt;
+  return collc::ir::ParamRange{name.trim().str(), r->first, r->second};
+}
+
+llvm::Expected<std::vector<collc::ir::ParamRange>>
+collc::tools::parseParamOptions(llvm::ArrayRef<std::string> texts) {
+  std::vector<collc::ir::ParamRange> ranges;
+  for (const std::string &text : texts) {
+    std::optional<collc::ir::ParamRange> r = parseNamedRange(text);
+    if (!r)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--param needs NAME=V or NAME=LO..HI, "
+                                     "got '%s'",
+                                     text.c_str());
+    ranges.push_back(std::move(*r));
   }
-  return collc::verify::ParamRange{name.trim().str(), r->first, r->second};
+  return ranges;
 }
 
 bool collc::tools::ProvedQueriesFile::open(llvm::StringRef file,

@@ -104,27 +104,16 @@ checkSingleMember(const ir::Schedule &s, const VerifyOptions &options,
 
 /// The range of `param` that the options give or the schedule declares
 /// (lo > hi where neither does, or where a rank count will set it).
-ParamRange givenRange(const ir::Schedule &s, const ir::Parameter &param,
-                      const VerifyOptions &options,
-                      const std::optional<std::pair<int64_t, int64_t>> &ranks) {
-  ParamRange range{param.name, 0, -1};
-  auto given = llvm::find_if(options.params, [&](const ParamRange &r) {
-    return r.name == param.name;
-  });
-  // A value the schedule fixes and its size does not set (a member the
-  // library resolved for a declaration, whose topology is concrete) is
-  // no family's range for a --param to move.
-  const bool fixed = param.range && param.range->first == param.range->second &&
-                     s.isGiven(param.slot);
-  if (given != options.params.end() && !fixed) {
-    range = *given;
-    if (options.paramsWithinDeclared && param.range) {
-      range.lo = std::max(range.lo, param.range->first);
-      range.hi = std::min(range.hi, param.range->second);
-    }
-  } else if (param.range && !ranks)
-    range = {param.name, param.range->first, param.range->second};
-  return range;
+ParamRange
+givenOrDeclared(const ir::Schedule &s, const ir::Parameter &param,
+                const VerifyOptions &options,
+                const std::optional<std::pair<int64_t, int64_t>> &ranks) {
+  if (std::optional<ParamRange> given = ir::givenRange(
+          s, param, options.params, options.paramsWithinDeclared))
+    return *given;
+  if (param.range && !ranks)
+    return {param.name, param.range->first, param.range->second};
+  return {param.name, 0, -1};
 }
 
 /// Whether every --param names a parameter of `s`; or the first that does
@@ -203,7 +192,7 @@ resolveRanges(const ir::Schedule &s, const VerifyOptions &options) {
   }
 
   for (const ir::Parameter &param : s.params)
-    ranges.push_back(givenRange(s, param, options, ranks));
+    ranges.push_back(givenOrDeclared(s, param, options, ranks));
   if (llvm::Error e = checkParamNames(s, options))
     return e;
 
