@@ -74,128 +74,172 @@ namespace {
 using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
                            MPI_Datatype, int, MPI_Comm);
 
-/// Allgather, Alltoall, Gather and Scatter: blocks of bytes. `root` < 0
-/// for the unrooted ones. The side of a block that is significant at this
-/// rank gives its size (MPI requires the signatures to match). The whole
-/// path, out of line, as decideBcast's.
-[[gnu::noinline]] int decideBlocks(Coll coll, const CallKey &key,
-                                   const void *send, int sendcount,
-                                   MPI_Datatype sendtype, void *recv,
-                                   int recvcount, MPI_Datatype recvtype,
-                                   int root, MPI_Comm comm, BlocksCall theirs) {
-  Comm c;
+/// A blocks call's arguments as the program passed them. `root` < 0 for
+/// the unrooted calls.
+struct BlocksArgs {
+  const void *send;
+  int sendcount;
+  MPI_Datatype sendtype;
+  void *recv;
+  int recvcount;
+  MPI_Datatype recvtype;
+  int root;
+  MPI_Comm comm;
+};
+
+/// The sides of a blocks call this rank uses (collc/Meaning.h), with
+/// MPI_IN_PLACE where the call allows it (elsewhere it is refused before a
+/// buffer is staged), and each used side's block.
+struct BlockSides {
+  bool atRoot = false, inPlace = false;
+  bool usesSend = false, usesRecv = false;
+  /// Why a side cannot run (Reason::Count: it can), and its block's bytes.
+  Reason sendWhy = Reason::Count, recvWhy = Reason::Count;
+  int64_t sendBytes = 0, recvBytes = 0;
   TypeInfo sendInfo, recvInfo;
-  Reason why = screen(coll, comm, c);
+
+  /// The receive side sizes the schedule where both are used.
+  int64_t bytes() const { return usesRecv ? recvBytes : sendBytes; }
+};
+
+BlockSides sidesUsed(const collc::meaning::Conditions &m, const Comm &c,
+                     const BlocksArgs &x) {
+  BlockSides s;
+  s.atRoot = c.rank == x.root;
+  const bool sendInPlace =
+                 x.send == MPI_IN_PLACE && m.maySendInPlace(s.atRoot),
+             recvInPlace =
+                 x.recv == MPI_IN_PLACE && m.mayReceiveInPlace(s.atRoot);
+  const collc::meaning::BuffersUsed used =
+      collc::meaning::buffersUsed(m, c.rank, x.root, sendInPlace);
+  s.usesSend = used.send;
+  s.usesRecv = used.recv && !recvInPlace;
+  s.inPlace = sendInPlace || recvInPlace;
+  return s;
+}
+
+/// Each side this rank uses gives a block's size.
+void sizeSides(const BlocksArgs &x, BlockSides &s) {
+  if (s.usesRecv)
+    s.recvWhy = blockBytes(x.recvcount, x.recvtype, s.recvInfo, s.recvBytes);
+  if (s.usesSend)
+    s.sendWhy = blockBytes(x.sendcount, x.sendtype, s.sendInfo, s.sendBytes);
+}
+
+/// A root's arguments that no other rank passes (a gather's receive side,
+/// a scatter's send side), found invalid: the others decide by their own
+/// block, which the root's other side, where it has one, tells. Where they
+/// run a schedule, MPI's error here would leave them waiting, so the job
+/// stops; MPI_SUCCESS where they hand the call on too.
+int rootOnlyFault(Coll coll, const collc::meaning::Conditions &m,
+                  const Comm &c, const BlocksArgs &x, const BlockSides &s) {
+  const collc::meaning::BuffersUsed others =
+      collc::meaning::buffersUsed(m, (x.root + 1) % c.size, x.root, false);
+  const bool sharedSend = s.usesSend && others.send,
+             sharedRecv = s.usesRecv && others.recv;
+  const Reason sharedWhy = sharedSend   ? s.sendWhy
+                           : sharedRecv ? s.recvWhy
+                                        : Reason::Invalid;
+  const int64_t sharedBytes = sharedSend ? s.sendBytes : s.recvBytes;
+  if ((sharedSend || sharedRecv) &&
+      (sharedWhy != Reason::Count ||
+       !choose(coll, c.size, sharedBytes).candidate))
+    return MPI_SUCCESS;
+  char what[160];
+  std::snprintf(what, sizeof what,
+                "%s: the root's %s count or type is invalid, and the "
+                "other ranks may run a schedule",
+                collName(coll), others.send ? "receive" : "send");
+  return localFailure(x.comm, MPI_ERR_ARG, what);
+}
+
+/// Runs schedule `k` on the call's buffers, staged where their layout
+/// asks, and remembers the call under `key` where they went to the
+/// schedule as they are.
+int runBlocks(const Candidate &k, Coll coll, const CallKey &key,
+              const collc::meaning::Conditions &m, const Comm &c,
+              const BlocksArgs &x, const BlockSides &s) {
+  if (int rc = misplacedInPlace(coll, c, x.root, x.send, x.recv, x.comm))
+    return rc;
+  // How many blocks each buffer holds at this rank.
+  const int sendBlocks = m.sendPerDest() ? c.size : 1;
+  const int recvBlocks = m.recvPerOrigin() ? c.size : 1;
+  Buffers b;
+  int rc = MPI_SUCCESS;
+  if (s.usesSend)
+    rc = b.in.start(x.send, int64_t{x.sendcount} * sendBlocks, x.sendtype,
+                    s.sendInfo, true, false, x.comm);
+  if (!rc && s.usesRecv)
+    rc = b.out.start(x.recv, int64_t{x.recvcount} * recvBlocks, x.recvtype,
+                     s.recvInfo, s.inPlace, true, x.comm);
+  if (rc)
+    return ran(x.comm, rc, "cannot stage the buffers of a collective");
+  Args a;
+  a.send = s.usesSend ? static_cast<const void *>(b.in.bytes())
+                      : (s.inPlace ? MPI_IN_PLACE : nullptr);
+  a.recv = s.usesRecv ? static_cast<void *>(b.out.bytes())
+                      : (s.inPlace ? MPI_IN_PLACE : nullptr);
+  a.count = static_cast<int>(s.bytes());
+  a.root = x.root < 0 ? 0 : x.root;
+  a.comm = x.comm;
+  if (int rc = k.run(a))
+    return ran(x.comm, rc, "a collective's schedule failed");
+  if ((!s.usesSend || (s.sendInfo.named && a.send == x.send)) &&
+      (!s.usesRecv || (s.recvInfo.named && a.recv == x.recv)))
+    remember(coll, key, a, s.usesSend, s.usesRecv, s.inPlace, k,
+             "a collective's schedule failed");
+  return ran(x.comm, b.out.finish(x.comm), "cannot unpack a collective");
+}
+
+/// Allgather, Alltoall, Gather and Scatter: blocks of bytes. The side of a
+/// block that is significant at this rank gives its size (MPI requires the
+/// signatures to match). The whole path, out of line, as decideBcast's.
+[[gnu::noinline]] int decideBlocks(Coll coll, const CallKey &key,
+                                   const BlocksArgs &x, BlocksCall theirs) {
+  Comm c;
+  Reason why = screen(coll, x.comm, c);
   const collc::meaning::Conditions &m =
       collc::meaning::conditionsOf(kindOf(coll));
-  if (why == Reason::Count && m.rooted() && (root < 0 || root >= c.size))
+  if (why == Reason::Count && m.rooted() && (x.root < 0 || x.root >= c.size))
     why = Reason::Invalid;
-  // The buffers this rank uses (collc/Meaning.h), with MPI_IN_PLACE where
-  // the call allows it; elsewhere it is refused before a buffer is staged.
-  const bool atRoot = c.rank == root;
-  const bool sendInPlace = send == MPI_IN_PLACE && m.maySendInPlace(atRoot),
-             recvInPlace = recv == MPI_IN_PLACE && m.mayReceiveInPlace(atRoot);
-  const collc::meaning::BuffersUsed used =
-      collc::meaning::buffersUsed(m, c.rank, root, sendInPlace);
-  const bool usesSend = used.send, usesRecv = used.recv && !recvInPlace;
-  const bool inPlace = sendInPlace || recvInPlace;
-  if (int rc = checked(comm, [&] {
-        Agreed a = agreed(coll, m.rooted() ? root : -1, MPI_OP_NULL,
-                          usesRecv ? recvcount : sendcount,
-                          usesRecv ? recvtype : sendtype);
+  BlockSides s = sidesUsed(m, c, x);
+  if (int rc = checked(x.comm, [&] {
+        Agreed a = agreed(coll, m.rooted() ? x.root : -1, MPI_OP_NULL,
+                          s.usesRecv ? x.recvcount : x.sendcount,
+                          s.usesRecv ? x.recvtype : x.sendtype);
         // Only the sides this rank uses: MPI ignores the others' arguments,
         // which may be anything.
-        if (usesRecv && usesSend) {
-          const int64_t received = bytesOf(recvcount, recvtype),
-                        sent = bytesOf(sendcount, sendtype);
+        if (s.usesRecv && s.usesSend) {
+          const int64_t received = bytesOf(x.recvcount, x.recvtype),
+                        sent = bytesOf(x.sendcount, x.sendtype);
           if (received >= 0 && sent >= 0 && received != sent)
             a.fault = "its send and receive sizes differ";
         }
         return a;
       }))
     return rc;
-  // Each side this rank uses gives a block's size; the receive side is
-  // the one the schedule is sized by where both are used.
-  int64_t recvBytes = 0, sendBytes = 0;
-  Reason recvWhy = Reason::Count, sendWhy = Reason::Count;
-  if (why == Reason::Count && usesRecv)
-    recvWhy = blockBytes(recvcount, recvtype, recvInfo, recvBytes);
-  if (why == Reason::Count && usesSend)
-    sendWhy = blockBytes(sendcount, sendtype, sendInfo, sendBytes);
-  const int64_t bytes = usesRecv ? recvBytes : sendBytes;
-  if (why == Reason::Count)
-    why = recvWhy != Reason::Count ? recvWhy : sendWhy;
+  if (why == Reason::Count) {
+    sizeSides(x, s);
+    why = s.recvWhy != Reason::Count ? s.recvWhy : s.sendWhy;
+  }
   // An erroneous program (the signatures differ) is MPI's to report; the
   // sizes are known here only, so the path is this rank's: stop the job.
-  if (usesRecv && usesSend && recvWhy != Reason::Invalid &&
-      sendWhy != Reason::Invalid && recvBytes != sendBytes)
-    return localFailure(comm, MPI_ERR_TRUNCATE,
+  if (s.usesRecv && s.usesSend && s.recvWhy != Reason::Invalid &&
+      s.sendWhy != Reason::Invalid && s.recvBytes != s.sendBytes)
+    return localFailure(x.comm, MPI_ERR_TRUNCATE,
                         "the send and receive sizes of a collective differ "
                         "(the type signatures must match)");
-  // A root's arguments that no other rank passes (a gather's receive side,
-  // a scatter's send side), found invalid: the others decide by their own
-  // block, which the root's other side, where it has one, tells. Where they
-  // run a schedule, MPI's error here would leave them waiting.
-  if (why == Reason::Invalid && atRoot && m.rooted() && c.size > 0) {
-    const collc::meaning::BuffersUsed others =
-        collc::meaning::buffersUsed(m, (root + 1) % c.size, root, false);
-    const bool sharedSend = usesSend && others.send,
-               sharedRecv = usesRecv && others.recv;
-    const Reason sharedWhy = sharedSend   ? sendWhy
-                             : sharedRecv ? recvWhy
-                                          : Reason::Invalid;
-    const int64_t sharedBytes = sharedSend ? sendBytes : recvBytes;
-    if ((!sharedSend && !sharedRecv) ||
-        (sharedWhy == Reason::Count &&
-         choose(coll, c.size, sharedBytes).candidate)) {
-      char what[160];
-      std::snprintf(what, sizeof what,
-                    "%s: the root's %s count or type is invalid, and the "
-                    "other ranks may run a schedule",
-                    collName(coll), others.send ? "receive" : "send");
-      return localFailure(comm, MPI_ERR_ARG, what);
-    }
-  }
+  if (why == Reason::Invalid && s.atRoot && m.rooted() && c.size > 0)
+    if (int rc = rootOnlyFault(coll, m, c, x, s))
+      return rc;
   const Choice choice =
-      why == Reason::Count ? choose(coll, c.size, bytes) : refuse(why);
+      why == Reason::Count ? choose(coll, c.size, s.bytes()) : refuse(why);
   return route(
       coll, choice,
-      [&](const Candidate &k) {
-        if (int rc = misplacedInPlace(coll, c, root, send, recv, comm))
-          return rc;
-        // How many blocks each buffer holds at this rank.
-        const int sendBlocks = m.sendPerDest() ? c.size : 1;
-        const int recvBlocks = m.recvPerOrigin() ? c.size : 1;
-        Buffers b;
-        int rc = MPI_SUCCESS;
-        if (usesSend)
-          rc = b.in.start(send, int64_t{sendcount} * sendBlocks, sendtype,
-                          sendInfo, true, false, comm);
-        if (!rc && usesRecv)
-          rc = b.out.start(recv, int64_t{recvcount} * recvBlocks, recvtype,
-                           recvInfo, inPlace, true, comm);
-        if (rc)
-          return ran(comm, rc, "cannot stage the buffers of a collective");
-        Args a;
-        a.send = usesSend ? static_cast<const void *>(b.in.bytes())
-                          : (inPlace ? MPI_IN_PLACE : nullptr);
-        a.recv = usesRecv ? static_cast<void *>(b.out.bytes())
-                          : (inPlace ? MPI_IN_PLACE : nullptr);
-        a.count = static_cast<int>(bytes);
-        a.root = root < 0 ? 0 : root;
-        a.comm = comm;
-        if (int rc = k.run(a))
-          return ran(comm, rc, "a collective's schedule failed");
-        // Remembered where the buffers went to the schedule as they are.
-        if ((!usesSend || (sendInfo.named && a.send == send)) &&
-            (!usesRecv || (recvInfo.named && a.recv == recv)))
-          remember(coll, key, a, usesSend, usesRecv, inPlace, k,
-                   "a collective's schedule failed");
-        return ran(comm, b.out.finish(comm), "cannot unpack a collective");
-      },
+      [&](const Candidate &k) { return runBlocks(k, coll, key, m, c, x, s); },
       [&] {
-        return theirs(send, sendcount, sendtype, recv, recvcount, recvtype,
-                      root, comm);
+        return theirs(x.send, x.sendcount, x.sendtype, x.recv, x.recvcount,
+                      x.recvtype, x.root, x.comm);
       });
 }
 
@@ -215,8 +259,10 @@ using BlocksCall = int (*)(const void *, int, MPI_Datatype, void *, int,
                     recv == MPI_IN_PLACE};
   if (const Remembered *r = recall(coll, key))
     return runRemembered(*r, send, recv);
-  return decideBlocks(coll, key, send, sendcount, sendtype, recv, recvcount,
-                      recvtype, root, comm, theirs);
+  return decideBlocks(coll, key,
+                      {send, sendcount, sendtype, recv, recvcount, recvtype,
+                       root, comm},
+                      theirs);
 }
 
 } // namespace
