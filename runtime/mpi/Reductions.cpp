@@ -227,6 +227,57 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
   return ran(comm, b.out.finish(comm), "MPI_Reduce_scatter: cannot unpack");
 }
 
+/// MPI_Reduce_scatter of p blocks of `count` elements alike by `k`;
+/// remembered under `key` (the block variant's, `counts` null) where the
+/// buffers went to the schedule as they are.
+int reduceScatterEqual(const Candidate &k, const CallKey &key, const void *send,
+                       void *recv, int count, MPI_Datatype type,
+                       const TypeInfo &info, const Fold &fold, MPI_Op op,
+                       const Comm &c, MPI_Comm comm, const int *counts) {
+  const bool inPlace = send == MPI_IN_PLACE;
+  Buffers b;
+  int rc = MPI_SUCCESS;
+  // In place, the input is the receive buffer, p blocks long; the result
+  // is its first block.
+  if (!inPlace)
+    rc = b.in.start(send, int64_t{count} * c.size, type, info, true, false,
+                    comm);
+  if (!rc)
+    rc = b.out.start(recv, inPlace ? int64_t{count} * c.size : count, type,
+                     info, inPlace, true, comm);
+  if (rc)
+    return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
+  const Args a =
+      fold.args(inPlace ? MPI_IN_PLACE : b.in.bytes(), b.out.bytes(), op, comm);
+  if (int rc = k.run(a))
+    return ran(comm, rc, "MPI_Reduce_scatter: the schedule failed");
+  if (!counts && info.named && fold.type == type &&
+      collc::rt::predefinedOp(op) && (inPlace || a.send == send) &&
+      a.recv == recv)
+    remember(Coll::ReduceScatter, key, a, true, true, false, k,
+             "MPI_Reduce_scatter: the schedule failed");
+  return ran(comm, b.out.finish(comm), "MPI_Reduce_scatter: cannot unpack");
+}
+
+/// The call handed to MPI: a predefined operator on a derived type as its
+/// basic type (asBasicType), as the schedules fold it, unless `asIs` (an
+/// invalid call, an intercommunicator or unequal counts: MPI's as given).
+int reduceScatterByMpi(const void *send, void *recv, int count,
+                       MPI_Datatype type, MPI_Op op, const Comm &c,
+                       MPI_Comm comm, const int *counts, bool asIs) {
+  TypeInfo basic;
+  if (asIs || !asBasicType(type, op, count, basic))
+    return counts
+               ? PMPI_Reduce_scatter(send, recv, counts, type, op, comm)
+               : PMPI_Reduce_scatter_block(send, recv, count, type, op, comm);
+  return reduceAsBasicType(send, recv, int64_t{count} * c.size, count, type,
+                           basic, true, comm,
+                           [&](const void *s, void *r, int per) {
+                             return PMPI_Reduce_scatter_block(
+                                 s, r, count * per, basic.base, op, comm);
+                           });
+}
+
 /// MPI_Reduce_scatter_block, or MPI_Reduce_scatter where `counts` is
 /// given; only the former is remembered under `key` (the latter's counts
 /// are an array, which no key holds).
@@ -294,45 +345,13 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
         if (unequal)
           return reduceScatterPadded(k, send, recv, counts, count, type, info,
                                      fold, op, c, comm);
-        const bool inPlace = send == MPI_IN_PLACE;
-        Buffers b;
-        int rc = MPI_SUCCESS;
-        // In place, the input is the receive buffer, p blocks long; the
-        // result is its first block.
-        if (!inPlace)
-          rc = b.in.start(send, int64_t{count} * c.size, type, info, true,
-                          false, comm);
-        if (!rc)
-          rc = b.out.start(recv, inPlace ? int64_t{count} * c.size : count,
-                           type, info, inPlace, true, comm);
-        if (rc)
-          return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
-        const Args a = fold.args(inPlace ? MPI_IN_PLACE : b.in.bytes(),
-                                 b.out.bytes(), op, comm);
-        if (int rc = k.run(a))
-          return ran(comm, rc, "MPI_Reduce_scatter: the schedule failed");
-        if (!counts && info.named && fold.type == type &&
-            collc::rt::predefinedOp(op) && (inPlace || a.send == send) &&
-            a.recv == recv)
-          remember(Coll::ReduceScatter, key, a, true, true, false, k,
-                   "MPI_Reduce_scatter: the schedule failed");
-        return ran(comm, b.out.finish(comm),
-                   "MPI_Reduce_scatter: cannot unpack");
+        return reduceScatterEqual(k, key, send, recv, count, type, info, fold,
+                                  op, c, comm, counts);
       },
       [&] {
-        TypeInfo basic;
-        if (why == Reason::Invalid || why == Reason::Intercomm || unequal ||
-            !asBasicType(type, op, count, basic))
-          return counts
-                     ? PMPI_Reduce_scatter(send, recv, counts, type, op, comm)
-                     : PMPI_Reduce_scatter_block(send, recv, count, type, op,
-                                                 comm);
-        return reduceAsBasicType(send, recv, int64_t{count} * c.size, count,
-                                 type, basic, true, comm,
-                                 [&](const void *s, void *r, int per) {
-                                   return PMPI_Reduce_scatter_block(
-                                       s, r, count * per, basic.base, op, comm);
-                                 });
+        return reduceScatterByMpi(send, recv, count, type, op, c, comm, counts,
+                                  why == Reason::Invalid ||
+                                      why == Reason::Intercomm || unequal);
       });
 }
 
