@@ -9,11 +9,13 @@ collc=$1 mpiexec=$2 work=$3
 mkdir -p "$work"
 log=$work/launches.txt wrapper=$work/mpiexec-logged
 : >"$log"
-printf '#!/bin/sh\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$log" "$mpiexec" \
+# The paths reach the wrapper through its environment, whatever they hold.
+printf '#!/bin/sh\necho "$*" >>"$LAUNCH_LOG"\nexec "$REAL_MPIEXEC" "$@"\n' \
   >"$wrapper"
 chmod +x "$wrapper"
-out=$(COLLC_MPIEXEC=$wrapper "$collc" bench --collective allreduce \
-      --ranks 65 --bytes 8 --iterations 1 2>&1 </dev/null)
+out=$(LAUNCH_LOG=$log REAL_MPIEXEC=$mpiexec COLLC_MPIEXEC=$wrapper \
+      "$collc" bench --collective allreduce --ranks 65 --bytes 8 \
+      --iterations 1 2>&1 </dev/null)
 rc=$?
 echo "$out"
 echo "launches:"; cat "$log"
@@ -21,6 +23,6 @@ fail() { echo "FAIL: $*"; exit 1; }
 [[ $rc == 0 ]] || fail "collc bench exited $rc"
 grep -q "allreduce on 65 ranks: no library schedule for 65 ranks within the ranges coll_bench was compiled for (p = 2\.\.64, " <<<"$out" ||
   fail "no row naming the ranges"
-[[ $(wc -l <"$log") == 1 ]] && grep -q -- "--list" "$log" ||
+[[ $(wc -l <"$log") -eq 1 ]] && grep -q -- ' --list$' "$log" ||
   fail "coll_bench was launched for more than its list"
 echo "PASS"
