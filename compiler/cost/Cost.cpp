@@ -303,17 +303,19 @@ std::pair<double, double> collc::cost::ScheduleCost::Line::coefficients(
 
 std::vector<collc::cost::ScheduleCost::Line::Part>
 collc::cost::ScheduleCost::Line::partsByLargest() const {
-  std::vector<Part> out;
-  for (const Part &part : parts) {
-    auto at = llvm::partition_point(
-        out, [&](const Part &o) { return o.largest < part.largest; });
-    if (at == out.end() || !(at->largest == part.largest)) {
-      out.insert(at, part);
+  // Sorted, then merged: a ring of 65,536 ranks has a part per step.
+  std::vector<Part> sorted(parts.begin(), parts.end()), out;
+  llvm::stable_sort(sorted, [](const Part &a, const Part &b) {
+    return a.largest < b.largest;
+  });
+  for (const Part &part : sorted) {
+    if (out.empty() || !(out.back().largest == part.largest)) {
+      out.push_back(part);
       continue;
     }
-    at->startups += part.startups;
-    at->words += part.words;
-    at->overheads += part.overheads;
+    out.back().startups += part.startups;
+    out.back().words += part.words;
+    out.back().overheads += part.overheads;
   }
   return out;
 }
@@ -464,18 +466,20 @@ collc::cost::ScheduleCost::line(const Machine &machine) const {
   // the port model's.
   if ((cores <= 0 && !receiversCopy) || steps.empty() || !reliesOn.empty()) {
     Line l{Fraction(startups), words, Fraction(), {}};
-    // A step a part, where the steps say what their messages carry.
-    const bool detailed =
-        !steps.empty() && reliesOn.empty() &&
-        llvm::all_of(steps, [](const StepCost &s) { return s.count == 1; });
-    if (!detailed) {
+    if (steps.empty()) {
       l.parts.push_back({l.startups, l.words, Fraction(), Fraction(1)});
       return l;
     }
+    // A step a part, with its largest message: a simulated step's from its
+    // messages; a step from the rules has no messages listed, but without
+    // congestion (what its price relies on) its words are its largest
+    // message, and a run of them alike (StepCost::count) is one part.
+    auto fromRules = [](const StepCost &s) { return s.messageWords.empty(); };
     for (const StepCost &s : steps)
       if (s.messages > 0)
-        l.parts.push_back(
-            {Fraction(1), s.words, Fraction(), largestMessage(s)});
+        l.parts.push_back({Fraction(s.count), s.words * Fraction(s.count),
+                           Fraction(),
+                           fromRules(s) ? s.words : largestMessage(s)});
     return l;
   }
   Line l;

@@ -139,8 +139,9 @@ struct ScheduleCost {
     Fraction startups, words;
     Fraction overheads; // further messages, at t_o each
     /// The steps or groups the line sums, each with its largest message
-    /// (in units of m); one part of the largest 1 where the cost has no
-    /// per-message detail.
+    /// (in units of m; from the rules, a step's words, as no channel
+    /// carries two of its messages); one part of the largest 1 where the
+    /// cost has no steps (a formula's).
     struct Part {
       Fraction startups, words, overheads, largest;
     };

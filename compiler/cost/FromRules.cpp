@@ -10,7 +10,10 @@
 // cannot be decided is halved, down to single ranks, which are exact. A
 // selector conjunct that pins a coordinate to an expression of the rank
 // (`origin == (r - k + p) % p`) is taken out and its coordinate replaced by
-// that expression: each rank then names one block, whichever it is.
+// that expression: each rank then names one block, whichever it is. So is
+// one that pins a coordinate's low bits (every 2^j-th coordinate), or its
+// distance round from an offset (`(dest - origin + p) % p >= k`), on a
+// coordinate nothing else reads: each rank names as many.
 
 #include "cost/Cost.h"
 
@@ -51,17 +54,43 @@ bool readsChunk(const Expr &e) {
          ir::reads(e, ir::SlotIndex);
 }
 
-/// A selector conjunct `coordinate / c == value` or `coordinate >> s ==
-/// value` (`coordinate == value` with no block), value free of chunk
-/// coordinates: each rank selects at most the one block of c (or 2^s)
-/// coordinates value * c .. value * c + c - 1. The block's size is fixed
+/// How a pin groups a coordinate's values: `/ c` and `>> s` name the run
+/// of c (2^s) values value * c .. value * c + c - 1; `& m`, m one less than
+/// a power of two, the values whose low bits are value, every (m + 1)-th.
+enum class Grouping { Quotient, Shift, LowBits };
+
+/// A selector conjunct `coordinate / c == value`, `coordinate >> s ==
+/// value` or `coordinate & m == value` (`coordinate == value` with no
+/// block), value free of chunk coordinates: each rank selects at most the
+/// one group of coordinates that value names. The group's size is fixed
 /// within a step (it reads neither the rank nor a chunk coordinate).
 struct Pin {
   unsigned slot = 0;
   ExprRef value;
-  ExprRef block;        // null: one coordinate
-  bool shifted = false; // block is a shift amount s, for 2^s
+  ExprRef block;                          // null: one coordinate
+  Grouping grouping = Grouping::Quotient; // of the block, if any
 };
+
+/// Whether m is one less than a power of two below 2^62: a mask of low bits
+/// whose modulus m + 1 fits.
+bool isLowBitsMask(int64_t m) {
+  return m >= 0 && m < (int64_t(1) << 62) && (m & (m + 1)) == 0;
+}
+
+/// Whether `m` is written as one less than a power of two: `(c << s) - 1`
+/// with c a power of two, or such a constant. Hypercube schedules name the
+/// low bits of a coordinate so: `dest & ((2 << i) - 1)`.
+bool lowBitsMask(const Expr &m) {
+  auto powerOfTwo = [](const Expr &e) {
+    return e.op == ExprOp::Const && e.value > 0 &&
+           (e.value & (e.value - 1)) == 0;
+  };
+  if (m.op == ExprOp::Const)
+    return isLowBitsMask(m.value);
+  return m.op == ExprOp::Sub && m.args[1]->op == ExprOp::Const &&
+         m.args[1]->value == 1 && m.args[0]->op == ExprOp::Shl &&
+         powerOfTwo(*m.args[0]->args[0]);
+}
 
 /// Whether `e` is fixed within a step: it reads no rank or chunk slot.
 bool fixedInStep(const Expr &e) {
@@ -72,12 +101,12 @@ bool fixedInStep(const Expr &e) {
 /// == e` is `origin == r - e`; `k - r < 3` is `r > k - 3`): `isTarget` picks
 /// the variable, which `y` must not read. Gives the comparison on the
 /// variable alone, and what it is compared with; for a chunk coordinate
-/// also `/ c` or `>> s` on it, as a block (Pin::block).
+/// also `/ c`, `>> s` or `& m` on it, as a block (Pin::block).
 struct Solved {
   ExprOp op;
   ExprRef bound;
   ExprRef block;
-  bool shifted = false;
+  Grouping grouping = Grouping::Quotient;
   unsigned slot = 0;
 };
 ExprOp flip(ExprOp op) {
@@ -107,15 +136,26 @@ std::optional<Solved> solve(const ExprRef &x, ExprOp op, const ExprRef &y,
   case ExprOp::Var:
     if (!isTarget(x->slot))
       return std::nullopt;
-    return Solved{op, y, nullptr, false, x->slot};
+    return Solved{op, y, nullptr, Grouping::Quotient, x->slot};
   case ExprOp::Div:
   case ExprOp::Shr: {
     const Expr &a = *x->args[0];
     if (op != ExprOp::Eq || a.op != ExprOp::Var || !isTarget(a.slot) ||
         !isChunkSlot(a.slot) || !fixedInStep(*x->args[1]))
       return std::nullopt;
-    return Solved{op, y, x->args[1], x->op == ExprOp::Shr, a.slot};
+    return Solved{op, y, x->args[1],
+                  x->op == ExprOp::Shr ? Grouping::Shift : Grouping::Quotient,
+                  a.slot};
   }
+  case ExprOp::BitAnd:
+    for (int k = 0; k < 2; ++k) {
+      const Expr &a = *x->args[k];
+      const ExprRef &mask = x->args[1 - k];
+      if (op == ExprOp::Eq && a.op == ExprOp::Var && isTarget(a.slot) &&
+          isChunkSlot(a.slot) && fixedInStep(*mask) && lowBitsMask(*mask))
+        return Solved{op, y, mask, Grouping::LowBits, a.slot};
+    }
+    return std::nullopt;
   case ExprOp::Add:
   case ExprOp::Sub: {
     bool left = readsTarget(*x->args[0]), right = readsTarget(*x->args[1]);
@@ -139,18 +179,23 @@ std::optional<Solved> solve(const ExprRef &x, ExprOp op, const ExprRef &y,
   }
 }
 
-std::optional<Solved> solveEither(const Expr &c,
-                                  bool (*isTarget)(unsigned slot)) {
-  switch (c.op) {
+bool isComparison(ExprOp op) {
+  switch (op) {
   case ExprOp::Eq:
   case ExprOp::Lt:
   case ExprOp::Le:
   case ExprOp::Gt:
   case ExprOp::Ge:
-    break;
+    return true;
   default:
-    return std::nullopt;
+    return false;
   }
+}
+
+std::optional<Solved> solveEither(const Expr &c,
+                                  bool (*isTarget)(unsigned slot)) {
+  if (!isComparison(c.op))
+    return std::nullopt;
   if (auto s = solve(c.args[0], c.op, c.args[1], isTarget))
     return s;
   return solve(c.args[1], flip(c.op), c.args[0], isTarget);
@@ -222,6 +267,75 @@ int64_t countCongruent(int64_t lo, int64_t hi, int64_t modulus,
   return below(hi + 1) - below(lo);
 }
 
+/// The coordinates lo..hi whose low bits (modulo `modulus`, a power of two)
+/// are a rank's value in v, as many for every value of v; none when not.
+std::optional<int64_t> lowBitsCount(int64_t lo, int64_t hi, int64_t modulus,
+                                    const ValueRange &v) {
+  if (v.hi < 0 || v.lo >= modulus)
+    return 0; // low bits no coordinate has
+  if (v.lo == v.hi)
+    return countCongruent(lo, hi, modulus, v.lo);
+  // Every value in 0..modulus - 1 has as many where lo..hi is whole periods.
+  if (v.lo < 0 || v.hi >= modulus || (hi - lo + 1) % modulus != 0)
+    return std::nullopt;
+  return (hi - lo + 1) / modulus;
+}
+
+/// A selector conjunct `(coordinate - offset + m) % m op bound`, m the
+/// coordinate's count, offset free of chunk coordinates, m and bound fixed
+/// in a step: the coordinates a given distance round from offset, as many
+/// for every offset in -m..m. The ring's all-to-all names so the blocks a
+/// rank passes on (`(dest - origin + p) % p >= k`, its origin pinned to
+/// the rank), which interval evaluation decides only rank by rank.
+struct CyclicRange {
+  unsigned slot = 0;
+  ExprRef offset, modulus, bound;
+  ExprOp op = ExprOp::Eq;
+};
+
+std::optional<CyclicRange> cyclicRange(const Expr &c) {
+  if (!isComparison(c.op))
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const Expr &x = *c.args[side];
+    const ExprRef &bound = c.args[1 - side];
+    if (!fixedInStep(*bound) || x.op != ExprOp::Mod)
+      continue;
+    const Expr &sum = *x.args[0];
+    const ExprRef &m = x.args[1];
+    if (!fixedInStep(*m) || sum.op != ExprOp::Add ||
+        !ir::sameTree(*sum.args[1], *m))
+      continue;
+    const Expr &difference = *sum.args[0];
+    if (difference.op != ExprOp::Sub || difference.args[0]->op != ExprOp::Var ||
+        !isChunkSlot(difference.args[0]->slot) ||
+        readsChunk(*difference.args[1]))
+      continue;
+    return CyclicRange{difference.args[0]->slot, difference.args[1], m, bound,
+                       side == 0 ? c.op : flip(c.op)};
+  }
+  return std::nullopt;
+}
+
+/// The values y in 0..m - 1 with `y op bound`.
+int64_t countCyclic(ExprOp op, int64_t bound, int64_t m) {
+  auto below = [&](__int128 x) { // those less than x
+    return static_cast<int64_t>(std::clamp<__int128>(x, 0, m));
+  };
+  switch (op) {
+  case ExprOp::Lt:
+    return below(bound);
+  case ExprOp::Le:
+    return below(static_cast<__int128>(bound) + 1);
+  case ExprOp::Gt:
+    return m - below(static_cast<__int128>(bound) + 1);
+  case ExprOp::Ge:
+    return m - below(bound);
+  default: // Eq
+    return bound >= 0 && bound < m ? 1 : 0;
+  }
+}
+
 /// What the search needs of one rule.
 struct RulePlan {
   std::vector<RankBound> rankBounds;
@@ -240,14 +354,29 @@ struct RulePlan {
   /// has): with causality, all.
   bool wholeBuffer = false;
   std::vector<Pin> pins; // at most one per coordinate
-  /// The selector without the pins' conjuncts, each exact pin's coordinate
-  /// replaced by its value.
+  /// The selector without the pins' conjuncts and the cyclic ranges', each
+  /// exact pin's coordinate replaced by its value.
   ExprRef reduced;
   std::optional<RangePredicate> selector; // of `reduced`
+  /// Conjuncts of the reduced selector counted per coordinate, each on a
+  /// coordinate nothing else reads (not in `reduced`); `whole` is
+  /// `reduced` with them, for a step or ranks they do not count.
+  std::vector<CyclicRange> cyclic;
+  std::vector<std::optional<RangePredicate>> cyclicOffsets;
+  ExprRef whole;
+  std::optional<RangePredicate> wholeSelector; // of `whole`
   std::vector<std::optional<RangePredicate>> pinValues;
-  std::vector<bool> reducedReads; // per pin: whether `reduced` reads its slot
+  std::vector<bool> reducedReads; // per pin: whether `whole` reads its slot
   std::vector<int64_t> widths;    // per pin: its block's size in this step
 };
+
+/// Whether a conjunct other than parts[i] reads `slot`.
+bool readByAnother(llvm::ArrayRef<ExprRef> parts, size_t i, unsigned slot) {
+  for (size_t j = 0; j < parts.size(); ++j)
+    if (j != i && ir::reads(*parts[j], slot))
+      return true;
+  return false;
+}
 
 ExprRef conjoin(llvm::ArrayRef<ExprRef> parts) {
   ExprRef out;
@@ -285,29 +414,59 @@ RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
     ir::conjuncts(rule.selector, parts);
   // A shift's dest follows from its origin: a pin on it stays a conjunct.
   bool destFollows = sem.destFollowsOrigin() && sem.usesDest();
-  for (const ExprRef &c : parts) {
+  // Low bits pin every (m + 1)-th coordinate, a set no box holds: only
+  // where no other conjunct reads the coordinate, so that its count is all.
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const ExprRef &c = parts[i];
     std::optional<Solved> solved =
         c->op == ExprOp::Eq ? solveEither(*c, isChunkSlot) : std::nullopt;
     bool taken = solved && !(destFollows && solved->slot == ir::SlotDest) &&
                  llvm::none_of(p.pins, [&](const Pin &q) {
                    return q.slot == solved->slot;
                  });
+    if (taken && solved->grouping == Grouping::LowBits)
+      taken =
+          !sem.destFollowsOrigin() && !readByAnother(parts, i, solved->slot);
     if (taken)
       p.pins.push_back(
-          {solved->slot, solved->bound, solved->block, solved->shifted});
+          {solved->slot, solved->bound, solved->block, solved->grouping});
     else
       rest.push_back(c);
   }
-  p.reduced = ir::substitute(conjoin(rest), [&](const Expr &v) -> ExprRef {
+  auto pinnedValue = [&](const Expr &v) -> ExprRef {
     for (const Pin &pin : p.pins)
       if (!pin.block && v.slot == pin.slot)
         return pin.value;
     return nullptr;
-  });
+  };
+  std::vector<ExprRef> reducedParts, kept;
+  for (const ExprRef &c : rest)
+    reducedParts.push_back(ir::substitute(c, pinnedValue));
+  for (size_t i = 0; i < reducedParts.size(); ++i) {
+    const ExprRef &c = reducedParts[i];
+    std::optional<CyclicRange> range = cyclicRange(*c);
+    auto onSlot = [&](unsigned slot) { return range && slot == range->slot; };
+    bool taken =
+        range && !sem.destFollowsOrigin() &&
+        llvm::none_of(p.pins, [&](const Pin &q) { return onSlot(q.slot); }) &&
+        llvm::none_of(p.cyclic,
+                      [&](const CyclicRange &q) { return onSlot(q.slot); }) &&
+        !readByAnother(reducedParts, i, range->slot);
+    if (taken) {
+      p.cyclic.push_back(*range);
+      p.cyclicOffsets.emplace_back(*range->offset);
+    } else {
+      kept.push_back(c);
+    }
+  }
+  p.whole = conjoin(reducedParts);
+  p.reduced = p.cyclic.empty() ? p.whole : conjoin(kept);
   p.selector.emplace(*p.reduced);
+  if (!p.cyclic.empty())
+    p.wholeSelector.emplace(*p.whole);
   for (const Pin &pin : p.pins) {
     p.pinValues.emplace_back(*pin.value);
-    p.reducedReads.push_back(ir::reads(*p.reduced, pin.slot));
+    p.reducedReads.push_back(ir::reads(*p.whole, pin.slot));
   }
   return p;
 }
@@ -352,6 +511,10 @@ private:
   /// The chunks every rank of lo..hi sends, when interval evaluation shows
   /// they are as many for each; none when it cannot.
   llvm::Expected<std::optional<int64_t>> uniform(int64_t lo, int64_t hi);
+  /// Counts each cyclic range's coordinate in `box` as its values in range,
+  /// as many for every rank of the current range; false, `box` as it was,
+  /// where one does not count so in this step or for these ranks.
+  llvm::Expected<bool> countCyclicRanges(Box &box);
   /// Counts the chunks of `box` the reduced selector holds on, for every
   /// rank of the current range; false when a single chunk stays undecided.
   llvm::Expected<bool> search(Box box, int64_t &total);
@@ -367,7 +530,16 @@ private:
   const ir::InstanceStep *step = nullptr;
   StepCount *out = nullptr;
   std::vector<int64_t> lo, hi, env;
+  /// What search() decides a box by: the reduced selector, or the whole
+  /// one where the cyclic ranges do not count.
+  const RangePredicate *selector = nullptr;
+  const Expr *reduced = nullptr;
 };
+
+/// A chunk coordinate's index in a RuleCounter box.
+int boxCoordinate(unsigned slot) {
+  return slot == ir::SlotOrigin ? 0 : slot == ir::SlotDest ? 1 : 2;
+}
 
 llvm::Error RuleCounter::tick(const RangePredicate &predicate) {
   evaluations += predicate.size();
@@ -431,7 +603,11 @@ void RuleCounter::specialise() {
   if (plan->wholeGuard)
     plan->wholeGuard->specialise(env, varying);
   plan->selector->specialise(env, varying);
+  if (plan->wholeSelector)
+    plan->wholeSelector->specialise(env, varying);
   for (auto &v : plan->pinValues)
+    v->specialise(env, varying);
+  for (auto &v : plan->cyclicOffsets)
     v->specialise(env, varying);
 }
 
@@ -444,14 +620,27 @@ llvm::Error RuleCounter::blockWidths() {
       ir::EvalResult b = ir::evaluate(*pin.block, env);
       if (!b.ok())
         return evalFailure(*pin.block, b, "selector", 0);
-      bool fits = pin.shifted ? b.value >= 0 && b.value < 62 : b.value > 0;
+      bool fits = false;
+      switch (pin.grouping) {
+      case Grouping::Quotient:
+        fits = b.value > 0;
+        width = b.value;
+        break;
+      case Grouping::Shift:
+        fits = b.value >= 0 && b.value < 62;
+        width = fits ? int64_t(1) << b.value : 0;
+        break;
+      case Grouping::LowBits:
+        fits = isLowBitsMask(b.value);
+        width = fits ? b.value + 1 : 0;
+        break;
+      }
       if (!fits)
         return llvm::make_error<ir::EvalFailure>(
             "the selector's block `" + ir::print(*pin.block) + "` is " +
                 std::to_string(b.value) + " at step " +
                 std::to_string(step->number),
             pin.block->loc.isValid() ? pin.block->loc : rule->loc);
-      width = pin.shifted ? int64_t(1) << b.value : b.value;
     }
     plan->widths.push_back(width);
   }
@@ -567,16 +756,14 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
   box[0] = {u.oLo, u.oHi};
   box[1] = {u.dLo, u.dHi};
   box[2] = {u.kLo, u.kHi};
-  auto coordinate = [](unsigned slot) {
-    return slot == ir::SlotOrigin ? 0 : slot == ir::SlotDest ? 1 : 2;
-  };
   for (size_t i = 0; i < plan->pins.size(); ++i) {
     const Pin &pin = plan->pins[i];
-    Coordinate &c = box[coordinate(pin.slot)];
+    Coordinate &c = box[boxCoordinate(pin.slot)];
     if (auto err = tick(*plan->pinValues[i]))
       return err;
     ValueRange v = plan->pinValues[i]->evaluate(lo, hi);
-    if (v.mayFail) {
+    // One rank names one value: exact, where intervals may not say it.
+    if (v.mayFail || (rlo == rhi && v.lo != v.hi)) {
       if (rlo != rhi)
         return std::nullopt;
       env[ir::SlotRank] = rlo;
@@ -585,8 +772,18 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
         return evalFailure(*pin.value, exact, "selector", rlo);
       v = {exact.value, exact.value, false};
     }
-    // The block each rank names, and its hull over the range.
     const int64_t width = plan->widths[i];
+    if (pin.grouping == Grouping::LowBits) {
+      std::optional<int64_t> n = lowBitsCount(c.lo, c.hi, width, v);
+      if (!n)
+        return std::nullopt;
+      if (*n == 0)
+        return std::optional<int64_t>(0); // no rank names a chunk
+      c.collapsed = true;
+      c.factor = *n;
+      continue;
+    }
+    // The block each rank names, and its hull over the range.
     __int128 first = static_cast<__int128>(v.lo) * width;
     __int128 last = static_cast<__int128>(v.hi) * width + width - 1;
     if (last < c.lo || first > c.hi)
@@ -607,6 +804,17 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
     c.collapsed = true;
     c.factor = width;
   }
+  selector = &*plan->selector;
+  reduced = plan->reduced.get();
+  if (!plan->cyclic.empty()) {
+    llvm::Expected<bool> counted = countCyclicRanges(box);
+    if (!counted)
+      return counted.takeError();
+    if (!*counted) {
+      selector = &*plan->wholeSelector;
+      reduced = plan->whole.get();
+    }
+  }
   // A shift's dest follows its origin's range.
   if (sem.destFollowsOrigin()) {
     std::tie(box[1].lo, box[1].hi) = sem.destBounds(box[0].lo, box[0].hi);
@@ -621,15 +829,40 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
   return std::optional<int64_t>(total);
 }
 
+llvm::Expected<bool> RuleCounter::countCyclicRanges(Box &box) {
+  Box counted = box;
+  for (size_t i = 0; i < plan->cyclic.size(); ++i) {
+    const CyclicRange &range = plan->cyclic[i];
+    Coordinate &c = counted[boxCoordinate(range.slot)];
+    ir::EvalResult m = ir::evaluate(*range.modulus, env);
+    ir::EvalResult bound = ir::evaluate(*range.bound, env);
+    // The whole selector reports what does not evaluate.
+    if (!m.ok() || !bound.ok() || c.collapsed || c.lo != 0 ||
+        c.hi != m.value - 1)
+      return false;
+    if (auto err = tick(*plan->cyclicOffsets[i]))
+      return err;
+    // From any offset in -m..m (the sum neither negative nor overflowing)
+    // the distances are 0..m - 1 once each.
+    ValueRange offset = plan->cyclicOffsets[i]->evaluate(lo, hi);
+    if (offset.mayFail || offset.hi > m.value || offset.lo < -m.value)
+      return false;
+    c.collapsed = true;
+    c.factor = countCyclic(range.op, bound.value, m.value);
+  }
+  box = counted;
+  return true;
+}
+
 llvm::Expected<bool> RuleCounter::search(Box box, int64_t &total) {
   const unsigned slots[3] = {ir::SlotOrigin, ir::SlotDest, ir::SlotIndex};
   for (int i = 0; i < 3; ++i) {
     lo[slots[i]] = box[i].lo;
     hi[slots[i]] = box[i].hi;
   }
-  if (auto err = tick(*plan->selector))
+  if (auto err = tick(*selector))
     return err;
-  ValueRange v = plan->selector->evaluate(lo, hi);
+  ValueRange v = selector->evaluate(lo, hi);
   auto size = [&] {
     int64_t n = 1;
     for (const Coordinate &c : box)
@@ -665,7 +898,7 @@ llvm::Expected<bool> RuleCounter::search(Box box, int64_t &total) {
   for (int i = 0; i < 3; ++i)
     env[slots[i]] = box[i].lo;
   env[ir::SlotRank] = lo[ir::SlotRank];
-  ir::EvalResult exact = ir::evaluate(*plan->reduced, env);
+  ir::EvalResult exact = ir::evaluate(*reduced, env);
   if (!exact.ok())
     return evalFailure(*rule->selector, exact, "selector", env[ir::SlotRank]);
   if (exact.value != 0)

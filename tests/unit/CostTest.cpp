@@ -269,6 +269,27 @@ TEST_F(CostTest, EachStepGoesByItsLargestMessage) {
   }
 }
 
+// From the rules too: hypercube_alltoall's eight steps on 256 ranks each
+// carry 128 blocks, so at m = 64 B they pay the segment from 4 KiB.
+TEST_F(CostTest, StepsFromTheRulesGoByTheirLargestMessage) {
+  const ir::Schedule &s = schedule("hypercube_alltoall");
+  llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, 256);
+  ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+  llvm::Expected<cost::ScheduleCost> c =
+      cost::costFromRules(s, *params, PortModel::Single);
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  const cost::ScheduleCost::Line line = c->line(Machine());
+  ASSERT_EQ(line.parts.size(), 1u);
+  EXPECT_EQ(line.parts[0].startups, Fraction(8));
+  EXPECT_EQ(line.parts[0].words, Fraction(1024));
+  EXPECT_EQ(line.parts[0].largest, Fraction(128));
+  const std::vector<MessageCost> segments = {{0, 1e-6, 1e-9},
+                                             {4096, 10e-6, 0.5e-9}};
+  const auto [a, b] = line.coefficients(segments, 64, std::nullopt);
+  EXPECT_DOUBLE_EQ(a, 8 * 10e-6);
+  EXPECT_DOUBLE_EQ(b, 1024 * 0.5e-9);
+}
+
 // 000 §4.1's naive way for scatter and gather: p - 1 start-ups, and §4.4's
 // bound of m(p - 1) words.
 TEST_F(CostTest, SequentialScatterGather) {
@@ -454,6 +475,28 @@ TEST_F(CostTest, Eq4_7_RingAllToAllPersonalized) {
     expectCost("ring_alltoall", p, p - 1, Fraction(p * (p - 1), 2));
 }
 
+// Eq. 4.7 where only the rules price it: step k passes on the blocks bound
+// k or more ranks on (`(dest - origin + p) % p >= k`), p - k of them for
+// every rank, counted for all ranks at once rather than rank by rank
+// (which took more than 2^27 evaluations at p = 512).
+TEST_F(CostTest, Eq4_7_RingAllToAllFromRulesAtScale) {
+  const ir::Schedule &s = schedule("ring_alltoall");
+  for (int64_t p : {512, 4096, 65536}) {
+    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+    ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+    llvm::Expected<cost::ScheduleCost> c =
+        cost::costFromRules(s, *params, PortModel::Single);
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    EXPECT_EQ(c->startups, p - 1) << "p = " << p;
+    EXPECT_EQ(c->words, Fraction(p * (p - 1), 2)) << "p = " << p;
+    // Each step's message is its own part: p - k blocks in step k.
+    const cost::ScheduleCost::Line line = c->line(Machine());
+    ASSERT_EQ(line.parts.size(), static_cast<size_t>(p - 1));
+    EXPECT_EQ(line.parts.front().largest, Fraction(p - 1));
+    EXPECT_EQ(line.parts.back().largest, Fraction(1));
+  }
+}
+
 // §4.5.1, both directions at once (all-port): p/2 steps, and the clockwise
 // message of step k carries p/2 - k + 1 blocks, so t_w m p(p + 2)/8 for even
 // p: the t_w term of Eq. 4.7 at least halved (here by nearly four).
@@ -474,6 +517,26 @@ TEST_F(CostTest, Eq4_9_HypercubeAllToAllPersonalized) {
   for (int64_t p : powersOfTwo)
     expectCost("hypercube_alltoall", p, log2Exact(p),
                p / 2 * log2Exact(p));
+}
+
+// Eq. 4.9 where only the rules price it: step i keeps the dests whose low
+// i + 1 bits are the peer's (`dest & ((2 << i) - 1) == ...`), every
+// 2^(i+1)-th one, for each of the 2^i origins of the sender's subcube.
+// Counted as a group per rank, not dest by dest: 2^27 evaluations did not
+// reach p = 256 that way.
+TEST_F(CostTest, Eq4_9_HypercubeAllToAllFromRulesAtScale) {
+  const ir::Schedule &s = schedule("hypercube_alltoall");
+  for (int64_t d : {8, 10, 12, 16}) {
+    const int64_t p = int64_t(1) << d;
+    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+    ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+    llvm::Expected<cost::ScheduleCost> c =
+        cost::costFromRules(s, *params, PortModel::Single);
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    EXPECT_TRUE(c->valid) << "p = " << p;
+    EXPECT_EQ(c->startups, d) << "p = " << p;
+    EXPECT_EQ(c->words, Fraction(p / 2 * d)) << "p = " << p;
+  }
 }
 
 // Eq. 4.10, Table 4.1: pairwise exchange, (t_s + t_w m)(p - 1).
