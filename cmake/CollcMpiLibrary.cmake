@@ -16,7 +16,8 @@
 # MAX_RANKS, too) and their ranges to `collc cost`.
 # PRICED_RANKS (default 256): every size up to it is priced exactly;
 # above it only 2^k and 3·2^(k-1), so that a MAX_RANKS of thousands builds
-# in minutes (Choice.cpp prices a size between them as the one below).
+# in minutes (Choice.cpp prices a size between them as the one below,
+# PricedSizes.h).
 # GENERATED: the directory where another build of the same SPECS wrote
 # their code, candidates and prices, taken as they are (nothing is compiled
 # or priced again: none of it depends on the MPI), so that a build for a
@@ -124,7 +125,6 @@ function(collc_add_mpi_library)
   # inlined into each other although it is position-independent.
   target_compile_options(${ARG_NAME} PRIVATE -ftls-model=initial-exec
                                              -fno-semantic-interposition)
-  target_compile_definitions(${ARG_NAME} PRIVATE COLLC_MPI_PRICED_RANKS=${ARG_PRICED_RANKS})
   if(ARG_GENERATED)
     string(REPLACE ".h" ".cpp" sources "${headers}")
     target_sources(${ARG_NAME} PRIVATE ${sources})

@@ -1,4 +1,5 @@
 #include "Choice.h"
+#include "PricedSizes.h"
 
 #include <algorithm>
 #include <array>
@@ -41,12 +42,16 @@ struct Cost {
   int p;
   int firstPart, numParts, firstReceiverPart, numReceiverParts;
 };
-// The build writes every schedule's price for every size it proved up to
-// COLLC_MPI_PRICED_RANKS, and above that for the sizes 2^k and 3·2^(k-1)
-// (cost_table.py, from `collc cost --format json`): a larger communicator
-// is priced as the largest priced size below it, where the schedule is
-// proved for it (Candidate::sizes). Prices decide only which proved
-// schedule runs.
+// The build writes every schedule's price on the sizes it priced
+// (PricedSizes.h; cost_table.py, from `collc cost --format json`) where the
+// schedule is proved for them; a size in between is priced as the priced
+// size below it, where the schedule is proved for it (Candidate::sizes).
+// Prices decide only which proved schedule runs.
+const int pricedSizes[] = {
+#define COLLC_PRICED_SIZES
+#include "DropinCosts.inc"
+#undef COLLC_PRICED_SIZES
+};
 const Cost costs[] = {
 #include "DropinCosts.inc"
 };
@@ -221,12 +226,9 @@ struct Settings {
     const std::vector<const Cost *> &row = it->second;
     if (static_cast<size_t>(p) < row.size() && row[static_cast<size_t>(p)])
       return row[static_cast<size_t>(p)];
-    if (p <= COLLC_MPI_PRICED_RANKS || !sizes.admit(p))
+    if (!sizes.admit(p))
       return nullptr;
-    for (size_t q = std::min(row.size(), static_cast<size_t>(p)); q-- > 0;)
-      if (row[q])
-        return row[q];
-    return nullptr;
+    return priceFor(row, std::span<const int>(pricedSizes), p);
   }
 
   /// The candidate's price, or a negative value where a part has no
