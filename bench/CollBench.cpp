@@ -312,6 +312,31 @@ void printSamples(const std::vector<double> &us) {
     std::printf("%s%.3f", i ? "," : "", us[i]);
 }
 
+/// Stops every rank where any rank's results of call `callIndex` differ
+/// (sums[0] ours, sums[1] MPI's), each saying how.
+void stopOnMismatch(const char *oursName, long long bytes, int callIndex,
+                    const uint64_t sums[2]) {
+  // The harness's own calls by their profiling names: a preloaded drop-in
+  // neither answers nor counts them.
+  int bad = sums[0] != sums[1], anyBad = 0;
+  PMPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!anyBad)
+    return;
+  if (bad)
+    std::fprintf(stderr,
+                 "coll_bench: rank %d: checksum mismatch: %s at %lld bytes, "
+                 "call %d: collc's result %016llx, MPI's %016llx\n",
+                 rank, oursName, bytes, callIndex,
+                 static_cast<unsigned long long>(sums[0]),
+                 static_cast<unsigned long long>(sums[1]));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    std::fprintf(stderr, "coll_bench: FAIL: %s gave a wrong result\n",
+                 oursName);
+  MPI_Finalize();
+  std::exit(1);
+}
+
 /// Times `ours` against `mpi`, the library's call, at every size; returns
 /// the number of checked calls.
 long long runCollective(const Row &row, const char *oursName, Fn ours, Fn mpi,
@@ -357,26 +382,7 @@ long long runCollective(const Row &row, const char *oursName, Fn ours, Fn mpi,
         }
         sums[which] = checksum(b.recv.data(), b.outputElements);
       }
-      // The harness's own calls by their profiling names: a preloaded
-      // drop-in neither answers nor counts them.
-      int bad = sums[0] != sums[1], anyBad = 0;
-      PMPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-      if (anyBad) {
-        if (bad)
-          std::fprintf(stderr,
-                       "coll_bench: rank %d: checksum mismatch: %s at %lld "
-                       "bytes, call %d: collc's result %016llx, MPI's "
-                       "%016llx\n",
-                       rank, oursName, bytes, it + warmup,
-                       static_cast<unsigned long long>(sums[0]),
-                       static_cast<unsigned long long>(sums[1]));
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0)
-          std::fprintf(stderr, "coll_bench: FAIL: %s gave a wrong result\n",
-                       oursName);
-        MPI_Finalize();
-        std::exit(1);
-      }
+      stopOnMismatch(oursName, bytes, it + warmup, sums);
       if (it < 0)
         continue;
       ++checked;

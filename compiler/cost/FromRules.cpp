@@ -385,33 +385,35 @@ ExprRef conjoin(llvm::ArrayRef<ExprRef> parts) {
   return out ? out : Expr::constant(1);
 }
 
-RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
-  RulePlan p;
-  if (rule.guard) {
-    std::vector<ExprRef> parts, rest;
-    ir::conjuncts(rule.guard, parts);
-    for (const ExprRef &c : parts) {
-      std::optional<Solved> b = solveEither(*c, isRankSlot);
-      std::optional<Congruence> mod =
-          p.congruent ? std::nullopt : congruence(*c);
-      if (b && b->op != ExprOp::Eq)
-        p.rankBounds.push_back({b->op, b->bound});
-      else if (mod)
-        p.congruent = mod;
-      else
-        rest.push_back(c);
-    }
-    if (!rest.empty()) {
-      p.guardRest = conjoin(rest);
-      p.guard.emplace(*p.guardRest);
-    }
-    if (p.congruent)
-      p.wholeGuard.emplace(*rule.guard);
-  }
-  p.wholeBuffer = !rule.selector;
+/// The guard's rank bounds, its congruence (the first), and the rest.
+void planGuard(const ir::TransferRule &rule, RulePlan &p) {
+  if (!rule.guard)
+    return;
   std::vector<ExprRef> parts, rest;
-  if (rule.selector)
-    ir::conjuncts(rule.selector, parts);
+  ir::conjuncts(rule.guard, parts);
+  for (const ExprRef &c : parts) {
+    std::optional<Solved> b = solveEither(*c, isRankSlot);
+    std::optional<Congruence> mod = p.congruent ? std::nullopt : congruence(*c);
+    if (b && b->op != ExprOp::Eq)
+      p.rankBounds.push_back({b->op, b->bound});
+    else if (mod)
+      p.congruent = mod;
+    else
+      rest.push_back(c);
+  }
+  if (!rest.empty()) {
+    p.guardRest = conjoin(rest);
+    p.guard.emplace(*p.guardRest);
+  }
+  if (p.congruent)
+    p.wholeGuard.emplace(*rule.guard);
+}
+
+/// The selector conjuncts that pin a coordinate (at most one each); returns
+/// the others.
+std::vector<ExprRef> planPins(llvm::ArrayRef<ExprRef> parts,
+                              const simulate::Semantics &sem, RulePlan &p) {
+  std::vector<ExprRef> rest;
   // A shift's dest follows from its origin: a pin on it stays a conjunct.
   bool destFollows = sem.destFollowsOrigin() && sem.usesDest();
   // Low bits pin every (m + 1)-th coordinate, a set no box holds: only
@@ -433,15 +435,15 @@ RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
     else
       rest.push_back(c);
   }
-  auto pinnedValue = [&](const Expr &v) -> ExprRef {
-    for (const Pin &pin : p.pins)
-      if (!pin.block && v.slot == pin.slot)
-        return pin.value;
-    return nullptr;
-  };
-  std::vector<ExprRef> reducedParts, kept;
-  for (const ExprRef &c : rest)
-    reducedParts.push_back(ir::substitute(c, pinnedValue));
+  return rest;
+}
+
+/// Of the conjuncts left after the pins (exact pins substituted), the
+/// cyclic ranges; returns the others.
+std::vector<ExprRef> planCyclicRanges(llvm::ArrayRef<ExprRef> reducedParts,
+                                      const simulate::Semantics &sem,
+                                      RulePlan &p) {
+  std::vector<ExprRef> kept;
   for (size_t i = 0; i < reducedParts.size(); ++i) {
     const ExprRef &c = reducedParts[i];
     std::optional<CyclicRange> range = cyclicRange(*c);
@@ -459,6 +461,27 @@ RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
       kept.push_back(c);
     }
   }
+  return kept;
+}
+
+RulePlan plan(const ir::TransferRule &rule, const simulate::Semantics &sem) {
+  RulePlan p;
+  planGuard(rule, p);
+  p.wholeBuffer = !rule.selector;
+  std::vector<ExprRef> parts;
+  if (rule.selector)
+    ir::conjuncts(rule.selector, parts);
+  std::vector<ExprRef> rest = planPins(parts, sem, p);
+  auto pinnedValue = [&](const Expr &v) -> ExprRef {
+    for (const Pin &pin : p.pins)
+      if (!pin.block && v.slot == pin.slot)
+        return pin.value;
+    return nullptr;
+  };
+  std::vector<ExprRef> reducedParts;
+  for (const ExprRef &c : rest)
+    reducedParts.push_back(ir::substitute(c, pinnedValue));
+  std::vector<ExprRef> kept = planCyclicRanges(reducedParts, sem, p);
   p.whole = conjoin(reducedParts);
   p.reduced = p.cyclic.empty() ? p.whole : conjoin(kept);
   p.selector.emplace(*p.reduced);
@@ -511,6 +534,11 @@ private:
   /// The chunks every rank of lo..hi sends, when interval evaluation shows
   /// they are as many for each; none when it cannot.
   llvm::Expected<std::optional<int64_t>> uniform(int64_t lo, int64_t hi);
+  enum class PinFit { Fits, NoChunk, Undecided };
+  /// Fits pin i to its coordinate c for every rank of lo..hi: a narrower
+  /// range or a count per rank (Fits), no chunk at all, or undecided.
+  llvm::Expected<PinFit> fitPin(size_t i, Coordinate &c, int64_t lo,
+                                int64_t hi);
   /// Counts each cyclic range's coordinate in `box` as its values in range,
   /// as many for every rank of the current range; false, `box` as it was,
   /// where one does not count so in this step or for these ranks.
@@ -533,7 +561,7 @@ private:
   /// What search() decides a box by: the reduced selector, or the whole
   /// one where the cyclic ranges do not count.
   const RangePredicate *selector = nullptr;
-  const Expr *reduced = nullptr;
+  const Expr *selectorExpr = nullptr; // its expression
 };
 
 /// A chunk coordinate's index in a RuleCounter box.
@@ -757,62 +785,24 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
   box[1] = {u.dLo, u.dHi};
   box[2] = {u.kLo, u.kHi};
   for (size_t i = 0; i < plan->pins.size(); ++i) {
-    const Pin &pin = plan->pins[i];
-    Coordinate &c = box[boxCoordinate(pin.slot)];
-    if (auto err = tick(*plan->pinValues[i]))
-      return err;
-    ValueRange v = plan->pinValues[i]->evaluate(lo, hi);
-    // One rank names one value: exact, where intervals may not say it.
-    if (v.mayFail || (rlo == rhi && v.lo != v.hi)) {
-      if (rlo != rhi)
-        return std::nullopt;
-      env[ir::SlotRank] = rlo;
-      ir::EvalResult exact = ir::evaluate(*pin.value, env);
-      if (!exact.ok())
-        return evalFailure(*pin.value, exact, "selector", rlo);
-      v = {exact.value, exact.value, false};
-    }
-    const int64_t width = plan->widths[i];
-    if (pin.grouping == Grouping::LowBits) {
-      std::optional<int64_t> n = lowBitsCount(c.lo, c.hi, width, v);
-      if (!n)
-        return std::nullopt;
-      if (*n == 0)
-        return std::optional<int64_t>(0); // no rank names a chunk
-      c.collapsed = true;
-      c.factor = *n;
-      continue;
-    }
-    // The block each rank names, and its hull over the range.
-    __int128 first = static_cast<__int128>(v.lo) * width;
-    __int128 last = static_cast<__int128>(v.hi) * width + width - 1;
-    if (last < c.lo || first > c.hi)
-      return std::optional<int64_t>(0); // no rank names a chunk
-    if (v.lo == v.hi) { // one block for the whole range: a narrower box
-      c.lo = static_cast<int64_t>(std::max<__int128>(first, c.lo));
-      c.hi = static_cast<int64_t>(std::min<__int128>(last, c.hi));
-      if (!pin.block)
-        c.collapsed = true;
-      continue;
-    }
-    // Blocks that move with the rank: each within the coordinate's range,
-    // and read no further (an exact pin's coordinate is substituted).
-    if (first < c.lo || last > c.hi || (pin.block && plan->reducedReads[i]))
+    llvm::Expected<PinFit> fit =
+        fitPin(i, box[boxCoordinate(plan->pins[i].slot)], rlo, rhi);
+    if (!fit)
+      return fit.takeError();
+    if (*fit == PinFit::Undecided)
       return std::nullopt;
-    c.lo = static_cast<int64_t>(first);
-    c.hi = static_cast<int64_t>(last);
-    c.collapsed = true;
-    c.factor = width;
+    if (*fit == PinFit::NoChunk)
+      return std::optional<int64_t>(0); // no rank names a chunk
   }
   selector = &*plan->selector;
-  reduced = plan->reduced.get();
+  selectorExpr = plan->reduced.get();
   if (!plan->cyclic.empty()) {
     llvm::Expected<bool> counted = countCyclicRanges(box);
     if (!counted)
       return counted.takeError();
     if (!*counted) {
       selector = &*plan->wholeSelector;
-      reduced = plan->whole.get();
+      selectorExpr = plan->whole.get();
     }
   }
   // A shift's dest follows its origin's range.
@@ -827,6 +817,56 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
   if (!*decided)
     return std::nullopt;
   return std::optional<int64_t>(total);
+}
+
+llvm::Expected<RuleCounter::PinFit>
+RuleCounter::fitPin(size_t i, Coordinate &c, int64_t rlo, int64_t rhi) {
+  const Pin &pin = plan->pins[i];
+  if (auto err = tick(*plan->pinValues[i]))
+    return err;
+  ValueRange v = plan->pinValues[i]->evaluate(lo, hi);
+  // One rank names one value: exact, where intervals may not say it.
+  if (v.mayFail || (rlo == rhi && v.lo != v.hi)) {
+    if (rlo != rhi)
+      return PinFit::Undecided;
+    env[ir::SlotRank] = rlo;
+    ir::EvalResult exact = ir::evaluate(*pin.value, env);
+    if (!exact.ok())
+      return evalFailure(*pin.value, exact, "selector", rlo);
+    v = {exact.value, exact.value, false};
+  }
+  const int64_t width = plan->widths[i];
+  if (pin.grouping == Grouping::LowBits) {
+    std::optional<int64_t> n = lowBitsCount(c.lo, c.hi, width, v);
+    if (!n)
+      return PinFit::Undecided;
+    if (*n == 0)
+      return PinFit::NoChunk;
+    c.collapsed = true;
+    c.factor = *n;
+    return PinFit::Fits;
+  }
+  // The block each rank names, and its hull over the range.
+  __int128 first = static_cast<__int128>(v.lo) * width;
+  __int128 last = static_cast<__int128>(v.hi) * width + width - 1;
+  if (last < c.lo || first > c.hi)
+    return PinFit::NoChunk;
+  if (v.lo == v.hi) { // one block for the whole range: a narrower box
+    c.lo = static_cast<int64_t>(std::max<__int128>(first, c.lo));
+    c.hi = static_cast<int64_t>(std::min<__int128>(last, c.hi));
+    if (!pin.block)
+      c.collapsed = true;
+    return PinFit::Fits;
+  }
+  // Blocks that move with the rank: each within the coordinate's range,
+  // and read no further (an exact pin's coordinate is substituted).
+  if (first < c.lo || last > c.hi || (pin.block && plan->reducedReads[i]))
+    return PinFit::Undecided;
+  c.lo = static_cast<int64_t>(first);
+  c.hi = static_cast<int64_t>(last);
+  c.collapsed = true;
+  c.factor = width;
+  return PinFit::Fits;
 }
 
 llvm::Expected<bool> RuleCounter::countCyclicRanges(Box &box) {
@@ -898,7 +938,7 @@ llvm::Expected<bool> RuleCounter::search(Box box, int64_t &total) {
   for (int i = 0; i < 3; ++i)
     env[slots[i]] = box[i].lo;
   env[ir::SlotRank] = lo[ir::SlotRank];
-  ir::EvalResult exact = ir::evaluate(*reduced, env);
+  ir::EvalResult exact = ir::evaluate(*selectorExpr, env);
   if (!exact.ok())
     return evalFailure(*rule->selector, exact, "selector", env[ir::SlotRank]);
   if (exact.value != 0)

@@ -62,6 +62,22 @@ bool hasOutput(Coll coll, int rank, int root) {
                               : coll != Coll::Exscan || rank != 0;
 }
 
+/// Why a reduction goes to MPI, or Reason::Count where it need not. Fills c,
+/// info, bytes and fold as far as it got: all valid where it need not.
+Reason screenReduction(Coll coll, int count, MPI_Datatype type, MPI_Op op,
+                       int root, MPI_Comm comm, Comm &c, TypeInfo &info,
+                       int64_t &bytes, Fold &fold) {
+  Reason why = screen(coll, comm, c);
+  if (why == Reason::Count && coll == Coll::Reduce &&
+      (root < 0 || root >= c.size))
+    why = Reason::Invalid;
+  if (why == Reason::Count)
+    why = blockBytes(count, type, info, bytes);
+  if (why == Reason::Count)
+    why = foldOf(count, type, info, op, fold);
+  return why;
+}
+
 /// The whole path of a reduction (Reduce, Allreduce, Scan, Exscan; `root`
 /// < 0 for the unrooted ones): screen, choose, stage and run, or hand on.
 /// Out of line, so that the remembered call's path below stays short.
@@ -78,14 +94,8 @@ decideReduction(Coll coll, const CallKey &key, const void *send, void *recv,
   if (int rc =
           checked(comm, [&] { return agreed(coll, root, op, count, type); }))
     return rc;
-  Reason why = screen(coll, comm, c);
-  if (why == Reason::Count && coll == Coll::Reduce &&
-      (root < 0 || root >= c.size))
-    why = Reason::Invalid;
-  if (why == Reason::Count)
-    why = blockBytes(count, type, info, bytes);
-  if (why == Reason::Count)
-    why = foldOf(count, type, info, op, fold);
+  const Reason why =
+      screenReduction(coll, count, type, op, root, comm, c, info, bytes, fold);
   // The schedules that keep rank order are proved for root 0: another root
   // would rotate the ranks, and the order with them. So such a reduce runs
   // to rank 0 and its result then moves to the root.

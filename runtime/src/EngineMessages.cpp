@@ -399,6 +399,34 @@ void Engine::dataOf(Outgoing &o) {
       1, {o.message + head, static_cast<size_t>(out - o.message) - head});
 }
 
+int Engine::exchangeRepeatSingle(int tagData) {
+  Expected *e = receives.empty() || !receives.front().dataBytes
+                    ? nullptr
+                    : &receives.front();
+  Outgoing *o =
+      sends.empty() || sends.front().dataBytes == 0 ? nullptr : &sends.front();
+  if (e)
+    landData(*e);
+  std::swap(single, pieces); // the receive's pieces
+  if (o)
+    dataOf(*o);
+  size_t got = 0;
+  int rc = MPI_SUCCESS;
+  if (e && o)
+    rc = backend->sendrecv(o->peer, tagData, pieces,
+                           static_cast<int>(e->sender), tagData, single, got);
+  else if (e)
+    rc = backend->recv(static_cast<int>(e->sender), tagData, single, got);
+  else if (o)
+    rc = backend->send(o->peer, tagData, pieces);
+  if (rc)
+    return rc;
+  if (e && got && got != e->dataBytes)
+    diverged("a message differs from the one the last call like this one "
+             "received");
+  return MPI_SUCCESS;
+}
+
 int Engine::exchangeRepeat(int tagData) {
   // Every header is known: each end takes them from the last like call,
   // and only data moves, straight into place.
@@ -414,36 +442,10 @@ int Engine::exchangeRepeat(int tagData) {
     checkSent(o);
   recalled += receives.size();
   planData();
-  if (receives.size() <= 1 && sends.size() <= 1) {
-    // At most one receive and one send (each step of a hypercube or
-    // pairwise-exchange schedule): one blocking call.
-    Expected *e = receives.empty() || !receives.front().dataBytes
-                      ? nullptr
-                      : &receives.front();
-    Outgoing *o = sends.empty() || sends.front().dataBytes == 0
-                      ? nullptr
-                      : &sends.front();
-    if (e)
-      landData(*e);
-    std::swap(single, pieces); // the receive's pieces
-    if (o)
-      dataOf(*o);
-    size_t got = 0;
-    int rc = MPI_SUCCESS;
-    if (e && o)
-      rc = backend->sendrecv(o->peer, tagData, pieces,
-                             static_cast<int>(e->sender), tagData, single, got);
-    else if (e)
-      rc = backend->recv(static_cast<int>(e->sender), tagData, single, got);
-    else if (o)
-      rc = backend->send(o->peer, tagData, pieces);
-    if (rc)
-      return rc;
-    if (e && got && got != e->dataBytes)
-      diverged("a message differs from the one the last call like this one "
-               "received");
-    return MPI_SUCCESS;
-  }
+  // At most one receive and one send (each step of a hypercube or
+  // pairwise-exchange schedule): one blocking call.
+  if (receives.size() <= 1 && sends.size() <= 1)
+    return exchangeRepeatSingle(tagData);
   int requests = 0, request = 0;
   for (Expected &e : receives) {
     if (!e.dataBytes)
@@ -483,6 +485,34 @@ int Engine::exchangeRepeat(int tagData) {
   return MPI_SUCCESS;
 }
 
+int Engine::exchangeSingle(int tagHeader, int tagData, size_t bound) {
+  int first = -1, last = -1; // the data receive's requests
+  Expected &e = receives.front();
+  single.assign(1, {e.landing, bound});
+  size_t got = 0;
+  if (sends.empty()) {
+    if (int rc =
+            backend->recv(static_cast<int>(e.sender), tagHeader, single, got))
+      return rc;
+  } else {
+    const Outgoing &o = sends.front();
+    pieces.assign(1, {o.message, o.length});
+    if (int rc = backend->sendrecv(o.peer, tagHeader, pieces,
+                                   static_cast<int>(e.sender), tagHeader,
+                                   single, got))
+      return rc;
+  }
+  if (int rc = readHeader(e, got))
+    return rc;
+  if (int rc = receiveData(tagData, first, last))
+    return rc;
+  if (first >= 0)
+    if (int rc = backend->waitAll(first, last, nullptr))
+      return rc;
+  rememberHeaders();
+  return MPI_SUCCESS;
+}
+
 int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   sendPieces.clear();
   for (size_t i = 0; i < sends.size(); ++i) {
@@ -500,36 +530,12 @@ int Engine::exchange(int tagHeader, int tagData, size_t bound, char *bytes) {
   if (predictHeaders())
     return exchangeRepeat(tagData);
   recordSends();
-  int first = -1, last = -1; // the data receives' requests
+  // One receive and at most one small send (each step of a hypercube or
+  // pairwise-exchange schedule): one blocking call.
   if (receives.size() == 1 && sends.size() <= 1 &&
-      (sends.empty() || sends.front().whole)) {
-    // One receive and at most one small send (each step of a hypercube
-    // or pairwise-exchange schedule): one blocking call.
-    Expected &e = receives.front();
-    single.assign(1, {e.landing, bound});
-    size_t got = 0;
-    if (sends.empty()) {
-      if (int rc =
-              backend->recv(static_cast<int>(e.sender), tagHeader, single, got))
-        return rc;
-    } else {
-      const Outgoing &o = sends.front();
-      pieces.assign(1, {o.message, o.length});
-      if (int rc = backend->sendrecv(o.peer, tagHeader, pieces,
-                                     static_cast<int>(e.sender), tagHeader,
-                                     single, got))
-        return rc;
-    }
-    if (int rc = readHeader(e, got))
-      return rc;
-    if (int rc = receiveData(tagData, first, last))
-      return rc;
-    if (first >= 0)
-      if (int rc = backend->waitAll(first, last, nullptr))
-        return rc;
-    rememberHeaders();
-    return MPI_SUCCESS;
-  }
+      (sends.empty() || sends.front().whole))
+    return exchangeSingle(tagHeader, tagData, bound);
+  int first = -1, last = -1; // the data receives' requests
   // Receives first, so that the messages land straight in their buffers;
   // requests are numbered from 0 in the order they start (a blocking send
   // may take one too), so `requests` counts them.

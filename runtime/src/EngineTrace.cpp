@@ -502,11 +502,96 @@ Engine::CallRecord::recordingFor(const Call &c,
   return nullptr;
 }
 
+namespace {
+// Inlined, as is Engine::replayMessage: most ops have one piece, and a call
+// of a small message is mostly the replay loop's overhead.
+
+/// Trace ref i at the call's bases (Trace::Ref).
+template <typename Trace>
+__attribute__((always_inline)) inline Piece
+refPiece(const Trace &t, const std::vector<char *> &bases, uint32_t i) {
+  const auto &r = t.refs[i];
+  return Piece{bases[r.base] + r.offset, r.bytes};
+}
+
+/// Refs first..last at the call's bases, into `into`.
+template <typename Trace>
+__attribute__((always_inline)) inline void
+refPieces(const Trace &t, const std::vector<char *> &bases, uint32_t first,
+          uint32_t last, std::vector<Piece> &into) {
+  into.resize(last - first);
+  for (uint32_t i = first; i < last; ++i)
+    into[i - first] = refPiece(t, bases, i);
+}
+} // namespace
+
+[[gnu::always_inline]] inline int
+Engine::replayMessage(const Trace &t, size_t opIndex, const Call &call,
+                      Backend &backend, Workspace &w) {
+  const Trace::Op &op = t.ops[opIndex];
+  const std::vector<char *> &bases = w.bases;
+  std::vector<Piece> &pieces = w.pieces, &single = w.single;
+  auto sizesMatch = [&](const size_t *got) {
+    for (uint32_t i = op.sizesFirst; i < op.sizesLast; ++i)
+      if (got[i - op.sizesFirst] != t.sizes[i])
+        divergedCall(call, "a message differs from the one the last call "
+                           "like this one received");
+  };
+  int rc = MPI_SUCCESS, request = 0;
+  size_t got = 0;
+  switch (op.code) {
+  case Trace::Code::Send:
+    if (op.split - op.first == 1)
+      return backend.sendOne(op.peer, op.tag, refPiece(t, bases, op.first));
+    refPieces(t, bases, op.first, op.split, pieces);
+    return backend.send(op.peer, op.tag, pieces);
+  case Trace::Code::Isend:
+    refPieces(t, bases, op.first, op.split, pieces);
+    return backend.isend(op.peer, op.tag, pieces, request);
+  case Trace::Code::Irecv:
+    refPieces(t, bases, op.split, op.last, single);
+    return backend.irecv(op.peer, op.tag, single, request);
+  case Trace::Code::Recv:
+    if (op.last - op.split == 1) {
+      rc = backend.recvOne(op.peer, op.tag, refPiece(t, bases, op.split), got);
+    } else {
+      refPieces(t, bases, op.split, op.last, single);
+      rc = backend.recv(op.peer, op.tag, single, got);
+    }
+    sizesMatch(&got);
+    return rc;
+  case Trace::Code::Sendrecv:
+    if (op.split - op.first == 1 && op.last - op.split == 1) {
+      rc = backend.sendrecvOne(op.peer, op.tag, refPiece(t, bases, op.first),
+                               op.peer2, op.tag2, refPiece(t, bases, op.split),
+                               got);
+    } else {
+      refPieces(t, bases, op.first, op.split, pieces);
+      refPieces(t, bases, op.split, op.last, single);
+      rc = backend.sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2, single,
+                            got);
+    }
+    sizesMatch(&got);
+    return rc;
+  case Trace::Code::WaitAll: {
+    std::vector<size_t> &received = w.received;
+    received.resize(op.sizesLast - op.sizesFirst);
+    rc = backend.waitAll(op.peer, op.tag,
+                         received.empty() ? nullptr : received.data());
+    sizesMatch(received.data());
+    return rc;
+  }
+  case Trace::Code::Reset: // runTrace's own
+  case Trace::Code::Copy:
+  case Trace::Code::Fold:
+    break;
+  }
+  return MPI_SUCCESS;
+}
+
 int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
                      Workspace &w) {
   std::vector<char *> &bases = w.bases;
-  std::vector<Piece> &pieces = w.pieces, &single = w.single;
-  std::vector<size_t> &received = w.received;
   ++replayCount;
   bases.assign({nullptr, nullptr, stepBytesOf(w, t.stepBytes)});
   if (call.send != MPI_IN_PLACE)
@@ -516,76 +601,11 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
     bases[Trace::Output] = static_cast<char *>(call.recv);
   for (const auto &block : t.scratch)
     bases.push_back(block.get());
-  // Inlined: most ops have one piece, and a call of a small message is
-  // mostly this loop's overhead.
-  auto resolve = [&](uint32_t first, uint32_t last, std::vector<Piece> & into)
-      __attribute__((always_inline)) {
-    into.resize(last - first);
-    for (uint32_t i = first; i < last; ++i) {
-      const Trace::Ref &r = t.refs[i];
-      into[i - first] = {bases[r.base] + r.offset, r.bytes};
-    }
-  };
-  auto piece = [&](uint32_t i) {
-    const Trace::Ref &r = t.refs[i];
-    return Piece{bases[r.base] + r.offset, r.bytes};
-  };
-  auto at = [&](uint32_t i) {
-    return bases[t.refs[i].base] + t.refs[i].offset;
-  };
-  auto sizesMatch = [&](const Trace::Op &op, const size_t *got) {
-    for (uint32_t i = op.sizesFirst; i < op.sizesLast; ++i)
-      if (got[i - op.sizesFirst] != t.sizes[i])
-        divergedCall(call, "a message differs from the one the last call "
-                           "like this one received");
-  };
-  for (const Trace::Op &op : t.ops) {
-    int rc = MPI_SUCCESS, request = 0;
-    size_t got = 0;
+  auto at = [&](uint32_t i) { return refPiece(t, bases, i).data; };
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const Trace::Op &op = t.ops[i];
+    int rc = MPI_SUCCESS;
     switch (op.code) {
-    case Trace::Code::Send:
-      if (op.split - op.first == 1) {
-        rc = backend.sendOne(op.peer, op.tag, piece(op.first));
-        break;
-      }
-      resolve(op.first, op.split, pieces);
-      rc = backend.send(op.peer, op.tag, pieces);
-      break;
-    case Trace::Code::Isend:
-      resolve(op.first, op.split, pieces);
-      rc = backend.isend(op.peer, op.tag, pieces, request);
-      break;
-    case Trace::Code::Irecv:
-      resolve(op.split, op.last, single);
-      rc = backend.irecv(op.peer, op.tag, single, request);
-      break;
-    case Trace::Code::Recv:
-      if (op.last - op.split == 1) {
-        rc = backend.recvOne(op.peer, op.tag, piece(op.split), got);
-      } else {
-        resolve(op.split, op.last, single);
-        rc = backend.recv(op.peer, op.tag, single, got);
-      }
-      sizesMatch(op, &got);
-      break;
-    case Trace::Code::Sendrecv:
-      if (op.split - op.first == 1 && op.last - op.split == 1) {
-        rc = backend.sendrecvOne(op.peer, op.tag, piece(op.first), op.peer2,
-                                 op.tag2, piece(op.split), got);
-      } else {
-        resolve(op.first, op.split, pieces);
-        resolve(op.split, op.last, single);
-        rc = backend.sendrecv(op.peer, op.tag, pieces, op.peer2, op.tag2,
-                              single, got);
-      }
-      sizesMatch(op, &got);
-      break;
-    case Trace::Code::WaitAll:
-      received.resize(op.sizesLast - op.sizesFirst);
-      rc = backend.waitAll(op.peer, op.tag,
-                           received.empty() ? nullptr : received.data());
-      sizesMatch(op, received.data());
-      break;
     case Trace::Code::Reset:
       backend.reset();
       break;
@@ -599,6 +619,14 @@ int Engine::runTrace(const Trace &t, const Call &call, Backend &backend,
       else if ((rc = combine(at(op.first), at(op.first + 1), at(op.first + 2),
                              op.peer2, call.type, call.op)))
         return failLocal(call, rc, "reduction failed");
+      break;
+    case Trace::Code::Send:
+    case Trace::Code::Isend:
+    case Trace::Code::Irecv:
+    case Trace::Code::Recv:
+    case Trace::Code::Sendrecv:
+    case Trace::Code::WaitAll:
+      rc = replayMessage(t, i, call, backend, w);
       break;
     }
     if (rc)

@@ -333,6 +333,8 @@ private:
   /// The step's messages (endStep): each receive's first message, a small
   /// message whole or a header, lands in `bound` bytes at `bytes`.
   int exchange(int tagHeader, int tagData, size_t bound, char *bytes);
+  /// exchange() of a step with one receive and at most one small send.
+  int exchangeSingle(int tagHeader, int tagData, size_t bound);
   /// Posts the data receives of the receives whose data did not come with
   /// their headers: straight into place where the step allows.
   int receiveData(int tagData, int &first, int &last);
@@ -349,6 +351,8 @@ private:
   void landData(Expected &e);
   /// A repeated call's step: only data moves (see Memory).
   int exchangeRepeat(int tagData);
+  /// exchangeRepeat() of a step with at most one receive and one send.
+  int exchangeRepeatSingle(int tagData);
   /// A send's data as pieces to send alone, in `pieces`.
   void dataOf(Outgoing &o);
   /// Add this step's sent and received headers to the recording.
@@ -451,6 +455,10 @@ private:
   /// Runs a recorded call's effects on `call`'s buffers, with `w`'s lists.
   static int runTrace(const Trace &t, const Call &call, Backend &backend,
                       Workspace &w);
+  /// runTrace's message op t.ops[opIndex] (a send, receive or wait): its
+  /// return code.
+  static int replayMessage(const Trace &t, size_t opIndex, const Call &call,
+                           Backend &backend, Workspace &w);
   static int failCall(const Call &call, int code, const char *message);
   [[noreturn]] static void divergedCall(const Call &call, const char *why);
   /// Checks that a message's header is the one the last like call sent,
