@@ -281,12 +281,14 @@ std::optional<int64_t> lowBitsCount(int64_t lo, int64_t hi, int64_t modulus,
   return (hi - lo + 1) / modulus;
 }
 
-/// A selector conjunct `(coordinate - offset + m) % m op bound`, m the
-/// coordinate's count, offset free of chunk coordinates, m and bound fixed
-/// in a step: the coordinates a given distance round from offset, as many
-/// for every offset in -m..m. The ring's all-to-all names so the blocks a
-/// rank passes on (`(dest - origin + p) % p >= k`, its origin pinned to
-/// the rank), which interval evaluation decides only rank by rank.
+/// A selector conjunct `(coordinate - offset + m) % m op bound`, offset
+/// free of chunk coordinates, m and bound fixed in a step: the coordinates
+/// a given distance round from offset. Where the coordinate's range is
+/// whole periods of m, as many for every offset (that keeps the sum from
+/// going negative); else counted for one offset, rank by rank. The ring's
+/// all-to-all names so the blocks a rank passes on (`(dest - origin + p) %
+/// p >= k`, its origin pinned to the rank), which interval evaluation
+/// decides only rank by rank.
 struct CyclicRange {
   unsigned slot = 0;
   ExprRef offset, modulus, bound;
@@ -317,23 +319,42 @@ std::optional<CyclicRange> cyclicRange(const Expr &c) {
   return std::nullopt;
 }
 
-/// The values y in 0..m - 1 with `y op bound`.
-int64_t countCyclic(ExprOp op, int64_t bound, int64_t m) {
-  auto below = [&](__int128 x) { // those less than x
-    return static_cast<int64_t>(std::clamp<__int128>(x, 0, m));
+/// The values y in 0..m - 1 with `y op bound`: first..last, empty where
+/// first > last.
+std::pair<__int128, __int128> distances(ExprOp op, int64_t bound, int64_t m) {
+  const __int128 b = bound;
+  auto within = [&](__int128 first, __int128 last) {
+    return std::pair(std::max<__int128>(first, 0),
+                     std::min<__int128>(last, m - 1));
   };
   switch (op) {
   case ExprOp::Lt:
-    return below(bound);
+    return within(0, b - 1);
   case ExprOp::Le:
-    return below(static_cast<__int128>(bound) + 1);
+    return within(0, b);
   case ExprOp::Gt:
-    return m - below(static_cast<__int128>(bound) + 1);
+    return within(b + 1, m - 1);
   case ExprOp::Ge:
-    return m - below(bound);
+    return within(b, m - 1);
   default: // Eq
-    return bound >= 0 && bound < m ? 1 : 0;
+    return within(b, b);
   }
+}
+
+/// The coordinates lo..hi whose distance (c - offset + m) % m is in
+/// first..last, where the sum is never negative.
+int64_t countDistances(int64_t lo, int64_t hi, int64_t offset, int64_t m,
+                       std::pair<__int128, __int128> span) {
+  const __int128 first = span.first, last = span.second;
+  if (first > last)
+    return 0;
+  // Those x in 0..n - 1 with x % m in first..last.
+  auto below = [&](__int128 n) {
+    return n / m * (last - first + 1) +
+           std::clamp<__int128>(n % m - first, 0, last - first + 1);
+  };
+  const __int128 from = static_cast<__int128>(lo) - offset + m;
+  return static_cast<int64_t>(below(from + (hi - lo) + 1) - below(from));
 }
 
 /// What the search needs of one rule.
@@ -540,9 +561,11 @@ private:
   llvm::Expected<PinFit> fitPin(size_t i, Coordinate &c, int64_t lo,
                                 int64_t hi);
   /// Counts each cyclic range's coordinate in `box` as its values in range,
-  /// as many for every rank of the current range; false, `box` as it was,
-  /// where one does not count so in this step or for these ranks.
-  llvm::Expected<bool> countCyclicRanges(Box &box);
+  /// as many for every rank of the current range (Counted); Undecided where
+  /// the ranks may count differently, Whole (`box` as it was) where one does
+  /// not count so at all (the whole selector decides).
+  enum class CyclicFit { Counted, Undecided, Whole };
+  llvm::Expected<CyclicFit> countCyclicRanges(Box &box);
   /// Counts the chunks of `box` the reduced selector holds on, for every
   /// rank of the current range; false when a single chunk stays undecided.
   llvm::Expected<bool> search(Box box, int64_t &total);
@@ -797,10 +820,12 @@ llvm::Expected<std::optional<int64_t>> RuleCounter::uniform(int64_t rlo,
   selector = &*plan->selector;
   selectorExpr = plan->reduced.get();
   if (!plan->cyclic.empty()) {
-    llvm::Expected<bool> counted = countCyclicRanges(box);
+    llvm::Expected<CyclicFit> counted = countCyclicRanges(box);
     if (!counted)
       return counted.takeError();
-    if (!*counted) {
+    if (*counted == CyclicFit::Undecided)
+      return std::nullopt;
+    if (*counted == CyclicFit::Whole) {
       selector = &*plan->wholeSelector;
       selectorExpr = plan->whole.get();
     }
@@ -869,7 +894,8 @@ RuleCounter::fitPin(size_t i, Coordinate &c, int64_t rlo, int64_t rhi) {
   return PinFit::Fits;
 }
 
-llvm::Expected<bool> RuleCounter::countCyclicRanges(Box &box) {
+llvm::Expected<RuleCounter::CyclicFit>
+RuleCounter::countCyclicRanges(Box &box) {
   Box counted = box;
   for (size_t i = 0; i < plan->cyclic.size(); ++i) {
     const CyclicRange &range = plan->cyclic[i];
@@ -877,21 +903,31 @@ llvm::Expected<bool> RuleCounter::countCyclicRanges(Box &box) {
     ir::EvalResult m = ir::evaluate(*range.modulus, env);
     ir::EvalResult bound = ir::evaluate(*range.bound, env);
     // The whole selector reports what does not evaluate.
-    if (!m.ok() || !bound.ok() || c.collapsed || c.lo != 0 ||
-        c.hi != m.value - 1)
-      return false;
+    if (!m.ok() || !bound.ok() || m.value <= 0 || c.collapsed || c.lo < 0 ||
+        c.hi > INT64_MAX / 4 || m.value > INT64_MAX / 4)
+      return CyclicFit::Whole;
     if (auto err = tick(*plan->cyclicOffsets[i]))
       return err;
-    // From any offset in -m..m (the sum neither negative nor overflowing)
-    // the distances are 0..m - 1 once each.
+    // From an offset in -m..lo + m the sum is neither negative (where C's %
+    // is) nor overflowing.
     ValueRange offset = plan->cyclicOffsets[i]->evaluate(lo, hi);
-    if (offset.mayFail || offset.hi > m.value || offset.lo < -m.value)
-      return false;
+    if (offset.mayFail || offset.hi > c.lo + m.value || offset.lo < -m.value)
+      return CyclicFit::Whole;
+    const auto span = distances(range.op, bound.value, m.value);
+    // Every distance as often (whole periods), or none or all of them pass:
+    // as many for every offset.
+    if ((c.hi - c.lo + 1) % m.value == 0 || span.first > span.second ||
+        (span.first == 0 && span.second == m.value - 1))
+      c.factor = countDistances(c.lo, c.hi, 0, m.value, span);
+    else if (offset.lo == offset.hi)
+      c.factor = countDistances(c.lo, c.hi, offset.lo, m.value, span);
+    else
+      return lo[ir::SlotRank] == hi[ir::SlotRank] ? CyclicFit::Whole
+                                                  : CyclicFit::Undecided;
     c.collapsed = true;
-    c.factor = countCyclic(range.op, bound.value, m.value);
   }
   box = counted;
-  return true;
+  return CyclicFit::Counted;
 }
 
 llvm::Expected<bool> RuleCounter::search(Box box, int64_t &total) {

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <ostream>
 
@@ -746,10 +747,11 @@ TEST_F(CostTest, Sec4_7_2_AllPortPersonalized) {
 // round a ring for many ranks at once where every rank has as many, and
 // otherwise rank by rank or chunk by chunk; either way it must price what
 // the simulation does. Here: low bits over ranges that are not whole periods
-// (& 3 on 5, 6, 7 and 4,099 ranks), a distance round the ring (counted),
-// one whose modulus is not the coordinate's count (% 3 on p ranks: decided
-// chunk by chunk), and one from an offset beyond -p..p (2·r: decided over
-// ranges of ranks).
+// (& 3 on 5, 6, 7 and 4,099 ranks), a distance round the ring (counted for
+// all ranks at once), one whose modulus does not divide the count of dests
+// (% 3 and % 4 on p ranks: counted rank by rank; chunk by chunk, 2^24
+// chunks pass the budget), and one from an offset beyond -p..p (2·r:
+// decided over ranges of ranks).
 TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
   llvm::SourceMgr sm;
   DiagnosticEngine d(sm, llvm::errs(), false);
@@ -769,6 +771,10 @@ TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
           "  step { r -> (r + 1) % p : origin == r\n"
           "                            and (dest - r % 3 + 3) % 3 == 1 }\n"
           "}\n"
+          "schedule near_mod_4 : alltoall on ring(p) where p in 2 .. 8192 {\n"
+          "  step { r -> (r + 1) % p : origin == r\n"
+          "                            and (dest - r % 4 + 4) % 4 < 2 }\n"
+          "}\n"
           "schedule far_offset : alltoall on ring(p) where p in 2 .. 8192 {\n"
           "  step { r -> (r + 1) % p : origin == r\n"
           "                            and (dest - 2 * r + p) % p == 1 }\n"
@@ -784,6 +790,8 @@ TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
       return p - 2;
     if (name == "distance_mod_3")
       return (p + 2) / 3;
+    if (name == "near_mod_4") // two residues of 4 in a row
+      return 2 * (p / 4) + std::min<int64_t>(p % 4, 2);
     return 1;
   };
   for (const ir::Schedule &s : program->schedules) {
@@ -800,24 +808,18 @@ TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
                                << llvm::toString(rules.takeError());
       expectSameFromRules(s, *params, PortModel::Single, *simulated);
     }
-    // Beyond what is simulated: 4,099 ranks, 2^24 chunks.
-    llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, 4099);
-    ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
-    llvm::Expected<cost::ScheduleCost> rules =
-        cost::costFromRules(s, *params, PortModel::Single);
-    if (s.name == "distance_mod_3") {
-      // Its distances are neither counted (the modulus is not the count of
-      // dests) nor decided over ranges of ranks: 2^24 chunks one at a time
-      // pass the budget, and pricing says so within a second or two.
-      ASSERT_FALSE(bool(rules));
-      EXPECT_NE(llvm::toString(rules.takeError())
-                    .find("interval evaluation does not decide"),
-                std::string::npos);
-      continue;
+    // Beyond what is simulated: about 2^24 chunks, the ranges of dests whole
+    // periods of 3 (4,098) and not (4,099).
+    for (int64_t p : {4098, 4099}) {
+      llvm::Expected<std::vector<int64_t>> params = cost::paramsForRanks(s, p);
+      ASSERT_TRUE(bool(params)) << llvm::toString(params.takeError());
+      llvm::Expected<cost::ScheduleCost> rules =
+          cost::costFromRules(s, *params, PortModel::Single);
+      ASSERT_TRUE(bool(rules)) << s.name << " at p = " << p << ": "
+                               << llvm::toString(rules.takeError());
+      EXPECT_EQ(rules->words, Fraction(largest(s.name, p)))
+          << s.name << " at p = " << p;
     }
-    ASSERT_TRUE(bool(rules))
-        << s.name << ": " << llvm::toString(rules.takeError());
-    EXPECT_EQ(rules->words, Fraction(largest(s.name, 4099))) << s.name;
   }
 }
 
