@@ -746,12 +746,12 @@ TEST_F(CostTest, Sec4_7_2_AllPortPersonalized) {
 // Pricing from the rules counts a coordinate's low bits and its distance
 // round a ring for many ranks at once where every rank has as many, and
 // otherwise rank by rank or chunk by chunk; either way it must price what
-// the simulation does. Here: low bits over ranges that are not whole periods
-// (& 3 on 5, 6, 7 and 4,099 ranks), a distance round the ring (counted for
-// all ranks at once), one whose modulus does not divide the count of dests
-// (% 3 and % 4 on p ranks: counted rank by rank; chunk by chunk, 2^24
-// chunks pass the budget), and one from an offset beyond -p..p (2·r:
-// decided over ranges of ranks).
+// the simulation does. Here: low bits over ranges that are not whole
+// periods (& 3 on 5, 6, 7 and 4,099 ranks); distances round the ring,
+// counted for all ranks at once, from an offset that may be negative;
+// moduli that do not divide the count of dests (% 3 and % 4: counted rank
+// by rank, where chunk by chunk 2^24 chunks pass the budget); and an offset
+// beyond -p..p (2·r: decided over ranges of ranks).
 TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
   llvm::SourceMgr sm;
   DiagnosticEngine d(sm, llvm::errs(), false);
@@ -775,6 +775,10 @@ TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
           "  step { r -> (r + 1) % p : origin == r\n"
           "                            and (dest - r % 4 + 4) % 4 < 2 }\n"
           "}\n"
+          "schedule behind : alltoall on ring(p) where p in 2 .. 8192 {\n"
+          "  step { r -> (r + 1) % p : origin == r\n"
+          "                            and (dest - (r - 2) + p) % p < 3 }\n"
+          "}\n"
           "schedule far_offset : alltoall on ring(p) where p in 2 .. 8192 {\n"
           "  step { r -> (r + 1) % p : origin == r\n"
           "                            and (dest - 2 * r + p) % p == 1 }\n"
@@ -792,6 +796,8 @@ TEST_F(CostTest, RulesCountLowBitsAndRingDistancesAsTheSimulationDoes) {
       return (p + 2) / 3;
     if (name == "near_mod_4") // two residues of 4 in a row
       return 2 * (p / 4) + std::min<int64_t>(p % 4, 2);
+    if (name == "behind") // r - 2, r - 1 and r
+      return 3;
     return 1;
   };
   for (const ir::Schedule &s : program->schedules) {
