@@ -257,14 +257,27 @@ std::optional<Congruence> congruence(const Expr &c) {
   return std::nullopt;
 }
 
-/// The ranks lo..hi that are `residue` modulo `modulus`.
+/// The coordinates lo..hi whose distance (c - offset + m) % m is in
+/// first..last, where the sum is never negative.
+int64_t countDistances(int64_t lo, int64_t hi, int64_t offset, int64_t m,
+                       std::pair<__int128, __int128> span) {
+  const __int128 first = span.first, last = span.second;
+  if (first > last)
+    return 0;
+  // Those x in 0..n - 1 with x % m in first..last.
+  auto below = [&](__int128 n) {
+    return n / m * (last - first + 1) +
+           std::clamp<__int128>(n % m - first, 0, last - first + 1);
+  };
+  const __int128 from = static_cast<__int128>(lo) - offset + m;
+  return static_cast<int64_t>(below(from + (hi - lo) + 1) - below(from));
+}
+
+/// The ranks lo..hi that are `residue` (in 0..modulus - 1) modulo
+/// `modulus`: those at that distance from 0.
 int64_t countCongruent(int64_t lo, int64_t hi, int64_t modulus,
                        int64_t residue) {
-  // Ranks below n with that residue: ceil((n - residue) / modulus).
-  auto below = [&](int64_t n) {
-    return n <= residue ? 0 : (n - residue + modulus - 1) / modulus;
-  };
-  return below(hi + 1) - below(lo);
+  return countDistances(lo, hi, 0, modulus, {residue, residue});
 }
 
 /// The coordinates lo..hi whose low bits (modulo `modulus`, a power of two)
@@ -339,22 +352,6 @@ std::pair<__int128, __int128> distances(ExprOp op, int64_t bound, int64_t m) {
   default: // Eq
     return within(b, b);
   }
-}
-
-/// The coordinates lo..hi whose distance (c - offset + m) % m is in
-/// first..last, where the sum is never negative.
-int64_t countDistances(int64_t lo, int64_t hi, int64_t offset, int64_t m,
-                       std::pair<__int128, __int128> span) {
-  const __int128 first = span.first, last = span.second;
-  if (first > last)
-    return 0;
-  // Those x in 0..n - 1 with x % m in first..last.
-  auto below = [&](__int128 n) {
-    return n / m * (last - first + 1) +
-           std::clamp<__int128>(n % m - first, 0, last - first + 1);
-  };
-  const __int128 from = static_cast<__int128>(lo) - offset + m;
-  return static_cast<int64_t>(below(from + (hi - lo) + 1) - below(from));
 }
 
 /// What the search needs of one rule.

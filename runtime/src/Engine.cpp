@@ -156,19 +156,9 @@ int Engine::connect(const Call &c) {
     return fail(MPI_ERR_COUNT, "negative count");
   if (call.type == MPI_DATATYPE_NULL)
     return fail(MPI_ERR_TYPE, "null datatype");
-  // A predefined operator folds a derived type as its basic type, as MPI
-  // libraries do; every rank passes the same type to a reduction.
-  if (isReduction(call.kind) && predefinedOp(call.op)) {
-    TypeInfo info;
-    if (describe(call.type, info) == MPI_SUCCESS && !info.named &&
-        info.base != MPI_DATATYPE_NULL && info.lb == 0 && info.trueLb == 0 &&
-        info.contiguous(2) &&
-        static_cast<int64_t>(call.count) * info.perElement <= INT_MAX) {
-      call.type = info.base;
-      call.count *= info.perElement;
-    }
-  }
-  if (int rc = checkType())
+  TypeInfo info;
+  bool packs = false;
+  if (int rc = checkType(info, packs))
     return rc;
   int rc = MPI_SUCCESS;
   if (call.local) {
@@ -195,6 +185,41 @@ int Engine::connect(const Call &c) {
   }
   if (const char *fault = bufferFault())
     return failLocal(call, MPI_ERR_BUFFER, fault);
+  return packs ? stageBuffers(c, info) : MPI_SUCCESS;
+}
+
+int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
+  const meaning::Conditions &m = meaningOf(call.kind);
+  const bool sendInPlace = call.send == MPI_IN_PLACE;
+  const meaning::BuffersUsed used =
+      meaning::buffersUsed(m, me, call.root, sendInPlace);
+  // Packing reads the type alone; the local backend has no communicator.
+  const MPI_Comm packing = call.local ? MPI_COMM_SELF : call.comm;
+  int rc = MPI_SUCCESS;
+  if (used.send && call.send && !sendInPlace) {
+    const int64_t blocks = m.sendPerDest() ? p : 1;
+    rc = stagedSend.start(call.send, blocks * user.count, user.type, info, true,
+                          false, packing);
+    call.send = stagedSend.bytes();
+  }
+  if (rc == MPI_SUCCESS && used.recv && call.recv &&
+      call.recv != MPI_IN_PLACE) {
+    // In place, a block per destination is the input, in the receive buffer.
+    const int64_t blocks =
+        m.recvPerOrigin() || (sendInPlace && m.sendPerDest()) ? p : 1;
+    rc = stagedRecv.start(call.recv, blocks * user.count, user.type, info,
+                          m.inputInReceive(sendInPlace), true, packing);
+    call.recv = stagedRecv.bytes();
+  }
+  if (rc != MPI_SUCCESS)
+    return failLocal(call, rc, "cannot pack a buffer of a derived datatype");
+  return MPI_SUCCESS;
+}
+
+int Engine::unstageResult() {
+  if (int rc = stagedRecv.finish(call.local ? MPI_COMM_SELF : call.comm))
+    return failLocal(call, rc,
+                     "cannot unpack the result into a derived datatype");
   return MPI_SUCCESS;
 }
 
@@ -220,28 +245,40 @@ const char *Engine::bufferFault() const {
   return nullptr;
 }
 
-int Engine::checkType() {
+int Engine::checkType(TypeInfo &info, bool &packs) {
   if (call.type == lastNamedType) {
     extent = lastNamedExtent;
     return MPI_SUCCESS;
   }
-  int typeSize = 0;
-  MPI_Aint lb = 0, trueLb = 0, trueExtent = 0;
-  if (MPI_Type_size(call.type, &typeSize) != MPI_SUCCESS ||
-      MPI_Type_get_extent(call.type, &lb, &extent) != MPI_SUCCESS ||
-      MPI_Type_get_true_extent(call.type, &trueLb, &trueExtent) !=
-          MPI_SUCCESS)
+  if (describe(call.type, info) != MPI_SUCCESS)
     return fail(MPI_ERR_TYPE, "invalid datatype");
-  // Chunks are moved as bytes: the type must be contiguous.
-  if (lb != 0 || trueLb != 0 || typeSize != extent || trueExtent != extent ||
-      extent == 0)
-    return fail(MPI_ERR_TYPE,
-                "only contiguous datatypes are supported (size == extent; "
-                "the drop-in library packs others)");
-  int integers = 0, addresses = 0, types = 0, combiner = 0;
-  if (MPI_Type_get_envelope(call.type, &integers, &addresses, &types,
-                            &combiner) == MPI_SUCCESS &&
-      combiner == MPI_COMBINER_NAMED) {
+  if (info.size == 0)
+    return fail(MPI_ERR_TYPE, "a datatype of size 0");
+  // Chunks move as bytes. A derived type's buffers are packed, `size`
+  // bytes an element (stageBuffers), whatever layout this rank passes: MPI
+  // requires only the type signatures to match.
+  const bool holes = info.lb != 0 || info.trueLb != 0 || !info.contiguous(2);
+  packs = holes || !info.named;
+  if (isReduction(call.kind)) {
+    // A predefined operator folds a derived type as its basic type, as MPI
+    // libraries do.
+    if (!info.named && predefinedOp(call.op) &&
+        info.base != MPI_DATATYPE_NULL &&
+        static_cast<int64_t>(call.count) * info.perElement <= INT_MAX) {
+      call.type = info.base;
+      call.count *= info.perElement;
+      extent = info.size / info.perElement;
+      return MPI_SUCCESS;
+    }
+    // Any other operator reads elements as the type lays them out, and
+    // another rank's layout of the same signature may have no holes.
+    if (holes)
+      return failLocal(call, MPI_ERR_TYPE,
+                       "a reduction over a datatype with holes needs a "
+                       "predefined operator on one basic type");
+  }
+  extent = info.size;
+  if (info.named && !holes) {
     lastNamedType = call.type;
     lastNamedExtent = extent;
   }
@@ -337,7 +374,7 @@ int Engine::start(int numBuffers, int64_t numChunks, uint64_t startEmpty) {
                                 : (uint64_t(1) << numBuffers) - 1;
   blockBytes = static_cast<size_t>(extent) * static_cast<size_t>(call.count);
   if (std::optional<int> rc = replayRecorded(numBuffers))
-    return *rc;
+    return *rc == MPI_SUCCESS ? unstageResult() : *rc;
   if (call.kind == Kind::Permute)
     if (int rc = checkPermutation(); rc != MPI_SUCCESS)
       return rc;
@@ -685,6 +722,7 @@ int Engine::finish() {
   if (rc == MPI_SUCCESS) {
     keepTrace();
     remember();
+    rc = unstageResult();
   }
   return rc;
 }

@@ -26,6 +26,7 @@
 // schedule allows and allocates nothing in the steady state.
 
 #include "collc/Backend.h"
+#include "collc/Datatype.h"
 #include "collc/Meaning.h"
 
 #include <mpi.h>
@@ -258,10 +259,16 @@ private:
     int request = -1;
   };
 
-  /// connect()'s checks of the datatype (contiguous; sets `extent`) and
-  /// the operator (sets `commutative`).
-  int checkType();
+  /// connect()'s checks of the datatype (sets `extent`; `info` and `packs`
+  /// where the buffers go through stageBuffers) and the operator (sets
+  /// `commutative`).
+  int checkType(TypeInfo &info, bool &packs);
   int checkOp();
+  /// A derived type's buffers at this rank as packed elements, `user`'s
+  /// count and type (collc/Datatype.h's Staged); the result is unpacked by
+  /// unstageResult() once the call has run.
+  int stageBuffers(const Call &user, const TypeInfo &info);
+  int unstageResult();
   /// What is wrong with the buffers this rank reads or writes (null, or
   /// MPI_IN_PLACE where MPI forbids it), or null: a failure only this rank
   /// may see.
@@ -552,6 +559,7 @@ private:
   size_t tracedStepBytes = 0; // step bytes the recording's steps have used
   bool replayedCall = false;
   bool started = false; // start() returned: failures are this rank's
+  Staged stagedSend, stagedRecv; // a derived type's buffers, packed
 };
 
 } // namespace collc::rt
