@@ -193,6 +193,9 @@ int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
   const bool sendInPlace = call.send == MPI_IN_PLACE;
   const meaning::BuffersUsed used =
       meaning::buffersUsed(m, me, call.root, sendInPlace);
+  // Input in the receive buffer only where this rank starts with some (a
+  // scatter's non-root may pass MPI_IN_PLACE as its unused send buffer).
+  const bool inputInRecv = used.starts && m.inputInReceive(sendInPlace);
   // Packing reads the type alone; the local backend has no communicator.
   const MPI_Comm packing = call.local ? MPI_COMM_SELF : call.comm;
   int rc = MPI_SUCCESS;
@@ -206,9 +209,9 @@ int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
       call.recv != MPI_IN_PLACE) {
     // In place, a block per destination is the input, in the receive buffer.
     const int64_t blocks =
-        m.recvPerOrigin() || (sendInPlace && m.sendPerDest()) ? p : 1;
+        m.recvPerOrigin() || (inputInRecv && m.sendPerDest()) ? p : 1;
     rc = stagedRecv.start(call.recv, blocks * user.count, user.type, info,
-                          m.inputInReceive(sendInPlace), true, packing);
+                          inputInRecv, true, packing);
     call.recv = stagedRecv.bytes();
   }
   if (rc != MPI_SUCCESS)
@@ -270,12 +273,12 @@ int Engine::checkType(TypeInfo &info, bool &packs) {
       extent = info.size / info.perElement;
       return MPI_SUCCESS;
     }
-    // Any other operator reads elements as the type lays them out, and
-    // another rank's layout of the same signature may have no holes.
+    // Any other operator reads elements as the type lays them out. Every
+    // rank passes the same datatype to a reduction (MPI 4.0 §6.9.1).
     if (holes)
-      return failLocal(call, MPI_ERR_TYPE,
-                       "a reduction over a datatype with holes needs a "
-                       "predefined operator on one basic type");
+      return fail(MPI_ERR_TYPE, "a reduction over a datatype with holes "
+                                "needs a predefined operator on one basic "
+                                "type");
   }
   extent = info.size;
   if (info.named && !holes) {
