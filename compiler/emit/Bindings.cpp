@@ -124,18 +124,20 @@ Binding bindingFor(const ir::Collective &c) {
       // Only the root's other side is significant; in place, the root
       // passes MPI_IN_PLACE for its own side.
       const llvm::StringRef own = conv.own, root = conv.rootSide;
+      // The root's other side is described apart (Call::sendSide,
+      // recvSide): its type need only have the same signature.
       setup = concat({"const bool inPlace = ", own,
                       " == MPI_IN_PLACE && comm.rank() == root;\n  call.send "
                       "= send;\n  call.recv = recv;\n  call.count = inPlace ? ",
                       root, "count : ", own, "count;\n  call.type = inPlace ? ",
-                      root, "type : ", own, "type;\n"});
-      b.mismatch = "(sendcount != recvcount || sendtype != recvtype) &&\n"
-                   "      !inPlace && comm.rank() == root";
+                      root, "type : ", own,
+                      "type;\n  if (!inPlace && "
+                      "comm.rank() == root)\n    call.",
+                      root, "Side = {", root, "count, ", root, "type};\n"});
     } else {
       setup = "call.send = send;\n  call.recv = recv;\n  call.count = "
-              "recvcount;\n  call.type = recvtype;\n";
-      b.mismatch = "send != MPI_IN_PLACE &&\n      (sendcount != recvcount "
-                   "|| sendtype != recvtype)";
+              "recvcount;\n  call.type = recvtype;\n  call.sendSide = "
+              "{sendcount, sendtype};\n";
     }
   } else {
     params = {"const void *send", "void *recv", "int " + conv.count.str(),

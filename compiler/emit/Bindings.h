@@ -22,8 +22,6 @@ struct Binding {
   std::string params; // C++ parameter list
   std::string args;   // the same names, to forward a call
   std::string setup;  // statements filling `call` before connect()
-  // When the send and receive arguments disagree (MPI_ERR_TYPE), or "".
-  std::string mismatch;
 };
 
 /// The Binding of collective `c`'s kind, derived from its line of

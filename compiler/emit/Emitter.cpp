@@ -100,19 +100,13 @@ public:
       os << "  call.foldsInOrder = true;\n";
     os << "  call.comm = comm.mpi;\n  call.local = comm.local;\n"
        << "  call.rotation = comm.rotation;\n  " << b.setup;
-    const llvm::StringRef mismatch = b.mismatch;
     // A call like one of the last on its communicator, whose checks below
     // passed with these arguments, runs as recorded (Engine::replayLast).
-    os << "  int collc_rc = MPI_SUCCESS;\n  if ("
-       << (mismatch.empty() ? "" : concat({"!(", mismatch, ") &&\n      "}))
-       << "collc::rt::Engine::replayLast(call, collc_rc))\n"
+    os << "  int collc_rc = MPI_SUCCESS;\n  if (collc::rt::Engine::replayLast("
+          "call, collc_rc))\n"
        << "    return collc_rc;\n";
     os << "  collc::rt::Engine eng;\n";
     os << "  if (int rc = eng.connect(call))\n    return rc;\n";
-    if (!mismatch.empty())
-      os << "  if (" << mismatch
-         << ")\n    return eng.fail(MPI_ERR_TYPE, \"send and receive count "
-            "and type must be equal\");\n";
     if (ir::isRooted(s.collective.kind))
       os << "  if (root != " << s.collective.root
          << ")\n    return eng.fail(MPI_ERR_ROOT, "

@@ -185,7 +185,7 @@ int Engine::connect(const Call &c) {
   }
   if (const char *fault = bufferFault())
     return failLocal(call, MPI_ERR_BUFFER, fault);
-  return packs ? stageBuffers(c, info) : MPI_SUCCESS;
+  return packs || call.sidesDiffer() ? stageBuffers(c, info) : MPI_SUCCESS;
 }
 
 int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
@@ -198,11 +198,32 @@ int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
   const bool inputInRecv = used.starts && m.inputInReceive(sendInPlace);
   // Packing reads the type alone; the local backend has no communicator.
   const MPI_Comm packing = call.local ? MPI_COMM_SELF : call.comm;
+  const char *why = "cannot pack a buffer of a derived datatype";
+  // A buffer of `blocks` blocks, as its side's own count and type lay it.
+  auto stage = [&](Staged &staged, const void *buf, const Call::Side &side,
+                   int64_t blocks, bool read, bool write) {
+    if (side.type == MPI_DATATYPE_NULL ||
+        (side.type == user.type && side.count == user.count))
+      return staged.start(buf, blocks * user.count, user.type, info, read,
+                          write, packing);
+    TypeInfo own;
+    if (side.count < 0 || describe(side.type, own) != MPI_SUCCESS) {
+      why = "an invalid count or datatype on one side";
+      return side.count < 0 ? MPI_ERR_COUNT : MPI_ERR_TYPE;
+    }
+    // A block is call.count units of `extent` bytes, packed (checkType).
+    if (int64_t{side.count} * own.size != int64_t{call.count} * extent) {
+      why = "the send and receive sides of a block differ in size (their "
+            "type signatures must match)";
+      return MPI_ERR_TRUNCATE;
+    }
+    return staged.start(buf, blocks * side.count, side.type, own, read, write,
+                        packing);
+  };
   int rc = MPI_SUCCESS;
   if (used.send && call.send && !sendInPlace) {
-    const int64_t blocks = m.sendPerDest() ? p : 1;
-    rc = stagedSend.start(call.send, blocks * user.count, user.type, info, true,
-                          false, packing);
+    rc = stage(stagedSend, call.send, call.sendSide, m.sendPerDest() ? p : 1,
+               true, false);
     call.send = stagedSend.bytes();
   }
   if (rc == MPI_SUCCESS && used.recv && call.recv &&
@@ -210,12 +231,12 @@ int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
     // In place, a block per destination is the input, in the receive buffer.
     const int64_t blocks =
         m.recvPerOrigin() || (inputInRecv && m.sendPerDest()) ? p : 1;
-    rc = stagedRecv.start(call.recv, blocks * user.count, user.type, info,
-                          inputInRecv, true, packing);
+    rc = stage(stagedRecv, call.recv, call.recvSide, blocks, inputInRecv, true);
     call.recv = stagedRecv.bytes();
   }
+  // The other ranks go on into the schedule: this rank alone sees it.
   if (rc != MPI_SUCCESS)
-    return failLocal(call, rc, "cannot pack a buffer of a derived datatype");
+    return failLocal(call, rc, why);
   return MPI_SUCCESS;
 }
 
@@ -248,11 +269,31 @@ const char *Engine::bufferFault() const {
   return nullptr;
 }
 
+namespace {
+
+/// Sets `extent` and `call.count` from elements of `size` bytes: a
+/// reduction folds elements, anything else moves its block's bytes, so that
+/// chunks split a block alike at every rank whatever type each passes
+/// (MPI_INT x 6 at one, pairs of ints x 3 at another: the signatures
+/// match). False where a block's bytes are more than an int counts.
+bool inUnits(Call &call, MPI_Aint &extent, int size) {
+  extent = size;
+  if (isReduction(call.kind))
+    return true;
+  if (int64_t{call.count} * size > INT_MAX)
+    return false;
+  call.count *= size;
+  extent = 1;
+  return true;
+}
+
+} // namespace
+
 int Engine::checkType(TypeInfo &info, bool &packs) {
-  if (call.type == lastNamedType) {
-    extent = lastNamedExtent;
-    return MPI_SUCCESS;
-  }
+  if (call.type == lastNamedType)
+    return inUnits(call, extent, static_cast<int>(lastNamedExtent))
+               ? MPI_SUCCESS
+               : fail(MPI_ERR_COUNT, "a block of more than 2 GiB");
   if (describe(call.type, info) != MPI_SUCCESS)
     return fail(MPI_ERR_TYPE, "invalid datatype");
   if (info.size == 0)
@@ -280,12 +321,13 @@ int Engine::checkType(TypeInfo &info, bool &packs) {
                                 "needs a predefined operator on one basic "
                                 "type");
   }
-  extent = info.size;
   if (info.named && !holes) {
     lastNamedType = call.type;
-    lastNamedExtent = extent;
+    lastNamedExtent = info.size;
   }
-  return MPI_SUCCESS;
+  return inUnits(call, extent, info.size)
+             ? MPI_SUCCESS
+             : fail(MPI_ERR_COUNT, "a block of more than 2 GiB");
 }
 
 int Engine::checkOp() {

@@ -667,7 +667,9 @@ bool Engine::replayLast(const Call &c, int &rc) {
   thread_local LastReplay lasts[kept];
   thread_local unsigned nextLast = 0;
   Workspace &w = threadWorkspace();
-  if (c.local || w.busy)
+  // A side with a type of its own is staged by connect(), as a recording is
+  // not (it ran on `type`).
+  if (c.local || w.busy || c.sidesDiffer())
     return false;
   // The same call as one replayed here: its record is where it was, in
   // its communicator's front half (nothing changed there since), so it
@@ -695,11 +697,22 @@ bool Engine::replayLast(const Call &c, int &rc) {
   // The record start() would find: signatures are unique among the calls
   // kept, and one whose recording fits this call's predefined type and
   // operator has this call's signature (its extent follows from the type).
+  // A block's bytes where nothing is folded, as connect() counts it.
+  int64_t count = c.count;
+  if (!isReduction(c.kind)) {
+    int size = 0;
+    if (c.type == lastNamedType)
+      size = static_cast<int>(lastNamedExtent);
+    else if (c.type == MPI_DATATYPE_NULL ||
+             PMPI_Type_size(c.type, &size) != MPI_SUCCESS)
+      return false;
+    count *= size;
+  }
   std::vector<CallRecord> &calls = memory->calls;
   for (size_t at = 0; at < calls.size(); ++at) {
     const CallRecord &r = calls[at];
     if (r.signature.name != c.name || r.signature.kind != c.kind ||
-        r.signature.count != c.count || r.signature.root != c.root ||
+        r.signature.count != count || r.signature.root != c.root ||
         r.signature.shift != c.shift)
       continue;
     const Trace *t = r.recordingFor(c, std::nullopt);

@@ -771,6 +771,57 @@ void runSchedule(const Schedule &s) {
     runCounts<int>(s, MPI_SUM, "sum", {1 << 20, 1 << 20}, false);
 }
 
+// An exchange's sides with types of their own, of one signature (MPI
+// requires no more): the odd ranks send their all-gather or all-to-all
+// blocks as pairs of ints, a gather's root receives pairs and a scatter's
+// root sends them; the results are MPI's with ints everywhere.
+void runSides(const Schedule &s) {
+  const bool exchange = s.kind == Kind::Allgather || s.kind == Kind::Alltoall;
+  if (!exchange && s.kind != Kind::Gather && s.kind != Kind::Scatter)
+    return;
+  static const MPI_Datatype pair = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  const int n = 6;
+  const bool isRoot = rank == s.root, odd = rank % 2 == 1;
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const int blocksIn =
+      s.kind == Kind::Alltoall || s.kind == Kind::Scatter ? size : 1;
+  const int blocksOut = s.kind == Kind::Scatter ? 1 : size;
+  Vec<int> mine(static_cast<size_t>(blocksIn * n)),
+      got(static_cast<size_t>(blocksOut * n), -1), want = got;
+  for (int b = 0; b < blocksIn; ++b)
+    for (int i = 0; i < n; ++i)
+      mine[static_cast<size_t>(b * n + i)] = value<int>(rank, b, i);
+  int rc = MPI_SUCCESS;
+  if (exchange) {
+    rc = reinterpret_cast<ExchangeFn>(s.fn)(mine.data(), odd ? n / 2 : n,
+                                            odd ? pair : MPI_INT, got.data(), n,
+                                            MPI_INT, comm);
+    if (s.kind == Kind::Allgather)
+      MPI_Allgather(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, comm);
+    else
+      MPI_Alltoall(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, comm);
+  } else if (s.kind == Kind::Gather) {
+    rc = reinterpret_cast<RootedFn>(s.fn)(mine.data(), n, MPI_INT, got.data(),
+                                          n / 2, pair, s.root, comm);
+    MPI_Gather(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, s.root, comm);
+    if (!isRoot)
+      got = want;
+  } else {
+    rc = reinterpret_cast<RootedFn>(s.fn)(mine.data(), n / 2, pair, got.data(),
+                                          n, MPI_INT, s.root, comm);
+    MPI_Scatter(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, s.root, comm);
+  }
+  const std::string what =
+      s.name + std::string(" with pairs of ints on one side");
+  check(rc == MPI_SUCCESS, what + " returned an error");
+  compare(got, want, what);
+}
+
 // The same call again and again, as a program calls its collectives: from
 // the third like call on, the runtime replays the second one's recorded
 // sends, receives, copies and folds on the new call's buffers. Each call
@@ -1173,6 +1224,7 @@ int main(int argc, char **argv) {
     runErrors(s);
     if (s.fits(size)) {
       runSchedule(s);
+      runSides(s);
       runRepeats(s);
       ++ran;
     } else {

@@ -489,8 +489,8 @@ TEST(Local, Errors) {
     std::vector<int> b(4);
     return gen::one_to_all_bc(b.data(), 4, MPI_INT, 4, comm);
   });
-  // Mismatched send and receive counts.
-  expectError(4, MPI_ERR_TYPE, [&](LocalComm &comm) {
+  // Send and receive sides of different sizes.
+  expectError(4, MPI_ERR_TRUNCATE, [&](LocalComm &comm) {
     std::vector<int> s(2), r(8);
     return gen::ring_allgather(s.data(), 2, MPI_INT, r.data(), 1, MPI_INT,
                                comm);
@@ -537,6 +537,9 @@ TEST(Local, DerivedTypesPacked) {
   MPI_Type_commit(&spaced);
   MPI_Type_vector(2, 1, 2, MPI_INT, &strided); // 2 ints over 3
   MPI_Type_commit(&strided);
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
   const int p = 4, count = 5;
   // The emitted call on `count` ints laid out for this rank's type.
   auto spread = [](const std::vector<int> &v, bool holes) {
@@ -609,6 +612,46 @@ TEST(Local, DerivedTypesPacked) {
                     wantPairs.push_back(value(0, 0, 3 * i + 2));
                   }
                   expectSame(me, "one_to_all_bc", pairs, wantPairs, rc);
+                  // Sides of their own, of one signature: the odd ranks send
+                  // pairs of ints; a gather's root receives pairs; a
+                  // scatter's root sends spaced ints.
+                  const std::vector<int> two = input(me, 1, 2 * count);
+                  std::vector<int> all,
+                      got(static_cast<size_t>(p * 2 * count), -1);
+                  for (int r = 0; r < p; ++r) {
+                    std::vector<int> v = input(r, 1, 2 * count);
+                    all.insert(all.end(), v.begin(), v.end());
+                  }
+                  rc =
+                      gen::ring_allgather(two.data(), holes ? count : 2 * count,
+                                          holes ? pair : MPI_INT, got.data(),
+                                          2 * count, MPI_INT, comm);
+                  expectSame(me, "ring_allgather of pairs", got, all, rc);
+                  std::fill(got.begin(), got.end(), -1);
+                  rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT,
+                                        got.data(), me == 0 ? count : 2 * count,
+                                        me == 0 ? pair : MPI_INT, 0, comm);
+                  expectSame(me, "gather_to_0 into pairs", me == 0 ? got : all,
+                             all, rc);
+                  std::vector<int> root = spread(all, true),
+                                   block(static_cast<size_t>(2 * count), -1);
+                  rc = gen::scatter_halving(
+                      root.data(), 2 * count, me == 0 ? spaced : MPI_INT,
+                      block.data(), 2 * count, MPI_INT, 0, comm);
+                  expectSame(me, "scatter_halving from spaced ints", block, two,
+                             rc);
+                  // Three chunks of a block of 4 ints or 2 pairs: split as
+                  // bytes, alike at every rank.
+                  std::vector<int> four(4, -1);
+                  if (me == 0)
+                    for (int i = 0; i < 4; ++i)
+                      four[static_cast<size_t>(i)] = value(0, 0, i);
+                  rc = gen::bc_chunked(four.data(), holes ? 2 : 4,
+                                       holes ? pair : MPI_INT, 0, comm);
+                  expectSame(me, "bc_chunked of pairs", four,
+                             {value(0, 0, 0), value(0, 0, 1), value(0, 0, 2),
+                              value(0, 0, 3)},
+                             rc);
                 }),
             MPI_SUCCESS);
   for (const std::string &w : wrong)
@@ -626,6 +669,7 @@ TEST(Local, DerivedTypesPacked) {
     return gen::ar_doubling(in.data(), out.data(), count, spaced, user, comm);
   });
   MPI_Op_free(&user);
+  MPI_Type_free(&pair);
   MPI_Type_free(&strided);
   MPI_Type_free(&spaced);
 }

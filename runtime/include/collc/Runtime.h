@@ -90,6 +90,22 @@ struct Call {
   // Proved to fold in rank order (its collective says commutative: false),
   // so a non-commutative operator may run it, unrotated.
   bool foldsInOrder = false;
+  // A buffer of an exchange whose side has a count and type of its own
+  // (MPI requires only the signatures to match): its block must hold as
+  // many bytes as `count` elements of `type`. No type: `count` and `type`.
+  struct Side {
+    int count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+  };
+  Side sendSide, recvSide;
+  /// Whether a side this call uses differs from `count` and `type`.
+  bool sidesDiffer() const {
+    auto differs = [&](const Side &s, const void *buf) {
+      return buf != MPI_IN_PLACE && s.type != MPI_DATATYPE_NULL &&
+             (s.type != type || s.count != count);
+    };
+    return differs(sendSide, send) || differs(recvSide, recv);
+  }
 };
 
 /// Either communicator an emitted function accepts: an MPI communicator or a
