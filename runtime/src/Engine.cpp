@@ -185,7 +185,8 @@ int Engine::connect(const Call &c) {
   }
   if (const char *fault = bufferFault())
     return failLocal(call, MPI_ERR_BUFFER, fault);
-  return packs || call.sidesDiffer() ? stageBuffers(c, info) : MPI_SUCCESS;
+  // The sides are the user's counts: `c`'s, not call's (in bytes by now).
+  return packs || c.sidesDiffer() ? stageBuffers(c, info) : MPI_SUCCESS;
 }
 
 int Engine::stageBuffers(const Call &user, const TypeInfo &info) {

@@ -495,6 +495,12 @@ TEST(Local, Errors) {
     return gen::ring_allgather(s.data(), 2, MPI_INT, r.data(), 1, MPI_INT,
                                comm);
   });
+  // As many send elements as the receive side has bytes: still different.
+  expectError(4, MPI_ERR_TRUNCATE, [&](LocalComm &comm) {
+    std::vector<int> s(24), r(24);
+    return gen::ring_allgather(s.data(), 24, MPI_INT, r.data(), 6, MPI_INT,
+                               comm);
+  });
   // MPI_IN_PLACE where MPI allows none (MPI 4.0 §6.2.1): an all-reduce's
   // receive buffer, a broadcast's one buffer, a scatter's at a rank that
   // is not its root (whose send buffer cannot be in place too).
