@@ -1055,6 +1055,11 @@ int runErrorRule(const std::string &which) {
                   any ? "FAILED" : "matches the sum of the ints");
     MPI_Finalize();
     return any ? 1 : 0;
+  } else if (which == "sides") {
+    // MPI allows each side its own count and type, so only rank 2 can see
+    // that it sends two ints per block where it receives one.
+    rc = library::ring_allgather(in.data(), rank == 2 ? 2 : 1, MPI_INT,
+                                 out.data(), 1, MPI_INT, MPI_COMM_WORLD);
   }
   // Reached only where the call returned at this rank.
   std::printf("rank %d: returned %d\n", rank, rc);
