@@ -251,8 +251,7 @@ struct Timing {
   bool wrong = false;
 };
 
-Timing timeVariant(const Variant &v, const Exchange &x, int runs,
-                   int elementBytes) {
+Timing timeVariant(const Variant &v, const Exchange &x, int runs) {
   Timing out;
   rt::AlltoallvStats stats;
   std::vector<int64_t> recv(x.expected.size());
@@ -273,7 +272,7 @@ Timing timeVariant(const Variant &v, const Exchange &x, int runs,
   std::sort(out.times.begin(), out.times.end());
   int64_t longest = 0;
   for (const rt::AlltoallvStageStats &st : stats.stages)
-    longest = std::max(longest, st.longestReceived * elementBytes);
+    longest = std::max(longest, st.longestReceived);
   int64_t counts[4] = {stats.messages, stats.largestBuffer, longest, wrong},
           most[4];
   if (!v.counted)
@@ -394,7 +393,7 @@ int main(int argc, char **argv) {
                   "max", "start-ups", "largest buffer", "longest msg",
                   "model us");
     for (const Variant &v : variants) {
-      const Timing timing = timeVariant(v, x, runs, elementBytes);
+      const Timing timing = timeVariant(v, x, runs);
       mismatches += timing.wrong;
       if (me == 0)
         report.print(pattern, v, timing, lmaxBytes, theorem2Us);

@@ -46,9 +46,9 @@
       return rc;                                                               \
     return bcast(a.recv, a.count, a.type, 0, a.comm);                          \
   }
-// An irregular all-to-all (001 §3), its blocks as bytes on both sides.
+// An irregular all-to-all (001 §3), each side by its own type.
 #define COLLC_MPI_ALLTOALLV(f)                                                 \
   [](const Args &a) {                                                          \
     return f(a.send, a.sendCounts, a.sendDispls, a.type, a.recv, a.recvCounts, \
-             a.recvDispls, a.type, a.comm);                                    \
+             a.recvDispls, a.recvType, a.comm);                                \
   }

@@ -151,7 +151,8 @@ enum class Reason {
 const char *reasonText(Reason r);
 
 /// Everything a schedule of the drop-in is called with: the MPI
-/// arguments, types already made bytes or the reduction's base type.
+/// arguments, types already made bytes or the reduction's base type (but
+/// MPI_Alltoallv's, which the runtime stages itself).
 struct Args {
   const void *send = nullptr;
   void *recv = nullptr;
@@ -160,9 +161,11 @@ struct Args {
   MPI_Op op = MPI_OP_NULL;
   int root = 0;
   MPI_Comm comm = MPI_COMM_NULL;
-  // MPI_Alltoallv's blocks, in elements of `type` (bytes; null elsewhere).
+  // MPI_Alltoallv's blocks, `type` their send type and `recvType` their
+  // receive type, as the user passed them (null elsewhere).
   const int *sendCounts = nullptr, *sendDispls = nullptr;
   const int *recvCounts = nullptr, *recvDispls = nullptr;
+  MPI_Datatype recvType = MPI_BYTE;
 };
 using Run = int (*)(const Args &);
 

@@ -18,155 +18,24 @@ using collc::rt::TypeInfo;
 
 namespace {
 
-/// One side of an irregular exchange as bytes: p blocks of `counts[j]`
-/// elements at `displs[j]` extents, each block where the user put it when
-/// the type lies in one piece (the block's bytes and offset fit an int),
-/// else packed one after another into a copy, read in when `read`; finish()
-/// unpacks the copy when `write`.
-class Blocks {
-public:
-  /// An MPI error code, and `why`, for what only this rank can see: a
-  /// negative count, a null buffer that should hold data, over 2 GiB.
-  int start(const void *buf, const int *counts, const int *displs,
-            MPI_Datatype type, const TypeInfo &info, int p, bool read,
-            bool write, bool copy, MPI_Comm comm) {
-    user = static_cast<char *>(const_cast<void *>(buf));
-    userCounts = counts;
-    userDispls = displs;
-    userType = type;
-    extent = info.extent;
-    packed = copy || !info.contiguous(2);
-    writeBack = false;
-    byteCounts.resize(static_cast<size_t>(p));
-    byteDispls.resize(static_cast<size_t>(p));
-    int64_t total = 0;
-    for (int j = 0; j < p; ++j) {
-      if (counts[j] < 0) {
-        why = "a negative count";
-        return MPI_ERR_COUNT;
-      }
-      const int64_t bytes = static_cast<int64_t>(counts[j]) * info.size;
-      const int64_t at = static_cast<int64_t>(displs[j]) * info.extent;
-      if (bytes > INT_MAX) {
-        why = "a block over 2 GiB";
-        return MPI_ERR_COUNT;
-      }
-      if (at < 0 || at > INT_MAX)
-        packed = true;
-      byteCounts[static_cast<size_t>(j)] = static_cast<int>(bytes);
-      byteDispls[static_cast<size_t>(j)] = static_cast<int>(at);
-      total += bytes;
-    }
-    if (total > 0 && !user) {
-      why = "a null buffer where this rank has data";
-      return MPI_ERR_BUFFER;
-    }
-    if (!packed) {
-      base = user ? user + info.trueLb : nullptr;
-      return MPI_SUCCESS;
-    }
-    if (total > INT_MAX) {
-      why = "over 2 GiB on one side of a rank";
-      return MPI_ERR_COUNT;
-    }
-    data.resize(static_cast<size_t>(total));
-    base = data.data();
-    for (int j = 0, at = 0; j < p; ++j) {
-      byteDispls[static_cast<size_t>(j)] = at;
-      at += byteCounts[static_cast<size_t>(j)];
-    }
-    writeBack = write;
-    for (int j = 0; read && j < p; ++j) {
-      int position = byteDispls[static_cast<size_t>(j)];
-      // Nothing to pack for no data (a type of size 0 included).
-      if (byteCounts[static_cast<size_t>(j)] > 0 &&
-          PMPI_Pack(block(j), counts[j], type, base, static_cast<int>(total),
-                    &position, comm) != MPI_SUCCESS) {
-        why = "cannot pack a block";
-        return MPI_ERR_INTERN;
-      }
-    }
-    return MPI_SUCCESS;
-  }
-
-  int finish(MPI_Comm comm) {
-    for (size_t j = 0; writeBack && j < byteCounts.size(); ++j) {
-      int position = byteDispls[j];
-      if (byteCounts[j] > 0 &&
-          PMPI_Unpack(base, static_cast<int>(data.size()), &position,
-                      block(static_cast<int>(j)), userCounts[j], userType,
-                      comm) != MPI_SUCCESS)
-        return MPI_ERR_INTERN;
-    }
-    return MPI_SUCCESS;
-  }
-
-  char *base = nullptr;
-  std::vector<int> byteCounts, byteDispls;
-  const char *why = "";
-
-private:
-  char *block(int j) const {
-    return user + static_cast<MPI_Aint>(userDispls[j]) * extent;
-  }
-
-  char *user = nullptr;
-  const int *userCounts = nullptr, *userDispls = nullptr;
-  MPI_Datatype userType = MPI_DATATYPE_NULL;
-  MPI_Aint extent = 0;
-  bool packed = false, writeBack = false;
-  std::vector<char> data;
-};
-
-/// MPI_Alltoallv by candidate `k` (an alltoallv pattern of 001 §3), both
-/// sides as bytes: the pattern's messages say what they carry, so each
-/// rank's own counts and layouts are all it needs.
+/// MPI_Alltoallv by candidate `k` (an alltoallv pattern of 001 §3): the
+/// runtime moves each side as bytes by its own type, so each rank's own
+/// counts and layouts are all it needs.
 int alltoallvBy(const Candidate &k, const void *send, const int *sendcounts,
                 const int *sdispls, MPI_Datatype sendtype, void *recv,
                 const int *recvcounts, const int *rdispls,
-                MPI_Datatype recvtype, MPI_Comm comm, int p) {
-  // In place, the send arguments are ignored (MPI 4.0 §6.8): each block
-  // is read from where it is received, before the exchange overwrites it.
-  const bool inPlace = send == MPI_IN_PLACE;
-  if (!recvcounts || !rdispls || (!inPlace && (!sendcounts || !sdispls)))
-    return localFailure(comm, MPI_ERR_ARG,
-                        "MPI_Alltoallv: a null count or displacement array");
-  TypeInfo sendInfo, recvInfo;
-  if (recvtype == MPI_DATATYPE_NULL ||
-      describe(recvtype, recvInfo) != MPI_SUCCESS ||
-      (!inPlace && (sendtype == MPI_DATATYPE_NULL ||
-                    describe(sendtype, sendInfo) != MPI_SUCCESS)))
-    return localFailure(comm, MPI_ERR_TYPE,
-                        "MPI_Alltoallv: an invalid datatype");
-  // Kept across calls: a repeated exchange allocates nothing.
-  thread_local Blocks in, out;
-  int rc = inPlace ? in.start(recv, recvcounts, rdispls, recvtype, recvInfo, p,
-                              true, false, true, comm)
-                   : in.start(send, sendcounts, sdispls, sendtype, sendInfo, p,
-                              true, false, false, comm);
-  const char *why = in.why;
-  if (rc == MPI_SUCCESS) {
-    rc = out.start(recv, recvcounts, rdispls, recvtype, recvInfo, p, false,
-                   true, false, comm);
-    why = out.why;
-  }
-  if (rc != MPI_SUCCESS) {
-    char what[128];
-    std::snprintf(what, sizeof what, "MPI_Alltoallv: %s", why);
-    return localFailure(comm, rc, what);
-  }
+                MPI_Datatype recvtype, MPI_Comm comm) {
   Args a;
-  a.send = in.base;
-  a.recv = out.base;
-  a.type = MPI_BYTE;
+  a.send = send;
+  a.recv = recv;
+  a.type = sendtype;
+  a.recvType = recvtype;
   a.comm = comm;
-  a.sendCounts = in.byteCounts.data();
-  a.sendDispls = in.byteDispls.data();
-  a.recvCounts = out.byteCounts.data();
-  a.recvDispls = out.byteDispls.data();
-  if (int r = k.run(a))
-    return ran(comm, r, "MPI_Alltoallv: the exchange failed");
-  return ran(comm, out.finish(comm), "MPI_Alltoallv: cannot unpack");
+  a.sendCounts = sendcounts;
+  a.sendDispls = sdispls;
+  a.recvCounts = recvcounts;
+  a.recvDispls = rdispls;
+  return ran(comm, k.run(a), "MPI_Alltoallv: the exchange failed");
 }
 
 } // namespace
@@ -211,7 +80,7 @@ int MPI_Alltoallv(const void *send, const int sendcounts[], const int sdispls[],
         if (int rc = misplacedInPlace(Coll::Alltoallv, c, -1, send, recv, comm))
           return rc;
         return alltoallvBy(k, send, sendcounts, sdispls, sendtype, recv,
-                           recvcounts, rdispls, recvtype, comm, c.size);
+                           recvcounts, rdispls, recvtype, comm);
       },
       [&] {
         return PMPI_Alltoallv(send, sendcounts, sdispls, sendtype, recv,

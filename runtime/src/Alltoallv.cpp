@@ -26,30 +26,38 @@ int failAlone(CommRef comm, const char *name, int code, const char *why) {
   return Engine::failLocal(c, code, why);
 }
 
-// A predefined type is never freed, so the last one a thread asked about is
-// answered without asking MPI again (three calls that cost more than a small
-// exchange).
-size_t contiguousSize(MPI_Datatype type) {
-  thread_local MPI_Datatype lastNamed = MPI_DATATYPE_NULL;
-  thread_local size_t lastNamedSize = 0;
-  if (type == lastNamed)
-    return lastNamedSize;
-  int size = 0;
-  MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
-  if (MPI_Type_size(type, &size) || MPI_Type_get_extent(type, &lb, &extent) ||
-      MPI_Type_get_true_extent(type, &trueLb, &trueExtent))
-    return 0;
-  if (size <= 0 || lb != 0 || trueLb != 0 || extent != size ||
-      trueExtent != size)
-    return 0;
-  int integers = 0, addresses = 0, types = 0, combiner = 0;
-  if (MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) ==
-          MPI_SUCCESS &&
-      combiner == MPI_COMBINER_NAMED) {
-    lastNamed = type;
-    lastNamedSize = static_cast<size_t>(size);
+int ByteBlocks::start(const void *sendbuf, const int *sendcounts,
+                      const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                      const int *recvcounts, const int *rdispls,
+                      MPI_Datatype recvtype, int p, CommRef comm,
+                      const char *&why) {
+  // In place, the send arguments are ignored, and may be anything.
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  if (!recvcounts || !rdispls || (!inPlace && (!sendcounts || !sdispls))) {
+    why = "a null count or displacement array";
+    return MPI_ERR_ARG;
   }
-  return static_cast<size_t>(size);
+  // describe() knows the last few predefined types without asking MPI.
+  TypeInfo sendInfo, recvInfo;
+  if (describe(recvtype, recvInfo) != MPI_SUCCESS ||
+      (!inPlace && describe(sendtype, sendInfo) != MPI_SUCCESS)) {
+    why = "an invalid datatype";
+    return MPI_ERR_TYPE;
+  }
+  const MPI_Comm packing = packingComm(comm);
+  // In place, each block is read from where it is received, into a copy
+  // that the exchange does not overwrite.
+  int rc = inPlace ? in.start(recvbuf, recvcounts, rdispls, recvtype, recvInfo,
+                              p, true, false, true, packing)
+                   : in.start(sendbuf, sendcounts, sdispls, sendtype, sendInfo,
+                              p, true, false, false, packing);
+  why = in.why;
+  if (rc != MPI_SUCCESS)
+    return rc;
+  rc = out.start(recvbuf, recvcounts, rdispls, recvtype, recvInfo, p, false,
+                 true, false, packing);
+  why = out.why;
+  return rc;
 }
 
 namespace {
@@ -95,7 +103,6 @@ namespace {
 
 /// Where each peer's block lies in the send and the receive buffer.
 struct BlockLayout {
-  size_t es;
   const char *in;
   const int *sendcounts, *sdispls;
   char *out;
@@ -107,9 +114,8 @@ struct BlockLayout {
   }
   Piece block(const char *base, const int *displs, const int *counts,
               int peer) const {
-    return Piece{const_cast<char *>(base) +
-                     static_cast<size_t>(displs[peer]) * es,
-                 static_cast<size_t>(counts[peer]) * es};
+    return Piece{const_cast<char *>(base) + static_cast<size_t>(displs[peer]),
+                 static_cast<size_t>(counts[peer])};
   }
 };
 
@@ -121,7 +127,7 @@ int copyOwnBlock(const BlockLayout &at, int size, int me,
     return MPI_ERR_TRUNCATE;
   if (at.sendcounts[me] > 0)
     moveBytes(at.received(me).data, at.sent(me).data,
-              static_cast<size_t>(at.sendcounts[me]) * at.es);
+              static_cast<size_t>(at.sendcounts[me]));
   if (st) {
     st->received = 1;
     st->longestReceived = st->receiveBuffer = at.recvcounts[me];
@@ -269,11 +275,10 @@ private:
 } // namespace
 
 int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
-                   size_t es, const char *in, const int *sendcounts,
-                   const int *sdispls, char *out, const int *recvcounts,
-                   const int *rdispls, AlltoallvMode mode,
-                   AlltoallvStats *stats) {
-  const BlockLayout at{es, in, sendcounts, sdispls, out, recvcounts, rdispls};
+                   const char *in, const int *sendcounts, const int *sdispls,
+                   char *out, const int *recvcounts, const int *rdispls,
+                   AlltoallvMode mode, AlltoallvStats *stats) {
+  const BlockLayout at{in, sendcounts, sdispls, out, recvcounts, rdispls};
   AlltoallvStageStats *st = stats ? &stats->stages.front() : nullptr;
   if (int rc = copyOwnBlock(at, rows.p, rows.me, st))
     return rc;
@@ -372,29 +377,38 @@ int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
   const bool walked = !rows->complete;
   if (!rows->forwards)
     rows->complete = true;
-  size_t es = contiguousSize(sendtype);
-  if (es == 0 || es != contiguousSize(recvtype))
-    return ::collc::rt::fail(MPI_ERR_TYPE, "only contiguous types of the "
-                                           "same size are supported");
+  // Kept across calls: a repeated exchange allocates nothing.
+  thread_local ByteBlocks bytes;
+  const char *why = "";
+  if (int rc = bytes.start(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                           recvcounts, rdispls, recvtype, p, comm, why))
+    return failAlone(comm, schedule, rc, why);
   ForgetRequests forget{backend};
   const int tag = tagBaseOf(comm);
-  const char *in = static_cast<const char *>(sendbuf);
-  char *out = static_cast<char *>(recvbuf);
+  const char *in = bytes.in.base;
+  char *out = bytes.out.base;
+  const int *inCounts = bytes.in.byteCounts.data(),
+            *inDispls = bytes.in.byteDispls.data(),
+            *outCounts = bytes.out.byteCounts.data(),
+            *outDispls = bytes.out.byteDispls.data();
   if (rows->forwards) {
-    const char *why = "a message failed to travel";
+    why = "a message failed to travel";
     bool noted = true;
     if (int rc = forwardingExchange(*rows, walked ? &filters : nullptr,
-                                    *backend, tag, es, in, sendcounts, sdispls,
-                                    out, recvcounts, rdispls, why, noted))
+                                    *backend, tag, in, inCounts, inDispls, out,
+                                    outCounts, outDispls, why, noted))
       return failAlone(comm, schedule, rc, why);
     rows->complete = noted;
-    return MPI_SUCCESS;
-  }
-  if (int rc = directExchange(*rows, *backend, tag, es, in, sendcounts, sdispls,
-                              out, recvcounts, rdispls, mode, nullptr))
+  } else if (int rc =
+                 directExchange(*rows, *backend, tag, in, inCounts, inDispls,
+                                out, outCounts, outDispls, mode, nullptr)) {
     return failAlone(comm, schedule, rc,
                      "a message does not fit recvcounts, or the backend "
                      "failed");
+  }
+  if (bytes.finish(comm) != MPI_SUCCESS)
+    return failAlone(comm, schedule, MPI_ERR_INTERN,
+                     "cannot unpack the receive buffer");
   return MPI_SUCCESS;
 }
 

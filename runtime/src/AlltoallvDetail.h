@@ -7,6 +7,7 @@
 
 #include "collc/Alltoallv.h"
 #include "collc/Backend.h"
+#include "collc/Datatype.h"
 #include "collc/Runtime.h"
 
 #include <cstdint>
@@ -47,8 +48,25 @@ int fail(int code, const char *why);
 /// communicator's error handler, then the job is aborted.
 int failAlone(CommRef comm, const char *name, int code, const char *why);
 
-/// Contiguous types only: the element size, or 0.
-size_t contiguousSize(MPI_Datatype type);
+/// MPI_Alltoallv's buffers at this rank as bytes, each side by its own
+/// type (StagedBlocks): MPI asks only that what i sends j has the signature
+/// j expects, so ranks may lay the same blocks out differently, and every
+/// exchange counts and splits blocks in bytes. In place (MPI 4.0 §6.8),
+/// the receive buffer's blocks are copied in as the send side.
+struct ByteBlocks {
+  StagedBlocks in, out;
+  /// An MPI code and `why` for what only this rank may see (a null array,
+  /// an invalid type, a negative count, a null buffer, over 2 GiB).
+  int start(const void *sendbuf, const int *sendcounts, const int *sdispls,
+            MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+            const int *rdispls, MPI_Datatype recvtype, int p, CommRef comm,
+            const char *&why);
+  /// Unpacks what was received into a receive buffer with holes.
+  int finish(CommRef comm) { return out.finish(packingComm(comm)); }
+  static MPI_Comm packingComm(CommRef comm) {
+    return comm.local ? MPI_COMM_SELF : comm.mpi;
+  }
+};
 
 /// Message bytes: a vector that leaves what it grows by uninitialized,
 /// since every byte is written right after (zeroing a bucket before
@@ -121,17 +139,16 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me, bool &found);
 /// receiver's recvcounts entry (no probe). The steps' order is `rows`'s.
 /// Counts into `stats` (one stage) when asked to.
 int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
-                   size_t es, const char *in, const int *sendcounts,
-                   const int *sdispls, char *out, const int *recvcounts,
-                   const int *rdispls, AlltoallvMode mode,
-                   AlltoallvStats *stats);
+                   const char *in, const int *sendcounts, const int *sdispls,
+                   char *out, const int *recvcounts, const int *rdispls,
+                   AlltoallvMode mode, AlltoallvStats *stats);
 
 /// An exchange whose messages forward pieces of blocks
 /// (AlltoallvForwarding.cpp). Returns an MPI code and, on a failure, `why`;
 /// `noted`: false where a walk (`filters`) may have noted too few pieces.
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
-                       Backend &backend, int tag, size_t es, const char *in,
+                       Backend &backend, int tag, const char *in,
                        const int *sendcounts, const int *sdispls, char *out,
                        const int *recvcounts, const int *rdispls,
                        const char *&why, bool &noted);

@@ -13,7 +13,7 @@ namespace {
 
 /// A piece of a block in a forwarding message (a `schedule x : alltoallv`
 /// whose blocks are split into `chunks` pieces): which piece, where it
-/// lies in its block, and its count * elementSize bytes after the headers.
+/// lies in its block, and its `count` bytes after the headers.
 struct PieceHeader {
   int32_t origin;
   int32_t dest;
@@ -22,8 +22,8 @@ struct PieceHeader {
   int64_t count;
 };
 
-/// Piece k of `pieces` of a block of n elements: its first element and its
-/// count, n * k / pieces onwards, so that pieces differ by one at most.
+/// Piece k of `pieces` of a block of n bytes: its first byte and its
+/// length, n * k / pieces onwards, so that pieces differ by one at most.
 struct PieceSpan {
   int64_t offset, count;
 };
@@ -57,12 +57,12 @@ class ForwardingExchange {
 public:
   ForwardingExchange(AlltoallvSteps::Rows &rows,
                      const std::vector<AlltoallvSteps::BlockFilter> *filters,
-                     Backend &backend, int tag, size_t es, const char *in,
+                     Backend &backend, int tag, const char *in,
                      const int *sendcounts, const int *sdispls, char *out,
                      const int *recvcounts, const int *rdispls, Workspace &ws,
                      const char *&why)
-      : rows(rows), filters(filters), backend(backend), tag(tag), es(es),
-        in(in), sendcounts(sendcounts), sdispls(sdispls), out(out),
+      : rows(rows), filters(filters), backend(backend), tag(tag), in(in),
+        sendcounts(sendcounts), sdispls(sdispls), out(out),
         recvcounts(recvcounts), rdispls(rdispls), ws(ws), why(why), p(rows.p),
         me(rows.me), pieces(rows.pieces) {}
 
@@ -103,7 +103,6 @@ private:
   const std::vector<AlltoallvSteps::BlockFilter> *filters; // a walk's
   Backend &backend;
   const int tag;
-  const size_t es;
   const char *const in;
   const int *const sendcounts, *const sdispls;
   char *const out;
@@ -124,8 +123,8 @@ bool ForwardingExchange::find(int64_t id, Piece &piece, int64_t &offset) const {
     const PieceSpan span = pieceOf(sendcounts[n.dest], n.index, pieces);
     offset = span.offset;
     piece = Piece{const_cast<char *>(in) +
-                      static_cast<size_t>(sdispls[n.dest] + span.offset) * es,
-                  static_cast<size_t>(span.count) * es};
+                      static_cast<size_t>(sdispls[n.dest] + span.offset),
+                  static_cast<size_t>(span.count)};
     return true;
   }
   auto it = ws.held.find(id);
@@ -142,7 +141,7 @@ char *ForwardingExchange::placeOf(const PieceHeader &h) {
     why = "a block does not fit recvcounts";
     return nullptr;
   }
-  return out + static_cast<size_t>(rdispls[h.origin] + h.offset) * es;
+  return out + static_cast<size_t>(rdispls[h.origin] + h.offset);
 }
 
 /// Takes one piece in: an MPI code. A piece of this rank's own block may
@@ -154,7 +153,7 @@ int ForwardingExchange::deliver(const PieceHeader &h, const char *payload) {
   if (h.origin == me)
     return MPI_SUCCESS;
   const int64_t id = idOf(h.origin, h.dest, h.index);
-  const size_t bytes = static_cast<size_t>(h.count) * es;
+  const size_t bytes = static_cast<size_t>(h.count);
   char *at = const_cast<char *>(payload);
   if (h.dest == me) {
     at = placeOf(h);
@@ -237,7 +236,7 @@ int ForwardingExchange::post(int k) {
     const PieceName n = nameOf(id);
     const PieceHeader h{static_cast<int32_t>(n.origin),
                         static_cast<int32_t>(n.dest), n.index, offset,
-                        static_cast<int64_t>(piece.bytes / es)};
+                        static_cast<int64_t>(piece.bytes)};
     const size_t at = b.size();
     b.resize(at + sizeof h);
     std::memcpy(b.data() + at, &h, sizeof h);
@@ -304,7 +303,7 @@ int ForwardingExchange::receive(int from) {
   size_t at = headers;
   for (int64_t i = 0; i < runs; ++i) {
     const PieceHeader h = pieceHeader(m.data(), i);
-    const size_t n = static_cast<size_t>(h.count) * es;
+    const size_t n = static_cast<size_t>(h.count);
     if (!wellFormed(h) || at + n > bytes)
       return malformed();
     const char *payload = m.data() + at;
@@ -331,7 +330,7 @@ int ForwardingExchange::receiveLong(int from, Bytes &m, int64_t runs,
     const PieceHeader h = pieceHeader(m.data(), i);
     if (!wellFormed(h))
       return malformed();
-    payload += static_cast<size_t>(h.count) * es;
+    payload += static_cast<size_t>(h.count);
   }
   // Packed, or only headers (however many): no second message.
   if (payload == 0 || headers + payload <= wholeMessage)
@@ -342,7 +341,7 @@ int ForwardingExchange::receiveLong(int from, Bytes &m, int64_t runs,
   size_t at = headers;
   for (int64_t i = 0; i < runs; ++i) {
     const PieceHeader h = pieceHeader(m.data(), i);
-    const size_t n = static_cast<size_t>(h.count) * es;
+    const size_t n = static_cast<size_t>(h.count);
     if (n == 0)
       continue;
     char *place = m.data() + at;
@@ -399,9 +398,9 @@ int ForwardingExchange::run(bool &noted) {
     why = "a block does not fit recvcounts";
     return MPI_ERR_TRUNCATE;
   }
-  moveBytes(out + static_cast<size_t>(rdispls[me]) * es,
-            in + static_cast<size_t>(sdispls[me]) * es,
-            static_cast<size_t>(sendcounts[me]) * es);
+  moveBytes(out + static_cast<size_t>(rdispls[me]),
+            in + static_cast<size_t>(sdispls[me]),
+            static_cast<size_t>(sendcounts[me]));
   ws.arrived[static_cast<size_t>(me)] = pieces;
 
   const int sends = static_cast<int>(rows.sends.size());
@@ -458,12 +457,12 @@ int ForwardingExchange::run(bool &noted) {
 /// left out (no early sends meanwhile).
 int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const std::vector<AlltoallvSteps::BlockFilter> *filters,
-                       Backend &backend, int tag, size_t es, const char *in,
+                       Backend &backend, int tag, const char *in,
                        const int *sendcounts, const int *sdispls, char *out,
                        const int *recvcounts, const int *rdispls,
                        const char *&why, bool &noted) {
   HeldWorkspace lease;
-  return ForwardingExchange(rows, filters, backend, tag, es, in, sendcounts,
+  return ForwardingExchange(rows, filters, backend, tag, in, sendcounts,
                             sdispls, out, recvcounts, rdispls, lease.workspace,
                             why)
       .run(noted);

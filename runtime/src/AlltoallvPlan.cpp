@@ -12,8 +12,8 @@ namespace collc::rt {
 using namespace alltoallv_detail;
 namespace {
 
-/// A run of consecutive elements of one (origin, destination) block,
-/// followed in a message by its count * elementSize bytes.
+/// A run of consecutive bytes of one (origin, destination) block, followed
+/// in a message by its `count` bytes.
 struct RunHeader {
   int32_t origin;
   int32_t dest;
@@ -22,7 +22,8 @@ struct RunHeader {
 };
 
 /// How many k in [0, n) have ((start + k) mod m) mod g == b: the share of
-/// group b when the counter function of Figure 11 deals n elements.
+/// group b when the counter function of Figure 11 deals n elements (here
+/// bytes: the runtime moves every block as bytes).
 int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
   auto below = [&](int64_t x) { // v in [0, x) with v mod g == b
     return x > b ? (x - b + g - 1) / g : 0;
@@ -40,11 +41,11 @@ int64_t dealt(int64_t start, int64_t n, int64_t m, int64_t g, int64_t b) {
 /// whom, and the runs that reach this rank.
 class Exchange {
 public:
-  Exchange(const AlltoallvPlan &plan, int me, size_t elementSize, Workspace &ws)
-      : plan(plan), me(me), elementSize(elementSize), buckets(ws.buckets) {
+  Exchange(const AlltoallvPlan &plan, int me, Workspace &ws)
+      : plan(plan), me(me), buckets(ws.buckets) {
     for (int set = 0; set < 2; ++set) {
       buckets[set].resize(plan.p);
-      elements[set].assign(plan.p, 0);
+      payloadBytes[set].assign(plan.p, 0);
     }
   }
 
@@ -66,7 +67,7 @@ public:
     kinds[set] = plan.stages[stage].kind;
     for (auto &b : buckets[set])
       b.clear();
-    std::fill(elements[set].begin(), elements[set].end(), 0);
+    std::fill(payloadBytes[set].begin(), payloadBytes[set].end(), 0);
     std::vector<int64_t> &counter = counters[set];
     AlltoallvStageKind kind = kinds[set];
     counter.assign(plan.p, 0);
@@ -136,7 +137,7 @@ public:
       RunHeader h;
       std::memcpy(&h, data + at, sizeof h);
       at += sizeof h;
-      size_t n = static_cast<size_t>(h.count) * elementSize;
+      size_t n = static_cast<size_t>(h.count);
       if (h.count < 0 || at + n > bytes)
         return false;
       if (!f(h, data + at))
@@ -146,8 +147,8 @@ public:
     return at == bytes;
   }
 
-  /// The elements of a message: its runs' counts (up to a malformed run).
-  int64_t elementsOf(const char *data, size_t bytes) const {
+  /// The payload of a message: its runs' counts (up to a malformed run).
+  int64_t payloadOf(const char *data, size_t bytes) const {
     int64_t n = 0;
     forEachRun(data, bytes, [&](const RunHeader &h, const char *) {
       n += h.count;
@@ -157,8 +158,8 @@ public:
   }
 
   Bytes &bucket(int set, int peer) { return buckets[set][peer]; }
-  int64_t bucketElements(int set, int peer) const {
-    return elements[set][peer];
+  int64_t bucketPayload(int set, int peer) const {
+    return payloadBytes[set][peer];
   }
   size_t bucketBytes(int set) const {
     size_t total = 0;
@@ -166,9 +167,9 @@ public:
       total += b.size();
     return total;
   }
-  int64_t setElements(int set) const {
+  int64_t setPayload(int set) const {
     int64_t total = 0;
-    for (int64_t n : elements[set])
+    for (int64_t n : payloadBytes[set])
       total += n;
     return total;
   }
@@ -185,8 +186,7 @@ private:
       if (part.count == 0)
         continue;
       append(target(b), part,
-             payload +
-                 static_cast<size_t>(part.offset - h.offset) * elementSize);
+             payload + static_cast<size_t>(part.offset - h.offset));
       part.offset += part.count;
     }
     counter[h.dest] += h.count;
@@ -196,9 +196,9 @@ private:
     if (h.count == 0)
       return;
     Bytes &b = buckets[current][peer];
-    elements[current][peer] += h.count;
+    payloadBytes[current][peer] += h.count;
     size_t at = b.size();
-    size_t n = static_cast<size_t>(h.count) * elementSize;
+    size_t n = static_cast<size_t>(h.count);
     b.resize(at + sizeof h + n);
     std::memcpy(b.data() + at, &h, sizeof h);
     std::memcpy(b.data() + at + sizeof h, payload, n);
@@ -206,9 +206,8 @@ private:
 
   const AlltoallvPlan &plan;
   int me;
-  size_t elementSize;
   std::vector<Bytes> (&buckets)[2];
-  std::vector<int64_t> elements[2]; // per bucket, headers not counted
+  std::vector<int64_t> payloadBytes[2]; // per bucket, headers not counted
   int current = 0;
   AlltoallvStageKind kinds[2] = {AlltoallvStageKind::Direct,
                                  AlltoallvStageKind::Direct};
@@ -242,10 +241,10 @@ const AlltoallvSteps::Rows &rowsOfPlan(const AlltoallvPlan &plan, int me) {
 class StagedExchange {
 public:
   StagedExchange(const AlltoallvPlan &plan, Backend &backend, int tagBase,
-                 size_t es, AlltoallvMode mode, Workspace &ws)
-      : plan(plan), backend(backend), tagBase(tagBase), es(es), mode(mode),
+                 AlltoallvMode mode, Workspace &ws)
+      : plan(plan), backend(backend), tagBase(tagBase), mode(mode),
         dual(mode == AlltoallvMode::NonBlockingDual), me(backend.rank()),
-        ws(ws), ex(plan, me, es, ws) {
+        ws(ws), ex(plan, me, ws) {
     local.stages.resize(plan.stages.size());
   }
 
@@ -261,7 +260,7 @@ public:
     ex.startStage(0, 0);
     for (int j = 0; j < plan.p; ++j)
       ex.distribute(0, RunHeader{me, j, 0, static_cast<int64_t>(sendcounts[j])},
-                    in + static_cast<size_t>(sdispls[j]) * es);
+                    in + static_cast<size_t>(sdispls[j]));
     for (size_t k = 0; k < plan.stages.size(); ++k)
       if (int rc = runStage(k, why))
         return rc;
@@ -301,10 +300,9 @@ private:
       if (h.dest != me || h.origin < 0 || h.origin >= plan.p || h.offset < 0 ||
           h.offset + h.count > outputCounts[h.origin])
         return false;
-      std::memcpy(output +
-                      (static_cast<size_t>(outputDispls[h.origin]) + h.offset) *
-                          es,
-                  payload, static_cast<size_t>(h.count) * es);
+      std::memcpy(output + static_cast<size_t>(outputDispls[h.origin]) +
+                      static_cast<size_t>(h.offset),
+                  payload, static_cast<size_t>(h.count));
       return true;
     };
   }
@@ -326,11 +324,11 @@ private:
     s.last = k + 1 == plan.stages.size();
     s.tag = tagBase + static_cast<int>(k);
     // The bucket a rank keeps for itself: Lemma 1's message from itself.
-    const int64_t mineElements = ex.bucketElements(s.set, me);
-    s.stats.sendBuffer = ex.setElements(s.set);
+    const int64_t minePayload = ex.bucketPayload(s.set, me);
+    s.stats.sendBuffer = ex.setPayload(s.set);
     s.stats.received = 1;
-    s.stats.longestReceived = mineElements;
-    s.stats.receiveBuffer = mineElements;
+    s.stats.longestReceived = minePayload;
+    s.stats.receiveBuffer = minePayload;
     Bytes &mine = ws.mine;
     mine.swap(ex.bucket(s.set, me));
     ex.bucket(s.set, me).clear();
@@ -397,7 +395,7 @@ private:
     ++local.messages;
     ++s.stats.sent;
     s.stats.longestSent =
-        std::max(s.stats.longestSent, ex.bucketElements(s.set, peer));
+        std::max(s.stats.longestSent, ex.bucketPayload(s.set, peer));
     int request = 0;
     if (int rc =
             backend.isend(peer, s.tag, {Piece{b.data(), b.size()}}, request))
@@ -422,7 +420,7 @@ private:
     if (int rc = backend.wait(request, bytes))
       return rc;
     s.receivedBytes += m.size();
-    const int64_t n = ex.elementsOf(m.data(), m.size());
+    const int64_t n = ex.payloadOf(m.data(), m.size());
     ++s.stats.received;
     s.stats.longestReceived = std::max(s.stats.longestReceived, n);
     s.stats.receiveBuffer += n;
@@ -448,7 +446,6 @@ private:
   const AlltoallvPlan &plan;
   Backend &backend;
   const int tagBase;
-  const size_t es;
   const AlltoallvMode mode;
   const bool dual;
   const int me;
@@ -482,12 +479,20 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
   if (size != plan.p)
     return fail(MPI_ERR_COMM, "the communicator's size is not the one the "
                               "schedule was proved for");
-  size_t es = contiguousSize(sendtype);
-  if (es == 0 || es != contiguousSize(recvtype))
-    return fail(MPI_ERR_TYPE, "only contiguous types of the same size are "
-                              "supported");
+  // Kept across calls: a repeated exchange allocates nothing.
+  thread_local ByteBlocks bytes;
+  const char *why = "";
+  if (int rc = bytes.start(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                           recvcounts, rdispls, recvtype, size, comm, why))
+    return failAlone(comm, "alltoallv", rc, why);
   ForgetRequests forget{backend};
   const int tagBase = tagBaseOf(comm);
+  const char *in = bytes.in.base;
+  char *out = bytes.out.base;
+  const int *inCounts = bytes.in.byteCounts.data(),
+            *inDispls = bytes.in.byteDispls.data(),
+            *outCounts = bytes.out.byteCounts.data(),
+            *outDispls = bytes.out.byteDispls.data();
 
   const size_t stages = plan.stages.size();
   if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
@@ -497,26 +502,26 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       local.messages = local.largestBuffer = 0;
       local.stages.assign(1, {});
     }
-    if (int rc =
-            directExchange(rowsOfPlan(plan, me), *backend, tagBase, es,
-                           static_cast<const char *>(sendbuf), sendcounts,
-                           sdispls, static_cast<char *>(recvbuf), recvcounts,
-                           rdispls, mode, stats ? &local : nullptr))
+    if (int rc = directExchange(rowsOfPlan(plan, me), *backend, tagBase, in,
+                                inCounts, inDispls, out, outCounts, outDispls,
+                                mode, stats ? &local : nullptr))
       return failAlone(comm, "alltoallv", rc,
                        "a message does not fit recvcounts, or the backend "
                        "failed");
     if (stats)
       *stats = local;
-    return MPI_SUCCESS;
+  } else {
+    // Every failure from here on may be this rank's alone (failAlone).
+    why = "a message failed to travel";
+    HeldWorkspace lease;
+    StagedExchange exchange(plan, *backend, tagBase, mode, lease.workspace);
+    if (int rc = exchange.run(in, inCounts, inDispls, out, outCounts, outDispls,
+                              stats, why))
+      return failAlone(comm, "alltoallv", rc, why);
   }
-  // Every failure from here on may be this rank's alone (failAlone).
-  const char *why = "a message failed to travel";
-  HeldWorkspace lease;
-  StagedExchange exchange(plan, *backend, tagBase, es, mode, lease.workspace);
-  if (int rc = exchange.run(static_cast<const char *>(sendbuf), sendcounts,
-                            sdispls, static_cast<char *>(recvbuf), recvcounts,
-                            rdispls, stats, why))
-    return failAlone(comm, "alltoallv", rc, why);
+  if (bytes.finish(comm) != MPI_SUCCESS)
+    return failAlone(comm, "alltoallv", MPI_ERR_INTERN,
+                     "cannot unpack the receive buffer");
   return MPI_SUCCESS;
 }
 

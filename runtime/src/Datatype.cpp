@@ -152,4 +152,82 @@ int Staged::finish(MPI_Comm comm) {
   return writeBack ? move(false, comm) : MPI_SUCCESS;
 }
 
+int StagedBlocks::start(const void *buf, const int *counts, const int *displs,
+                        MPI_Datatype type, const TypeInfo &info, int p,
+                        bool read, bool write, bool copy, MPI_Comm comm) {
+  user = static_cast<char *>(const_cast<void *>(buf));
+  userCounts = counts;
+  userDispls = displs;
+  userType = type;
+  extent = info.extent;
+  bool packed = copy || !info.contiguous(2);
+  writeBack = false;
+  byteCounts.resize(static_cast<size_t>(p));
+  byteDispls.resize(static_cast<size_t>(p));
+  int64_t total = 0;
+  for (int j = 0; j < p; ++j) {
+    if (counts[j] < 0) {
+      why = "a negative count";
+      return MPI_ERR_COUNT;
+    }
+    const int64_t bytes = static_cast<int64_t>(counts[j]) * info.size;
+    const int64_t at = static_cast<int64_t>(displs[j]) * info.extent;
+    if (bytes > INT_MAX) {
+      why = "a block over 2 GiB";
+      return MPI_ERR_COUNT;
+    }
+    if (at < 0 || at > INT_MAX)
+      packed = true;
+    byteCounts[static_cast<size_t>(j)] = static_cast<int>(bytes);
+    byteDispls[static_cast<size_t>(j)] = static_cast<int>(at);
+    total += bytes;
+  }
+  if (total > 0 && !user) {
+    why = "a null buffer where this rank has data";
+    return MPI_ERR_BUFFER;
+  }
+  if (!packed) {
+    base = user ? user + info.trueLb : nullptr;
+    return MPI_SUCCESS;
+  }
+  if (total > INT_MAX) {
+    why = "over 2 GiB on one side of a rank";
+    return MPI_ERR_COUNT;
+  }
+  data.resize(static_cast<size_t>(total));
+  base = data.data();
+  for (int j = 0, at = 0; j < p; ++j) {
+    byteDispls[static_cast<size_t>(j)] = at;
+    at += byteCounts[static_cast<size_t>(j)];
+  }
+  writeBack = write;
+  for (int j = 0; read && j < p; ++j) {
+    int position = byteDispls[static_cast<size_t>(j)];
+    // Nothing to pack for no data (a type of size 0 included).
+    if (byteCounts[static_cast<size_t>(j)] > 0 &&
+        PMPI_Pack(block(j), counts[j], type, base, static_cast<int>(total),
+                  &position, comm) != MPI_SUCCESS) {
+      why = "cannot pack a block";
+      return MPI_ERR_INTERN;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int StagedBlocks::finish(MPI_Comm comm) {
+  for (size_t j = 0; writeBack && j < byteCounts.size(); ++j) {
+    int position = byteDispls[j];
+    if (byteCounts[j] > 0 &&
+        PMPI_Unpack(base, static_cast<int>(data.size()), &position,
+                    block(static_cast<int>(j)), userCounts[j], userType,
+                    comm) != MPI_SUCCESS)
+      return MPI_ERR_INTERN;
+  }
+  return MPI_SUCCESS;
+}
+
+char *StagedBlocks::block(int j) const {
+  return user + static_cast<MPI_Aint>(userDispls[j]) * extent;
+}
+
 } // namespace collc::rt

@@ -12,7 +12,10 @@
 //     keeps each run of consecutive elements contiguous, so no sort.
 //   - C-Collect / R-Collect: everything for column k (row k) in bucket k.
 // Messages are self-describing runs (origin, destination, offset, count) of
-// elements, so a receiver needs no model of the sender's counts.
+// bytes, so a receiver needs no model of the sender's counts, nor of its
+// datatype: each rank stages its own sides as bytes by its own types (MPI
+// asks only that the type signatures match), so the elements dealt above are
+// bytes.
 //
 // It runs on either backend of the runtime (collc/Backend.h): MPI, on a
 // private duplicate of the communicator, or the local one, ranks as threads
@@ -65,8 +68,9 @@ struct AlltoallvPlan {
 /// buffer while this stage's sends are still in flight).
 enum class AlltoallvMode { Blocking, NonBlocking, NonBlockingDual };
 
-/// One stage at one rank, in elements: the unit in which 001 §3.2.4 states
-/// Lemmas 1 and 3 and Theorem 1 (run headers not counted).
+/// One stage at one rank, in bytes of the blocks (run headers not counted):
+/// 001 §3.2.4 states Lemmas 1 and 3 and Theorem 1 in elements, and they
+/// hold for whatever unit the counter function deals, bytes here.
 struct AlltoallvStageStats {
   int64_t sent = 0;     // messages to other ranks (start-ups)
   int64_t received = 0; // messages received, counting the one a rank keeps
@@ -86,10 +90,11 @@ struct AlltoallvStats {
 };
 
 /// MPI_Alltoallv's contract, on an MPI communicator or a rank of
-/// local::run. Both types must be contiguous with the same size. Returns
-/// MPI_SUCCESS or an MPI error code (and prints why) when the communicator's
-/// size is not plan.p, a type is not contiguous, or what arrives does not
-/// fit recvcounts.
+/// local::run: any datatypes (a side with holes is packed), MPI_IN_PLACE
+/// as sendbuf. Returns MPI_SUCCESS or an MPI error code (and prints why)
+/// when the communicator's size is not plan.p; what only this rank can see
+/// (an invalid argument, what arrives does not fit recvcounts) goes to the
+/// communicator's error handler and aborts the job.
 int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
               const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
               void *recvbuf, const int *recvcounts, const int *rdispls,
@@ -132,7 +137,7 @@ public:
   /// every rank sees the same, as for Engine::fail).
   int fail(int code, const char *message) const;
   /// The schedule's `chunks n`: each block is sent in n pieces, piece k of
-  /// a block of `size` elements its elements from size * k / n on (before
+  /// a block of `size` bytes its bytes from size * k / n on (before
   /// the walk; 1 without).
   int splitBlocks(int64_t n);
   /// The walk's calls: this rank sends its own block for `peer`, or the
@@ -144,8 +149,8 @@ public:
   }
   void receive(int64_t sender, uint64_t into, bool reduce);
   int endStep(int64_t step, const char *name);
-  /// MPI_Alltoallv's contract over the steps walked (or known): both types
-  /// contiguous with the same size.
+  /// MPI_Alltoallv's contract over the steps walked (or known), as
+  /// alltoallv() keeps it.
   int run(const void *sendbuf, const int *sendcounts, const int *sdispls,
           MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
           const int *rdispls, MPI_Datatype recvtype,

@@ -62,4 +62,34 @@ private:
   std::vector<char> copy;
 };
 
+/// One side of an irregular exchange (MPI_Alltoallv's) as bytes: p blocks
+/// of `counts[j]` elements at `displs[j]` extents, each left where the user
+/// put it when the type lies in one piece (the block's bytes and offset fit
+/// an int), else packed one after another into a copy, read in when
+/// `read`; finish() unpacks the copy when `write`. `copy` asks for the copy
+/// whatever the layout (a side the exchange overwrites while reading it).
+class StagedBlocks {
+public:
+  /// An MPI error code, and `why`, for what only this rank can see: a
+  /// negative count, a null buffer that should hold data, over 2 GiB.
+  int start(const void *buf, const int *counts, const int *displs,
+            MPI_Datatype type, const TypeInfo &info, int p, bool read,
+            bool write, bool copy, MPI_Comm comm);
+  int finish(MPI_Comm comm);
+
+  char *base = nullptr;
+  std::vector<int> byteCounts, byteDispls;
+  const char *why = "";
+
+private:
+  char *block(int j) const;
+
+  char *user = nullptr;
+  const int *userCounts = nullptr, *userDispls = nullptr;
+  MPI_Datatype userType = MPI_DATATYPE_NULL;
+  MPI_Aint extent = 0;
+  bool writeBack = false;
+  std::vector<char> data;
+};
+
 } // namespace collc::rt
