@@ -126,18 +126,19 @@ Binding bindingFor(const ir::Collective &c) {
       const llvm::StringRef own = conv.own, root = conv.rootSide;
       // The root's other side is described apart (Call::sendSide,
       // recvSide): its type need only have the same signature.
-      setup = concat({"const bool inPlace = ", own,
-                      " == MPI_IN_PLACE && comm.rank() == root;\n  call.send "
-                      "= send;\n  call.recv = recv;\n  call.count = inPlace ? ",
+      setup = concat({"const bool atRoot = comm.rank() == root;\n  const bool "
+                      "inPlace = atRoot && ",
+                      own,
+                      " == MPI_IN_PLACE;\n  call.send = send;\n  call.recv = "
+                      "recv;\n  call.count = inPlace ? ",
                       root, "count : ", own, "count;\n  call.type = inPlace ? ",
                       root, "type : ", own,
-                      "type;\n  if (!inPlace && "
-                      "comm.rank() == root)\n    call.",
-                      root, "Side = {", root, "count, ", root, "type};\n"});
+                      "type;\n  if (atRoot && !inPlace)\n    call.", root,
+                      "Side = {", root, "count, ", root, "type, true};\n"});
     } else {
       setup = "call.send = send;\n  call.recv = recv;\n  call.count = "
               "recvcount;\n  call.type = recvtype;\n  call.sendSide = "
-              "{sendcount, sendtype};\n";
+              "{sendcount, sendtype, true};\n";
     }
   } else {
     params = {"const void *send", "void *recv", "int " + conv.count.str(),

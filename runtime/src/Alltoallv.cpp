@@ -37,6 +37,10 @@ int ByteBlocks::start(const void *sendbuf, const int *sendcounts,
     why = "a null count or displacement array";
     return MPI_ERR_ARG;
   }
+  if (recvbuf == MPI_IN_PLACE) {
+    why = "MPI_IN_PLACE as the receive buffer (only the send buffer may be)";
+    return MPI_ERR_BUFFER;
+  }
   // describe() knows the last few predefined types without asking MPI.
   TypeInfo sendInfo, recvInfo;
   if (describe(recvtype, recvInfo) != MPI_SUCCESS ||

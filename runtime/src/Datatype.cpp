@@ -7,10 +7,45 @@
 namespace collc::rt {
 namespace {
 
+/// Whether a step of combiner `combiner`, with these contents, lays its
+/// blocks out in the order MPI_Pack reads them: at ascending displacements.
+/// (Contiguous data, which describe() also asks for, is then in order.)
+bool keepsOrder(int combiner, const std::vector<int> &ints,
+                const std::vector<MPI_Aint> &addrs) {
+  auto ascending = [](const auto *at, size_t n) {
+    return std::is_sorted(at, at + n);
+  };
+  const size_t count = ints.empty() ? 0 : static_cast<size_t>(ints[0]);
+  switch (combiner) {
+  case MPI_COMBINER_DUP:
+  case MPI_COMBINER_CONTIGUOUS:
+    return true;
+  case MPI_COMBINER_RESIZED: // lower bound, extent
+    return addrs.size() == 2 && addrs[1] >= 0;
+  case MPI_COMBINER_VECTOR: // count, blocklength, stride
+    return ints.size() == 3 && ints[2] >= 0;
+  case MPI_COMBINER_HVECTOR:
+    return addrs.size() == 1 && addrs[0] >= 0;
+  case MPI_COMBINER_INDEXED: // count, blocklengths, displacements
+    return ints.size() == 1 + 2 * count &&
+           ascending(ints.data() + 1 + count, count);
+  case MPI_COMBINER_INDEXED_BLOCK: // count, blocklength, displacements
+    return ints.size() == 2 + count && ascending(ints.data() + 2, count);
+  case MPI_COMBINER_HINDEXED:
+  case MPI_COMBINER_HINDEXED_BLOCK:
+  case MPI_COMBINER_STRUCT: // displacements in bytes
+    return addrs.size() == count && ascending(addrs.data(), count);
+  default:
+    return false;
+  }
+}
+
 /// The predefined types `type` is built of, up to two (more says nothing
-/// new: the type mixes). MPI_Type_get_contents returns new handles for the
-/// derived ones, which are freed here.
-int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n) {
+/// new: the type mixes), and whether every step it is built by keeps its
+/// data in packing order (`inOrder`, left false by one that does not).
+/// MPI_Type_get_contents returns new handles for the derived ones, which
+/// are freed here.
+int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n, bool &inOrder) {
   int integers = 0, addresses = 0, types = 0, combiner = 0;
   if (int rc = PMPI_Type_get_envelope(type, &integers, &addresses, &types,
                                       &combiner))
@@ -30,10 +65,11 @@ int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n) {
   if (int rc = PMPI_Type_get_contents(type, integers, addresses, types,
                                       ints.data(), addrs.data(), inner.data()))
     return rc;
+  inOrder = inOrder && keepsOrder(combiner, ints, addrs);
   int rc = MPI_SUCCESS;
   for (MPI_Datatype t : inner) {
-    if (rc == MPI_SUCCESS && n <= 2)
-      rc = leaves(t, found, n);
+    if (rc == MPI_SUCCESS && (n <= 2 || inOrder))
+      rc = leaves(t, found, n, inOrder);
     int ti = 0, ta = 0, tt = 0, tc = 0;
     PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc);
     if (tc != MPI_COMBINER_NAMED)
@@ -69,7 +105,8 @@ int describe(MPI_Datatype type, TypeInfo &info) {
     return rc;
   MPI_Datatype found[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
   int n = 0;
-  if (int rc = leaves(type, found, n))
+  info.inOrder = true;
+  if (int rc = leaves(type, found, n, info.inOrder))
     return rc;
   int integers = 0, addresses = 0, types = 0, combiner = 0;
   PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);

@@ -186,6 +186,8 @@ int Engine::connect(const Call &c) {
   if (const char *fault = bufferFault())
     return failLocal(call, MPI_ERR_BUFFER, fault);
   // The sides are the user's counts: `c`'s, not call's (in bytes by now).
+  // `info` is left empty for the type checkType knew already, which has no
+  // holes: Staged uses such a buffer in place.
   return packs || c.sidesDiffer() ? stageBuffers(c, info) : MPI_SUCCESS;
 }
 
@@ -203,8 +205,7 @@ int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
   // A buffer of `blocks` blocks, as its side's own count and type lay it.
   auto stage = [&](Staged &staged, const void *buf, const Call::Side &side,
                    int64_t blocks, bool read, bool write) {
-    if (side.type == MPI_DATATYPE_NULL ||
-        (side.type == user.type && side.count == user.count))
+    if (!side.given || (side.type == user.type && side.count == user.count))
       return staged.start(buf, blocks * user.count, user.type, info, read,
                           write, packing);
     TypeInfo own;
@@ -291,42 +292,43 @@ bool inUnits(Call &call, MPI_Aint &extent, int size) {
 } // namespace
 
 int Engine::checkType(TypeInfo &info, bool &packs) {
-  if (call.type == lastNamedType)
-    return inUnits(call, extent, static_cast<int>(lastNamedExtent))
-               ? MPI_SUCCESS
-               : fail(MPI_ERR_COUNT, "a block of more than 2 GiB");
-  if (describe(call.type, info) != MPI_SUCCESS)
-    return fail(MPI_ERR_TYPE, "invalid datatype");
-  if (info.size == 0)
-    return fail(MPI_ERR_TYPE, "a datatype of size 0");
-  // Chunks move as bytes. A derived type's buffers are packed, `size`
-  // bytes an element (stageBuffers), whatever layout this rank passes: MPI
-  // requires only the type signatures to match.
-  const bool holes = info.lb != 0 || info.trueLb != 0 || !info.contiguous(2);
-  packs = holes || !info.named;
-  if (isReduction(call.kind)) {
-    // A predefined operator folds a derived type as its basic type, as MPI
-    // libraries do.
-    if (!info.named && predefinedOp(call.op) &&
+  // The bytes of an element as the schedule sees it.
+  int size = static_cast<int>(lastNamedSize);
+  if (call.type != lastNamedType) {
+    if (describe(call.type, info) != MPI_SUCCESS)
+      return fail(MPI_ERR_TYPE, "invalid datatype");
+    // Elements of no bytes: the empty signature of no elements, which
+    // another rank may pass instead; a reduction's type is every rank's.
+    if (info.size == 0 && isReduction(call.kind))
+      return fail(MPI_ERR_TYPE, "a reduction over a datatype of size 0");
+    // Chunks move as bytes. A layout with holes is packed, `size` bytes an
+    // element (stageBuffers), whatever layout this rank passes: MPI
+    // requires only the type signatures to match.
+    const bool holes = info.lb != 0 || info.trueLb != 0 || !info.contiguous(2);
+    packs = holes;
+    size = info.size;
+    const bool reduces = isReduction(call.kind);
+    if (reduces && !info.named && predefinedOp(call.op) &&
         info.base != MPI_DATATYPE_NULL &&
         static_cast<int64_t>(call.count) * info.perElement <= INT_MAX) {
+      // A predefined operator folds a derived type as its basic type, as
+      // MPI libraries do.
       call.type = info.base;
       call.count *= info.perElement;
-      extent = info.size / info.perElement;
-      return MPI_SUCCESS;
-    }
-    // Any other operator reads elements as the type lays them out. Every
-    // rank passes the same datatype to a reduction (MPI 4.0 §6.9.1).
-    if (holes)
+      size = info.size / info.perElement;
+    } else if (reduces && holes) {
+      // Any other operator reads elements as the type lays them out. Every
+      // rank passes the same datatype to a reduction (MPI 4.0 §6.9.1).
       return fail(MPI_ERR_TYPE, "a reduction over a datatype with holes "
                                 "needs a predefined operator on one basic "
                                 "type");
+    }
+    if (info.named && !holes) {
+      lastNamedType = call.type;
+      lastNamedSize = info.size;
+    }
   }
-  if (info.named && !holes) {
-    lastNamedType = call.type;
-    lastNamedExtent = info.size;
-  }
-  return inUnits(call, extent, info.size)
+  return inUnits(call, extent, size)
              ? MPI_SUCCESS
              : fail(MPI_ERR_COUNT, "a block of more than 2 GiB");
 }

@@ -74,7 +74,7 @@ inline uint64_t getU64(const char *&in) {
 // the last one a thread used stays true: a program that calls collectives
 // on one type asks MPI once, not at every call.
 inline thread_local MPI_Datatype lastNamedType = MPI_DATATYPE_NULL;
-inline thread_local MPI_Aint lastNamedExtent = 0;
+inline thread_local int lastNamedSize = 0;
 inline thread_local MPI_Op lastNamedOp = MPI_OP_NULL;
 } // namespace detail
 

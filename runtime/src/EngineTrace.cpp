@@ -702,7 +702,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
   if (!isReduction(c.kind)) {
     int size = 0;
     if (c.type == lastNamedType)
-      size = static_cast<int>(lastNamedExtent);
+      size = lastNamedSize;
     else if (c.type == MPI_DATATYPE_NULL ||
              PMPI_Type_size(c.type, &size) != MPI_SUCCESS)
       return false;

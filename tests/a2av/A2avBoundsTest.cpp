@@ -180,8 +180,9 @@ TEST(A2avBounds, Lemma1_Lemma3_Theorems1And2_SizesDivisibleByP) {
 }
 
 // Sizes not divisible by P exceed the bounds as stated by a few elements
-// (Pattern 1 at P = 8: a Stage IV message of 5666 elements against
-// 3 L_max / P = 5663.6): a bucket's share of a block is a whole number.
+// where elements are dealt (Pattern 1 at P = 8: a Stage IV message of 5666
+// elements against 3 L_max / P = 5663.6): a bucket's share of a block is a
+// whole number. The runtime deals bytes, which rounds more finely.
 // What holds is the bound for the counts rounded up to multiples of P,
 // M'_ij = P ceil(M_ij / P): Figure 11's counter deals a block of M_ij
 // elements as a prefix of the M'_ij it would deal of the larger block, so

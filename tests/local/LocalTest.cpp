@@ -501,6 +501,13 @@ TEST(Local, Errors) {
     return gen::ring_allgather(s.data(), 24, MPI_INT, r.data(), 6, MPI_INT,
                                comm);
   });
+  // A side whose type is MPI_DATATYPE_NULL, not in place: the send side's
+  // type is the user's, however the receive side reads.
+  expectError(4, MPI_ERR_TYPE, [&](LocalComm &comm) {
+    std::vector<int> s(1), r(4);
+    return gen::ring_allgather(s.data(), 1, MPI_DATATYPE_NULL, r.data(), 1,
+                               MPI_INT, comm);
+  });
   // MPI_IN_PLACE where MPI allows none (MPI 4.0 §6.2.1): an all-reduce's
   // receive buffer, a broadcast's one buffer, a scatter's at a rank that
   // is not its root (whose send buffer cannot be in place too).
@@ -543,9 +550,12 @@ TEST(Local, DerivedTypesPacked) {
   MPI_Type_commit(&spaced);
   MPI_Type_vector(2, 1, 2, MPI_INT, &strided); // 2 ints over 3
   MPI_Type_commit(&strided);
-  MPI_Datatype pair;
+  MPI_Datatype pair, reversed;
   MPI_Type_contiguous(2, MPI_INT, &pair);
   MPI_Type_commit(&pair);
+  const int ones[] = {1, 1}, backwards[] = {1, 0};
+  MPI_Type_indexed(2, ones, backwards, MPI_INT, &reversed);
+  MPI_Type_commit(&reversed);
   const int p = 4, count = 5;
   // The emitted call on `count` ints laid out for this rank's type.
   auto spread = [](const std::vector<int> &v, bool holes) {
@@ -633,6 +643,27 @@ TEST(Local, DerivedTypesPacked) {
                                           holes ? pair : MPI_INT, got.data(),
                                           2 * count, MPI_INT, comm);
                   expectSame(me, "ring_allgather of pairs", got, all, rc);
+                  // Pairs whose ints lie in reverse order, which MPI_Pack
+                  // reads in order: packed, not sent as they lie.
+                  auto swapped = [](const std::vector<int> &v) {
+                    std::vector<int> w(v.size());
+                    for (size_t i = 0; i < v.size(); ++i)
+                      w[i ^ 1] = v[i];
+                    return w;
+                  };
+                  std::fill(got.begin(), got.end(), -1);
+                  rc = gen::ring_allgather(
+                      holes ? swapped(two).data() : two.data(),
+                      holes ? count : 2 * count, holes ? reversed : MPI_INT,
+                      got.data(), 2 * count, MPI_INT, comm);
+                  expectSame(me, "ring_allgather of reversed pairs", got, all,
+                             rc);
+                  std::fill(got.begin(), got.end(), -1);
+                  rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT,
+                                        got.data(), me == 0 ? count : 2 * count,
+                                        me == 0 ? reversed : MPI_INT, 0, comm);
+                  expectSame(me, "gather_to_0 into reversed pairs",
+                             me == 0 ? swapped(got) : all, all, rc);
                   std::fill(got.begin(), got.end(), -1);
                   rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT,
                                         got.data(), me == 0 ? count : 2 * count,
@@ -675,9 +706,41 @@ TEST(Local, DerivedTypesPacked) {
     return gen::ar_doubling(in.data(), out.data(), count, spaced, user, comm);
   });
   MPI_Op_free(&user);
+  MPI_Type_free(&reversed);
   MPI_Type_free(&pair);
   MPI_Type_free(&strided);
   MPI_Type_free(&spaced);
+}
+
+// Elements of a type of size 0 and no elements have the same (empty) type
+// signature, so ranks may pass either to one collective that folds
+// nothing: every rank runs the call as an empty one, and none waits.
+TEST(Local, EmptySignaturesAlike) {
+  // local::run starts MPI (as a singleton) for the type.
+  ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
+  MPI_Datatype nothing;
+  MPI_Type_contiguous(0, MPI_INT, &nothing);
+  MPI_Type_commit(&nothing);
+  const int p = 4;
+  auto count = [](LocalComm &comm) { return comm.rank() % 2 ? 3 : 0; };
+  auto type = [&](LocalComm &comm) {
+    return comm.rank() % 2 ? nothing : MPI_INT;
+  };
+  std::vector<std::vector<int>> untouched(p);
+  std::mutex m;
+  expectError(p, MPI_SUCCESS, [&](LocalComm &comm) {
+    std::vector<int> in(4, 5), out(4 * p, -1);
+    int rc = gen::ring_allgather(in.data(), count(comm), type(comm), out.data(),
+                                 count(comm), type(comm), comm);
+    if (rc == MPI_SUCCESS)
+      rc = gen::one_to_all_bc(out.data(), count(comm), type(comm), 0, comm);
+    std::lock_guard<std::mutex> lock(m);
+    untouched[static_cast<size_t>(comm.rank())] = out;
+    return rc;
+  });
+  for (const std::vector<int> &out : untouched)
+    EXPECT_EQ(out, std::vector<int>(4 * p, -1));
+  MPI_Type_free(&nothing);
 }
 
 // The runtime's reduction loops (runtime/src/Reduce.cpp: typed loops, built

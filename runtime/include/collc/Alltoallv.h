@@ -94,7 +94,9 @@ struct AlltoallvStats {
 /// as sendbuf. Returns MPI_SUCCESS or an MPI error code (and prints why)
 /// when the communicator's size is not plan.p; what only this rank can see
 /// (an invalid argument, what arrives does not fit recvcounts) goes to the
-/// communicator's error handler and aborts the job.
+/// communicator's error handler and aborts the job (on local::run, where
+/// there is no job to abort, it is returned at that rank). A side packed
+/// (holes, or in place) holds at most 2 GiB in all.
 int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
               const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
               void *recvbuf, const int *recvcounts, const int *rdispls,

@@ -21,9 +21,14 @@ struct TypeInfo {
   // an element holds; MPI_DATATYPE_NULL when the type mixes several.
   MPI_Datatype base = MPI_DATATYPE_NULL;
   int perElement = 0;
-  /// Whether `count` elements lie in one piece at buf + trueLb.
+  // Every step it is built by places its blocks at ascending addresses, so
+  // its data lies in memory in the order MPI_Pack reads it (an indexed
+  // type may fill its span backwards).
+  bool inOrder = false;
+  /// Whether `count` elements lie in one piece at buf + trueLb, in the
+  /// order they are packed.
   bool contiguous(int64_t count) const {
-    return trueExtent == size && (count <= 1 || extent == size);
+    return inOrder && trueExtent == size && (count <= 1 || extent == size);
   }
 };
 

@@ -92,16 +92,18 @@ struct Call {
   bool foldsInOrder = false;
   // A buffer of an exchange whose side has a count and type of its own
   // (MPI requires only the signatures to match): its block must hold as
-  // many bytes as `count` elements of `type`. No type: `count` and `type`.
+  // many bytes as `count` elements of `type`. Not given: `count` and
+  // `type` (a given MPI_DATATYPE_NULL is the user's error, refused).
   struct Side {
     int count = 0;
     MPI_Datatype type = MPI_DATATYPE_NULL;
+    bool given = false;
   };
   Side sendSide, recvSide;
   /// Whether a side this call uses differs from `count` and `type`.
   bool sidesDiffer() const {
     auto differs = [&](const Side &s, const void *buf) {
-      return buf != MPI_IN_PLACE && s.type != MPI_DATATYPE_NULL &&
+      return buf != MPI_IN_PLACE && s.given &&
              (s.type != type || s.count != count);
     };
     return differs(sendSide, send) || differs(recvSide, recv);
