@@ -7,37 +7,90 @@
 namespace collc::rt {
 namespace {
 
+/// Copies of inner types, block after block, as a type's step lays them
+/// out: whether the data of each lies past the data of the one before
+/// (true spans, so neither overlap nor interleaving passes), which is the
+/// order MPI_Pack reads them in.
+class AscendingCopies {
+public:
+  /// `length` copies of `inner`, the first at byte `at`.
+  void block(MPI_Aint at, int64_t length, MPI_Datatype inner) {
+    MPI_Aint lb = 0, extent = 0, trueLb = 0, trueExtent = 0;
+    if (PMPI_Type_get_extent(inner, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(inner, &trueLb, &trueExtent) != MPI_SUCCESS) {
+      ascending = false;
+      return;
+    }
+    if (length <= 0 || trueExtent == 0)
+      return;
+    if ((length > 1 && extent < trueExtent) || (started && at + trueLb < end))
+      ascending = false;
+    started = true;
+    end = at + (length - 1) * extent + trueLb + trueExtent;
+  }
+  bool ascending = true;
+
+private:
+  bool started = false;
+  MPI_Aint end = 0;
+};
+
 /// Whether a step of combiner `combiner`, with these contents, lays its
-/// blocks out in the order MPI_Pack reads them: at ascending displacements.
-/// (Contiguous data, which describe() also asks for, is then in order.)
+/// data out in the order MPI_Pack reads it (its inner types' own order
+/// aside). (Contiguous data, which describe() also asks for, is then in
+/// order.)
 bool keepsOrder(int combiner, const std::vector<int> &ints,
-                const std::vector<MPI_Aint> &addrs) {
-  auto ascending = [](const auto *at, size_t n) {
-    return std::is_sorted(at, at + n);
-  };
+                const std::vector<MPI_Aint> &addrs,
+                const std::vector<MPI_Datatype> &inner) {
   const size_t count = ints.empty() ? 0 : static_cast<size_t>(ints[0]);
+  AscendingCopies copies;
+  MPI_Aint lb = 0, extent = 0;
+  if (!inner.empty() && PMPI_Type_get_extent(inner[0], &lb, &extent))
+    return false;
   switch (combiner) {
   case MPI_COMBINER_DUP:
-  case MPI_COMBINER_CONTIGUOUS:
+  case MPI_COMBINER_RESIZED:
+  case MPI_COMBINER_SUBARRAY: // array elements in array order
+  case MPI_COMBINER_DARRAY:
+  case MPI_COMBINER_F90_REAL:
+  case MPI_COMBINER_F90_COMPLEX:
+  case MPI_COMBINER_F90_INTEGER:
     return true;
-  case MPI_COMBINER_RESIZED: // lower bound, extent
-    return addrs.size() == 2 && addrs[1] >= 0;
-  case MPI_COMBINER_VECTOR: // count, blocklength, stride
-    return ints.size() == 3 && ints[2] >= 0;
-  case MPI_COMBINER_HVECTOR:
-    return addrs.size() == 1 && addrs[0] >= 0;
+  case MPI_COMBINER_CONTIGUOUS:
+    copies.block(0, ints[0], inner[0]);
+    break;
+  case MPI_COMBINER_VECTOR: // count, blocklength, stride: every stride alike
+    for (int64_t b = 0; b < std::min<int64_t>(ints[0], 2); ++b)
+      copies.block(b * ints[2] * extent, ints[1], inner[0]);
+    break;
+  case MPI_COMBINER_HVECTOR: // count, blocklength; stride in bytes
+    for (int64_t b = 0; b < std::min<int64_t>(ints[0], 2); ++b)
+      copies.block(b * addrs[0], ints[1], inner[0]);
+    break;
   case MPI_COMBINER_INDEXED: // count, blocklengths, displacements
-    return ints.size() == 1 + 2 * count &&
-           ascending(ints.data() + 1 + count, count);
+    for (size_t b = 0; b < count; ++b)
+      copies.block(ints[1 + count + b] * extent, ints[1 + b], inner[0]);
+    break;
   case MPI_COMBINER_INDEXED_BLOCK: // count, blocklength, displacements
-    return ints.size() == 2 + count && ascending(ints.data() + 2, count);
-  case MPI_COMBINER_HINDEXED:
-  case MPI_COMBINER_HINDEXED_BLOCK:
-  case MPI_COMBINER_STRUCT: // displacements in bytes
-    return addrs.size() == count && ascending(addrs.data(), count);
+    for (size_t b = 0; b < count; ++b)
+      copies.block(ints[2 + b] * extent, ints[1], inner[0]);
+    break;
+  case MPI_COMBINER_HINDEXED: // count, blocklengths; bytes
+    for (size_t b = 0; b < count; ++b)
+      copies.block(addrs[b], ints[1 + b], inner[0]);
+    break;
+  case MPI_COMBINER_HINDEXED_BLOCK: // count, blocklength; bytes
+    for (size_t b = 0; b < count; ++b)
+      copies.block(addrs[b], ints[1], inner[0]);
+    break;
+  case MPI_COMBINER_STRUCT: // count, blocklengths; bytes; a type a block
+    for (size_t b = 0; b < count; ++b)
+      copies.block(addrs[b], ints[1 + b], inner[b]);
+    break;
   default:
     return false;
   }
+  return copies.ascending;
 }
 
 /// The predefined types `type` is built of, up to two (more says nothing
@@ -51,7 +104,7 @@ int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n, bool &inOrder) {
                                       &combiner))
     return rc;
   if (combiner == MPI_COMBINER_NAMED) {
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < std::min(n, 2); ++i)
       if (found[i] == type)
         return MPI_SUCCESS;
     if (n < 2)
@@ -65,7 +118,7 @@ int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n, bool &inOrder) {
   if (int rc = PMPI_Type_get_contents(type, integers, addresses, types,
                                       ints.data(), addrs.data(), inner.data()))
     return rc;
-  inOrder = inOrder && keepsOrder(combiner, ints, addrs);
+  inOrder = inOrder && keepsOrder(combiner, ints, addrs, inner);
   int rc = MPI_SUCCESS;
   for (MPI_Datatype t : inner) {
     if (rc == MPI_SUCCESS && (n <= 2 || inOrder))

@@ -152,10 +152,13 @@ auto Engine::frame() const {
 
 int Engine::connect(const Call &c) {
   call = c;
+  // A rank's own count and type: others may pass other ones (an exchange's
+  // own sides, a broadcast's signature in other types), so what is wrong
+  // with them may be this rank's alone.
   if (call.count < 0)
-    return fail(MPI_ERR_COUNT, "negative count");
+    return failLocal(call, MPI_ERR_COUNT, "negative count");
   if (call.type == MPI_DATATYPE_NULL)
-    return fail(MPI_ERR_TYPE, "null datatype");
+    return failLocal(call, MPI_ERR_TYPE, "null datatype");
   TypeInfo info;
   bool packs = false;
   if (int rc = checkType(info, packs))
@@ -296,7 +299,7 @@ int Engine::checkType(TypeInfo &info, bool &packs) {
   int size = static_cast<int>(lastNamedSize);
   if (call.type != lastNamedType) {
     if (describe(call.type, info) != MPI_SUCCESS)
-      return fail(MPI_ERR_TYPE, "invalid datatype");
+      return failLocal(call, MPI_ERR_TYPE, "invalid datatype");
     // Elements of no bytes: the empty signature of no elements, which
     // another rank may pass instead; a reduction's type is every rank's.
     if (info.size == 0 && isReduction(call.kind))

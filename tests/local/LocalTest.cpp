@@ -712,6 +712,49 @@ TEST(Local, DerivedTypesPacked) {
   MPI_Type_free(&spaced);
 }
 
+// Types whose data fills their span without holes, but not in the order
+// MPI_Pack reads it: an int read twice (its copies overlap), and two
+// copies of a type with a hole laid into each other's hole. Each rank's
+// all-gathered block must be what MPI_Pack makes of its buffer.
+TEST(Local, TypesOutOfOrderPacked) {
+  // local::run starts MPI (as a singleton) for the types.
+  ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
+  MPI_Datatype overlap, gapped, interleaved;
+  const int ones[] = {1, 1, 1}, twice[] = {0, 0, 2}, apart[] = {0, 2};
+  const MPI_Aint into[] = {0, sizeof(int)};
+  MPI_Type_indexed(3, ones, twice, MPI_INT, &overlap);
+  MPI_Type_indexed(2, ones, apart, MPI_INT, &gapped);
+  MPI_Type_create_hindexed(2, ones, into, gapped, &interleaved);
+  MPI_Type_commit(&overlap);
+  MPI_Type_commit(&interleaved);
+  const int p = 4;
+  for (auto [type, ints] : {std::pair{overlap, 3}, std::pair{interleaved, 4}}) {
+    std::vector<int> want;
+    for (int r = 0; r < p; ++r) {
+      std::vector<int> in = input(r, 1, 4), packed(static_cast<size_t>(ints));
+      int position = 0;
+      MPI_Pack(in.data(), 1, type, packed.data(), ints * sizeof(int), &position,
+               MPI_COMM_SELF);
+      want.insert(want.end(), packed.begin(), packed.end());
+    }
+    std::vector<std::vector<int>> got(p);
+    std::mutex m;
+    expectError(p, MPI_SUCCESS, [&, type = type, ints = ints](LocalComm &comm) {
+      std::vector<int> in = input(comm.rank(), 1, 4), out(p * ints, -1);
+      const int rc = gen::ring_allgather(in.data(), 1, type, out.data(), ints,
+                                         MPI_INT, comm);
+      std::lock_guard<std::mutex> lock(m);
+      got[static_cast<size_t>(comm.rank())] = out;
+      return rc;
+    });
+    for (const std::vector<int> &out : got)
+      EXPECT_EQ(out, want) << (ints == 3 ? "overlapping" : "interleaved");
+  }
+  MPI_Type_free(&interleaved);
+  MPI_Type_free(&gapped);
+  MPI_Type_free(&overlap);
+}
+
 // Elements of a type of size 0 and no elements have the same (empty) type
 // signature, so ranks may pass either to one collective that folds
 // nothing: every rank runs the call as an empty one, and none waits.
