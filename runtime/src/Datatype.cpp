@@ -42,48 +42,75 @@ private:
 bool keepsOrder(int combiner, const std::vector<int> &ints,
                 const std::vector<MPI_Aint> &addrs,
                 const std::vector<MPI_Datatype> &inner) {
-  const size_t count = ints.empty() ? 0 : static_cast<size_t>(ints[0]);
+  // One copy: predefined types of no inner type (Fortran's parameterized
+  // ones), a duplicate, a type resized (its extent is checked where it is
+  // repeated).
+  if (combiner == MPI_COMBINER_F90_REAL ||
+      combiner == MPI_COMBINER_F90_COMPLEX ||
+      combiner == MPI_COMBINER_F90_INTEGER || combiner == MPI_COMBINER_DUP ||
+      combiner == MPI_COMBINER_RESIZED)
+    return true;
+  if (ints.empty() || inner.empty() || ints[0] < 0)
+    return false;
+  const size_t count = static_cast<size_t>(ints[0]);
+  // The contents' lengths for each combiner (MPI 4.0 §5.1.13); anything
+  // else (a large-count type, say) is not taken to be in order.
+  auto sizes = [&](size_t i, size_t a, size_t t) {
+    return ints.size() == i && addrs.size() == a && inner.size() == t;
+  };
   AscendingCopies copies;
   MPI_Aint lb = 0, extent = 0;
-  if (!inner.empty() && PMPI_Type_get_extent(inner[0], &lb, &extent))
+  if (PMPI_Type_get_extent(inner[0], &lb, &extent) != MPI_SUCCESS)
     return false;
   switch (combiner) {
-  case MPI_COMBINER_DUP:
-  case MPI_COMBINER_RESIZED:
-  case MPI_COMBINER_SUBARRAY: // array elements in array order
+  case MPI_COMBINER_SUBARRAY: // copies in array order, an extent apart
   case MPI_COMBINER_DARRAY:
-  case MPI_COMBINER_F90_REAL:
-  case MPI_COMBINER_F90_COMPLEX:
-  case MPI_COMBINER_F90_INTEGER:
-    return true;
+    copies.block(0, 2, inner[0]);
+    break;
   case MPI_COMBINER_CONTIGUOUS:
+    if (!sizes(1, 0, 1))
+      return false;
     copies.block(0, ints[0], inner[0]);
     break;
   case MPI_COMBINER_VECTOR: // count, blocklength, stride: every stride alike
+    if (!sizes(3, 0, 1))
+      return false;
     for (int64_t b = 0; b < std::min<int64_t>(ints[0], 2); ++b)
       copies.block(b * ints[2] * extent, ints[1], inner[0]);
     break;
   case MPI_COMBINER_HVECTOR: // count, blocklength; stride in bytes
+    if (!sizes(2, 1, 1))
+      return false;
     for (int64_t b = 0; b < std::min<int64_t>(ints[0], 2); ++b)
       copies.block(b * addrs[0], ints[1], inner[0]);
     break;
   case MPI_COMBINER_INDEXED: // count, blocklengths, displacements
+    if (!sizes(1 + 2 * count, 0, 1))
+      return false;
     for (size_t b = 0; b < count; ++b)
       copies.block(ints[1 + count + b] * extent, ints[1 + b], inner[0]);
     break;
   case MPI_COMBINER_INDEXED_BLOCK: // count, blocklength, displacements
+    if (!sizes(2 + count, 0, 1))
+      return false;
     for (size_t b = 0; b < count; ++b)
       copies.block(ints[2 + b] * extent, ints[1], inner[0]);
     break;
   case MPI_COMBINER_HINDEXED: // count, blocklengths; bytes
+    if (!sizes(1 + count, count, 1))
+      return false;
     for (size_t b = 0; b < count; ++b)
       copies.block(addrs[b], ints[1 + b], inner[0]);
     break;
   case MPI_COMBINER_HINDEXED_BLOCK: // count, blocklength; bytes
+    if (!sizes(2, count, 1))
+      return false;
     for (size_t b = 0; b < count; ++b)
       copies.block(addrs[b], ints[1], inner[0]);
     break;
   case MPI_COMBINER_STRUCT: // count, blocklengths; bytes; a type a block
+    if (!sizes(1 + count, count, count))
+      return false;
     for (size_t b = 0; b < count; ++b)
       copies.block(addrs[b], ints[1 + b], inner[b]);
     break;
@@ -123,9 +150,12 @@ int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n, bool &inOrder) {
   for (MPI_Datatype t : inner) {
     if (rc == MPI_SUCCESS && (n <= 2 || inOrder))
       rc = leaves(t, found, n, inOrder);
+    // Predefined types, the Fortran parameterized ones included, are not
+    // freed (MPI 4.0 §5.1.13).
     int ti = 0, ta = 0, tt = 0, tc = 0;
     PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc);
-    if (tc != MPI_COMBINER_NAMED)
+    if (tc != MPI_COMBINER_NAMED && tc != MPI_COMBINER_F90_REAL &&
+        tc != MPI_COMBINER_F90_COMPLEX && tc != MPI_COMBINER_F90_INTEGER)
       PMPI_Type_free(&t);
   }
   return rc;

@@ -302,4 +302,33 @@ TEST(A2avLocal, EmittedRefusesOtherSize) {
     EXPECT_EQ(code, MPI_ERR_COMM);
 }
 
+// MPI_IN_PLACE is the send buffer's alone (MPI 4.0 §6.8): as a receive
+// buffer it is refused before anything is written through it, by the
+// emitted schedule and by a plan alike.
+TEST(A2avLocal, InPlaceReceiveBufferRefused) {
+  llvm::Expected<alltoallv::Pattern> pattern =
+      alltoallv::buildPattern(alltoallv::Algorithm::FourStage, 4);
+  ASSERT_TRUE(static_cast<bool>(pattern))
+      << llvm::toString(pattern.takeError());
+  OwnedPlan plan = toPlan(*pattern);
+  std::vector<int> rc(8, -1);
+  ASSERT_EQ(rt::local::run(
+                4,
+                [&](rt::LocalComm &comm) {
+                  RankBuffers b = buffersFor(countMatrix("random", 4, 5, 0), 4,
+                                             comm.rank());
+                  rc[comm.rank()] = a2av_library::local::alltoallv_direct(
+                      b.send.data(), b.sendcounts.data(), b.sdispls.data(),
+                      MPI_INT64_T, MPI_IN_PLACE, b.recvcounts.data(),
+                      b.rdispls.data(), MPI_INT64_T, comm);
+                  rc[4 + comm.rank()] = rt::alltoallv(
+                      plan.plan, b.send.data(), b.sendcounts.data(),
+                      b.sdispls.data(), MPI_INT64_T, MPI_IN_PLACE,
+                      b.recvcounts.data(), b.rdispls.data(), MPI_INT64_T, comm);
+                }),
+            MPI_SUCCESS);
+  for (int code : rc)
+    EXPECT_EQ(code, MPI_ERR_BUFFER);
+}
+
 } // namespace

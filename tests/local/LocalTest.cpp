@@ -714,21 +714,28 @@ TEST(Local, DerivedTypesPacked) {
 
 // Types whose data fills their span without holes, but not in the order
 // MPI_Pack reads it: an int read twice (its copies overlap), and two
-// copies of a type with a hole laid into each other's hole. Each rank's
-// all-gathered block must be what MPI_Pack makes of its buffer.
+// copies of a type with a hole laid into each other's hole, by hindexed
+// and by a subarray of it resized. Each rank's all-gathered block must be
+// what MPI_Pack makes of its buffer.
 TEST(Local, TypesOutOfOrderPacked) {
   // local::run starts MPI (as a singleton) for the types.
   ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
-  MPI_Datatype overlap, gapped, interleaved;
+  MPI_Datatype overlap, gapped, interleaved, narrowed, subarray;
   const int ones[] = {1, 1, 1}, twice[] = {0, 0, 2}, apart[] = {0, 2};
   const MPI_Aint into[] = {0, sizeof(int)};
   MPI_Type_indexed(3, ones, twice, MPI_INT, &overlap);
   MPI_Type_indexed(2, ones, apart, MPI_INT, &gapped);
   MPI_Type_create_hindexed(2, ones, into, gapped, &interleaved);
+  MPI_Type_create_resized(gapped, 0, sizeof(int), &narrowed);
+  const int two = 2, first = 0;
+  MPI_Type_create_subarray(1, &two, &two, &first, MPI_ORDER_C, narrowed,
+                           &subarray);
   MPI_Type_commit(&overlap);
   MPI_Type_commit(&interleaved);
+  MPI_Type_commit(&subarray);
   const int p = 4;
-  for (auto [type, ints] : {std::pair{overlap, 3}, std::pair{interleaved, 4}}) {
+  for (auto [type, ints] : {std::pair{overlap, 3}, std::pair{interleaved, 4},
+                            std::pair{subarray, 4}}) {
     std::vector<int> want;
     for (int r = 0; r < p; ++r) {
       std::vector<int> in = input(r, 1, 4), packed(static_cast<size_t>(ints));
@@ -750,6 +757,8 @@ TEST(Local, TypesOutOfOrderPacked) {
     for (const std::vector<int> &out : got)
       EXPECT_EQ(out, want) << (ints == 3 ? "overlapping" : "interleaved");
   }
+  MPI_Type_free(&subarray);
+  MPI_Type_free(&narrowed);
   MPI_Type_free(&interleaved);
   MPI_Type_free(&gapped);
   MPI_Type_free(&overlap);
