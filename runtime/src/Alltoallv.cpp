@@ -105,24 +105,6 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me,
 
 namespace {
 
-/// Where each peer's block lies in the send and the receive buffer.
-struct BlockLayout {
-  const char *in;
-  const int *sendcounts, *sdispls;
-  char *out;
-  const int *recvcounts, *rdispls;
-
-  Piece sent(int peer) const { return block(in, sdispls, sendcounts, peer); }
-  Piece received(int peer) const {
-    return block(out, rdispls, recvcounts, peer);
-  }
-  Piece block(const char *base, const int *displs, const int *counts,
-              int peer) const {
-    return Piece{const_cast<char *>(base) + static_cast<size_t>(displs[peer]),
-                 static_cast<size_t>(counts[peer])};
-  }
-};
-
 /// Copies this rank's own block and counts it and both buffers into `st`
 /// when asked to; MPI_ERR_TRUNCATE where it does not fit recvcounts.
 int copyOwnBlock(const BlockLayout &at, int size, int me,
@@ -279,10 +261,8 @@ private:
 } // namespace
 
 int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
-                   const char *in, const int *sendcounts, const int *sdispls,
-                   char *out, const int *recvcounts, const int *rdispls,
-                   AlltoallvMode mode, AlltoallvStats *stats) {
-  const BlockLayout at{in, sendcounts, sdispls, out, recvcounts, rdispls};
+                   const BlockLayout &at, AlltoallvMode mode,
+                   AlltoallvStats *stats) {
   AlltoallvStageStats *st = stats ? &stats->stages.front() : nullptr;
   if (int rc = copyOwnBlock(at, rows.p, rows.me, st))
     return rc;
@@ -389,23 +369,17 @@ int AlltoallvSteps::run(const void *sendbuf, const int *sendcounts,
     return failAlone(comm, schedule, rc, why);
   ForgetRequests forget{backend};
   const int tag = tagBaseOf(comm);
-  const char *in = bytes.in.base;
-  char *out = bytes.out.base;
-  const int *inCounts = bytes.in.byteCounts.data(),
-            *inDispls = bytes.in.byteDispls.data(),
-            *outCounts = bytes.out.byteCounts.data(),
-            *outDispls = bytes.out.byteDispls.data();
+  const BlockLayout at = bytes.layout();
   if (rows->forwards) {
     why = "a message failed to travel";
     bool noted = true;
-    if (int rc = forwardingExchange(*rows, walked ? &filters : nullptr,
-                                    *backend, tag, in, inCounts, inDispls, out,
-                                    outCounts, outDispls, why, noted))
+    if (int rc =
+            forwardingExchange(*rows, walked ? &filters : nullptr, *backend,
+                               tag, at.in, at.sendcounts, at.sdispls, at.out,
+                               at.recvcounts, at.rdispls, why, noted))
       return failAlone(comm, schedule, rc, why);
     rows->complete = noted;
-  } else if (int rc =
-                 directExchange(*rows, *backend, tag, in, inCounts, inDispls,
-                                out, outCounts, outDispls, mode, nullptr)) {
+  } else if (int rc = directExchange(*rows, *backend, tag, at, mode, nullptr)) {
     return failAlone(comm, schedule, rc,
                      "a message does not fit recvcounts, or the backend "
                      "failed");

@@ -48,6 +48,24 @@ int fail(int code, const char *why);
 /// communicator's error handler, then the job is aborted.
 int failAlone(CommRef comm, const char *name, int code, const char *why);
 
+/// Where each peer's block lies in the send and the receive buffer.
+struct BlockLayout {
+  const char *in;
+  const int *sendcounts, *sdispls;
+  char *out;
+  const int *recvcounts, *rdispls;
+
+  Piece sent(int peer) const { return block(in, sdispls, sendcounts, peer); }
+  Piece received(int peer) const {
+    return block(out, rdispls, recvcounts, peer);
+  }
+  Piece block(const char *base, const int *displs, const int *counts,
+              int peer) const {
+    return Piece{const_cast<char *>(base) + static_cast<size_t>(displs[peer]),
+                 static_cast<size_t>(counts[peer])};
+  }
+};
+
 /// MPI_Alltoallv's buffers at this rank as bytes, each side by its own
 /// type (StagedBlocks): MPI asks only that what i sends j has the signature
 /// j expects, so ranks may lay the same blocks out differently, and every
@@ -61,6 +79,11 @@ struct ByteBlocks {
             MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
             const int *rdispls, MPI_Datatype recvtype, int p, CommRef comm,
             const char *&why);
+  /// Both sides as bytes, once start() succeeded.
+  BlockLayout layout() const {
+    return {in.base,  in.byteCounts.data(),  in.byteDispls.data(),
+            out.base, out.byteCounts.data(), out.byteDispls.data()};
+  }
   /// Unpacks what was received into a receive buffer with holes.
   int finish(CommRef comm) { return out.finish(packingComm(comm)); }
   static MPI_Comm packingComm(CommRef comm) {
@@ -139,9 +162,8 @@ AlltoallvSteps::Rows &rowsFor(const void *schedule, int p, int me, bool &found);
 /// receiver's recvcounts entry (no probe). The steps' order is `rows`'s.
 /// Counts into `stats` (one stage) when asked to.
 int directExchange(const AlltoallvSteps::Rows &rows, Backend &backend, int tag,
-                   const char *in, const int *sendcounts, const int *sdispls,
-                   char *out, const int *recvcounts, const int *rdispls,
-                   AlltoallvMode mode, AlltoallvStats *stats);
+                   const BlockLayout &at, AlltoallvMode mode,
+                   AlltoallvStats *stats);
 
 /// An exchange whose messages forward pieces of blocks
 /// (AlltoallvForwarding.cpp). Returns an MPI code and, on a failure, `why`;

@@ -487,12 +487,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     return failAlone(comm, "alltoallv", rc, why);
   ForgetRequests forget{backend};
   const int tagBase = tagBaseOf(comm);
-  const char *in = bytes.in.base;
-  char *out = bytes.out.base;
-  const int *inCounts = bytes.in.byteCounts.data(),
-            *inDispls = bytes.in.byteDispls.data(),
-            *outCounts = bytes.out.byteCounts.data(),
-            *outDispls = bytes.out.byteDispls.data();
+  const BlockLayout at = bytes.layout();
 
   const size_t stages = plan.stages.size();
   if (stages == 1 && plan.stages.front().kind == AlltoallvStageKind::Direct) {
@@ -502,8 +497,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
       local.messages = local.largestBuffer = 0;
       local.stages.assign(1, {});
     }
-    if (int rc = directExchange(rowsOfPlan(plan, me), *backend, tagBase, in,
-                                inCounts, inDispls, out, outCounts, outDispls,
+    if (int rc = directExchange(rowsOfPlan(plan, me), *backend, tagBase, at,
                                 mode, stats ? &local : nullptr))
       return failAlone(comm, "alltoallv", rc,
                        "a message does not fit recvcounts, or the backend "
@@ -515,8 +509,8 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     why = "a message failed to travel";
     HeldWorkspace lease;
     StagedExchange exchange(plan, *backend, tagBase, mode, lease.workspace);
-    if (int rc = exchange.run(in, inCounts, inDispls, out, outCounts, outDispls,
-                              stats, why))
+    if (int rc = exchange.run(at.in, at.sendcounts, at.sdispls, at.out,
+                              at.recvcounts, at.rdispls, stats, why))
       return failAlone(comm, "alltoallv", rc, why);
   }
   if (bytes.finish(comm) != MPI_SUCCESS)

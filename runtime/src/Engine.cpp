@@ -296,13 +296,14 @@ bool inUnits(Call &call, MPI_Aint &extent, int size) {
 
 int Engine::checkType(TypeInfo &info, bool &packs) {
   // The bytes of an element as the schedule sees it.
-  int size = static_cast<int>(lastNamedSize);
+  int size = lastNamedSize;
   if (call.type != lastNamedType) {
+    const bool reduces = isReduction(call.kind);
     if (describe(call.type, info) != MPI_SUCCESS)
       return failLocal(call, MPI_ERR_TYPE, "invalid datatype");
     // Elements of no bytes: the empty signature of no elements, which
     // another rank may pass instead; a reduction's type is every rank's.
-    if (info.size == 0 && isReduction(call.kind))
+    if (info.size == 0 && reduces)
       return fail(MPI_ERR_TYPE, "a reduction over a datatype of size 0");
     // Chunks move as bytes. A layout with holes is packed, `size` bytes an
     // element (stageBuffers), whatever layout this rank passes: MPI
@@ -310,7 +311,6 @@ int Engine::checkType(TypeInfo &info, bool &packs) {
     const bool holes = info.lb != 0 || info.trueLb != 0 || !info.contiguous(2);
     packs = holes;
     size = info.size;
-    const bool reduces = isReduction(call.kind);
     if (reduces && !info.named && predefinedOp(call.op) &&
         info.base != MPI_DATATYPE_NULL &&
         static_cast<int64_t>(call.count) * info.perElement <= INT_MAX) {
