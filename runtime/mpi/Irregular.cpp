@@ -12,7 +12,9 @@
 #include <vector>
 
 using namespace collc::mpi;
+using collc::rt::addressAt;
 using collc::rt::describe;
+using collc::rt::packElements;
 using collc::rt::Staged;
 using collc::rt::TypeInfo;
 
@@ -228,20 +230,20 @@ bool inOrder(const GatheredBlocks &g, const int *displs, int p) {
 
 /// Where displs puts block `j`, of elements `extent` apart, in `recv`.
 char *placeOf(void *recv, const int *displs, int j, MPI_Aint extent) {
-  return static_cast<char *>(recv) + static_cast<MPI_Aint>(displs[j]) * extent;
+  return addressAt(recv, static_cast<MPI_Aint>(displs[j]) * extent);
 }
 
 /// The gathered copy `all`, a block of g.bytes a rank, unpacked to where
 /// displs puts each block.
-int unpackGathered(const char *all, const GatheredBlocks &g, void *recv,
+int unpackGathered(char *all, const GatheredBlocks &g, void *recv,
                    const int *recvcounts, const int *displs,
                    MPI_Datatype recvtype, int p, MPI_Comm comm) {
   for (int j = 0; j < p; ++j) {
     int at = 0;
     if (recvcounts[j] &&
-        PMPI_Unpack(all + g.bytes * j, static_cast<int>(g.bytes), &at,
-                    placeOf(recv, displs, j, g.recvInfo.extent), recvcounts[j],
-                    recvtype, comm) != MPI_SUCCESS)
+        packElements(false, placeOf(recv, displs, j, g.recvInfo.extent),
+                     recvcounts[j], recvtype, all + g.bytes * j,
+                     static_cast<int>(g.bytes), &at, comm) != MPI_SUCCESS)
       return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot unpack");
   }
   return MPI_SUCCESS;
@@ -261,7 +263,7 @@ int allgathervBy(const Candidate &k, const void *send, int sendcount,
   // copy packed from and unpacked to where displs puts them.
   const bool regular = inOrder(g, displs, p);
   std::vector<char> copy;
-  char *all = static_cast<char *>(recv) + g.recvInfo.trueLb;
+  char *all = addressAt(recv, g.recvInfo.trueLb);
   char *mine = all + g.bytes * c.rank;
   if (!regular) {
     copy.resize(static_cast<size_t>(g.bytes) * static_cast<size_t>(p));
@@ -269,9 +271,9 @@ int allgathervBy(const Candidate &k, const void *send, int sendcount,
     mine = all + g.bytes * c.rank;
     int at = 0;
     if (inPlace && own &&
-        PMPI_Pack(placeOf(recv, displs, c.rank, g.recvInfo.extent), ownCount,
-                  recvtype, mine, static_cast<int>(g.bytes), &at,
-                  comm) != MPI_SUCCESS)
+        packElements(true, placeOf(recv, displs, c.rank, g.recvInfo.extent),
+                     ownCount, recvtype, mine, static_cast<int>(g.bytes), &at,
+                     comm) != MPI_SUCCESS)
       return ran(comm, MPI_ERR_INTERN, "MPI_Allgatherv: cannot pack");
   }
   // A padded block is sent from its place in the copy, in place.

@@ -227,6 +227,29 @@ int predefinedOpIndex(MPI_Op op) {
   return -1;
 }
 
+int packElements(bool pack, void *at, int count, MPI_Datatype type,
+                 char *packed, int bytes, int *position, MPI_Comm comm) {
+  MPI_Aint trueLb = 0, trueExtent = 0;
+  if (!at &&
+      PMPI_Type_get_true_extent(type, &trueLb, &trueExtent) == MPI_SUCCESS &&
+      trueLb != 0) {
+    // At MPI_BOTTOM: from the data's first byte, by a type that places the
+    // elements as far before it.
+    const MPI_Aint back = -trueLb;
+    MPI_Datatype shifted = MPI_DATATYPE_NULL;
+    if (int rc = PMPI_Type_create_hindexed(1, &count, &back, type, &shifted))
+      return rc;
+    int rc = PMPI_Type_commit(&shifted);
+    if (rc == MPI_SUCCESS)
+      rc = packElements(pack, addressAt(nullptr, trueLb), 1, shifted, packed,
+                        bytes, position, comm);
+    PMPI_Type_free(&shifted);
+    return rc;
+  }
+  return pack ? PMPI_Pack(at, count, type, packed, bytes, position, comm)
+              : PMPI_Unpack(packed, bytes, position, at, count, type, comm);
+}
+
 int Staged::start(const void *buf, int64_t n, MPI_Datatype t,
                   const TypeInfo &info, bool read, bool write, MPI_Comm comm) {
   user = const_cast<void *>(buf);
@@ -235,13 +258,14 @@ int Staged::start(const void *buf, int64_t n, MPI_Datatype t,
   extent = info.extent;
   type = t;
   writeBack = false;
-  // Nothing to move: the caller's pointer, as MPI would be given it.
-  if (n <= 0 || info.size == 0) {
+  // Nothing to move: the caller's pointer, as MPI would be given it (a
+  // null one with data too, which the schedule refuses).
+  if (n <= 0 || info.size == 0 || (!buf && !info.fromBottom())) {
     data = static_cast<char *>(user);
     return MPI_SUCCESS;
   }
   if (info.contiguous(n)) {
-    data = static_cast<char *>(user) + info.trueLb;
+    data = addressAt(user, info.trueLb);
     return MPI_SUCCESS;
   }
   copy.resize(static_cast<size_t>(info.size) * static_cast<size_t>(n));
@@ -255,14 +279,10 @@ int Staged::move(bool pack, MPI_Comm comm) {
   const int64_t run = std::max<int64_t>(1, INT_MAX / size);
   for (int64_t done = 0; done < count; done += run) {
     const int elements = static_cast<int>(std::min(run, count - done));
-    char *element = static_cast<char *>(user) + done * extent;
-    char *packed = copy.data() + done * size;
-    const int bytes = elements * size;
     int position = 0;
-    if (int rc = pack ? PMPI_Pack(element, elements, type, packed, bytes,
-                                  &position, comm)
-                      : PMPI_Unpack(packed, bytes, &position, element, elements,
-                                    type, comm))
+    if (int rc = packElements(pack, addressAt(user, done * extent), elements,
+                              type, copy.data() + done * size, elements * size,
+                              &position, comm))
       return rc;
   }
   return MPI_SUCCESS;
@@ -302,12 +322,12 @@ int StagedBlocks::start(const void *buf, const int *counts, const int *displs,
     byteDispls[static_cast<size_t>(j)] = static_cast<int>(at);
     total += bytes;
   }
-  if (total > 0 && !user) {
+  if (total > 0 && !user && !info.fromBottom()) {
     why = "a null buffer where this rank has data";
     return MPI_ERR_BUFFER;
   }
   if (!packed) {
-    base = user ? user + info.trueLb : nullptr;
+    base = addressAt(user, info.trueLb);
     return MPI_SUCCESS;
   }
   if (total > INT_MAX) {
@@ -325,8 +345,8 @@ int StagedBlocks::start(const void *buf, const int *counts, const int *displs,
     int position = byteDispls[static_cast<size_t>(j)];
     // Nothing to pack for no data (a type of size 0 included).
     if (byteCounts[static_cast<size_t>(j)] > 0 &&
-        PMPI_Pack(block(j), counts[j], type, base, static_cast<int>(total),
-                  &position, comm) != MPI_SUCCESS) {
+        packElements(true, block(j), counts[j], type, base,
+                     static_cast<int>(total), &position, comm) != MPI_SUCCESS) {
       why = "cannot pack a block";
       return MPI_ERR_INTERN;
     }
@@ -338,16 +358,16 @@ int StagedBlocks::finish(MPI_Comm comm) {
   for (size_t j = 0; writeBack && j < byteCounts.size(); ++j) {
     int position = byteDispls[j];
     if (byteCounts[j] > 0 &&
-        PMPI_Unpack(base, static_cast<int>(data.size()), &position,
-                    block(static_cast<int>(j)), userCounts[j], userType,
-                    comm) != MPI_SUCCESS)
+        packElements(false, block(static_cast<int>(j)), userCounts[j], userType,
+                     base, static_cast<int>(data.size()), &position,
+                     comm) != MPI_SUCCESS)
       return MPI_ERR_INTERN;
   }
   return MPI_SUCCESS;
 }
 
 char *StagedBlocks::block(int j) const {
-  return user + static_cast<MPI_Aint>(userDispls[j]) * extent;
+  return addressAt(user, static_cast<MPI_Aint>(userDispls[j]) * extent);
 }
 
 } // namespace collc::rt

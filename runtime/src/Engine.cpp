@@ -186,7 +186,7 @@ int Engine::connect(const Call &c) {
     if (int rc = checkOp())
       return rc;
   }
-  if (const char *fault = bufferFault())
+  if (const char *fault = bufferFault(c))
     return failLocal(call, MPI_ERR_BUFFER, fault);
   // The sides are the user's counts: `c`'s, not call's (in bytes by now).
   // `info` is left empty for the type checkType knew already, which has no
@@ -226,13 +226,12 @@ int Engine::stageBuffers(const Call &user, const TypeInfo &info) {
                         packing);
   };
   int rc = MPI_SUCCESS;
-  if (used.send && call.send && !sendInPlace) {
+  if (used.send && !sendInPlace) {
     rc = stage(stagedSend, call.send, call.sendSide, m.sendPerDest() ? p : 1,
                true, false);
     call.send = stagedSend.bytes();
   }
-  if (rc == MPI_SUCCESS && used.recv && call.recv &&
-      call.recv != MPI_IN_PLACE) {
+  if (rc == MPI_SUCCESS && used.recv && call.recv != MPI_IN_PLACE) {
     // In place, a block per destination is the input, in the receive buffer.
     const int64_t blocks =
         m.recvPerOrigin() || (inputInRecv && m.sendPerDest()) ? p : 1;
@@ -252,7 +251,7 @@ int Engine::unstageResult() {
   return MPI_SUCCESS;
 }
 
-const char *Engine::bufferFault() const {
+const char *Engine::bufferFault(const Call &user) const {
   const meaning::Conditions &m = meaningOf(call.kind);
   const bool sendInPlace = call.send == MPI_IN_PLACE;
   if (const char *fault = meaning::inPlaceFault(m, me, call.root, sendInPlace,
@@ -264,11 +263,20 @@ const char *Engine::bufferFault() const {
   // is not used.
   const meaning::BuffersUsed used =
       meaning::buffersUsed(m, me, call.root, sendInPlace);
-  if ((used.send && !call.send) || (used.recv && !call.recv))
+  // A null buffer is MPI_BOTTOM where its side's type is absolute.
+  auto missing = [&](bool isUsed, const void *buf, const Call::Side &side) {
+    TypeInfo info;
+    return isUsed && !buf &&
+           !(describe(side.given ? side.type : user.type, info) ==
+                 MPI_SUCCESS &&
+             info.fromBottom());
+  };
+  if (missing(used.send, call.send, call.sendSide) ||
+      missing(used.recv, call.recv, call.recvSide))
     return "a null buffer where this rank has data";
   // An output may not alias another argument (MPI 4.0 §2.3): in place is
-  // said with MPI_IN_PLACE.
-  if (used.send && used.recv && call.send == call.recv)
+  // said with MPI_IN_PLACE. Both may be MPI_BOTTOM, with types apart.
+  if (used.send && used.recv && call.send == call.recv && call.send)
     return "the same address as send and receive buffer (MPI_IN_PLACE "
            "says in place)";
   return nullptr;

@@ -3,7 +3,8 @@
 // through PMPI_X (MPI's own) on the same input, the results compared: bit
 // for bit for integers, within rounding for floating point, and the same on
 // every rank. Random sizes, roots, counts, types (predefined, contiguous and
-// strided derived; Fortran's INTEGER, DOUBLE PRECISION and LOGICAL), every
+// strided derived; Fortran's INTEGER, DOUBLE PRECISION and LOGICAL;
+// buffers at MPI_BOTTOM of types at absolute addresses), every
 // predefined operator on the types MPI allows it on (and the others, which
 // must fail alike),
 // user operators commutative or not, in place and not, on MPI_COMM_WORLD, a
@@ -13,6 +14,8 @@
 //   mpirun -np N dropin_conformance [ITERATIONS] [SEED]
 //
 // Prints "N passed, M failed" at rank 0 and exits non-zero on a mismatch.
+
+#include "../support/AbsoluteInts.h"
 
 #include <mpi.h>
 
@@ -277,6 +280,160 @@ void attributeCallbacks(int rank) {
   MPI_Comm_free_keyval(&shared);
   MPI_Comm_free_keyval(&refusing);
   MPI_Comm_free_keyval(&calling);
+}
+
+/// Every collective with its buffers at MPI_BOTTOM (MPI 4.0 §5.1.12): each
+/// rank sends pairs of ints second first and receives ints in order. The
+/// reference: MPI's own call on plain ints, the pairs swapped beforehand.
+/// The reductions, in place, read and write the pairs alike.
+void bottomBuffers(MPI_Comm comm, int rank, int p) {
+  const int n = 3, ints = 2 * n * p, root = p - 1;
+  std::vector<int> send(static_cast<size_t>(ints)), swapped(send.size());
+  std::vector<int> recv(send.size()), ref(send.size());
+  MPI_Datatype pairs = collc::test::absoluteInts(send.data(), true);
+  MPI_Datatype inOrder = collc::test::absoluteInts(recv.data(), false);
+  std::vector<int> counts(static_cast<size_t>(p), 2 * n), displs(counts);
+  std::vector<int> pairCounts(counts.size(), n), pairDispls(counts);
+  for (int j = 0; j < p; ++j) {
+    displs[static_cast<size_t>(j)] = 2 * n * j;
+    pairDispls[static_cast<size_t>(j)] = n * j;
+  }
+  const int *c = counts.data(), *d = displs.data();
+  const int *pc = pairCounts.data(), *pd = pairDispls.data();
+  const bool atRoot = rank == root;
+  void *bottom = MPI_BOTTOM;
+  // Ours at MPI_BOTTOM, theirs on plain ints; each writes `recv` or `ref`
+  // (a reduction, in place: `send` or `ref`).
+  auto run = [&](const char *name, auto ours, auto theirs, bool folds) {
+    for (int i = 0; i < ints; ++i) {
+      send[static_cast<size_t>(i)] = rank * 1000 + i;
+      swapped[static_cast<size_t>(i)] = rank * 1000 + (i ^ 1);
+    }
+    std::fill(recv.begin(), recv.end(), -1);
+    std::fill(ref.begin(), ref.end(), -1);
+    if (folds)
+      ref = send;
+    const int rc1 = ours(), rc2 = theirs();
+    char what[128];
+    std::snprintf(what, sizeof what, "%s at MPI_BOTTOM, %d ranks", name, p);
+    check(what,
+          rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS &&
+              (folds ? send : recv) == ref,
+          comm, rank, nullptr);
+  };
+  int *sw = swapped.data(), *rf = ref.data();
+  run(
+      "bcast",
+      [&] {
+        return MPI_Bcast(bottom, atRoot ? n : 2 * n, atRoot ? pairs : inOrder,
+                         root, comm);
+      },
+      [&] { return PMPI_Bcast(atRoot ? sw : rf, 2 * n, MPI_INT, root, comm); },
+      false);
+  run(
+      "allgather",
+      [&] {
+        return MPI_Allgather(bottom, n, pairs, bottom, 2 * n, inOrder, comm);
+      },
+      [&] {
+        return PMPI_Allgather(sw, 2 * n, MPI_INT, rf, 2 * n, MPI_INT, comm);
+      },
+      false);
+  run(
+      "gather",
+      [&] {
+        return MPI_Gather(bottom, n, pairs, bottom, 2 * n, inOrder, root, comm);
+      },
+      [&] {
+        return PMPI_Gather(sw, 2 * n, MPI_INT, rf, 2 * n, MPI_INT, root, comm);
+      },
+      false);
+  run(
+      "scatter",
+      [&] {
+        return MPI_Scatter(bottom, n, pairs, bottom, 2 * n, inOrder, root,
+                           comm);
+      },
+      [&] {
+        return PMPI_Scatter(sw, 2 * n, MPI_INT, rf, 2 * n, MPI_INT, root, comm);
+      },
+      false);
+  run(
+      "alltoall",
+      [&] {
+        return MPI_Alltoall(bottom, n, pairs, bottom, 2 * n, inOrder, comm);
+      },
+      [&] {
+        return PMPI_Alltoall(sw, 2 * n, MPI_INT, rf, 2 * n, MPI_INT, comm);
+      },
+      false);
+  run(
+      "alltoallv",
+      [&] {
+        return MPI_Alltoallv(bottom, pc, pd, pairs, bottom, c, d, inOrder,
+                             comm);
+      },
+      [&] {
+        return PMPI_Alltoallv(sw, c, d, MPI_INT, rf, c, d, MPI_INT, comm);
+      },
+      false);
+  run(
+      "allgatherv",
+      [&] {
+        return MPI_Allgatherv(bottom, n, pairs, bottom, c, d, inOrder, comm);
+      },
+      [&] {
+        return PMPI_Allgatherv(sw, 2 * n, MPI_INT, rf, c, d, MPI_INT, comm);
+      },
+      false);
+  run(
+      "gatherv",
+      [&] {
+        return MPI_Gatherv(bottom, n, pairs, bottom, c, d, inOrder, root, comm);
+      },
+      [&] {
+        return PMPI_Gatherv(sw, 2 * n, MPI_INT, rf, c, d, MPI_INT, root, comm);
+      },
+      false);
+  run(
+      "scatterv",
+      [&] {
+        return MPI_Scatterv(bottom, pc, pd, pairs, bottom, 2 * n, inOrder, root,
+                            comm);
+      },
+      [&] {
+        return PMPI_Scatterv(sw, c, d, MPI_INT, rf, 2 * n, MPI_INT, root, comm);
+      },
+      false);
+  run(
+      "allreduce in place",
+      [&] {
+        return MPI_Allreduce(MPI_IN_PLACE, bottom, n * p, pairs, MPI_SUM, comm);
+      },
+      [&] {
+        return PMPI_Allreduce(MPI_IN_PLACE, rf, ints, MPI_INT, MPI_SUM, comm);
+      },
+      true);
+  run(
+      "reduce in place",
+      [&] {
+        return MPI_Reduce(atRoot ? MPI_IN_PLACE : bottom, bottom, n * p, pairs,
+                          MPI_SUM, root, comm);
+      },
+      [&] {
+        return PMPI_Reduce(atRoot ? MPI_IN_PLACE : rf, rf, ints, MPI_INT,
+                           MPI_SUM, root, comm);
+      },
+      true);
+  run(
+      "scan in place",
+      [&] {
+        return MPI_Scan(MPI_IN_PLACE, bottom, n * p, pairs, MPI_SUM, comm);
+      },
+      [&] { return PMPI_Scan(MPI_IN_PLACE, rf, ints, MPI_INT, MPI_SUM, comm); },
+      true);
+  MPI_Type_free(&pairs);
+  MPI_Type_free(&inOrder);
 }
 
 void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {
@@ -760,6 +917,11 @@ int main(int argc, char **argv) {
     check("alltoallv of a type of size 0", rc1 == MPI_SUCCESS &&
           rc2 == MPI_SUCCESS && recvbuf == 7, MPI_COMM_WORLD, rank, nullptr);
     MPI_Type_free(&empty);
+  }
+  for (MPI_Comm comm : {MPI_COMM_WORLD, reversed}) {
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    bottomBuffers(comm, me, p);
   }
   {
     // An operator that does not commute, reduced to every root, in place

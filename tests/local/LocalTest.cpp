@@ -21,6 +21,8 @@
 
 #include "collc/Local.h"
 
+#include "../support/AbsoluteInts.h"
+
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -762,6 +764,79 @@ TEST(Local, TypesOutOfOrderPacked) {
   MPI_Type_free(&interleaved);
   MPI_Type_free(&gapped);
   MPI_Type_free(&overlap);
+}
+
+// Buffers at MPI_BOTTOM, their data at absolute addresses (MPI 4.0
+// §5.1.12): each rank sends pairs of ints second first (packed) and
+// receives ints in order (used where they lie). A null buffer of a type
+// that is not absolute is still refused, at the rank that passes it.
+TEST(Local, BuffersAtBottom) {
+  // local::run starts MPI (as a singleton) for the types.
+  ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
+  const int p = 4, n = 3;
+  std::vector<std::vector<int>> send(p), recv(p);
+  std::vector<MPI_Datatype> pairs(p), ints(p);
+  std::vector<int> swapped; // every rank's first 2n ints, pairs swapped
+  for (int r = 0; r < p; ++r) {
+    send[r] = input(r, 1, 2 * n);
+    recv[r].assign(static_cast<size_t>(2 * n * p), -1);
+    pairs[r] = collc::test::absoluteInts(send[r].data(), true);
+    ints[r] = collc::test::absoluteInts(recv[r].data(), false);
+    for (int i = 0; i < 2 * n; ++i)
+      swapped.push_back(send[r][static_cast<size_t>(i ^ 1)]);
+  }
+  std::vector<int> sums(static_cast<size_t>(2 * n), 0);
+  for (int r = 0; r < p; ++r)
+    for (int i = 0; i < 2 * n; ++i)
+      sums[static_cast<size_t>(i)] += send[r][static_cast<size_t>(i)];
+  const std::vector<int> fromRoot(swapped.begin(), swapped.begin() + 2 * n);
+  std::vector<std::vector<int>> gathered(p), broadcast(p), gatheredAtRoot(p);
+  std::vector<int> codes(static_cast<size_t>(p) * 4, -1);
+  ASSERT_EQ(
+      collc::rt::local::run(
+          p,
+          [&](LocalComm &comm) {
+            const size_t me = static_cast<size_t>(comm.rank());
+            int *rc = &codes[me * 4];
+            std::vector<int> &out = recv[me];
+            rc[0] = gen::ring_allgather(MPI_BOTTOM, n, pairs[me], MPI_BOTTOM,
+                                        2 * n, ints[me], comm);
+            gathered[me] = out;
+            std::fill(out.begin(), out.end(), -1);
+            rc[1] = gen::gather_to_0(MPI_BOTTOM, n, pairs[me], MPI_BOTTOM,
+                                     2 * n, ints[me], 0, comm);
+            gatheredAtRoot[me] = out;
+            std::fill(out.begin(), out.end(), -1);
+            rc[2] = me == 0
+                        ? gen::bc_chunked(MPI_BOTTOM, n, pairs[me], 0, comm)
+                        : gen::bc_chunked(MPI_BOTTOM, 2 * n, ints[me], 0, comm);
+            broadcast[me] = out;
+            rc[3] = gen::ar_doubling(MPI_IN_PLACE, MPI_BOTTOM, n, pairs[me],
+                                     MPI_SUM, comm);
+          }),
+      MPI_SUCCESS);
+  for (int r = 0; r < p; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    for (int k = 0; k < 4; ++k)
+      EXPECT_EQ(codes[static_cast<size_t>(r * 4 + k)], MPI_SUCCESS);
+    EXPECT_EQ(gathered[r], swapped);
+    EXPECT_EQ(gatheredAtRoot[r],
+              r == 0 ? swapped : std::vector<int>(swapped.size(), -1));
+    std::vector<int> bcast = broadcast[r];
+    if (r != 0)
+      bcast.resize(2 * n);
+    EXPECT_EQ(bcast, r == 0 ? std::vector<int>(swapped.size(), -1) : fromRoot);
+    EXPECT_EQ(send[r], sums) << "the all-reduce in place";
+  }
+  for (int r = 0; r < p; ++r) {
+    MPI_Type_free(&pairs[r]);
+    MPI_Type_free(&ints[r]);
+  }
+  // A null buffer of ints has no absolute address: refused.
+  expectError(4, MPI_ERR_BUFFER, [&](LocalComm &comm) {
+    std::vector<int> r(8);
+    return gen::ring_allgather(nullptr, 2, MPI_INT, r.data(), 2, MPI_INT, comm);
+  });
 }
 
 // Elements of a type of size 0 and no elements have the same (empty) type

@@ -30,7 +30,23 @@ struct TypeInfo {
   bool contiguous(int64_t count) const {
     return inOrder && trueExtent == size && (count <= 1 || extent == size);
   }
+  /// Whether a buffer of data in this type may be MPI_BOTTOM, a null
+  /// pointer in the MPIs we know: a derived type whose data starts at an
+  /// absolute address (MPICH's test for a null buffer).
+  bool fromBottom() const { return !named && trueLb != 0; }
 };
+
+/// `buf` + `offset`, which may be MPI_BOTTOM + an absolute address.
+inline char *addressAt(const void *buf, MPI_Aint offset) {
+  return reinterpret_cast<char *>(reinterpret_cast<uintptr_t>(buf) +
+                                  static_cast<uintptr_t>(offset));
+}
+
+/// MPI_Pack (`pack`) or MPI_Unpack of `count` elements at `at` from or
+/// into `bytes` of `packed` at `position`; at MPI_BOTTOM too, which MPICH
+/// refuses to pack from or into.
+int packElements(bool pack, void *at, int count, MPI_Datatype type,
+                 char *packed, int bytes, int *position, MPI_Comm comm);
 
 /// Fills `info` from MPI; an MPI error code (an invalid handle).
 int describe(MPI_Datatype type, TypeInfo &info);
@@ -43,9 +59,10 @@ inline bool predefinedOp(MPI_Op op) { return predefinedOpIndex(op) >= 0; }
 
 /// `count` elements of a user buffer as contiguous bytes: in place when
 /// they are, else a packed copy (read in when `read`), written back by
-/// finish() when `write`. A gather's p blocks may be more elements than an
-/// int counts: the copy is packed and unpacked in runs that MPI's int
-/// arguments hold.
+/// finish() when `write`. A null buffer with data is left null, for the
+/// schedule to refuse, unless the type makes it MPI_BOTTOM. A gather's p blocks
+/// may be more elements than an int counts: the copy is packed and unpacked in
+/// runs that MPI's int arguments hold.
 class Staged {
 public:
   int start(const void *buf, int64_t count, MPI_Datatype type,

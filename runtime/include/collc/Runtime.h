@@ -287,10 +287,10 @@ private:
   /// unstageResult() once the call has run.
   int stageBuffers(const Call &user, const TypeInfo &info);
   int unstageResult();
-  /// What is wrong with the buffers this rank reads or writes (null, or
-  /// MPI_IN_PLACE where MPI forbids it), or null: a failure only this rank
-  /// may see.
-  const char *bufferFault() const;
+  /// What is wrong with the buffers this rank reads or writes (null, but
+  /// for MPI_BOTTOM, or MPI_IN_PLACE where MPI forbids it), or null: a
+  /// failure only this rank may see. `user`'s types tell MPI_BOTTOM.
+  const char *bufferFault(const Call &user) const;
   // A block of `count` elements splits into `chunks` chunks, the first
   // count % chunks of them one element longer (as the simulator splits).
   int64_t chunkBegin(int64_t k) const {
