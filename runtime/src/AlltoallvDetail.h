@@ -85,7 +85,10 @@ struct ByteBlocks {
             out.base, out.byteCounts.data(), out.byteDispls.data()};
   }
   /// Unpacks what was received into a receive buffer with holes.
-  int finish(CommRef comm) { return out.finish(packingComm(comm)); }
+  int finish(CommRef comm) {
+    in.finish(packingComm(comm)); // unpacks nothing: frees a large copy
+    return out.finish(packingComm(comm));
+  }
   static MPI_Comm packingComm(CommRef comm) {
     return comm.local ? MPI_COMM_SELF : comm.mpi;
   }

@@ -355,15 +355,22 @@ int StagedBlocks::start(const void *buf, const int *counts, const int *displs,
 }
 
 int StagedBlocks::finish(MPI_Comm comm) {
-  for (size_t j = 0; writeBack && j < byteCounts.size(); ++j) {
+  int rc = MPI_SUCCESS;
+  for (size_t j = 0; writeBack && rc == MPI_SUCCESS && j < byteCounts.size();
+       ++j) {
     int position = byteDispls[j];
     if (byteCounts[j] > 0 &&
         packElements(false, block(static_cast<int>(j)), userCounts[j], userType,
                      base, static_cast<int>(data.size()), &position,
                      comm) != MPI_SUCCESS)
-      return MPI_ERR_INTERN;
+      rc = MPI_ERR_INTERN;
   }
-  return MPI_SUCCESS;
+  // The copy is kept for the next call, up to a size: one large call does
+  // not hold its memory for the life of the thread.
+  constexpr size_t kept = size_t{64} << 20;
+  if (data.capacity() > kept)
+    std::vector<char>().swap(data);
+  return rc;
 }
 
 char *StagedBlocks::block(int j) const {

@@ -88,7 +88,8 @@ private:
 /// of `counts[j]` elements at `displs[j]` extents, each left where the user
 /// put it when the type lies in one piece (the block's bytes and offset fit
 /// an int), else packed one after another into a copy, read in when
-/// `read`; finish() unpacks the copy when `write`. `copy` asks for the copy
+/// `read`; finish() unpacks the copy when `write`, and frees one over 64
+/// MiB (kept otherwise for the next call). `copy` asks for the copy
 /// whatever the layout (a side the exchange overwrites while reading it).
 class StagedBlocks {
 public:
