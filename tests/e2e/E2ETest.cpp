@@ -531,14 +531,37 @@ template <typename T> MPI_Datatype spacedType() {
   return spaced;
 }
 
+template <typename T> MPI_Datatype pairType() {
+  static MPI_Datatype pair = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, mpiType<T>(), &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  return pair;
+}
+
+/// One call of schedule `s` against MPI's own collective on the same input.
+/// `spaced`: the odd ranks' buffers have holes. `pairs`: an exchange's side
+/// has a type of its own (MPI requires only the signatures to match): the
+/// odd ranks send their all-gather or all-to-all blocks as pairs, a
+/// gather's root receives pairs and a scatter's root sends them (`count`
+/// even).
 template <typename T>
 void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
-             const std::string &what, bool spaced = false) {
+             const std::string &what, bool spaced = false, bool pairs = false) {
   const MPI_Datatype t = mpiType<T>();
   // The schedule's buffers: spaced at the odd ranks (MPI's stay as they are).
   Spread<T> at;
   at.holes = spaced && rank % 2 == 1;
   const MPI_Datatype ct = at.holes ? spacedType<T>() : t;
+  struct Side {
+    int count;
+    MPI_Datatype type;
+  };
+  auto side = [&](bool ofPairs) {
+    return ofPairs ? Side{count / 2, pairType<T>()} : Side{count, ct};
+  };
   const MPI_Comm comm = MPI_COMM_WORLD;
   const size_t n = static_cast<size_t>(count), np = static_cast<size_t>(size);
   const bool isRoot = rank == s.root;
@@ -612,9 +635,10 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
     if (inPlace)
       std::copy(mine.begin(), mine.end(),
                 got.begin() + (s.kind == Kind::Allgather ? rank * n : 0));
+    const Side in = side(pairs && rank % 2 == 1);
     rc = at.after(reinterpret_cast<ExchangeFn>(s.fn)(
-        inPlace ? MPI_IN_PLACE : at(mine), count, ct, at(got), count, ct,
-        comm));
+        inPlace ? MPI_IN_PLACE : at(mine), in.count, in.type, at(got), count,
+        ct, comm));
     if (s.kind == Kind::Allgather)
       MPI_Allgather(mine.data(), count, t, want.data(), count, t, comm);
     else
@@ -629,9 +653,10 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
     const bool here = inPlace && isRoot;
     got.assign(n, T{});
     want = got;
+    const Side in = side(pairs && isRoot);
     rc = at.after(reinterpret_cast<RootedFn>(s.fn)(
-        at(mine), count, ct, here ? MPI_IN_PLACE : at(got), count, ct, s.root,
-        comm));
+        at(mine), in.count, in.type, here ? MPI_IN_PLACE : at(got), count, ct,
+        s.root, comm));
     MPI_Scatter(mine.data(), count, t, want.data(), count, t, s.root, comm);
     if (here) // the root's block stays where it was
       got.assign(mine.begin() + s.root * n, mine.begin() + (s.root + 1) * n);
@@ -646,9 +671,10 @@ void runCase(const Schedule &s, int count, MPI_Op op, bool inPlace,
     want = got;
     if (here)
       std::copy(mine.begin(), mine.end(), got.begin() + rank * n);
-    rc = at.after(
-        reinterpret_cast<RootedFn>(s.fn)(here ? MPI_IN_PLACE : at(mine), count,
-                                         ct, at(got), count, ct, s.root, comm));
+    const Side out = side(pairs && isRoot);
+    rc = at.after(reinterpret_cast<RootedFn>(s.fn)(
+        here ? MPI_IN_PLACE : at(mine), count, ct, at(got), out.count, out.type,
+        s.root, comm));
     MPI_Gather(mine.data(), count, t, want.data(), count, t, s.root, comm);
     if (!isRoot)
       got = want;
@@ -772,54 +798,13 @@ void runSchedule(const Schedule &s) {
 }
 
 // An exchange's sides with types of their own, of one signature (MPI
-// requires no more): the odd ranks send their all-gather or all-to-all
-// blocks as pairs of ints, a gather's root receives pairs and a scatter's
-// root sends them; the results are MPI's with ints everywhere.
+// requires no more): runCase's `pairs`, 6 ints a block.
 void runSides(const Schedule &s) {
-  const bool exchange = s.kind == Kind::Allgather || s.kind == Kind::Alltoall;
-  if (!exchange && s.kind != Kind::Gather && s.kind != Kind::Scatter)
-    return;
-  static const MPI_Datatype pair = [] {
-    MPI_Datatype t;
-    MPI_Type_contiguous(2, MPI_INT, &t);
-    MPI_Type_commit(&t);
-    return t;
-  }();
-  const int n = 6;
-  const bool isRoot = rank == s.root, odd = rank % 2 == 1;
-  const MPI_Comm comm = MPI_COMM_WORLD;
-  const int blocksIn =
-      s.kind == Kind::Alltoall || s.kind == Kind::Scatter ? size : 1;
-  const int blocksOut = s.kind == Kind::Scatter ? 1 : size;
-  Vec<int> mine(static_cast<size_t>(blocksIn * n)),
-      got(static_cast<size_t>(blocksOut * n), -1), want = got;
-  for (int b = 0; b < blocksIn; ++b)
-    for (int i = 0; i < n; ++i)
-      mine[static_cast<size_t>(b * n + i)] = value<int>(rank, b, i);
-  int rc = MPI_SUCCESS;
-  if (exchange) {
-    rc = reinterpret_cast<ExchangeFn>(s.fn)(mine.data(), odd ? n / 2 : n,
-                                            odd ? pair : MPI_INT, got.data(), n,
-                                            MPI_INT, comm);
-    if (s.kind == Kind::Allgather)
-      MPI_Allgather(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, comm);
-    else
-      MPI_Alltoall(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, comm);
-  } else if (s.kind == Kind::Gather) {
-    rc = reinterpret_cast<RootedFn>(s.fn)(mine.data(), n, MPI_INT, got.data(),
-                                          n / 2, pair, s.root, comm);
-    MPI_Gather(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, s.root, comm);
-    if (!isRoot)
-      got = want;
-  } else {
-    rc = reinterpret_cast<RootedFn>(s.fn)(mine.data(), n / 2, pair, got.data(),
-                                          n, MPI_INT, s.root, comm);
-    MPI_Scatter(mine.data(), n, MPI_INT, want.data(), n, MPI_INT, s.root, comm);
-  }
-  const std::string what =
-      s.name + std::string(" with pairs of ints on one side");
-  check(rc == MPI_SUCCESS, what + " returned an error");
-  compare(got, want, what);
+  if (s.kind == Kind::Allgather || s.kind == Kind::Alltoall ||
+      s.kind == Kind::Gather || s.kind == Kind::Scatter)
+    runCase<int>(s, 6, MPI_SUM, false,
+                 s.name + std::string(" with pairs of ints on one side"), false,
+                 true);
 }
 
 // The same call again and again, as a program calls its collectives: from
