@@ -63,8 +63,9 @@ int reduceAsBasicType(const void *send, void *recv, int64_t inCount,
   if (!inPlace)
     rc = in.start(send, inCount, type, info, true, false, comm);
   // A receive buffer that is not significant here still goes to MPI as a
-  // buffer (MPICH checks an exclusive scan's at rank 0), never written back.
-  const bool staged = output || inPlace || recv;
+  // buffer (MPICH checks an exclusive scan's at rank 0), never written back;
+  // MPI_BOTTOM too, where the type is absolute.
+  const bool staged = output || inPlace || recv || info.fromBottom();
   if (!rc && staged)
     rc = out.start(recv, inPlace ? inCount : outCount, type, info, inPlace,
                    output, comm);

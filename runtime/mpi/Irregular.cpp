@@ -259,6 +259,13 @@ int allgathervBy(const Candidate &k, const void *send, int sendcount,
   const int p = c.size;
   const bool inPlace = send == MPI_IN_PLACE;
   const int64_t own = int64_t{ownCount} * g.recvInfo.size;
+  // Packed or copied from here, not handed to a schedule that would refuse
+  // them.
+  if (g.recvInfo.nullWithData(recv, int64_t{g.bytes} * p) ||
+      (!inPlace && sendInfo.nullWithData(send, sendcount)))
+    return localFailure(comm, MPI_ERR_BUFFER,
+                        "MPI_Allgatherv: a null buffer where this rank has "
+                        "data");
   // The blocks in order, one after another: the user's buffer itself, or a
   // copy packed from and unpacked to where displs puts them.
   const bool regular = inOrder(g, displs, p);

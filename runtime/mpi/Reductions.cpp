@@ -225,6 +225,12 @@ int reduceScatterPadded(const Candidate &k, const void *send, void *recv,
     rc = b.out.start(recv, own, type, info, false, true, comm);
   if (rc)
     return ran(comm, rc, "MPI_Reduce_scatter: cannot stage the buffers");
+  // Copied from here, not handed to a schedule that would refuse them.
+  if (info.nullWithData(inPlace ? recv : send, total) ||
+      info.nullWithData(recv, own))
+    return localFailure(comm, MPI_ERR_BUFFER,
+                        "MPI_Reduce_scatter: a null buffer where this rank "
+                        "has data");
   const int64_t block = int64_t{padded} * info.size;
   std::vector<char> in(static_cast<size_t>(block * c.size)), out(block);
   for (int64_t i = 0, at = 0; i < c.size; at += counts[i++])

@@ -260,7 +260,7 @@ int Staged::start(const void *buf, int64_t n, MPI_Datatype t,
   writeBack = false;
   // Nothing to move: the caller's pointer, as MPI would be given it (a
   // null one with data too, which the schedule refuses).
-  if (n <= 0 || info.size == 0 || (!buf && !info.fromBottom())) {
+  if (n <= 0 || info.size == 0 || info.nullWithData(buf, n)) {
     data = static_cast<char *>(user);
     return MPI_SUCCESS;
   }
@@ -322,7 +322,7 @@ int StagedBlocks::start(const void *buf, const int *counts, const int *displs,
     byteDispls[static_cast<size_t>(j)] = static_cast<int>(at);
     total += bytes;
   }
-  if (total > 0 && !user && !info.fromBottom()) {
+  if (info.nullWithData(user, total)) {
     why = "a null buffer where this rank has data";
     return MPI_ERR_BUFFER;
   }

@@ -267,9 +267,8 @@ const char *Engine::bufferFault(const Call &user) const {
   auto missing = [&](bool isUsed, const void *buf, const Call::Side &side) {
     TypeInfo info;
     return isUsed && !buf &&
-           !(describe(side.given ? side.type : user.type, info) ==
-                 MPI_SUCCESS &&
-             info.fromBottom());
+           (describe(side.given ? side.type : user.type, info) != MPI_SUCCESS ||
+            info.nullWithData(buf, side.given ? side.count : user.count));
   };
   if (missing(used.send, call.send, call.sendSide) ||
       missing(used.recv, call.recv, call.recvSide))

@@ -285,26 +285,41 @@ void attributeCallbacks(int rank) {
 /// Every collective with its buffers at MPI_BOTTOM (MPI 4.0 §5.1.12): each
 /// rank sends pairs of ints second first and receives ints in order. The
 /// reference: MPI's own call on plain ints, the pairs swapped beforehand.
-/// The reductions, in place, read and write the pairs alike.
+/// Where both sides are pairs (a reduction's one type), they read and write
+/// alike, and the reference takes the ints as they are.
 void bottomBuffers(MPI_Comm comm, int rank, int p) {
   const int n = 3, ints = 2 * n * p, root = p - 1;
   std::vector<int> send(static_cast<size_t>(ints)), swapped(send.size());
   std::vector<int> recv(send.size()), ref(send.size());
   MPI_Datatype pairs = collc::test::absoluteInts(send.data(), true);
   MPI_Datatype inOrder = collc::test::absoluteInts(recv.data(), false);
+  MPI_Datatype pairsIn = collc::test::absoluteInts(recv.data(), true);
   std::vector<int> counts(static_cast<size_t>(p), 2 * n), displs(counts);
   std::vector<int> pairCounts(counts.size(), n), pairDispls(counts);
+  std::vector<int> backwards(counts.size());
   for (int j = 0; j < p; ++j) {
     displs[static_cast<size_t>(j)] = 2 * n * j;
     pairDispls[static_cast<size_t>(j)] = n * j;
+    backwards[static_cast<size_t>(j)] = 2 * n * (p - 1 - j);
   }
-  const int *c = counts.data(), *d = displs.data();
+  const int *c = counts.data(), *d = displs.data(), *bd = backwards.data();
   const int *pc = pairCounts.data(), *pd = pairDispls.data();
   const bool atRoot = rank == root;
   void *bottom = MPI_BOTTOM;
+  // `send` as a buffer of pairsIn, whose addresses are `recv`'s: a
+  // reduction's send and receive buffers in one absolute type.
+  MPI_Aint sendAt = 0, recvAt = 0;
+  MPI_Get_address(send.data(), &sendAt);
+  MPI_Get_address(recv.data(), &recvAt);
+  const void *sendByOffset =
+      reinterpret_cast<const void *>(static_cast<uintptr_t>(sendAt - recvAt));
+  unsigned long long collcBefore = 0, handed = 0;
+  collc_mpi_counts(&collcBefore, &handed);
   // Ours at MPI_BOTTOM, theirs on plain ints; each writes `recv` or `ref`
-  // (a reduction, in place: `send` or `ref`).
-  auto run = [&](const char *name, auto ours, auto theirs, bool folds) {
+  // (a reduction in place: `send` or `ref`), compared over the first
+  // `compared` ints at the ranks where the result is `defined`.
+  auto run = [&](const char *name, auto ours, auto theirs, bool folds,
+                 int compared = -1, bool defined = true) {
     for (int i = 0; i < ints; ++i) {
       send[static_cast<size_t>(i)] = rank * 1000 + i;
       swapped[static_cast<size_t>(i)] = rank * 1000 + (i ^ 1);
@@ -316,9 +331,12 @@ void bottomBuffers(MPI_Comm comm, int rank, int p) {
     const int rc1 = ours(), rc2 = theirs();
     char what[128];
     std::snprintf(what, sizeof what, "%s at MPI_BOTTOM, %d ranks", name, p);
+    const std::vector<int> &got = folds ? send : recv;
+    const size_t upTo = compared < 0 ? got.size() : size_t(compared);
     check(what,
           rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS &&
-              (folds ? send : recv) == ref,
+              (!defined ||
+               std::equal(got.begin(), got.begin() + upTo, ref.begin())),
           comm, rank, nullptr);
   };
   int *sw = swapped.data(), *rf = ref.data();
@@ -432,8 +450,75 @@ void bottomBuffers(MPI_Comm comm, int rank, int p) {
       },
       [&] { return PMPI_Scan(MPI_IN_PLACE, rf, ints, MPI_INT, MPI_SUM, comm); },
       true);
+  run(
+      "alltoallv, both sides packed",
+      [&] {
+        return MPI_Alltoallv(bottom, pc, pd, pairs, bottom, pc, pd, pairsIn,
+                             comm);
+      },
+      [&] {
+        return PMPI_Alltoallv(send.data(), c, d, MPI_INT, rf, c, d, MPI_INT,
+                              comm);
+      },
+      false);
+  run(
+      "allgatherv, blocks in reverse order",
+      [&] {
+        return MPI_Allgatherv(bottom, n, pairs, bottom, c, bd, inOrder, comm);
+      },
+      [&] {
+        return PMPI_Allgatherv(sw, 2 * n, MPI_INT, rf, c, bd, MPI_INT, comm);
+      },
+      false);
+  run(
+      "reduce_scatter_block in place",
+      [&] {
+        return MPI_Reduce_scatter_block(MPI_IN_PLACE, bottom, n, pairs, MPI_SUM,
+                                        comm);
+      },
+      [&] {
+        return PMPI_Reduce_scatter_block(MPI_IN_PLACE, rf, 2 * n, MPI_INT,
+                                         MPI_SUM, comm);
+      },
+      true, 2 * n);
+  run(
+      "allreduce",
+      [&] {
+        return MPI_Allreduce(sendByOffset, bottom, n * p, pairsIn, MPI_SUM,
+                             comm);
+      },
+      [&] {
+        return PMPI_Allreduce(send.data(), rf, ints, MPI_INT, MPI_SUM, comm);
+      },
+      false);
+  run(
+      "reduce",
+      [&] {
+        return MPI_Reduce(sendByOffset, bottom, n * p, pairsIn, MPI_SUM, root,
+                          comm);
+      },
+      [&] {
+        return PMPI_Reduce(send.data(), rf, ints, MPI_INT, MPI_SUM, root, comm);
+      },
+      false);
+  run(
+      "exscan",
+      [&] {
+        return MPI_Exscan(sendByOffset, bottom, n * p, pairsIn, MPI_SUM, comm);
+      },
+      [&] {
+        return PMPI_Exscan(send.data(), rf, ints, MPI_INT, MPI_SUM, comm);
+      },
+      false, -1, rank != 0);
+  // Not all handed to MPI (16 of the 18 calls run by collc on 2 to 9 ranks
+  // when this was written; gatherv and scatterv go to MPI by rule).
+  unsigned long long collcAfter = 0;
+  collc_mpi_counts(&collcAfter, &handed);
+  check("calls at MPI_BOTTOM run by collc", p == 1 || collcAfter > collcBefore,
+        comm, rank, nullptr);
   MPI_Type_free(&pairs);
   MPI_Type_free(&inOrder);
+  MPI_Type_free(&pairsIn);
 }
 
 void runOne(MPI_Comm comm, const std::vector<Type> &types, int iteration) {

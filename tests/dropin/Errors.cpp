@@ -4,6 +4,9 @@
 //   mpirun -np 4 dropin_errors CASE
 //
 //   null_buffer_one_rank  rank 1 passes a null receive buffer with count 4
+//   allgatherv_null_one_rank  rank 1 passes a null receive buffer to an
+//                         all-gather of near-equal counts (it was copied
+//                         into: a segmentation fault)
 //   in_place_one_rank     rank 1 passes MPI_IN_PLACE as its receive buffer
 //   in_place_send_one_rank  rank 1, not the root of a reduce, passes
 //                         MPI_IN_PLACE as its send buffer
@@ -79,6 +82,12 @@ int main(int argc, char **argv) {
       counts[0] = 5;
     rc = MPI_Allgatherv(in.data(), counts[rank], MPI_INT, out.data(), counts,
                         displs, MPI_INT, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "allgatherv_null_one_rank") == 0) {
+    // Near-equal counts: padded into blocks alike, copied by the drop-in.
+    const int counts[4] = {4, 3, 4, 4}, displs[4] = {0, 4, 7, 11};
+    rc = MPI_Allgatherv(in.data(), counts[rank], MPI_INT,
+                        rank == 1 ? nullptr : out.data(), counts, displs,
+                        MPI_INT, MPI_COMM_WORLD);
   } else if (std::strcmp(which, "null_buffer_one_rank") == 0) {
     rc = MPI_Allreduce(in.data(), rank == 1 ? nullptr : out.data(), 4,
                        MPI_INT, MPI_SUM, MPI_COMM_WORLD);

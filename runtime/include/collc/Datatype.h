@@ -34,6 +34,11 @@ struct TypeInfo {
   /// pointer in the MPIs we know: a derived type whose data starts at an
   /// absolute address (MPICH's test for a null buffer).
   bool fromBottom() const { return !named && trueLb != 0; }
+  /// Whether `buf` is null though `count` elements of this type hold data,
+  /// and is not MPI_BOTTOM: the user's error, seen by this rank alone.
+  bool nullWithData(const void *buf, int64_t count) const {
+    return !buf && count > 0 && size > 0 && !fromBottom();
+  }
 };
 
 /// `buf` + `offset`, which may be MPI_BOTTOM + an absolute address.
