@@ -8,7 +8,10 @@
 # Builds each test with mpicc against MPICH's test utilities (mtest.c);
 # tests that need MPICH's datatype pools or GPU support are left out. Each
 # run has a 60 s limit: a hang counts as a failure. MAX_NP caps the rank
-# count (default 8, oversubscribed on small machines).
+# count (default 8, oversubscribed on small machines). MPI=mpich builds and
+# runs the suite with MPICH (mpicc.mpich, mpiexec.mpich) instead of Open
+# MPI; DROPIN_SO is then the drop-in built for MPICH
+# (build/e2e-mpich/runtime/mpi/libcollc_mpi.so).
 set -uo pipefail
 src=${1:?MPICH source tree}
 dropin=$(readlink -f "${2:?libcollc_mpi.so}")
@@ -28,7 +31,19 @@ cat > "$out/mpitestconf.h" <<'H'
 #define THREAD_PACKAGE_NAME THREAD_PACKAGE_NONE
 H
 : > "$out/mtest_mpix.h" # MPICH extensions: none
-cc="mpicc -O1 -w -I$out -I$t/include"
+mpi=${MPI:-openmpi}
+# Each MPI's compiler, and its launcher with an environment variable passed
+# to every rank.
+if [[ $mpi == mpich ]]; then
+  mpicc=mpicc.mpich
+  launcher=(mpiexec.mpich)
+  pass_env() { echo -genv "$1" "$2"; }
+else
+  mpicc=mpicc
+  launcher=(mpirun --oversubscribe)
+  pass_env() { echo -x "$1=$2"; }
+fi
+cc="$mpicc -O1 -w -I$out -I$t/include"
 # MPICH's harness: main (run_mpitests.c) calls the test's run(), single
 # threaded (mtest_single.c).
 utils=()
@@ -68,11 +83,11 @@ while read -r name np rest; do
   fi
   total=$((total + 1))
   verdict() {  # MPICH's tests print " No Errors" at rank 0 on success
-    timeout 60 mpirun --oversubscribe -np "$np" "$@" "$out/bin/$name" $args < /dev/null \
+    timeout 60 "${launcher[@]}" -np "$np" "$@" "$out/bin/$name" $args < /dev/null \
       > "$out/run.log" 2>&1 && grep -q "No Errors" "$out/run.log" && echo pass || echo FAIL
   }
   s=$(verdict)
-  d=$(verdict -x LD_PRELOAD="$dropin" -x COLLC_MPI_REPORT=1)
+  d=$(verdict $(pass_env LD_PRELOAD "$dropin") $(pass_env COLLC_MPI_REPORT 1))
   [[ $s == pass ]] && stock_pass=$((stock_pass + 1))
   [[ $d == pass ]] && dropin_pass=$((dropin_pass + 1))
   # The drop-in's report: calls collc ran and handed on, summed.
