@@ -28,9 +28,9 @@
 #include <complex>
 #include <functional>
 #include <memory>
-#include <typeinfo>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace {
@@ -129,16 +129,17 @@ Collective reduce(ReduceFn fn, int root) {
 
 // Allreduce, or the inclusive prefix sums of a scan.
 Collective allreduce(AllreduceFn fn, bool scan, bool inPlace) {
-  return {[=](LocalComm &comm, int n, int &rc) {
-            std::vector<int> send = input(comm.rank(), 1, n), recv(n, 7);
-            if (inPlace) {
-              rc = fn(MPI_IN_PLACE, send.data(), n, MPI_INT, MPI_SUM, comm);
-              return send;
-            }
-            rc = fn(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm);
-            return recv;
-          },
-          [=](int me, int p, int n) { return sum(0, scan ? me : p - 1, 0, n); }};
+  return {
+      [=](LocalComm &comm, int n, int &rc) {
+        std::vector<int> send = input(comm.rank(), 1, n), recv(n, 7);
+        if (inPlace) {
+          rc = fn(MPI_IN_PLACE, send.data(), n, MPI_INT, MPI_SUM, comm);
+          return send;
+        }
+        rc = fn(send.data(), recv.data(), n, MPI_INT, MPI_SUM, comm);
+        return recv;
+      },
+      [=](int me, int p, int n) { return sum(0, scan ? me : p - 1, 0, n); }};
 }
 
 // An exclusive scan: rank r ends with the ranks below it. Rank 0's result
@@ -170,17 +171,16 @@ Collective reduceScatter(AllreduceFn fn) {
 }
 
 Collective scatter(GatherFn fn, int root) {
-  return {[=](LocalComm &comm, int n, int &rc) {
-            std::vector<int> send = input(comm.rank(), comm.size(), n),
-                             recv(n, 7);
-            rc = fn(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, root,
-                    comm);
-            return recv;
-          },
-          [=](int me, int, int n) {
-            std::vector<int> all = input(root, me + 1, n);
-            return std::vector<int>(all.end() - n, all.end());
-          }};
+  return {
+      [=](LocalComm &comm, int n, int &rc) {
+        std::vector<int> send = input(comm.rank(), comm.size(), n), recv(n, 7);
+        rc = fn(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, root, comm);
+        return recv;
+      },
+      [=](int me, int, int n) {
+        std::vector<int> all = input(root, me + 1, n);
+        return std::vector<int>(all.end() - n, all.end());
+      }};
 }
 
 // Block o of the result is rank o's block `block(me)`.
@@ -327,8 +327,8 @@ TEST(Local, Graphs) {
         allToAll(gen::graph_tree_allgather, false, false), {6});
   check("graph_tree_reduce_scatter",
         reduceScatter(gen::graph_tree_reduce_scatter), {6});
-  check("graph_tree_alltoall",
-        allToAll(gen::graph_tree_alltoall, true, false), {6});
+  check("graph_tree_alltoall", allToAll(gen::graph_tree_alltoall, true, false),
+        {6});
   check("graph_tree_shift", shift(gen::graph_tree_shift, 4), {6});
 }
 
@@ -355,8 +355,8 @@ TEST(Local, Library) {
   check("hypercube_bc_any_root", broadcast(lib::hypercube_bc_any_root, 5),
         cube3);
   check("hypercube_reduce", reduce(lib::hypercube_reduce, 0), cube);
-  check("hypercube_reduce_any_root",
-        reduce(lib::hypercube_reduce_any_root, 6), cube3);
+  check("hypercube_reduce_any_root", reduce(lib::hypercube_reduce_any_root, 6),
+        cube3);
   check("tree_bc", broadcast(lib::tree_bc, 0), {2, 4, 8, 16, 32});
   check("tree_reduce", reduce(lib::tree_reduce, 0), {2, 4, 8, 16, 32});
   check("ring_allgather", allToAll(lib::ring_allgather, false, false), line);
@@ -369,14 +369,14 @@ TEST(Local, Library) {
         line);
   check("mesh_allgather", allToAll(lib::mesh_allgather, false, false), mesh);
   check("mesh_reduce_scatter", reduceScatter(lib::mesh_reduce_scatter), mesh);
-  check("hypercube_allgather",
-        allToAll(lib::hypercube_allgather, false, false), cube);
+  check("hypercube_allgather", allToAll(lib::hypercube_allgather, false, false),
+        cube);
   check("hypercube_reduce_scatter",
         reduceScatter(lib::hypercube_reduce_scatter), cube);
   check("tree_allreduce", allreduce(lib::tree_allreduce, false, false),
         {2, 4, 8, 16, 32});
-  check("hypercube_allreduce", allreduce(lib::hypercube_allreduce, false, false),
-        cube);
+  check("hypercube_allreduce",
+        allreduce(lib::hypercube_allreduce, false, false), cube);
   check("full_allreduce", allreduce(lib::full_allreduce, false, false), line);
   check("full_allreduce in place", allreduce(lib::full_allreduce, false, true),
         line);
@@ -450,8 +450,7 @@ TEST(Local, Library) {
 }
 
 // Every rank gets the error code, and nothing waits for a message.
-void expectError(int p, int code,
-                 const std::function<int(LocalComm &)> &call) {
+void expectError(int p, int code, const std::function<int(LocalComm &)> &call) {
   std::vector<int> codes(static_cast<size_t>(p), MPI_SUCCESS);
   std::mutex m;
   ASSERT_EQ(collc::rt::local::run(p,
@@ -583,115 +582,115 @@ TEST(Local, DerivedTypesPacked) {
                                          : ": wrong result"));
     }
   };
-  ASSERT_EQ(collc::rt::local::run(
-                p,
-                [&](LocalComm &comm) {
-                  const int me = comm.rank();
-                  const bool holes = me % 2 == 1;
-                  const MPI_Datatype t = holes ? spaced : MPI_INT;
-                  // All-gather.
-                  std::vector<int> in = spread(input(me, 1, count), holes),
-                                   out(static_cast<size_t>(p * count) *
-                                           (holes ? 2 : 1),
-                                       -1);
-                  int rc = gen::ring_allgather(in.data(), count, t, out.data(),
-                                               count, t, comm);
-                  std::vector<int> want;
-                  for (int r = 0; r < p; ++r) {
-                    std::vector<int> v = input(r, 1, count);
-                    want.insert(want.end(), v.begin(), v.end());
-                  }
-                  expectSame(me, "ring_allgather", gatherBack(out, holes), want,
-                             rc);
-                  // All-reduce, in place at rank 1.
-                  std::vector<int> sum(static_cast<size_t>(count), 0);
-                  for (int r = 0; r < p; ++r)
-                    for (int i = 0; i < count; ++i)
-                      sum[static_cast<size_t>(i)] += value(r, 0, i);
-                  std::vector<int> acc = spread(input(me, 1, count), holes),
-                                   res(acc.size(), -1);
-                  rc = me == 1 ? gen::ar_doubling(MPI_IN_PLACE, acc.data(),
-                                                  count, t, MPI_SUM, comm)
-                               : gen::ar_doubling(acc.data(), res.data(), count,
-                                                  t, MPI_SUM, comm);
-                  expectSame(me, "ar_doubling",
-                             gatherBack(me == 1 ? acc : res, holes), sum, rc);
-                  // Broadcast: the root's strided pairs.
-                  std::vector<int> b(3 * count, -1);
-                  if (me == 0)
-                    for (int i = 0; i < 3 * count; ++i)
-                      b[static_cast<size_t>(i)] = value(0, 0, i);
-                  rc = gen::one_to_all_bc(b.data(), count, strided, 0, comm);
-                  std::vector<int> pairs, wantPairs;
-                  for (int i = 0; i < count; ++i) {
-                    pairs.push_back(b[static_cast<size_t>(3 * i)]);
-                    pairs.push_back(b[static_cast<size_t>(3 * i + 2)]);
-                    wantPairs.push_back(value(0, 0, 3 * i));
-                    wantPairs.push_back(value(0, 0, 3 * i + 2));
-                  }
-                  expectSame(me, "one_to_all_bc", pairs, wantPairs, rc);
-                  // Sides of their own, of one signature: the odd ranks send
-                  // pairs of ints; a gather's root receives pairs; a
-                  // scatter's root sends spaced ints.
-                  const std::vector<int> two = input(me, 1, 2 * count);
-                  std::vector<int> all,
-                      got(static_cast<size_t>(p * 2 * count), -1);
-                  for (int r = 0; r < p; ++r) {
-                    std::vector<int> v = input(r, 1, 2 * count);
-                    all.insert(all.end(), v.begin(), v.end());
-                  }
-                  rc =
-                      gen::ring_allgather(two.data(), holes ? count : 2 * count,
-                                          holes ? pair : MPI_INT, got.data(),
-                                          2 * count, MPI_INT, comm);
-                  expectSame(me, "ring_allgather of pairs", got, all, rc);
-                  // Pairs whose ints lie in reverse order, which MPI_Pack
-                  // reads in order: packed, not sent as they lie.
-                  auto swapped = [](const std::vector<int> &v) {
-                    std::vector<int> w(v.size());
-                    for (size_t i = 0; i < v.size(); ++i)
-                      w[i ^ 1] = v[i];
-                    return w;
-                  };
-                  std::fill(got.begin(), got.end(), -1);
-                  rc = gen::ring_allgather(
-                      holes ? swapped(two).data() : two.data(),
-                      holes ? count : 2 * count, holes ? reversed : MPI_INT,
-                      got.data(), 2 * count, MPI_INT, comm);
-                  expectSame(me, "ring_allgather of reversed pairs", got, all,
-                             rc);
-                  std::fill(got.begin(), got.end(), -1);
-                  rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT,
-                                        got.data(), me == 0 ? count : 2 * count,
-                                        me == 0 ? reversed : MPI_INT, 0, comm);
-                  expectSame(me, "gather_to_0 into reversed pairs",
-                             me == 0 ? swapped(got) : all, all, rc);
-                  std::fill(got.begin(), got.end(), -1);
-                  rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT,
-                                        got.data(), me == 0 ? count : 2 * count,
-                                        me == 0 ? pair : MPI_INT, 0, comm);
-                  expectSame(me, "gather_to_0 into pairs", me == 0 ? got : all,
-                             all, rc);
-                  std::vector<int> root = spread(all, true),
-                                   block(static_cast<size_t>(2 * count), -1);
-                  rc = gen::scatter_halving(
-                      root.data(), 2 * count, me == 0 ? spaced : MPI_INT,
-                      block.data(), 2 * count, MPI_INT, 0, comm);
-                  expectSame(me, "scatter_halving from spaced ints", block, two,
-                             rc);
-                  // Three chunks of a block of 4 ints or 2 pairs: split as
-                  // bytes, alike at every rank.
-                  std::vector<int> four(4, -1);
-                  if (me == 0)
-                    for (int i = 0; i < 4; ++i)
-                      four[static_cast<size_t>(i)] = value(0, 0, i);
-                  rc = gen::bc_chunked(four.data(), holes ? 2 : 4,
-                                       holes ? pair : MPI_INT, 0, comm);
-                  expectSame(me, "bc_chunked of pairs", four,
-                             {value(0, 0, 0), value(0, 0, 1), value(0, 0, 2),
-                              value(0, 0, 3)},
-                             rc);
-                }),
+  // Spaced ints at the odd ranks: an all-gather, an all-reduce (in place at
+  // rank 1), and a broadcast of strided pairs.
+  auto spacedAtOddRanks = [&](LocalComm &comm) {
+    const int me = comm.rank();
+    const bool holes = me % 2 == 1;
+    const MPI_Datatype t = holes ? spaced : MPI_INT;
+    // All-gather.
+    std::vector<int> in = spread(input(me, 1, count), holes),
+                     out(static_cast<size_t>(p * count) * (holes ? 2 : 1), -1);
+    int rc =
+        gen::ring_allgather(in.data(), count, t, out.data(), count, t, comm);
+    std::vector<int> want;
+    for (int r = 0; r < p; ++r) {
+      std::vector<int> v = input(r, 1, count);
+      want.insert(want.end(), v.begin(), v.end());
+    }
+    expectSame(me, "ring_allgather", gatherBack(out, holes), want, rc);
+    // All-reduce, in place at rank 1.
+    std::vector<int> sum(static_cast<size_t>(count), 0);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < count; ++i)
+        sum[static_cast<size_t>(i)] += value(r, 0, i);
+    std::vector<int> acc = spread(input(me, 1, count), holes),
+                     res(acc.size(), -1);
+    rc = me == 1 ? gen::ar_doubling(MPI_IN_PLACE, acc.data(), count, t, MPI_SUM,
+                                    comm)
+                 : gen::ar_doubling(acc.data(), res.data(), count, t, MPI_SUM,
+                                    comm);
+    expectSame(me, "ar_doubling", gatherBack(me == 1 ? acc : res, holes), sum,
+               rc);
+    // Broadcast: the root's strided pairs.
+    std::vector<int> b(3 * count, -1);
+    if (me == 0)
+      for (int i = 0; i < 3 * count; ++i)
+        b[static_cast<size_t>(i)] = value(0, 0, i);
+    rc = gen::one_to_all_bc(b.data(), count, strided, 0, comm);
+    std::vector<int> pairs, wantPairs;
+    for (int i = 0; i < count; ++i) {
+      pairs.push_back(b[static_cast<size_t>(3 * i)]);
+      pairs.push_back(b[static_cast<size_t>(3 * i + 2)]);
+      wantPairs.push_back(value(0, 0, 3 * i));
+      wantPairs.push_back(value(0, 0, 3 * i + 2));
+    }
+    expectSame(me, "one_to_all_bc", pairs, wantPairs, rc);
+  };
+  // Sides of their own, of one signature: the odd ranks send pairs of ints
+  // (in order, or their ints reversed); a gather's root receives pairs; a
+  // scatter's root sends spaced ints; a broadcast in chunks of 4 ints or 2
+  // pairs.
+  auto sidesOfTheirOwn = [&](LocalComm &comm) {
+    const int me = comm.rank();
+    const bool holes = me % 2 == 1;
+    const std::vector<int> two = input(me, 1, 2 * count);
+    std::vector<int> all, got(static_cast<size_t>(p * 2 * count), -1);
+    for (int r = 0; r < p; ++r) {
+      std::vector<int> v = input(r, 1, 2 * count);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    int rc = gen::ring_allgather(two.data(), holes ? count : 2 * count,
+                                 holes ? pair : MPI_INT, got.data(), 2 * count,
+                                 MPI_INT, comm);
+    expectSame(me, "ring_allgather of pairs", got, all, rc);
+    // Pairs whose ints lie in reverse order, which MPI_Pack
+    // reads in order: packed, not sent as they lie.
+    auto swapped = [](const std::vector<int> &v) {
+      std::vector<int> w(v.size());
+      for (size_t i = 0; i < v.size(); ++i)
+        w[i ^ 1] = v[i];
+      return w;
+    };
+    std::fill(got.begin(), got.end(), -1);
+    rc = gen::ring_allgather(
+        holes ? swapped(two).data() : two.data(), holes ? count : 2 * count,
+        holes ? reversed : MPI_INT, got.data(), 2 * count, MPI_INT, comm);
+    expectSame(me, "ring_allgather of reversed pairs", got, all, rc);
+    std::fill(got.begin(), got.end(), -1);
+    rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT, got.data(),
+                          me == 0 ? count : 2 * count,
+                          me == 0 ? reversed : MPI_INT, 0, comm);
+    expectSame(me, "gather_to_0 into reversed pairs",
+               me == 0 ? swapped(got) : all, all, rc);
+    std::fill(got.begin(), got.end(), -1);
+    rc = gen::gather_to_0(two.data(), 2 * count, MPI_INT, got.data(),
+                          me == 0 ? count : 2 * count, me == 0 ? pair : MPI_INT,
+                          0, comm);
+    expectSame(me, "gather_to_0 into pairs", me == 0 ? got : all, all, rc);
+    std::vector<int> root = spread(all, true),
+                     block(static_cast<size_t>(2 * count), -1);
+    rc =
+        gen::scatter_halving(root.data(), 2 * count, me == 0 ? spaced : MPI_INT,
+                             block.data(), 2 * count, MPI_INT, 0, comm);
+    expectSame(me, "scatter_halving from spaced ints", block, two, rc);
+    // Three chunks of a block of 4 ints or 2 pairs: split as
+    // bytes, alike at every rank.
+    std::vector<int> four(4, -1);
+    if (me == 0)
+      for (int i = 0; i < 4; ++i)
+        four[static_cast<size_t>(i)] = value(0, 0, i);
+    rc = gen::bc_chunked(four.data(), holes ? 2 : 4, holes ? pair : MPI_INT, 0,
+                         comm);
+    expectSame(me, "bc_chunked of pairs", four,
+               {value(0, 0, 0), value(0, 0, 1), value(0, 0, 2), value(0, 0, 3)},
+               rc);
+  };
+  ASSERT_EQ(collc::rt::local::run(p,
+                                  [&](LocalComm &comm) {
+                                    spacedAtOddRanks(comm);
+                                    sidesOfTheirOwn(comm);
+                                  }),
             MPI_SUCCESS);
   for (const std::string &w : wrong)
     ADD_FAILURE() << w;
@@ -881,8 +880,8 @@ void checkFolds(MPI_Datatype type, std::initializer_list<MPI_Op> ops,
                 Value value) {
   using collc::rt::FoldIsa;
   // -1: combine(); else the FoldIsa.
-  for (int version : {-1, int(FoldIsa::Baseline), int(FoldIsa::Avx2),
-                      int(FoldIsa::Avx512)}) {
+  for (int version :
+       {-1, int(FoldIsa::Baseline), int(FoldIsa::Avx2), int(FoldIsa::Avx512)}) {
     const auto isa = static_cast<FoldIsa>(version);
     if (version >= 0 && !collc::rt::foldIsaSupported(isa))
       continue;
@@ -909,19 +908,18 @@ void checkFolds(MPI_Datatype type, std::initializer_list<MPI_Op> ops,
                    : placement == 1 ? upper.get() + 1
                                     : apart.get() + 1;
           if (version < 0) {
-            ASSERT_EQ(collc::rt::combine(lower.get() + 1, upper.get() + 1,
-                                         out, n, type, op),
+            ASSERT_EQ(collc::rt::combine(lower.get() + 1, upper.get() + 1, out,
+                                         n, type, op),
                       MPI_SUCCESS);
           } else {
             collc::rt::FoldFn fold = collc::rt::foldFunction(type, op, isa);
             ASSERT_NE(fold, nullptr) << "instruction set " << version;
-            fold(lower.get() + 1, upper.get() + 1, out,
-                 static_cast<size_t>(n));
+            fold(lower.get() + 1, upper.get() + 1, out, static_cast<size_t>(n));
           }
           for (int i = 0; i < n; ++i)
             ASSERT_TRUE(out[i] == expected[static_cast<size_t>(i) + 1])
-                << "element " << i << " of " << n << ", placement "
-                << placement << ", instruction set " << version << ", type "
+                << "element " << i << " of " << n << ", placement " << placement
+                << ", instruction set " << version << ", type "
                 << typeid(T).name() << ", value " << +out[i] << ", MPI "
                 << +expected[static_cast<size_t>(i) + 1];
         }
@@ -932,8 +930,8 @@ TEST(Local, FoldsMatchMpi) {
   // local::run starts MPI (as a singleton) for MPI_Reduce_local.
   ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
   const auto arithmetic = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
-  const auto integer = {MPI_SUM,  MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
-                        MPI_LOR,  MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
+  const auto integer = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                        MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
   // Small values of both signs (and zeros, for the logical operators), so
   // no product overflows.
   auto small = [](int i) { return (i % 11) - 5; };
@@ -970,9 +968,8 @@ TEST(Local, FoldsMatchMpi) {
       MPI_C_DOUBLE_COMPLEX, {MPI_SUM, MPI_PROD},
       [&](int i) { return std::complex<double>(real(i), real(i + 5)); });
   checkFolds<std::complex<long double>>(
-      MPI_C_LONG_DOUBLE_COMPLEX, {MPI_SUM, MPI_PROD}, [&](int i) {
-        return std::complex<long double>(real(i), real(i + 5));
-      });
+      MPI_C_LONG_DOUBLE_COMPLEX, {MPI_SUM, MPI_PROD},
+      [&](int i) { return std::complex<long double>(real(i), real(i + 5)); });
   checkFolds<std::complex<float>>(
       MPI_C_FLOAT_COMPLEX, {MPI_SUM, MPI_PROD},
       [&](int i) { return std::complex<float>(real(i), real(i + 5)); });
@@ -983,8 +980,7 @@ TEST(Local, FoldsMatchMpi) {
 // Integer sums and products wrap around modulo 2^bits in every version of
 // the loops (C++ defines the conversion of the wider result; the loops must
 // not overflow a signed type on the way).
-template <typename T>
-void checkWrapping(MPI_Datatype type, int64_t base) {
+template <typename T> void checkWrapping(MPI_Datatype type, int64_t base) {
   using collc::rt::FoldIsa;
   for (FoldIsa isa : {FoldIsa::Baseline, FoldIsa::Avx2, FoldIsa::Avx512}) {
     if (!collc::rt::foldIsaSupported(isa))
