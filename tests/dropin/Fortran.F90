@@ -28,11 +28,11 @@ program dropin_fortran
   integer, allocatable :: blocks(:), gathered(:), counts(:), displs(:)
   ! Written by MPI_BCAST through its address alone: volatile, so the
   ! compiler reads it again.
-  integer, volatile :: at_bottom
-  integer(kind=MPI_ADDRESS_KIND) :: address(1)
-  integer :: lengths(1)
+  integer, volatile :: at_bottom, pair(2)
+  integer(kind=MPI_ADDRESS_KIND) :: address(2)
+  integer :: lengths(2)
   DTYPE :: bottom_type
-  DTYPE :: types(1)
+  DTYPE :: types(2)
   DTYPE, allocatable :: wtypes(:)
   COMM :: flipped, ring
   REQUEST :: request
@@ -141,6 +141,22 @@ program dropin_fortran
   call MPI_BCAST(MPI_BOTTOM, 1, bottom_type, 0, MPI_COMM_WORLD, ierr)
   call MPI_TYPE_FREE(bottom_type, ierr)
   call expect('bcast from MPI_BOTTOM', at_bottom == 4242)
+
+  ! An all-gather from MPI_BOTTOM of two integers at absolute addresses, the
+  ! second first: a type every layer packs (MPICH's MPI_Pack refuses to
+  ! read from MPI_BOTTOM itself).
+  pair = [10 * rank + 1, 10 * rank + 2]
+  call MPI_GET_ADDRESS(pair(2), address(1), ierr)
+  call MPI_GET_ADDRESS(pair(1), address(2), ierr)
+  lengths = 1
+  types = MPI_INTEGER
+  call MPI_TYPE_CREATE_STRUCT(2, lengths, address, types, bottom_type, ierr)
+  call MPI_TYPE_COMMIT(bottom_type, ierr)
+  call MPI_ALLGATHER(MPI_BOTTOM, 1, bottom_type, gathered, 2, MPI_INTEGER, &
+                     MPI_COMM_WORLD, ierr)
+  call MPI_TYPE_FREE(bottom_type, ierr)
+  call expect('allgather from MPI_BOTTOM, pairs second first', &
+              all(gathered(1:2 * p) == [(10 * j + 2, 10 * j + 1, j = 0, p - 1)]))
 
   ! A communicator freed and another made in its place (Open MPI gives it
   ! the same handle), its ranks in another order: a reduction on it must not
