@@ -32,17 +32,19 @@ cat > "$out/mpitestconf.h" <<'H'
 H
 : > "$out/mtest_mpix.h" # MPICH extensions: none
 mpi=${MPI:-openmpi}
-# Each MPI's compiler, and its launcher with an environment variable passed
-# to every rank.
-if [[ $mpi == mpich ]]; then
-  mpicc=mpicc.mpich
-  launcher=(mpiexec.mpich)
-  pass_env() { echo -genv "$1" "$2"; }
-else
-  mpicc=mpicc
-  launcher=(mpirun --oversubscribe)
-  pass_env() { echo -x "$1=$2"; }
-fi
+# Each MPI's compiler and launcher, and the launcher's arguments that give
+# every rank the drop-in and its report.
+case $mpi in
+  mpich)
+    mpicc=mpicc.mpich
+    launcher=(mpiexec.mpich)
+    preload=(-genv LD_PRELOAD "$dropin" -genv COLLC_MPI_REPORT 1) ;;
+  openmpi)
+    mpicc=mpicc
+    launcher=(mpirun --oversubscribe)
+    preload=(-x "LD_PRELOAD=$dropin" -x COLLC_MPI_REPORT=1) ;;
+  *) echo "MPI must be openmpi or mpich, not $mpi" >&2; exit 2 ;;
+esac
 cc="$mpicc -O1 -w -I$out -I$t/include"
 # MPICH's harness: main (run_mpitests.c) calls the test's run(), single
 # threaded (mtest_single.c).
@@ -87,7 +89,7 @@ while read -r name np rest; do
       > "$out/run.log" 2>&1 && grep -q "No Errors" "$out/run.log" && echo pass || echo FAIL
   }
   s=$(verdict)
-  d=$(verdict $(pass_env LD_PRELOAD "$dropin") $(pass_env COLLC_MPI_REPORT 1))
+  d=$(verdict "${preload[@]}")
   [[ $s == pass ]] && stock_pass=$((stock_pass + 1))
   [[ $d == pass ]] && dropin_pass=$((dropin_pass + 1))
   # The drop-in's report: calls collc ran and handed on, summed.

@@ -365,8 +365,8 @@ int StagedBlocks::finish(MPI_Comm comm) {
                      comm) != MPI_SUCCESS)
       rc = MPI_ERR_INTERN;
   }
-  // The copy is kept for the next call, up to a size: one large call does
-  // not hold its memory for the life of the thread.
+  // The copy is kept for the next call, up to a size: one large call's copy
+  // is not held for the life of the thread.
   constexpr size_t kept = size_t{64} << 20;
   if (data.capacity() > kept)
     std::vector<char>().swap(data);

@@ -7,6 +7,7 @@
 //   allgatherv_null_one_rank  rank 1 passes a null receive buffer to an
 //                         all-gather of near-equal counts (it was copied
 //                         into: a segmentation fault)
+//   reduce_scatter_null_one_rank  the same for a reduce-scatter
 //   in_place_one_rank     rank 1 passes MPI_IN_PLACE as its receive buffer
 //   in_place_send_one_rank  rank 1, not the root of a reduce, passes
 //                         MPI_IN_PLACE as its send buffer
@@ -88,6 +89,10 @@ int main(int argc, char **argv) {
     rc = MPI_Allgatherv(in.data(), counts[rank], MPI_INT,
                         rank == 1 ? nullptr : out.data(), counts, displs,
                         MPI_INT, MPI_COMM_WORLD);
+  } else if (std::strcmp(which, "reduce_scatter_null_one_rank") == 0) {
+    const int counts[4] = {4, 3, 4, 4};
+    rc = MPI_Reduce_scatter(in.data(), rank == 1 ? nullptr : out.data(), counts,
+                            MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   } else if (std::strcmp(which, "null_buffer_one_rank") == 0) {
     rc = MPI_Allreduce(in.data(), rank == 1 ? nullptr : out.data(), 4,
                        MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -768,7 +768,7 @@ TEST(Local, TypesOutOfOrderPacked) {
 // Buffers at MPI_BOTTOM, their data at absolute addresses (MPI 4.0
 // §5.1.12): each rank sends pairs of ints second first (packed) and
 // receives ints in order (used where they lie). A null buffer of a type
-// that is not absolute is still refused, at the rank that passes it.
+// that is not absolute is still refused (on the local backend, returned).
 TEST(Local, BuffersAtBottom) {
   // local::run starts MPI (as a singleton) for the types.
   ASSERT_EQ(collc::rt::local::run(1, [](LocalComm &) {}), MPI_SUCCESS);
