@@ -124,41 +124,47 @@ bool keepsOrder(int combiner, const std::vector<int> &ints,
 /// new: the type mixes), and whether every step it is built by keeps its
 /// data in packing order (`inOrder`, left false by one that does not).
 /// MPI_Type_get_contents returns new handles for the derived ones, which
-/// are freed here.
-int leaves(MPI_Datatype type, MPI_Datatype found[2], int &n, bool &inOrder) {
+/// are freed here. A step MPI does not describe by int counts (an MPI 4.0
+/// large-count type, whose envelope MPICH refuses) is taken to mix types
+/// out of order: such a type is packed, by MPI_Pack, like any other.
+void leaves(MPI_Datatype type, MPI_Datatype found[2], int &n, bool &inOrder) {
   int integers = 0, addresses = 0, types = 0, combiner = 0;
-  if (int rc = PMPI_Type_get_envelope(type, &integers, &addresses, &types,
-                                      &combiner))
-    return rc;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) !=
+      MPI_SUCCESS) {
+    n = 3;
+    inOrder = false;
+    return;
+  }
   if (combiner == MPI_COMBINER_NAMED) {
     for (int i = 0; i < std::min(n, 2); ++i)
       if (found[i] == type)
-        return MPI_SUCCESS;
+        return;
     if (n < 2)
       found[n] = type;
     n = n < 2 ? n + 1 : 3;
-    return MPI_SUCCESS;
+    return;
   }
   std::vector<int> ints(static_cast<size_t>(integers));
   std::vector<MPI_Aint> addrs(static_cast<size_t>(addresses));
   std::vector<MPI_Datatype> inner(static_cast<size_t>(types));
-  if (int rc = PMPI_Type_get_contents(type, integers, addresses, types,
-                                      ints.data(), addrs.data(), inner.data()))
-    return rc;
+  if (PMPI_Type_get_contents(type, integers, addresses, types, ints.data(),
+                             addrs.data(), inner.data()) != MPI_SUCCESS) {
+    n = 3;
+    inOrder = false;
+    return;
+  }
   inOrder = inOrder && keepsOrder(combiner, ints, addrs, inner);
-  int rc = MPI_SUCCESS;
   for (MPI_Datatype t : inner) {
-    if (rc == MPI_SUCCESS && (n <= 2 || inOrder))
-      rc = leaves(t, found, n, inOrder);
+    if (n <= 2 || inOrder)
+      leaves(t, found, n, inOrder);
     // Predefined types, the Fortran parameterized ones included, are not
     // freed (MPI 4.0 §5.1.13).
     int ti = 0, ta = 0, tt = 0, tc = 0;
-    PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc);
-    if (tc != MPI_COMBINER_NAMED && tc != MPI_COMBINER_F90_REAL &&
-        tc != MPI_COMBINER_F90_COMPLEX && tc != MPI_COMBINER_F90_INTEGER)
+    if (PMPI_Type_get_envelope(t, &ti, &ta, &tt, &tc) != MPI_SUCCESS ||
+        (tc != MPI_COMBINER_NAMED && tc != MPI_COMBINER_F90_REAL &&
+         tc != MPI_COMBINER_F90_COMPLEX && tc != MPI_COMBINER_F90_INTEGER))
       PMPI_Type_free(&t);
   }
-  return rc;
 }
 
 } // namespace
@@ -182,6 +188,8 @@ int describe(MPI_Datatype type, TypeInfo &info) {
   info = TypeInfo();
   if (int rc = PMPI_Type_size(type, &info.size))
     return rc;
+  if (info.size < 0) // MPI_UNDEFINED: an element of over 2 GiB
+    return MPI_ERR_TYPE;
   if (int rc = PMPI_Type_get_extent(type, &info.lb, &info.extent))
     return rc;
   if (int rc = PMPI_Type_get_true_extent(type, &info.trueLb, &info.trueExtent))
@@ -189,11 +197,11 @@ int describe(MPI_Datatype type, TypeInfo &info) {
   MPI_Datatype found[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
   int n = 0;
   info.inOrder = true;
-  if (int rc = leaves(type, found, n, info.inOrder))
-    return rc;
+  leaves(type, found, n, info.inOrder);
   int integers = 0, addresses = 0, types = 0, combiner = 0;
-  PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
-  info.named = combiner == MPI_COMBINER_NAMED;
+  info.named = PMPI_Type_get_envelope(type, &integers, &addresses, &types,
+                                      &combiner) == MPI_SUCCESS &&
+               combiner == MPI_COMBINER_NAMED;
   if (n == 1) {
     int baseSize = 0;
     MPI_Aint baseLb = 0, baseExtent = 0;
