@@ -277,21 +277,32 @@ int reduceScatterEqual(const Candidate &k, const CallKey &key, const void *send,
 
 /// The call handed to MPI: a predefined operator on a derived type as its
 /// basic type (asBasicType), as the schedules fold it, unless `asIs` (an
-/// invalid call, an intercommunicator or unequal counts: MPI's as given).
+/// invalid call or an intercommunicator: MPI's as given). `counts`, where
+/// given, are MPI_Reduce_scatter's (`count` then says nothing).
 int reduceScatterByMpi(const void *send, void *recv, int count,
                        MPI_Datatype type, MPI_Op op, const Comm &c,
                        MPI_Comm comm, const int *counts, bool asIs) {
   TypeInfo basic;
-  if (asIs || !asBasicType(type, op, count, basic))
+  int64_t total = int64_t{count} * c.size;
+  if (counts)
+    total = std::accumulate(counts, counts + c.size, int64_t{0});
+  if (asIs || c.size <= 0 || !asBasicType(type, op, 0, basic) ||
+      total * basic.perElement > INT_MAX)
     return counts
                ? PMPI_Reduce_scatter(send, recv, counts, type, op, comm)
                : PMPI_Reduce_scatter_block(send, recv, count, type, op, comm);
-  return reduceAsBasicType(send, recv, int64_t{count} * c.size, count, type,
-                           basic, true, comm,
-                           [&](const void *s, void *r, int per) {
-                             return PMPI_Reduce_scatter_block(
-                                 s, r, count * per, basic.base, op, comm);
-                           });
+  return reduceAsBasicType(
+      send, recv, total, counts ? counts[c.rank] : count, type, basic, true,
+      comm, [&](const void *s, void *r, int per) {
+        if (!counts)
+          return PMPI_Reduce_scatter_block(s, r, count * per, basic.base, op,
+                                           comm);
+        std::vector<int> basicCounts(counts, counts + c.size);
+        for (int &n : basicCounts)
+          n *= per;
+        return PMPI_Reduce_scatter(s, r, basicCounts.data(), basic.base, op,
+                                   comm);
+      });
 }
 
 /// MPI_Reduce_scatter_block, or MPI_Reduce_scatter where `counts` is
@@ -367,7 +378,7 @@ int reduceScatterByMpi(const void *send, void *recv, int count,
       [&] {
         return reduceScatterByMpi(send, recv, count, type, op, c, comm, counts,
                                   why == Reason::Invalid ||
-                                      why == Reason::Intercomm || unequal);
+                                      why == Reason::Intercomm);
       });
 }
 
