@@ -272,7 +272,10 @@ int reduceScatterEqual(const Candidate &k, const CallKey &key, const void *send,
       a.recv == recv)
     remember(Coll::ReduceScatter, key, a, true, true, false, k,
              "MPI_Reduce_scatter: the schedule failed");
-  return ran(comm, b.out.finish(comm), "MPI_Reduce_scatter: cannot unpack");
+  // In place, only the result is unpacked: the rest of the copy is the
+  // input the user left there.
+  return ran(comm, b.out.finish(comm, count),
+             "MPI_Reduce_scatter: cannot unpack");
 }
 
 /// The call handed to MPI: a predefined operator on a derived type as its

@@ -8,9 +8,11 @@
 #include "collc/Alltoallv.h"
 #include "collc/Backend.h"
 #include "collc/Datatype.h"
+#include "collc/KeptMemory.h"
 #include "collc/Runtime.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <unordered_map>
@@ -110,10 +112,11 @@ template <typename T> struct Uninitialized : std::allocator<T> {
 using Bytes = std::vector<char, Uninitialized<char>>;
 
 /// The memory of a call, kept per thread across calls (a rank of the local
-/// backend is a thread): emptied, never freed, so that a call allocates
-/// nothing once it has seen its largest messages. Allocating it afresh made
-/// the heap grow and shrink on every call, and from 32 KiB per pair on the
-/// page faults and TLB flushes cost 10-100 times the exchange itself.
+/// backend is a thread): emptied, and freed only as KeptBytes says, so
+/// that a call allocates nothing once it has seen its largest messages.
+/// Allocating it afresh made the heap grow and shrink on every call, and from
+/// 32 KiB per pair on the page faults and TLB flushes cost 10-100 times the
+/// exchange itself.
 struct Workspace {
   bool busy = false;
   // The send buffers: a staged exchange's by peer, a forwarding one's by
@@ -133,6 +136,25 @@ struct Workspace {
   std::vector<int> sendRequests;
   // A forwarding message's pieces, gathered to send or to receive into.
   std::vector<Piece> gathered;
+
+  /// After a call: frees the messages' buffers where they hold more than a
+  /// thread keeps and calls no longer need it.
+  void trim() {
+    size_t used = mine.size(), held = mine.capacity();
+    for (const std::vector<Bytes> *set : {&buckets[0], &buckets[1], &inbox})
+      for (const Bytes &b : *set) {
+        used += b.size();
+        held += b.capacity();
+      }
+    if (!kept.release(used, held))
+      return;
+    for (std::vector<Bytes> *set : {&buckets[0], &buckets[1], &inbox})
+      set->clear();
+    Bytes().swap(mine);
+  }
+
+private:
+  rt::detail::KeptBytes kept;
 };
 
 /// The thread's workspace for the length of a call; a call inside another
@@ -143,7 +165,10 @@ struct HeldWorkspace {
   HeldWorkspace() : workspace(thread().busy ? own : thread()) {
     workspace.busy = true;
   }
-  ~HeldWorkspace() { workspace.busy = false; }
+  ~HeldWorkspace() {
+    workspace.trim();
+    workspace.busy = false;
+  }
   HeldWorkspace(const HeldWorkspace &) = delete;
   HeldWorkspace &operator=(const HeldWorkspace &) = delete;
 

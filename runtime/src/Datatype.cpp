@@ -1,4 +1,5 @@
 #include "collc/Datatype.h"
+#include "collc/KeptMemory.h"
 
 #include <algorithm>
 #include <climits>
@@ -296,7 +297,9 @@ int Staged::move(bool pack, MPI_Comm comm) {
   return MPI_SUCCESS;
 }
 
-int Staged::finish(MPI_Comm comm) {
+int Staged::finish(MPI_Comm comm, int64_t elements) {
+  if (elements >= 0)
+    count = std::min(count, elements);
   return writeBack ? move(false, comm) : MPI_SUCCESS;
 }
 
@@ -336,6 +339,7 @@ int StagedBlocks::start(const void *buf, const int *counts, const int *displs,
   }
   if (!packed) {
     base = addressAt(user, info.trueLb);
+    data.clear(); // this call needs no copy
     return MPI_SUCCESS;
   }
   if (total > INT_MAX) {
@@ -373,10 +377,7 @@ int StagedBlocks::finish(MPI_Comm comm) {
                      comm) != MPI_SUCCESS)
       rc = MPI_ERR_INTERN;
   }
-  // The copy is kept for the next call, up to a size: one large call's copy
-  // is not held for the life of the thread.
-  constexpr size_t kept = size_t{64} << 20;
-  if (data.capacity() > kept)
+  if (kept.release(data.size(), data.capacity()))
     std::vector<char>().swap(data);
   return rc;
 }

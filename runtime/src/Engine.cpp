@@ -5,6 +5,7 @@
 // EngineTrace.cpp's.
 
 #include "EngineDetail.h"
+#include "collc/KeptMemory.h"
 
 #include "collc/Runtime.h"
 #include "collc/Datatype.h"
@@ -29,9 +30,22 @@ namespace {
 /// are threads), so repeated calls allocate nothing.
 struct Pool {
   std::vector<std::pair<char *, size_t>> free;
+  size_t bytes = 0; // of those in `free`
+  KeptBytes kept;
   ~Pool() {
     for (auto &[data, bytes] : free)
       delete[] data;
+  }
+  /// Frees the largest entry, or the smallest.
+  void drop(bool largest) {
+    auto bySize = [](const auto &a, const auto &b) {
+      return a.second < b.second;
+    };
+    auto at = largest ? std::max_element(free.begin(), free.end(), bySize)
+                      : std::min_element(free.begin(), free.end(), bySize);
+    bytes -= at->second;
+    delete[] at->first;
+    free.erase(at);
   }
 };
 thread_local Pool threadPool;
@@ -53,29 +67,43 @@ Engine::Workspace *Engine::takeWorkspace() {
 Engine::~Engine() {
   if (backend)
     backend->reset();
-  for (auto &entry : taken)
+  for (auto &entry : taken) {
     threadPool.free.push_back(entry);
+    threadPool.bytes += entry.second;
+  }
   taken.clear();
   sends.clear();
   sendList.clear();
   receives.clear();
   // A permutation's table is the call's: the next one fills its own.
   workspace->permutationTo.clear();
+  releaseKept(*workspace);
   // Leave the buffers' tables sized: start() reassigns them in place.
   if (workspace == &threadWorkspace())
     workspace->busy = false;
   else
     delete workspace;
-  while (threadPool.free.size() > poolKeep) {
-    auto smallest = std::min_element(
-        threadPool.free.begin(), threadPool.free.end(),
-        [](const auto &a, const auto &b) { return a.second < b.second; });
-    delete[] smallest->first;
-    threadPool.free.erase(smallest);
+  // Past poolKeep entries, the smallest go.
+  while (threadPool.free.size() > poolKeep)
+    threadPool.drop(false);
+}
+
+void Engine::releaseKept(Workspace &w) {
+  const size_t used = w.usedBytes;
+  w.usedBytes = 0;
+  if (!threadPool.kept.release(used, threadPool.bytes + w.stepCapacity))
+    return;
+  // The step bytes, then the largest scratch first.
+  if (w.stepCapacity > keptAcrossCalls) {
+    w.stepStore.reset();
+    w.stepCapacity = 0;
   }
+  while (threadPool.bytes > keptAcrossCalls)
+    threadPool.drop(true);
 }
 
 char *Engine::scratch(size_t bytes) {
+  workspace->usedBytes += bytes;
   auto &free = threadPool.free;
   auto best = free.end();
   for (auto it = free.begin(); it != free.end(); ++it)
@@ -84,6 +112,7 @@ char *Engine::scratch(size_t bytes) {
   std::pair<char *, size_t> entry;
   if (best != free.end()) {
     entry = *best;
+    threadPool.bytes -= entry.second;
     free.erase(best);
   } else {
     size_t size = std::max<size_t>(bytes, 256);
@@ -105,6 +134,7 @@ char *Engine::blockScratch(int buffer, int64_t block) {
 }
 
 char *Engine::stepBytesOf(Workspace &w, size_t bytes) {
+  w.usedBytes += bytes;
   if (bytes > w.stepCapacity) {
     w.stepStore.reset(new char[bytes]);
     w.stepCapacity = bytes;

@@ -679,6 +679,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
         last.memory->version == last.version) {
       w.busy = true;
       rc = runTrace(*last.trace, c, *last.backend, w);
+      releaseKept(w);
       w.busy = false;
       if (rc != MPI_SUCCESS) {
         last.backend->reset(); // a recording ends with its last step's reset
@@ -720,6 +721,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
       continue;
     w.busy = true;
     rc = runTrace(*t, c, *backend, w);
+    releaseKept(w);
     w.busy = false;
     if (rc != MPI_SUCCESS) {
       backend->reset(); // a recording ends with its last step's reset

@@ -36,7 +36,7 @@ ExternalProject_Add(collc_e2e_${second}
              -DCMAKE_C_COMPILER=${CMAKE_C_COMPILER} -G ${CMAKE_GENERATOR}
   BUILD_COMMAND ${CMAKE_COMMAND} --build ${second_build} --target e2e_test
                 dropin_conformance dropin_errors dropin_threads
-                dropin_finalize dropin_fortran
+                dropin_finalize dropin_fortran dropin_memory
   INSTALL_COMMAND ""
   DEPENDS collc collc_mpi
   BUILD_ALWAYS ON

@@ -5,6 +5,8 @@
 // runs the same schedule whatever layout it passes (MPI requires only the
 // type signatures to match).
 
+#include "collc/KeptMemory.h"
+
 #include <mpi.h>
 
 #include <cstdint>
@@ -72,7 +74,9 @@ class Staged {
 public:
   int start(const void *buf, int64_t count, MPI_Datatype type,
             const TypeInfo &info, bool read, bool write, MPI_Comm comm);
-  int finish(MPI_Comm comm);
+  /// Writes the copy back: its first `elements` where given (an in-place
+  /// reduce-scatter's result, not the input after it).
+  int finish(MPI_Comm comm, int64_t elements = -1);
   char *bytes() const { return data; }
 
 private:
@@ -93,8 +97,8 @@ private:
 /// of `counts[j]` elements at `displs[j]` extents, each left where the user
 /// put it when the type lies in one piece (the block's bytes and offset fit
 /// an int), else packed one after another into a copy, read in when
-/// `read`; finish() unpacks the copy when `write`, and frees one over 64
-/// MiB (kept otherwise for the next call). `copy` asks for the copy
+/// `read`; finish() unpacks the copy when `write`, and frees it as
+/// KeptBytes says (it is kept for the next call). `copy` asks for the copy
 /// whatever the layout (a side the exchange overwrites while reading it).
 class StagedBlocks {
 public:
@@ -118,6 +122,7 @@ private:
   MPI_Aint extent = 0;
   bool writeBack = false;
   std::vector<char> data;
+  detail::KeptBytes kept;
 };
 
 } // namespace collc::rt

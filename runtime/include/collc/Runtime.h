@@ -351,6 +351,9 @@ private:
   /// the next call; kept per thread, so the steady state allocates nothing.
   char *stepBytes(size_t bytes) { return stepBytesOf(*workspace, bytes); }
   static char *stepBytesOf(Workspace &w, size_t bytes);
+  /// At the end of a call on `w`, run or replayed: frees the thread's
+  /// scratch and `w`'s step bytes past what a thread keeps (KeptBytes).
+  static void releaseKept(Workspace &w);
   /// Writes a send's message at o.message: its header, and the data after
   /// it when the whole message is small; sets o.length and o.whole and
   /// keeps the data's pieces in sendPieces.
@@ -532,6 +535,7 @@ private:
     std::vector<size_t> received;
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
+    size_t usedBytes = 0; // of scratch and step bytes, asked by this call
     std::vector<std::vector<uint16_t>> touched;
     std::vector<char *> bases; // replay's
   };
