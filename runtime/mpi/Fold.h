@@ -75,7 +75,8 @@ int reduceAsBasicType(const void *send, void *recv, int64_t inCount,
               staged ? out.bytes() : nullptr, info.perElement);
   if (rc)
     return rc;
-  return out.finish(comm);
+  // In place, only the result (a reduce-scatter's first block) goes back.
+  return out.finish(comm, outCount);
 }
 
 } // namespace collc::mpi

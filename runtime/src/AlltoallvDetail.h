@@ -165,10 +165,7 @@ struct HeldWorkspace {
   HeldWorkspace() : workspace(thread().busy ? own : thread()) {
     workspace.busy = true;
   }
-  ~HeldWorkspace() {
-    workspace.trim();
-    workspace.busy = false;
-  }
+  ~HeldWorkspace() { workspace.busy = false; }
   HeldWorkspace(const HeldWorkspace &) = delete;
   HeldWorkspace &operator=(const HeldWorkspace &) = delete;
 

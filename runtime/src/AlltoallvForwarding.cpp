@@ -462,10 +462,14 @@ int forwardingExchange(AlltoallvSteps::Rows &rows,
                        const int *recvcounts, const int *rdispls,
                        const char *&why, bool &noted) {
   HeldWorkspace lease;
-  return ForwardingExchange(rows, filters, backend, tag, in, sendcounts,
-                            sdispls, out, recvcounts, rdispls, lease.workspace,
-                            why)
-      .run(noted);
+  const int rc =
+      ForwardingExchange(rows, filters, backend, tag, in, sendcounts, sdispls,
+                         out, recvcounts, rdispls, lease.workspace, why)
+          .run(noted);
+  // After a failure, requests may still write into the buffers.
+  if (rc == MPI_SUCCESS)
+    lease.workspace.trim();
+  return rc;
 }
 
 } // namespace collc::rt::alltoallv_detail

@@ -512,6 +512,7 @@ int alltoallv(const AlltoallvPlan &plan, const void *sendbuf,
     if (int rc = exchange.run(at.in, at.sendcounts, at.sdispls, at.out,
                               at.recvcounts, at.rdispls, stats, why))
       return failAlone(comm, "alltoallv", rc, why);
+    lease.workspace.trim(); // after a failure, requests may still write there
   }
   if (bytes.finish(comm) != MPI_SUCCESS)
     return failAlone(comm, "alltoallv", MPI_ERR_INTERN,

@@ -89,8 +89,8 @@ Engine::~Engine() {
 }
 
 void Engine::releaseKept(Workspace &w) {
-  const size_t used = w.usedBytes;
-  w.usedBytes = 0;
+  const size_t used = w.scratchUsed + w.stepUsed;
+  w.scratchUsed = w.stepUsed = 0;
   if (!threadPool.kept.release(used, threadPool.bytes + w.stepCapacity))
     return;
   // The step bytes, then the largest scratch first.
@@ -103,7 +103,7 @@ void Engine::releaseKept(Workspace &w) {
 }
 
 char *Engine::scratch(size_t bytes) {
-  workspace->usedBytes += bytes;
+  workspace->scratchUsed += bytes;
   auto &free = threadPool.free;
   auto best = free.end();
   for (auto it = free.begin(); it != free.end(); ++it)
@@ -134,7 +134,7 @@ char *Engine::blockScratch(int buffer, int64_t block) {
 }
 
 char *Engine::stepBytesOf(Workspace &w, size_t bytes) {
-  w.usedBytes += bytes;
+  w.stepUsed = std::max(w.stepUsed, bytes);
   if (bytes > w.stepCapacity) {
     w.stepStore.reset(new char[bytes]);
     w.stepCapacity = bytes;

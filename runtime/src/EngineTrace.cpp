@@ -679,12 +679,12 @@ bool Engine::replayLast(const Call &c, int &rc) {
         last.memory->version == last.version) {
       w.busy = true;
       rc = runTrace(*last.trace, c, *last.backend, w);
-      releaseKept(w);
-      w.busy = false;
       if (rc != MPI_SUCCESS) {
         last.backend->reset(); // a recording ends with its last step's reset
         last.trace = nullptr;
       }
+      releaseKept(w); // no request is left to write into what it frees
+      w.busy = false;
       return true;
     }
   Backend *backend = nullptr;
@@ -721,12 +721,12 @@ bool Engine::replayLast(const Call &c, int &rc) {
       continue;
     w.busy = true;
     rc = runTrace(*t, c, *backend, w);
+    if (rc != MPI_SUCCESS)
+      backend->reset(); // a recording ends with its last step's reset
     releaseKept(w);
     w.busy = false;
-    if (rc != MPI_SUCCESS) {
-      backend->reset(); // a recording ends with its last step's reset
+    if (rc != MPI_SUCCESS)
       return true;
-    }
     // As remember() does for the call start() would have replayed, so that
     // every rank keeps its records in the same order.
     // (The recording itself stays where it is: `t` holds.)

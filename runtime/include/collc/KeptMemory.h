@@ -1,27 +1,34 @@
 #pragma once
 // What a thread keeps of a call's memory for the next call (the engine's
-// scratch, the irregular all-to-all's messages, packed copies).
+// scratch and step bytes, the irregular all-to-all's messages, packed copies
+// of an all-to-all-v's sides), each by its own KeptBytes.
 
 #include <cstddef>
 
 namespace collc::rt::detail {
 
-/// A thread keeps up to this many bytes of a call's buffers for the next
+/// A thread keeps up to this many bytes of each kind of buffer for the next
 /// call, and more only while calls keep needing more: repeated calls then
 /// allocate nothing (a large buffer taken afresh costs its page faults at
-/// every call, 2-5 times the call itself at 128 MiB a block on 4 ranks), and
+/// every call, 10 times the call itself at 128 MiB a block on 4 ranks), and
 /// one large call's memory is not held for the life of the thread.
 inline constexpr size_t keptAcrossCalls = size_t{64} << 20;
 
-/// Says when buffers holding more than keptAcrossCalls are to be freed: once
-/// `idleCalls` calls in a row have needed no more than that.
+/// Says when buffers holding more than keptAcrossCalls are to be freed (down
+/// to keptAcrossCalls): once `idleCalls` calls in a row of their kind have
+/// each used at most half of it. Calls of half or more count as needing the
+/// memory, so calls that alternate between sizes near the limit keep what
+/// they take.
 class KeptBytes {
 public:
-  static constexpr unsigned idleCalls = 8;
+  static constexpr unsigned idleCalls = 64;
   /// After a call that used `used` bytes of buffers now holding `held`.
   bool release(size_t used, size_t held) {
-    smallCalls = used > keptAcrossCalls ? 0 : smallCalls + 1;
-    return held > keptAcrossCalls && smallCalls >= idleCalls;
+    smallCalls = used > keptAcrossCalls / 2 ? 0 : smallCalls + 1;
+    if (held <= keptAcrossCalls || smallCalls < idleCalls)
+      return false;
+    smallCalls = 0;
+    return true;
   }
 
 private:

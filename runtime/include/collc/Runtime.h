@@ -535,7 +535,7 @@ private:
     std::vector<size_t> received;
     std::unique_ptr<char[]> stepStore;
     size_t stepCapacity = 0;
-    size_t usedBytes = 0; // of scratch and step bytes, asked by this call
+    size_t scratchUsed = 0, stepUsed = 0; // by this call: sum, peak
     std::vector<std::vector<uint16_t>> touched;
     std::vector<char *> bases; // replay's
   };
