@@ -137,6 +137,14 @@ struct Workspace {
   // A forwarding message's pieces, gathered to send or to receive into.
   std::vector<Piece> gathered;
 
+  /// Before a call: empties every message buffer (keeping its memory), so
+  /// that trim() counts only what this call used.
+  void startCall() {
+    for (std::vector<Bytes> *set : {&buckets[0], &buckets[1], &inbox})
+      for (Bytes &b : *set)
+        b.clear();
+    mine.clear();
+  }
   /// After a call: frees the messages' buffers where they hold more than a
   /// thread keeps and calls no longer need it.
   void trim() {
@@ -164,6 +172,7 @@ struct HeldWorkspace {
   Workspace &workspace;
   HeldWorkspace() : workspace(thread().busy ? own : thread()) {
     workspace.busy = true;
+    workspace.startCall();
   }
   ~HeldWorkspace() { workspace.busy = false; }
   HeldWorkspace(const HeldWorkspace &) = delete;

@@ -31,7 +31,7 @@ namespace {
 struct Pool {
   std::vector<std::pair<char *, size_t>> free;
   size_t bytes = 0; // of those in `free`
-  KeptBytes kept;
+  KeptBytes scratchKept, stepKept; // the thread's workspace's step bytes
   ~Pool() {
     for (auto &[data, bytes] : free)
       delete[] data;
@@ -89,17 +89,17 @@ Engine::~Engine() {
 }
 
 void Engine::releaseKept(Workspace &w) {
-  const size_t used = w.scratchUsed + w.stepUsed;
+  const size_t scratchUsed = w.scratchUsed, stepUsed = w.stepUsed;
   w.scratchUsed = w.stepUsed = 0;
-  if (!threadPool.kept.release(used, threadPool.bytes + w.stepCapacity))
-    return;
-  // The step bytes, then the largest scratch first.
-  if (w.stepCapacity > keptAcrossCalls) {
+  if (threadPool.scratchKept.release(scratchUsed, threadPool.bytes))
+    while (threadPool.bytes > keptAcrossCalls)
+      threadPool.drop(true);
+  // A nested call's workspace goes with it.
+  if (&w == &threadWorkspace() &&
+      threadPool.stepKept.release(stepUsed, w.stepCapacity)) {
     w.stepStore.reset();
     w.stepCapacity = 0;
   }
-  while (threadPool.bytes > keptAcrossCalls)
-    threadPool.drop(true);
 }
 
 char *Engine::scratch(size_t bytes) {

@@ -683,7 +683,7 @@ bool Engine::replayLast(const Call &c, int &rc) {
         last.backend->reset(); // a recording ends with its last step's reset
         last.trace = nullptr;
       }
-      releaseKept(w); // no request is left to write into what it frees
+      releaseKept(w); // after the reset, as ~Engine does
       w.busy = false;
       return true;
     }

@@ -14,11 +14,11 @@ namespace collc::rt::detail {
 /// one large call's memory is not held for the life of the thread.
 inline constexpr size_t keptAcrossCalls = size_t{64} << 20;
 
-/// Says when buffers holding more than keptAcrossCalls are to be freed (down
-/// to keptAcrossCalls): once `idleCalls` calls in a row of their kind have
-/// each used at most half of it. Calls of half or more count as needing the
-/// memory, so calls that alternate between sizes near the limit keep what
-/// they take.
+/// Says when buffers holding more than keptAcrossCalls are to be freed (a
+/// pool of them down to keptAcrossCalls, largest first; one buffer whole):
+/// once `idleCalls` calls in a row of their kind have each used at most half
+/// of it. A call of more than half counts as needing the memory, so calls
+/// that alternate between sizes near the limit keep what they take.
 class KeptBytes {
 public:
   static constexpr unsigned idleCalls = 64;
