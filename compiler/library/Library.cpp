@@ -408,9 +408,12 @@ std::optional<Crossing> nextCrossing(const Pricing &pricing, size_t current,
   for (size_t i = 0; i < pricing.fits.size(); ++i) {
     const auto [a, b] = pricing.lines[i].coefficients(pricing.segments, start,
                                                       pricing.model.to);
-    if (curB - b <= 0)
+    // Not cheaper a byte, or prices past a double's range (a model's time
+    // per byte near 1e308 s): no crossing to move to.
+    const double crossing = (a - curA) / (curB - b);
+    if (!(curB - b > 0) || !std::isfinite(crossing))
       continue;
-    double at = std::max((a - curA) / (curB - b), static_cast<double>(from));
+    double at = std::max(crossing, static_cast<double>(from));
     if (!next || at < nextAt ||
         (at == nextAt && pricing.cheaper(i, *next, at + 1)))
       next = i, nextAt = at;

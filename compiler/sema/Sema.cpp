@@ -6,6 +6,7 @@
 #include "sema/Sema.h"
 
 #include "sema/Analyzer.h"
+#include "support/Files.h"
 #include "syntax/Parser.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -122,6 +123,8 @@ collc::loadSource(std::unique_ptr<llvm::MemoryBuffer> buffer,
 
 llvm::Expected<Program> collc::loadProgram(llvm::StringRef path,
                                            DiagnosticEngine &diags) {
+  if (std::string why = notAFileToRead(path); !why.empty())
+    return reported(diags, "cannot read '" + path + "': " + why);
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!buffer)
     return reported(diags, "cannot read '" + path +

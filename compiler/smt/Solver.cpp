@@ -1,6 +1,7 @@
 #include "smt/Solver.h"
 #include "smt/Integers.h"
 #include "smt/Z3Detail.h"
+#include "support/Files.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -169,6 +170,10 @@ std::string canonicalText(z3::context &z, llvm::ArrayRef<z3::expr> assertions) {
 } // namespace
 
 llvm::Error ProvedQueries::load(llvm::StringRef path) {
+  if (std::string why = notAFileToRead(path); !why.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot read '%s': %s", path.str().c_str(),
+                                   why.c_str());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!file) {
